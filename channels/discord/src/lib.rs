@@ -1,0 +1,1 @@
+//! discord adapter for Switchboard (issue pending): implements `switchboard_core::Channel`.

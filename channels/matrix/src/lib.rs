@@ -1,0 +1,1 @@
+//! matrix adapter for Switchboard (issue pending): implements `switchboard_core::Channel`.

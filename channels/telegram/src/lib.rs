@@ -1,0 +1,1 @@
+//! telegram adapter for Switchboard (issue pending): implements `switchboard_core::Channel`.

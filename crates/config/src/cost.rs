@@ -1,0 +1,67 @@
+//! `[cost]`: spend tracking and limits.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostConfig {
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default = "crate::agent::yes")]
+    pub track_per_agent: bool,
+    #[serde(default = "ten")]
+    pub daily_limit_usd: f64,
+    #[serde(default = "hundred")]
+    pub monthly_limit_usd: f64,
+    /// USD per million tokens, keyed by provider name or model name.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl Default for CostConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            track_per_agent: true,
+            daily_limit_usd: 10.0,
+            monthly_limit_usd: 100.0,
+            prices: BTreeMap::new(),
+        }
+    }
+}
+
+fn ten() -> f64 {
+    10.0
+}
+fn hundred() -> f64 {
+    100.0
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    #[serde(default)]
+    pub input: f64,
+    #[serde(default)]
+    pub output: f64,
+}
+
+impl CostConfig {
+    /// The price for a provider (by name) or its model, if configured.
+    pub fn price_for(&self, provider: &str, model: &str) -> Price {
+        self.prices
+            .get(provider)
+            .or_else(|| self.prices.get(model))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+impl Price {
+    /// Cost in micro-dollars of one call.
+    pub fn cost_micros(&self, input_tokens: u64, output_tokens: u64) -> u64 {
+        // USD per million tokens == micro-dollars per token.
+        (self.input * input_tokens as f64 + self.output * output_tokens as f64).round() as u64
+    }
+}

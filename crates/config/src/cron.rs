@@ -1,0 +1,23 @@
+//! `[[cron]]`: scheduled agent turns.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CronJob {
+    pub id: String,
+    /// Five-field cron expression, UTC.
+    pub schedule: String,
+    pub agent: String,
+    pub prompt: String,
+    /// `<channel>:<chat>` where the result is posted, e.g. `matrix.main:!ops:example.org`.
+    #[serde(default)]
+    pub deliver_to: Option<String>,
+}
+
+impl CronJob {
+    /// `deliver_to` split into (channel, chat). The chat may itself hold colons.
+    pub fn delivery(&self) -> Option<(&str, &str)> {
+        self.deliver_to.as_deref()?.split_once(':')
+    }
+}

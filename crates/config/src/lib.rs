@@ -1,0 +1,27 @@
+//! Switchboard's configuration: the TOML schema (SPEC §3), loading with
+//! `env:NAME` secrets, and validation that names the TOML path of every
+//! problem so an operator knows exactly which key to change.
+
+mod agent;
+mod channels;
+mod cost;
+mod cron;
+mod load;
+mod provider;
+mod risk;
+mod root;
+mod runtime_profile;
+mod secret;
+mod validate;
+
+pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
+pub use channels::{ChannelsConfig, DiscordChannel, MatrixChannel, TelegramChannel};
+pub use cost::{CostConfig, Price};
+pub use cron::CronJob;
+pub use load::{ConfigError, Problem};
+pub use provider::{ProviderConfig, ProviderKind};
+pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
+pub use root::Config;
+pub use runtime_profile::RuntimeProfile;
+pub use secret::{Secret, SecretError};
+pub use validate::BUILTIN_TOOLS;

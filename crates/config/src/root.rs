@@ -1,0 +1,60 @@
+//! The whole configuration file.
+
+use crate::{AgentConfig, ChannelsConfig, CostConfig, CronJob, ProviderConfig, RiskProfile, RuntimeProfile};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "default_db")]
+    pub database_url: String,
+    #[serde(default = "default_workspace")]
+    pub workspace_dir: String,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentConfig>,
+    #[serde(default)]
+    pub risk_profiles: BTreeMap<String, RiskProfile>,
+    #[serde(default)]
+    pub runtime_profiles: BTreeMap<String, RuntimeProfile>,
+    #[serde(default)]
+    pub cost: CostConfig,
+    #[serde(default)]
+    pub channels: ChannelsConfig,
+    #[serde(default)]
+    pub cron: Vec<CronJob>,
+}
+
+fn default_db() -> String {
+    "sqlite://data/control_plane.db".into()
+}
+fn default_workspace() -> String {
+    "workspace".into()
+}
+
+impl Config {
+    /// The risk profile an agent runs under, when configured.
+    pub fn risk_profile_of(&self, agent: &str) -> Option<&RiskProfile> {
+        self.risk_profiles.get(&self.agents.get(agent)?.risk_profile)
+    }
+
+    /// The runtime profile of an agent, or the defaults.
+    pub fn runtime_profile_of(&self, agent: &str) -> RuntimeProfile {
+        self.agents
+            .get(agent)
+            .and_then(|a| self.runtime_profiles.get(&a.runtime_profile))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Enabled agent aliases, sorted.
+    pub fn enabled_agents(&self) -> Vec<&str> {
+        self.agents
+            .iter()
+            .filter(|(_, a)| a.enabled)
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+}

@@ -1,0 +1,360 @@
+//! Cross-reference and range checks on a parsed configuration. Each check
+//! pushes a [`Problem`] naming the TOML path to change; nothing stops at the
+//! first problem.
+
+use crate::{Config, Problem};
+use croner::Cron;
+use std::str::FromStr;
+
+/// Tool names the runtime knows; lists of tool names are checked against it.
+pub const BUILTIN_TOOLS: &[&str] = &[
+    "shell",
+    "file_read",
+    "file_write",
+    "memory_store",
+    "memory_recall",
+    "model_switch",
+    "spawn_subagent",
+    "delegate",
+    "sessions_spawn",
+    "sessions_list",
+    "sessions_history",
+    "sessions_send",
+    "subagents",
+    "agents_list",
+];
+
+pub(crate) fn validate(c: &Config) -> Vec<Problem> {
+    let mut v = Vec::new();
+    database(c, &mut v);
+    providers(c, &mut v);
+    agents(c, &mut v);
+    risk_profiles(c, &mut v);
+    runtime_profiles(c, &mut v);
+    cost(c, &mut v);
+    channels(c, &mut v);
+    cron(c, &mut v);
+    v
+}
+
+fn database(c: &Config, v: &mut Vec<Problem>) {
+    let ok = ["sqlite:", "postgres://", "postgresql://"]
+        .iter()
+        .any(|p| c.database_url.starts_with(p));
+    if !ok {
+        v.push(Problem::new(
+            "database_url",
+            format!(
+                "unsupported database URL '{}'; use sqlite://PATH or postgres://USER@HOST/DB",
+                c.database_url
+            ),
+        ));
+    }
+}
+
+fn is_http_url(u: &str) -> bool {
+    u.starts_with("http://") || u.starts_with("https://")
+}
+
+fn providers(c: &Config, v: &mut Vec<Problem>) {
+    for (name, p) in &c.providers {
+        let at = |k: &str| format!("providers.{name}.{k}");
+        if p.model.trim().is_empty() {
+            v.push(Problem::new(at("model"), "must name a model"));
+        }
+        if let Some(u) = &p.base_url
+            && !is_http_url(u)
+        {
+            v.push(Problem::new(at("base_url"), format!("'{u}' is not an http:// or https:// URL")));
+        }
+        if let Some(t) = p.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            v.push(Problem::new(at("temperature"), format!("{t} is out of range; use 0.0 to 2.0")));
+        }
+        if p.timeout_secs == 0 {
+            v.push(Problem::new(at("timeout_secs"), "must be at least 1"));
+        }
+        for (i, f) in p.fallbacks.iter().enumerate() {
+            if f == name {
+                v.push(Problem::new(format!("{}[{i}]", at("fallbacks")), "a provider cannot fall back to itself"));
+            } else if !c.providers.contains_key(f) {
+                v.push(Problem::new(
+                    format!("{}[{i}]", at("fallbacks")),
+                    format!("unknown provider '{f}'; define [providers.{f}] or remove it"),
+                ));
+            }
+        }
+    }
+}
+
+fn valid_alias(a: &str) -> bool {
+    !a.is_empty() && a.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+}
+
+fn agents(c: &Config, v: &mut Vec<Problem>) {
+    if c.enabled_agents().is_empty() {
+        v.push(Problem::new("agents", "no enabled agent; add an [agents.main] table"));
+    }
+    for (name, a) in &c.agents {
+        let at = |k: &str| format!("agents.{name}.{k}");
+        if !valid_alias(name) {
+            v.push(Problem::new(
+                format!("agents.{name}"),
+                "agent aliases may only use letters, digits, '-' and '_'",
+            ));
+        }
+        if !c.providers.contains_key(&a.model_provider) {
+            v.push(Problem::new(
+                at("model_provider"),
+                format!("unknown provider '{}'; define [providers.{}]", a.model_provider, a.model_provider),
+            ));
+        }
+        if !c.risk_profiles.contains_key(&a.risk_profile) {
+            v.push(Problem::new(
+                at("risk_profile"),
+                format!("unknown risk profile '{}'; define [risk_profiles.{}]", a.risk_profile, a.risk_profile),
+            ));
+        }
+        if !c.runtime_profiles.contains_key(&a.runtime_profile) {
+            v.push(Problem::new(
+                at("runtime_profile"),
+                format!(
+                    "unknown runtime profile '{}'; define [runtime_profiles.{}]",
+                    a.runtime_profile, a.runtime_profile
+                ),
+            ));
+        }
+        for (i, ch) in a.channels.iter().enumerate() {
+            if !c.channels.knows(ch) {
+                v.push(Problem::new(
+                    format!("{}[{i}]", at("channels")),
+                    format!("unknown channel '{ch}'; configure [channels.<kind>.<alias>] for it"),
+                ));
+            }
+        }
+        for (i, d) in a.delegates.iter().enumerate() {
+            let path = format!("{}[{i}]", at("delegates"));
+            if d.agent() == name {
+                v.push(Problem::new(path, "an agent cannot delegate to itself"));
+            } else if !c.agents.contains_key(d.agent()) {
+                v.push(Problem::new(path, format!("unknown agent '{}'", d.agent())));
+            }
+        }
+        for (i, r) in a.workspace.read_memory_from.iter().enumerate() {
+            if !c.agents.contains_key(r) {
+                v.push(Problem::new(
+                    format!("{}[{i}]", at("workspace.read_memory_from")),
+                    format!("unknown agent '{r}'"),
+                ));
+            }
+        }
+        let s = &a.subagents;
+        for (i, r) in s.allow_agents.iter().enumerate() {
+            if r != "*" && !c.agents.contains_key(r) {
+                v.push(Problem::new(
+                    format!("{}[{i}]", at("subagents.allow_agents")),
+                    format!("unknown agent '{r}'; use an agent alias or \"*\""),
+                ));
+            }
+        }
+        if !(1..=5).contains(&s.max_spawn_depth) {
+            v.push(Problem::new(
+                at("subagents.max_spawn_depth"),
+                format!("{} is out of range; use 1 to 5", s.max_spawn_depth),
+            ));
+        }
+        if !(1..=20).contains(&s.max_children_per_agent) {
+            v.push(Problem::new(
+                at("subagents.max_children_per_agent"),
+                format!("{} is out of range; use 1 to 20", s.max_children_per_agent),
+            ));
+        }
+        if let Some(m) = &s.model
+            && !c.providers.contains_key(m)
+        {
+            v.push(Problem::new(at("subagents.model"), format!("unknown provider '{m}'")));
+        }
+        tool_names(&at("subagents.tools.deny"), &s.tools.deny, v);
+        tool_names(&at("subagents.tools.allow"), &s.tools.allow, v);
+    }
+}
+
+fn tool_names(path: &str, names: &[String], v: &mut Vec<Problem>) {
+    for (i, t) in names.iter().enumerate() {
+        if !BUILTIN_TOOLS.contains(&t.as_str()) {
+            v.push(Problem::new(
+                format!("{path}[{i}]"),
+                format!("unknown tool '{t}'; known tools: {}", BUILTIN_TOOLS.join(", ")),
+            ));
+        }
+    }
+}
+
+/// `tg:<digits>`, `discord:<digits>`, `@user:server`, `cli:<login>`.
+pub(crate) fn valid_user_id(u: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if let Some(rest) = u.strip_prefix("tg:") {
+        return digits(rest);
+    }
+    if let Some(rest) = u.strip_prefix("discord:") {
+        return digits(rest);
+    }
+    if let Some(rest) = u.strip_prefix("cli:") {
+        return !rest.is_empty();
+    }
+    if let Some(rest) = u.strip_prefix('@') {
+        return rest.split_once(':').is_some_and(|(l, s)| !l.is_empty() && !s.is_empty());
+    }
+    false
+}
+
+const USER_FORMS: &str = "use tg:<numeric id>, discord:<snowflake>, @user:server or cli:<login>";
+
+fn user_list(path: &str, users: &[String], star_ok: bool, v: &mut Vec<Problem>) {
+    for (i, u) in users.iter().enumerate() {
+        if (star_ok && u == "*") || valid_user_id(u) {
+            continue;
+        }
+        v.push(Problem::new(format!("{path}[{i}]"), format!("'{u}' is not a user id; {USER_FORMS}")));
+    }
+}
+
+fn risk_profiles(c: &Config, v: &mut Vec<Problem>) {
+    for (name, r) in &c.risk_profiles {
+        let at = |k: &str| format!("risk_profiles.{name}.{k}");
+        tool_names(&at("allowed_tools"), &r.allowed_tools, v);
+        tool_names(&at("excluded_tools"), &r.excluded_tools, v);
+        tool_names(&at("auto_approve"), &r.auto_approve, v);
+        tool_names(&at("always_ask"), &r.always_ask, v);
+        let Some(route) = &r.approval_route else { continue };
+        if let Some(ch) = &route.approver_channel
+            && !c.channels.knows(ch)
+        {
+            v.push(Problem::new(
+                at("approval_route.approver_channel"),
+                format!("unknown channel '{ch}'; configure [channels.<kind>.<alias>] for it"),
+            ));
+        }
+        if route.approver_channel.is_some() && route.approver_recipient.is_none() {
+            v.push(Problem::new(
+                at("approval_route.approver_recipient"),
+                "missing: name the chat or room where prompts go",
+            ));
+        }
+        if route.approver_channel.is_some() && route.approvers.is_empty() {
+            v.push(Problem::new(
+                at("approval_route.approvers"),
+                "empty: list who may decide (nobody could approve)",
+            ));
+        }
+        user_list(&at("approval_route.approvers"), &route.approvers, false, v);
+        if route.timeout_secs == 0 {
+            v.push(Problem::new(at("approval_route.timeout_secs"), "must be at least 1"));
+        }
+    }
+}
+
+fn runtime_profiles(c: &Config, v: &mut Vec<Problem>) {
+    for (name, r) in &c.runtime_profiles {
+        let at = |k: &str| format!("runtime_profiles.{name}.{k}");
+        if r.max_tool_iterations == 0 {
+            v.push(Problem::new(at("max_tool_iterations"), "must be at least 1"));
+        }
+        if r.max_execution_tree_iterations == Some(0) {
+            v.push(Problem::new(
+                at("max_execution_tree_iterations"),
+                "0 is invalid; omit it for no tree budget or use at least 1",
+            ));
+        }
+        for (key, val) in [
+            ("delegation_timeout_secs", r.delegation_timeout_secs),
+            ("agentic_timeout_secs", r.agentic_timeout_secs),
+        ] {
+            if val == 0 {
+                v.push(Problem::new(at(key), "must be at least 1"));
+            }
+        }
+    }
+}
+
+fn cost(c: &Config, v: &mut Vec<Problem>) {
+    for (key, val) in [
+        ("daily_limit_usd", c.cost.daily_limit_usd),
+        ("monthly_limit_usd", c.cost.monthly_limit_usd),
+    ] {
+        if !(val >= 0.0) {
+            v.push(Problem::new(format!("cost.{key}"), "must be 0 or more"));
+        }
+    }
+    for (key, price) in &c.cost.prices {
+        let known = c.providers.contains_key(key) || c.providers.values().any(|p| &p.model == key);
+        if !known {
+            v.push(Problem::new(
+                format!("cost.prices.{key}"),
+                format!("'{key}' names no provider and no provider's model"),
+            ));
+        }
+        if price.input < 0.0 || price.output < 0.0 {
+            v.push(Problem::new(format!("cost.prices.{key}"), "prices must be 0 or more"));
+        }
+    }
+}
+
+fn channels(c: &Config, v: &mut Vec<Problem>) {
+    for (name, t) in &c.channels.telegram {
+        let at = |k: &str| format!("channels.telegram.{name}.{k}");
+        if !is_http_url(&t.api_url) {
+            v.push(Problem::new(at("api_url"), format!("'{}' is not an http(s) URL", t.api_url)));
+        }
+        user_list(&at("allowed_users"), &t.allowed_users, true, v);
+    }
+    for (name, d) in &c.channels.discord {
+        user_list(&format!("channels.discord.{name}.allowed_users"), &d.allowed_users, true, v);
+    }
+    for (name, m) in &c.channels.matrix {
+        let at = |k: &str| format!("channels.matrix.{name}.{k}");
+        if !is_http_url(&m.homeserver) {
+            v.push(Problem::new(at("homeserver"), format!("'{}' is not an http(s) URL", m.homeserver)));
+        }
+        if !valid_user_id(&m.user_id) || !m.user_id.starts_with('@') {
+            v.push(Problem::new(at("user_id"), "must be a full Matrix id like @bot:example.org"));
+        }
+        if m.password.is_none() && m.access_token.is_none() {
+            v.push(Problem::new(format!("channels.matrix.{name}"), "set password or access_token"));
+        }
+        user_list(&at("allowed_users"), &m.allowed_users, true, v);
+    }
+}
+
+fn cron(c: &Config, v: &mut Vec<Problem>) {
+    let mut seen = std::collections::HashSet::new();
+    for (i, job) in c.cron.iter().enumerate() {
+        let at = |k: &str| format!("cron[{i}].{k}");
+        if job.id.trim().is_empty() {
+            v.push(Problem::new(at("id"), "must not be empty"));
+        } else if !seen.insert(job.id.as_str()) {
+            v.push(Problem::new(at("id"), format!("duplicate cron id '{}'", job.id)));
+        }
+        if let Err(e) = Cron::from_str(&job.schedule) {
+            v.push(Problem::new(
+                at("schedule"),
+                format!("'{}' is not a cron expression ({e}); use five fields like \"0 6 * * *\"", job.schedule),
+            ));
+        }
+        match c.agents.get(&job.agent) {
+            None => v.push(Problem::new(at("agent"), format!("unknown agent '{}'", job.agent))),
+            Some(a) if !a.enabled => v.push(Problem::new(at("agent"), format!("agent '{}' is disabled", job.agent))),
+            Some(_) => {}
+        }
+        if let Some(raw) = &job.deliver_to {
+            match job.delivery() {
+                Some((ch, chat)) if c.channels.knows(ch) && !chat.is_empty() => {}
+                _ => v.push(Problem::new(
+                    at("deliver_to"),
+                    format!("'{raw}' must be <configured channel>:<chat>, e.g. matrix.main:!ops:example.org"),
+                )),
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Each broken configuration is refused with a problem naming its TOML path.
+
+use switchboard_config::{Config, DelegateMode};
+
+const BASE: &str = r#"
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "m"
+
+[agents.main]
+model_provider = "local"
+"#;
+
+fn problems(extra: &str) -> Vec<String> {
+    // Top-level keys must come before the first table.
+    let text = if extra.starts_with('[') {
+        format!("{BASE}\n{extra}")
+    } else {
+        format!("{extra}\n{BASE}")
+    };
+    match Config::from_toml_str(&text, "test.toml") {
+        Ok(_) => panic!("config was accepted:\n{text}"),
+        Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+fn assert_problem(extra: &str, path: &str, needle: &str) {
+    let found = problems(extra);
+    assert!(
+        found.iter().any(|p| p.starts_with(&format!("{path}:")) && p.contains(needle)),
+        "expected a problem at `{path}` containing `{needle}`, got {found:#?}"
+    );
+}
+
+#[test]
+fn shipped_configs_are_valid() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config");
+    let mut files = vec![format!("{root}/switchboard.toml")];
+    for e in std::fs::read_dir(format!("{root}/examples")).unwrap() {
+        files.push(e.unwrap().path().display().to_string());
+    }
+    assert!(files.len() >= 3);
+    for f in files {
+        Config::load(std::path::Path::new(&f)).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn minimal_config_gets_default_profiles() {
+    let c = Config::from_toml_str(BASE, "t").unwrap();
+    assert_eq!(c.database_url, "sqlite://data/control_plane.db");
+    assert!(c.risk_profiles.contains_key("default"));
+    assert_eq!(c.runtime_profile_of("main").max_tool_iterations, 10);
+    assert!(c.agents["main"].delegate_same_risk_profile);
+}
+
+#[test]
+fn unknown_top_level_key() {
+    assert_problem("colour = 'blue'", "colour", "unknown field `colour`");
+}
+
+#[test]
+fn unknown_nested_key_names_its_path() {
+    let text = format!("{BASE}\nsystem_promt = 'x'");
+    let e = Config::from_toml_str(&text, "t").unwrap_err();
+    let p = &e.problems[0];
+    assert_eq!(p.path, "agents.main.system_promt");
+    assert!(p.message.contains("unknown field `system_promt`"), "{p}");
+}
+
+#[test]
+fn unknown_provider_reference() {
+    assert_problem(
+        "[agents.ops]\nmodel_provider = 'nope'",
+        "agents.ops.model_provider",
+        "unknown provider 'nope'",
+    );
+}
+
+#[test]
+fn unknown_risk_profile() {
+    assert_problem(
+        "[agents.ops]\nmodel_provider = 'local'\nrisk_profile = 'strict'",
+        "agents.ops.risk_profile",
+        "define [risk_profiles.strict]",
+    );
+}
+
+#[test]
+fn unknown_runtime_profile() {
+    assert_problem(
+        "[agents.ops]\nmodel_provider = 'local'\nruntime_profile = 'fast'",
+        "agents.ops.runtime_profile",
+        "unknown runtime profile 'fast'",
+    );
+}
+
+#[test]
+fn delegate_to_unknown_agent() {
+    assert_problem(
+        "[agents.ops]\nmodel_provider = 'local'\ndelegates = ['ghost']",
+        "agents.ops.delegates[0]",
+        "unknown agent 'ghost'",
+    );
+}
+
+#[test]
+fn spawn_depth_out_of_range() {
+    assert_problem(
+        "[agents.ops]\nmodel_provider = 'local'\n[agents.ops.subagents]\nmax_spawn_depth = 6",
+        "agents.ops.subagents.max_spawn_depth",
+        "use 1 to 5",
+    );
+}
+
+#[test]
+fn children_out_of_range() {
+    assert_problem(
+        "[agents.ops]\nmodel_provider = 'local'\n[agents.ops.subagents]\nmax_children_per_agent = 0",
+        "agents.ops.subagents.max_children_per_agent",
+        "use 1 to 20",
+    );
+}
+
+#[test]
+fn zero_tree_iterations() {
+    assert_problem(
+        "[runtime_profiles.default]\nmax_execution_tree_iterations = 0",
+        "runtime_profiles.default.max_execution_tree_iterations",
+        "0 is invalid",
+    );
+}
+
+#[test]
+fn approval_route_to_unknown_channel() {
+    assert_problem(
+        "[risk_profiles.default.approval_route]\napprover_channel = 'telegram.ops'\napprover_recipient = 'x'\napprovers = ['tg:1']",
+        "risk_profiles.default.approval_route.approver_channel",
+        "unknown channel 'telegram.ops'",
+    );
+}
+
+#[test]
+fn malformed_approver_id() {
+    assert_problem(
+        "[risk_profiles.default.approval_route]\napprover_channel = 'cli'\napprover_recipient = 'x'\napprovers = ['alice']",
+        "risk_profiles.default.approval_route.approvers[0]",
+        "is not a user id",
+    );
+}
+
+#[test]
+fn bad_enum_value_names_its_path() {
+    let text = format!("{BASE}\n[risk_profiles.default]\nlevel = 'yolo'");
+    let e = Config::from_toml_str(&text, "t").unwrap_err();
+    assert_eq!(e.problems[0].path, "risk_profiles.default.level");
+    assert!(e.problems[0].message.contains("yolo"));
+}
+
+#[test]
+fn misspelled_tool_name() {
+    assert_problem(
+        "[risk_profiles.default]\nexcluded_tools = ['shel']",
+        "risk_profiles.default.excluded_tools[0]",
+        "unknown tool 'shel'",
+    );
+}
+
+#[test]
+fn bad_cron_schedule_and_agent() {
+    let found = problems("[[cron]]\nid = 'x'\nschedule = 'every day'\nagent = 'ghost'\nprompt = 'p'");
+    assert!(found.iter().any(|p| p.starts_with("cron[0].schedule:")), "{found:#?}");
+    assert!(found.iter().any(|p| p.starts_with("cron[0].agent:")), "{found:#?}");
+}
+
+#[test]
+fn temperature_and_fallback_errors() {
+    let found = problems("[providers.other]\nkind = 'openai'\nmodel = 'x'\ntemperature = 3.5\nfallbacks = ['other', 'gone']");
+    assert!(found.iter().any(|p| p.starts_with("providers.other.temperature:")), "{found:#?}");
+    assert!(found.iter().any(|p| p.starts_with("providers.other.fallbacks[0]:") && p.contains("itself")));
+    assert!(found.iter().any(|p| p.starts_with("providers.other.fallbacks[1]:") && p.contains("'gone'")));
+}
+
+#[test]
+fn matrix_without_credentials() {
+    assert_problem(
+        "[channels.matrix.main]\nhomeserver = 'http://127.0.0.1:8008'\nuser_id = '@bot:localhost'",
+        "channels.matrix.main",
+        "set password or access_token",
+    );
+}
+
+#[test]
+fn bad_database_url() {
+    assert_problem("database_url = 'mysql://x'", "database_url", "unsupported database URL");
+}
+
+#[test]
+fn all_problems_are_reported_at_once() {
+    let found = problems(
+        "[agents.a]\nmodel_provider = 'x'\nrisk_profile = 'y'\ndelegates = ['z']\n[agents.a.subagents]\nmax_spawn_depth = 0",
+    );
+    assert!(found.len() >= 4, "{found:#?}");
+}
+
+#[test]
+fn syntax_errors_give_a_line() {
+    let e = Config::from_toml_str("[agents.main\nx=1", "t").unwrap_err();
+    assert!(e.problems[0].message.contains("line 1"), "{}", e.problems[0]);
+}
+
+#[test]
+fn delegate_entries_normalize_to_objects() {
+    let text = format!(
+        "{BASE}delegates = ['b', {{ agent = 'c', mode = 'independent' }}]\n[agents.b]\nmodel_provider = 'local'\n[agents.c]\nmodel_provider = 'local'"
+    );
+    let c = Config::from_toml_str(&text, "t").unwrap();
+    let d = &c.agents["main"].delegates;
+    assert_eq!(d[0].mode(), DelegateMode::Bounded);
+    assert_eq!(d[1].mode(), DelegateMode::Independent);
+    let saved = toml::to_string(&d[0].normalized()).unwrap();
+    assert!(saved.contains("mode = \"bounded\""), "{saved}");
+}

@@ -1,0 +1,93 @@
+//! Where a message lives (`ChatAddress`) and who wrote it (`UserId`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One conversation place: a channel instance (`telegram.main`), a chat in
+/// it, and optionally a thread or topic inside that chat.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChatAddress {
+    pub channel: String,
+    pub chat: String,
+    pub thread: Option<String>,
+}
+
+impl ChatAddress {
+    pub fn new(channel: impl Into<String>, chat: impl Into<String>) -> Self {
+        Self {
+            channel: channel.into(),
+            chat: chat.into(),
+            thread: None,
+        }
+    }
+
+    pub fn with_thread(mut self, thread: Option<String>) -> Self {
+        self.thread = thread;
+        self
+    }
+
+    /// The key of the conversation held at this address for `agent`.
+    /// One conversation per (agent, channel, chat, thread).
+    pub fn session_key(&self, agent: &str) -> String {
+        match &self.thread {
+            Some(t) => format!("agent:{agent}:{}:{}:{t}", self.channel, self.chat),
+            None => format!("agent:{agent}:{}:{}", self.channel, self.chat),
+        }
+    }
+}
+
+impl fmt::Display for ChatAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.channel, self.chat)?;
+        if let Some(t) = &self.thread {
+            write!(f, "#{t}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A person, named the same way everywhere: `tg:<id>`, `discord:<id>`,
+/// `@user:server` or `cli:<login>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct UserId(pub String);
+
+impl UserId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this user is admitted by an `allowed_users`-style list.
+    /// `"*"` admits everyone; an empty list admits nobody.
+    pub fn is_listed_in(&self, list: &[String]) -> bool {
+        list.iter().any(|entry| entry == "*" || entry == &self.0)
+    }
+}
+
+impl fmt::Display for UserId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_key_separates_threads() {
+        let a = ChatAddress::new("telegram.main", "-100");
+        let b = a.clone().with_thread(Some("7".into()));
+        assert_eq!(a.session_key("main"), "agent:main:telegram.main:-100");
+        assert_eq!(b.session_key("main"), "agent:main:telegram.main:-100:7");
+        assert_eq!(b.to_string(), "telegram.main:-100#7");
+    }
+
+    #[test]
+    fn allow_lists() {
+        let u = UserId("tg:1".into());
+        assert!(u.is_listed_in(&["*".into()]));
+        assert!(u.is_listed_in(&["tg:2".into(), "tg:1".into()]));
+        assert!(!u.is_listed_in(&[]));
+        assert!(!u.is_listed_in(&["tg:12".into()]));
+    }
+}

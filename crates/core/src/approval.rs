@@ -1,0 +1,68 @@
+//! Channel-neutral approval prompts (SPEC §9). The runtime builds them;
+//! each channel renders them natively (buttons, reactions) or as text.
+
+use serde::{Deserialize, Serialize};
+
+/// What an approver can answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ApprovalChoice {
+    AllowOnce,
+    /// Allow this tool for the rest of this run.
+    Always,
+    Deny,
+}
+
+impl ApprovalChoice {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::AllowOnce => "Allow once",
+            Self::Always => "Always (this run)",
+            Self::Deny => "Deny",
+        }
+    }
+}
+
+/// The prompt shown to approvers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApprovalPrompt {
+    pub id: String,
+    pub agent: String,
+    /// Caller chain for delegated runs, root first.
+    pub caller_chain: Vec<String>,
+    pub tool: String,
+    /// Argument summary with secrets already redacted.
+    pub summary: String,
+    pub risk: String,
+    /// Seconds since the Unix epoch after which the request expires.
+    pub deadline_unix: i64,
+}
+
+impl ApprovalPrompt {
+    /// The text form every channel can show, with the text fallback commands.
+    pub fn render_text(&self) -> String {
+        let chain = if self.caller_chain.is_empty() {
+            String::new()
+        } else {
+            format!(" (via {})", self.caller_chain.join(" → "))
+        };
+        format!(
+            "Approval needed [{id}]\nagent: {agent}{chain}\ntool: {tool} (risk: {risk})\nargs: {summary}\nReply /approve {id} [always] or /deny {id} [reason].",
+            id = self.id,
+            agent = self.agent,
+            tool = self.tool,
+            risk = self.risk,
+            summary = self.summary,
+        )
+    }
+}
+
+/// How a prompt ended, for editing it after the fact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PromptState {
+    Decided {
+        choice: ApprovalChoice,
+        by: String,
+        at_unix: i64,
+    },
+    Expired,
+}

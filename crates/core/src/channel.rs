@@ -1,0 +1,62 @@
+//! The `Channel` trait every adapter implements.
+
+use crate::{ApprovalPrompt, Inbound, Outbound, PromptState};
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+/// A platform's handle on a message the adapter posted (for edits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageRef {
+    pub chat: String,
+    pub id: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    /// The platform asked us to wait; the caller should retry after this long.
+    #[error("rate limited, retry after {0} s")]
+    RateLimited(u64),
+    /// A transient failure (network, 5xx): retry with backoff.
+    #[error("transient channel failure: {0}")]
+    Transient(String),
+    /// A permanent failure: retrying will not help.
+    #[error("channel refused the request: {0}")]
+    Permanent(String),
+    /// The channel does not support this operation.
+    #[error("not supported by this channel: {0}")]
+    Unsupported(&'static str),
+}
+
+/// One running chat platform connection (`telegram.main`, `cli`, ...).
+#[async_trait]
+pub trait Channel: Send + Sync {
+    /// The instance name, `<kind>.<alias>` or `cli`.
+    fn name(&self) -> &str;
+
+    /// Start receiving; every message people send is pushed into `inbound`.
+    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError>;
+
+    /// Send text into a chat and thread, split at the platform's limit.
+    async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError>;
+
+    /// Show that a reply is being prepared.
+    async fn typing(&self, _address: &crate::ChatAddress) -> Result<(), ChannelError> {
+        Ok(())
+    }
+
+    /// Post an approval prompt into `address`, with native choices when the
+    /// platform has them and the text fallback otherwise.
+    async fn send_approval_prompt(
+        &self,
+        address: &crate::ChatAddress,
+        prompt: &ApprovalPrompt,
+    ) -> Result<MessageRef, ChannelError>;
+
+    /// Edit a posted prompt to show how it ended.
+    async fn update_approval_prompt(
+        &self,
+        message: &MessageRef,
+        prompt: &ApprovalPrompt,
+        state: &PromptState,
+    ) -> Result<(), ChannelError>;
+}

@@ -1,0 +1,17 @@
+//! The small vocabulary shared by every channel adapter and the runtime.
+//!
+//! Channel crates depend on this crate and nothing else of Switchboard; the
+//! runtime addresses chats only through [`ChatAddress`], so it never has to
+//! know which platform a message came from.
+
+mod address;
+mod approval;
+mod channel;
+mod message;
+mod split;
+
+pub use address::{ChatAddress, UserId};
+pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
+pub use channel::{Channel, ChannelError, MessageRef};
+pub use message::{Inbound, Outbound};
+pub use split::split_message;

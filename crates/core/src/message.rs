@@ -1,0 +1,41 @@
+//! Messages crossing the boundary between a channel and the gateway.
+
+use crate::{ChatAddress, UserId};
+use serde::{Deserialize, Serialize};
+
+/// A message a person wrote, as the adapter saw it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Inbound {
+    pub address: ChatAddress,
+    pub sender: UserId,
+    /// Human-readable sender name, for prompts and logs.
+    pub sender_name: String,
+    pub text: String,
+    /// Platform id of this message (for replies and threads).
+    pub message_id: Option<String>,
+    /// The bot was mentioned or replied to.
+    pub mentioned: bool,
+    /// A one-to-one conversation (DM); always answered.
+    pub direct: bool,
+    /// The message this one replies to, if any.
+    pub reply_to: Option<String>,
+}
+
+/// Text the gateway wants shown in a chat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outbound {
+    pub address: ChatAddress,
+    pub text: String,
+    /// Platform id of the message this one answers, when there is one.
+    pub reply_to: Option<String>,
+}
+
+impl Outbound {
+    pub fn new(address: ChatAddress, text: impl Into<String>) -> Self {
+        Self {
+            address,
+            text: text.into(),
+            reply_to: None,
+        }
+    }
+}

@@ -65,19 +65,28 @@ fn providers(c: &Config, v: &mut Vec<Problem>) {
         if let Some(u) = &p.base_url
             && !is_http_url(u)
         {
-            v.push(Problem::new(at("base_url"), format!("'{u}' is not an http:// or https:// URL")));
+            v.push(Problem::new(
+                at("base_url"),
+                format!("'{u}' is not an http:// or https:// URL"),
+            ));
         }
         if let Some(t) = p.temperature
             && !(0.0..=2.0).contains(&t)
         {
-            v.push(Problem::new(at("temperature"), format!("{t} is out of range; use 0.0 to 2.0")));
+            v.push(Problem::new(
+                at("temperature"),
+                format!("{t} is out of range; use 0.0 to 2.0"),
+            ));
         }
         if p.timeout_secs == 0 {
             v.push(Problem::new(at("timeout_secs"), "must be at least 1"));
         }
         for (i, f) in p.fallbacks.iter().enumerate() {
             if f == name {
-                v.push(Problem::new(format!("{}[{i}]", at("fallbacks")), "a provider cannot fall back to itself"));
+                v.push(Problem::new(
+                    format!("{}[{i}]", at("fallbacks")),
+                    "a provider cannot fall back to itself",
+                ));
             } else if !c.providers.contains_key(f) {
                 v.push(Problem::new(
                     format!("{}[{i}]", at("fallbacks")),
@@ -89,12 +98,17 @@ fn providers(c: &Config, v: &mut Vec<Problem>) {
 }
 
 fn valid_alias(a: &str) -> bool {
-    !a.is_empty() && a.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+    !a.is_empty()
+        && a.chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
 }
 
 fn agents(c: &Config, v: &mut Vec<Problem>) {
     if c.enabled_agents().is_empty() {
-        v.push(Problem::new("agents", "no enabled agent; add an [agents.main] table"));
+        v.push(Problem::new(
+            "agents",
+            "no enabled agent; add an [agents.main] table",
+        ));
     }
     for (name, a) in &c.agents {
         let at = |k: &str| format!("agents.{name}.{k}");
@@ -107,13 +121,19 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
         if !c.providers.contains_key(&a.model_provider) {
             v.push(Problem::new(
                 at("model_provider"),
-                format!("unknown provider '{}'; define [providers.{}]", a.model_provider, a.model_provider),
+                format!(
+                    "unknown provider '{}'; define [providers.{}]",
+                    a.model_provider, a.model_provider
+                ),
             ));
         }
         if !c.risk_profiles.contains_key(&a.risk_profile) {
             v.push(Problem::new(
                 at("risk_profile"),
-                format!("unknown risk profile '{}'; define [risk_profiles.{}]", a.risk_profile, a.risk_profile),
+                format!(
+                    "unknown risk profile '{}'; define [risk_profiles.{}]",
+                    a.risk_profile, a.risk_profile
+                ),
             ));
         }
         if !c.runtime_profiles.contains_key(&a.runtime_profile) {
@@ -173,7 +193,10 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
         if let Some(m) = &s.model
             && !c.providers.contains_key(m)
         {
-            v.push(Problem::new(at("subagents.model"), format!("unknown provider '{m}'")));
+            v.push(Problem::new(
+                at("subagents.model"),
+                format!("unknown provider '{m}'"),
+            ));
         }
         tool_names(&at("subagents.tools.deny"), &s.tools.deny, v);
         tool_names(&at("subagents.tools.allow"), &s.tools.allow, v);
@@ -185,7 +208,10 @@ fn tool_names(path: &str, names: &[String], v: &mut Vec<Problem>) {
         if !BUILTIN_TOOLS.contains(&t.as_str()) {
             v.push(Problem::new(
                 format!("{path}[{i}]"),
-                format!("unknown tool '{t}'; known tools: {}", BUILTIN_TOOLS.join(", ")),
+                format!(
+                    "unknown tool '{t}'; known tools: {}",
+                    BUILTIN_TOOLS.join(", ")
+                ),
             ));
         }
     }
@@ -204,7 +230,9 @@ pub(crate) fn valid_user_id(u: &str) -> bool {
         return !rest.is_empty();
     }
     if let Some(rest) = u.strip_prefix('@') {
-        return rest.split_once(':').is_some_and(|(l, s)| !l.is_empty() && !s.is_empty());
+        return rest
+            .split_once(':')
+            .is_some_and(|(l, s)| !l.is_empty() && !s.is_empty());
     }
     false
 }
@@ -216,7 +244,10 @@ fn user_list(path: &str, users: &[String], star_ok: bool, v: &mut Vec<Problem>) 
         if (star_ok && u == "*") || valid_user_id(u) {
             continue;
         }
-        v.push(Problem::new(format!("{path}[{i}]"), format!("'{u}' is not a user id; {USER_FORMS}")));
+        v.push(Problem::new(
+            format!("{path}[{i}]"),
+            format!("'{u}' is not a user id; {USER_FORMS}"),
+        ));
     }
 }
 
@@ -227,7 +258,9 @@ fn risk_profiles(c: &Config, v: &mut Vec<Problem>) {
         tool_names(&at("excluded_tools"), &r.excluded_tools, v);
         tool_names(&at("auto_approve"), &r.auto_approve, v);
         tool_names(&at("always_ask"), &r.always_ask, v);
-        let Some(route) = &r.approval_route else { continue };
+        let Some(route) = &r.approval_route else {
+            continue;
+        };
         if let Some(ch) = &route.approver_channel
             && !c.channels.knows(ch)
         {
@@ -250,7 +283,10 @@ fn risk_profiles(c: &Config, v: &mut Vec<Problem>) {
         }
         user_list(&at("approval_route.approvers"), &route.approvers, false, v);
         if route.timeout_secs == 0 {
-            v.push(Problem::new(at("approval_route.timeout_secs"), "must be at least 1"));
+            v.push(Problem::new(
+                at("approval_route.timeout_secs"),
+                "must be at least 1",
+            ));
         }
     }
 }
@@ -259,7 +295,10 @@ fn runtime_profiles(c: &Config, v: &mut Vec<Problem>) {
     for (name, r) in &c.runtime_profiles {
         let at = |k: &str| format!("runtime_profiles.{name}.{k}");
         if r.max_tool_iterations == 0 {
-            v.push(Problem::new(at("max_tool_iterations"), "must be at least 1"));
+            v.push(Problem::new(
+                at("max_tool_iterations"),
+                "must be at least 1",
+            ));
         }
         if r.max_execution_tree_iterations == Some(0) {
             v.push(Problem::new(
@@ -296,7 +335,10 @@ fn cost(c: &Config, v: &mut Vec<Problem>) {
             ));
         }
         if price.input < 0.0 || price.output < 0.0 {
-            v.push(Problem::new(format!("cost.prices.{key}"), "prices must be 0 or more"));
+            v.push(Problem::new(
+                format!("cost.prices.{key}"),
+                "prices must be 0 or more",
+            ));
         }
     }
 }
@@ -305,23 +347,40 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
     for (name, t) in &c.channels.telegram {
         let at = |k: &str| format!("channels.telegram.{name}.{k}");
         if !is_http_url(&t.api_url) {
-            v.push(Problem::new(at("api_url"), format!("'{}' is not an http(s) URL", t.api_url)));
+            v.push(Problem::new(
+                at("api_url"),
+                format!("'{}' is not an http(s) URL", t.api_url),
+            ));
         }
         user_list(&at("allowed_users"), &t.allowed_users, true, v);
     }
     for (name, d) in &c.channels.discord {
-        user_list(&format!("channels.discord.{name}.allowed_users"), &d.allowed_users, true, v);
+        user_list(
+            &format!("channels.discord.{name}.allowed_users"),
+            &d.allowed_users,
+            true,
+            v,
+        );
     }
     for (name, m) in &c.channels.matrix {
         let at = |k: &str| format!("channels.matrix.{name}.{k}");
         if !is_http_url(&m.homeserver) {
-            v.push(Problem::new(at("homeserver"), format!("'{}' is not an http(s) URL", m.homeserver)));
+            v.push(Problem::new(
+                at("homeserver"),
+                format!("'{}' is not an http(s) URL", m.homeserver),
+            ));
         }
         if !valid_user_id(&m.user_id) || !m.user_id.starts_with('@') {
-            v.push(Problem::new(at("user_id"), "must be a full Matrix id like @bot:example.org"));
+            v.push(Problem::new(
+                at("user_id"),
+                "must be a full Matrix id like @bot:example.org",
+            ));
         }
         if m.password.is_none() && m.access_token.is_none() {
-            v.push(Problem::new(format!("channels.matrix.{name}"), "set password or access_token"));
+            v.push(Problem::new(
+                format!("channels.matrix.{name}"),
+                "set password or access_token",
+            ));
         }
         user_list(&at("allowed_users"), &m.allowed_users, true, v);
     }
@@ -334,17 +393,29 @@ fn cron(c: &Config, v: &mut Vec<Problem>) {
         if job.id.trim().is_empty() {
             v.push(Problem::new(at("id"), "must not be empty"));
         } else if !seen.insert(job.id.as_str()) {
-            v.push(Problem::new(at("id"), format!("duplicate cron id '{}'", job.id)));
+            v.push(Problem::new(
+                at("id"),
+                format!("duplicate cron id '{}'", job.id),
+            ));
         }
         if let Err(e) = Cron::from_str(&job.schedule) {
             v.push(Problem::new(
                 at("schedule"),
-                format!("'{}' is not a cron expression ({e}); use five fields like \"0 6 * * *\"", job.schedule),
+                format!(
+                    "'{}' is not a cron expression ({e}); use five fields like \"0 6 * * *\"",
+                    job.schedule
+                ),
             ));
         }
         match c.agents.get(&job.agent) {
-            None => v.push(Problem::new(at("agent"), format!("unknown agent '{}'", job.agent))),
-            Some(a) if !a.enabled => v.push(Problem::new(at("agent"), format!("agent '{}' is disabled", job.agent))),
+            None => v.push(Problem::new(
+                at("agent"),
+                format!("unknown agent '{}'", job.agent),
+            )),
+            Some(a) if !a.enabled => v.push(Problem::new(
+                at("agent"),
+                format!("agent '{}' is disabled", job.agent),
+            )),
             Some(_) => {}
         }
         if let Some(raw) = &job.deliver_to {

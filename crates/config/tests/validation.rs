@@ -28,7 +28,9 @@ fn problems(extra: &str) -> Vec<String> {
 fn assert_problem(extra: &str, path: &str, needle: &str) {
     let found = problems(extra);
     assert!(
-        found.iter().any(|p| p.starts_with(&format!("{path}:")) && p.contains(needle)),
+        found
+            .iter()
+            .any(|p| p.starts_with(&format!("{path}:")) && p.contains(needle)),
         "expected a problem at `{path}` containing `{needle}`, got {found:#?}"
     );
 }
@@ -169,17 +171,39 @@ fn misspelled_tool_name() {
 
 #[test]
 fn bad_cron_schedule_and_agent() {
-    let found = problems("[[cron]]\nid = 'x'\nschedule = 'every day'\nagent = 'ghost'\nprompt = 'p'");
-    assert!(found.iter().any(|p| p.starts_with("cron[0].schedule:")), "{found:#?}");
-    assert!(found.iter().any(|p| p.starts_with("cron[0].agent:")), "{found:#?}");
+    let found =
+        problems("[[cron]]\nid = 'x'\nschedule = 'every day'\nagent = 'ghost'\nprompt = 'p'");
+    assert!(
+        found.iter().any(|p| p.starts_with("cron[0].schedule:")),
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().any(|p| p.starts_with("cron[0].agent:")),
+        "{found:#?}"
+    );
 }
 
 #[test]
 fn temperature_and_fallback_errors() {
-    let found = problems("[providers.other]\nkind = 'openai'\nmodel = 'x'\ntemperature = 3.5\nfallbacks = ['other', 'gone']");
-    assert!(found.iter().any(|p| p.starts_with("providers.other.temperature:")), "{found:#?}");
-    assert!(found.iter().any(|p| p.starts_with("providers.other.fallbacks[0]:") && p.contains("itself")));
-    assert!(found.iter().any(|p| p.starts_with("providers.other.fallbacks[1]:") && p.contains("'gone'")));
+    let found = problems(
+        "[providers.other]\nkind = 'openai'\nmodel = 'x'\ntemperature = 3.5\nfallbacks = ['other', 'gone']",
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("providers.other.temperature:")),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("providers.other.fallbacks[0]:") && p.contains("itself"))
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("providers.other.fallbacks[1]:") && p.contains("'gone'"))
+    );
 }
 
 #[test]
@@ -193,7 +217,11 @@ fn matrix_without_credentials() {
 
 #[test]
 fn bad_database_url() {
-    assert_problem("database_url = 'mysql://x'", "database_url", "unsupported database URL");
+    assert_problem(
+        "database_url = 'mysql://x'",
+        "database_url",
+        "unsupported database URL",
+    );
 }
 
 #[test]
@@ -207,7 +235,11 @@ fn all_problems_are_reported_at_once() {
 #[test]
 fn syntax_errors_give_a_line() {
     let e = Config::from_toml_str("[agents.main\nx=1", "t").unwrap_err();
-    assert!(e.problems[0].message.contains("line 1"), "{}", e.problems[0]);
+    assert!(
+        e.problems[0].message.contains("line 1"),
+        "{}",
+        e.problems[0]
+    );
 }
 
 #[test]

@@ -13,7 +13,10 @@ pub fn split_message(text: &str, limit: usize) -> Vec<String> {
     let mut rest: &str = text;
     let mut reopen: Option<String> = None;
     while !rest.is_empty() {
-        let prefix = reopen.as_ref().map(|f| format!("{f}\n")).unwrap_or_default();
+        let prefix = reopen
+            .as_ref()
+            .map(|f| format!("{f}\n"))
+            .unwrap_or_default();
         // Room for the reopened fence and a closing "\n```".
         let budget = limit.saturating_sub(prefix.chars().count() + 4).max(8);
         let (head, tail) = if rest.chars().count() + prefix.chars().count() <= limit {
@@ -87,7 +90,10 @@ mod tests {
 
     #[test]
     fn chunks_respect_limit_and_keep_all_words() {
-        let text = (0..500).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ");
+        let text = (0..500)
+            .map(|i| format!("word{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         let chunks = split_message(&text, 100);
         assert!(chunks.len() > 1);
         for c in &chunks {
@@ -101,13 +107,19 @@ mod tests {
 
     #[test]
     fn code_blocks_are_closed_and_reopened() {
-        let body = (0..60).map(|i| format!("let x{i} = {i};")).collect::<Vec<_>>().join("\n");
+        let body = (0..60)
+            .map(|i| format!("let x{i} = {i};"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let text = format!("Intro\n```rust\n{body}\n```\nOutro");
         let chunks = split_message(&text, 200);
         assert!(chunks.len() > 2);
         for c in &chunks {
             assert!(c.chars().count() <= 200);
-            let fences = c.lines().filter(|l| l.trim_start().starts_with("```")).count();
+            let fences = c
+                .lines()
+                .filter(|l| l.trim_start().starts_with("```"))
+                .count();
             assert_eq!(fences % 2, 0, "unbalanced fences in chunk:\n{c}");
         }
         assert!(chunks[1].starts_with("```rust\n"));

@@ -1,0 +1,141 @@
+//! Approval requests and decisions: the audit trail of who allowed what.
+
+use crate::{Store, StoreError, now_ms};
+use sqlx::{AssertSqlSafe, FromRow};
+
+/// A request about to be stored.
+#[derive(Debug, Clone)]
+pub struct NewApproval<'a> {
+    pub id: &'a str,
+    pub run_id: Option<&'a str>,
+    pub agent: &'a str,
+    pub caller_chain: &'a str,
+    pub tool: &'a str,
+    pub summary: &'a str,
+    pub risk: &'a str,
+    pub channel: Option<&'a str>,
+    pub chat: Option<&'a str>,
+    pub thread: Option<&'a str>,
+    pub deadline_at: i64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ApprovalRow {
+    pub id: String,
+    pub agent: String,
+    pub caller_chain: String,
+    pub tool: String,
+    pub summary: String,
+    pub risk: String,
+    pub channel: Option<String>,
+    pub chat: Option<String>,
+    pub thread: Option<String>,
+    pub prompt_message: Option<String>,
+    pub status: String,
+    pub deadline_at: i64,
+    pub created_at: i64,
+    pub decided_at: Option<i64>,
+    pub decided_by: Option<String>,
+    pub decided_from: Option<String>,
+    pub reason: Option<String>,
+}
+
+const COLUMNS: &str =
+    "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
+     deadline_at, created_at, decided_at, decided_by, decided_from, reason";
+
+impl Store {
+    pub async fn insert_approval(&self, a: &NewApproval<'_>) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
+                                    status, deadline_at, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12)",
+        )
+        .bind(a.id)
+        .bind(a.run_id)
+        .bind(a.agent)
+        .bind(a.caller_chain)
+        .bind(a.tool)
+        .bind(a.summary)
+        .bind(a.risk)
+        .bind(a.channel)
+        .bind(a.chat)
+        .bind(a.thread)
+        .bind(a.deadline_at)
+        .bind(now_ms())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn set_approval_prompt(
+        &self,
+        id: &str,
+        prompt_message: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
+            .bind(prompt_message)
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Record how a pending request ended. Returns false when it was no
+    /// longer pending (someone else decided first).
+    pub async fn decide_approval(
+        &self,
+        id: &str,
+        status: &str,
+        by: Option<&str>,
+        from: Option<&str>,
+        reason: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
+             WHERE id = $6 AND status = 'pending'",
+        )
+        .bind(status)
+        .bind(now_ms())
+        .bind(by)
+        .bind(from)
+        .bind(reason)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
+        Ok(sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM approvals WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    /// The most recent requests, newest first.
+    pub async fn recent_approvals(&self, limit: i64) -> Result<Vec<ApprovalRow>, StoreError> {
+        Ok(sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM approvals ORDER BY created_at DESC, id LIMIT $1"
+        )))
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// At start: requests left pending by an earlier process expire. Returns them.
+    pub async fn expire_pending_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+        let rows = sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM approvals WHERE status = 'pending'"
+        )))
+        .fetch_all(self.pool())
+        .await?;
+        for r in &rows {
+            self.decide_approval(&r.id, "expired", None, None, Some("the gateway restarted"))
+                .await?;
+        }
+        Ok(rows)
+    }
+}

@@ -1,0 +1,97 @@
+//! The daily cost ledger, per agent, in micro-dollars.
+
+use crate::{Store, StoreError};
+use sqlx::FromRow;
+
+#[derive(Debug, Clone, Default, FromRow, PartialEq, Eq)]
+pub struct CostTotals {
+    pub calls: i64,
+    pub tokens_in: i64,
+    pub tokens_out: i64,
+    pub cost_micros: i64,
+}
+
+/// The UTC day (`YYYY-MM-DD`) of a Unix-millisecond time.
+pub fn utc_day(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+impl Store {
+    /// Add one model call's usage to `agent`'s ledger for `day`.
+    pub async fn record_cost(
+        &self,
+        agent: &str,
+        day: &str,
+        tokens_in: i64,
+        tokens_out: i64,
+        cost_micros: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO cost_ledger (agent, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, 1, $3, $4, $5)
+             ON CONFLICT (agent, day) DO UPDATE SET calls = cost_ledger.calls + 1,
+               tokens_in = cost_ledger.tokens_in + excluded.tokens_in,
+               tokens_out = cost_ledger.tokens_out + excluded.tokens_out,
+               cost_micros = cost_ledger.cost_micros + excluded.cost_micros",
+        )
+        .bind(agent)
+        .bind(day)
+        .bind(tokens_in)
+        .bind(tokens_out)
+        .bind(cost_micros)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// One agent's totals for a day.
+    pub async fn agent_cost(&self, agent: &str, day: &str) -> Result<CostTotals, StoreError> {
+        Ok(sqlx::query_as::<_, CostTotals>(
+            "SELECT calls, tokens_in, tokens_out, cost_micros FROM cost_ledger WHERE agent = $1 AND day = $2",
+        )
+        .bind(agent)
+        .bind(day)
+        .fetch_optional(self.pool())
+        .await?
+        .unwrap_or_default())
+    }
+
+    /// Every agent's totals for days whose name starts with `prefix`
+    /// (`2026-11-30` for a day, `2026-11` for a month).
+    pub async fn total_cost(&self, prefix: &str) -> Result<CostTotals, StoreError> {
+        Ok(sqlx::query_as::<_, CostTotals>(
+            "SELECT CAST(COALESCE(SUM(calls), 0) AS BIGINT) AS calls,
+                    CAST(COALESCE(SUM(tokens_in), 0) AS BIGINT) AS tokens_in,
+                    CAST(COALESCE(SUM(tokens_out), 0) AS BIGINT) AS tokens_out,
+                    CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT) AS cost_micros
+             FROM cost_ledger WHERE day LIKE $1",
+        )
+        .bind(format!("{prefix}%"))
+        .fetch_one(self.pool())
+        .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_day;
+
+    #[test]
+    fn utc_days() {
+        assert_eq!(utc_day(0), "1970-01-01");
+        assert_eq!(utc_day(1_795_996_800_000), "2026-11-30");
+        assert_eq!(utc_day(1_795_996_800_000 - 1), "2026-11-29");
+        assert_eq!(utc_day(951_782_400_000), "2000-02-29");
+    }
+}

@@ -1,0 +1,28 @@
+//! Channel cursors: where each channel resumes (Telegram update offset,
+//! Matrix sync token), so a restart neither loses nor repeats messages.
+
+use crate::{Store, StoreError, now_ms};
+
+impl Store {
+    pub async fn cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT cursor FROM channel_cursors WHERE channel = $1")
+                .bind(channel)
+                .fetch_optional(self.pool())
+                .await?,
+        )
+    }
+
+    pub async fn set_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO channel_cursors (channel, cursor, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
+        )
+        .bind(channel)
+        .bind(cursor)
+        .bind(now_ms())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}

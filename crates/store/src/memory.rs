@@ -1,0 +1,70 @@
+//! Agent memory rows, keyed by agent alias.
+
+use crate::{Store, StoreError, now_ms};
+use sqlx::{AssertSqlSafe, FromRow};
+
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct MemoryRow {
+    pub agent: String,
+    pub key: String,
+    pub content: String,
+    pub updated_at: i64,
+}
+
+impl Store {
+    /// Store or replace `agent`'s memory under `key`.
+    pub async fn memory_store(
+        &self,
+        agent: &str,
+        key: &str,
+        content: &str,
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (agent, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+        )
+        .bind(agent)
+        .bind(key)
+        .bind(content)
+        .bind(now)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Rows of the given agents whose key or content contains `query`
+    /// (case-insensitive; empty query = all), newest first.
+    pub async fn memory_recall(
+        &self,
+        agents: &[String],
+        query: &str,
+        limit: i64,
+    ) -> Result<Vec<MemoryRow>, StoreError> {
+        if agents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (0..agents.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "SELECT agent, key, content, updated_at FROM memories
+             WHERE (LOWER(key) LIKE $1 OR LOWER(content) LIKE $1) AND agent IN ({})
+             ORDER BY updated_at DESC, id DESC LIMIT ${}",
+            placeholders.join(", "),
+            agents.len() + 2
+        );
+        let pattern = format!("%{}%", escape_like(&query.to_lowercase()));
+        let mut q = sqlx::query_as::<_, MemoryRow>(AssertSqlSafe(sql)).bind(pattern);
+        for a in agents {
+            q = q.bind(a.as_str());
+        }
+        Ok(q.bind(limit).fetch_all(self.pool()).await?)
+    }
+}
+
+/// LIKE has no portable escape across both backends without an ESCAPE
+/// clause; wildcard characters in queries are rare, so they match literally
+/// enough by being dropped.
+fn escape_like(s: &str) -> String {
+    s.replace(['%', '_'], "")
+}

@@ -1,0 +1,141 @@
+//! Sessions and their transcripts. A message body is opaque JSON owned by
+//! the runtime; the store keeps it in order.
+
+use crate::{Store, StoreError, now_ms};
+use sqlx::FromRow;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct SessionInfo {
+    pub key: String,
+    pub agent: String,
+    pub channel: Option<String>,
+    pub chat: Option<String>,
+    pub thread: Option<String>,
+    pub model_override: Option<String>,
+    pub history_from: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct StoredMessage {
+    pub id: i64,
+    pub role: String,
+    pub body: String,
+    pub created_at: i64,
+}
+
+impl Store {
+    /// Create the session if it does not exist yet.
+    pub async fn ensure_session(
+        &self,
+        key: &str,
+        agent: &str,
+        channel: Option<&str>,
+        chat: Option<&str>,
+        thread: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(agent)
+        .bind(channel)
+        .bind(chat)
+        .bind(thread)
+        .bind(now)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn session(&self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
+        Ok(sqlx::query_as::<_, SessionInfo>(
+            "SELECT key, agent, channel, chat, thread, model_override, history_from, created_at, updated_at
+             FROM sessions WHERE key = $1",
+        )
+        .bind(key)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    /// Append one message to a session's transcript; returns its id.
+    pub async fn append_message(
+        &self,
+        session_key: &str,
+        role: &str,
+        body: &str,
+    ) -> Result<i64, StoreError> {
+        let now = now_ms();
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+        )
+        .bind(session_key)
+        .bind(role)
+        .bind(body)
+        .bind(now)
+        .fetch_one(self.pool())
+        .await?;
+        sqlx::query("UPDATE sessions SET updated_at = $1 WHERE key = $2")
+            .bind(now)
+            .bind(session_key)
+            .execute(self.pool())
+            .await?;
+        Ok(id)
+    }
+
+    /// The current conversation of a session (since the last `/new`), oldest
+    /// first, at most the last `limit` messages.
+    pub async fn history(
+        &self,
+        session_key: &str,
+        limit: i64,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
+        let mut rows = sqlx::query_as::<_, StoredMessage>(
+            "SELECT m.id, m.role, m.body, m.created_at FROM messages m
+             LEFT JOIN sessions s ON s.key = m.session_key
+             WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
+             ORDER BY m.id DESC LIMIT $2",
+        )
+        .bind(session_key)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// Start a fresh conversation; the old transcript stays stored.
+    pub async fn reset_session(&self, key: &str) -> Result<(), StoreError> {
+        let last: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(id) FROM messages WHERE session_key = $1")
+                .bind(key)
+                .fetch_one(self.pool())
+                .await?;
+        sqlx::query("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
+            .bind(last.unwrap_or(0))
+            .bind(now_ms())
+            .bind(key)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Remember (or clear) the provider a session switched to with `model_switch`.
+    pub async fn set_model_override(
+        &self,
+        key: &str,
+        provider: Option<&str>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
+            .bind(provider)
+            .bind(now_ms())
+            .bind(key)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! The same store behaviour on SQLite and, when `SWITCHBOARD_TEST_POSTGRES_URL`
+//! names a server (CI starts one), on PostgreSQL.
+
+use switchboard_store::{NewApproval, Store, utc_day};
+
+async fn postgres_store() -> Option<Store> {
+    let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
+    sqlx::any::install_default_drivers();
+    let name = format!("sb_test_{}", uuid::Uuid::new_v4().simple());
+    let pool = sqlx::AnyPool::connect(&admin)
+        .await
+        .expect("postgres admin connection");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (base, _) = admin.rsplit_once('/').unwrap();
+    Some(Store::open(&format!("{base}/{name}")).await.unwrap())
+}
+
+async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
+    let url = format!("sqlite://{}/nested/control_plane.db", dir.path().display());
+    Store::open(&url).await.unwrap()
+}
+
+async fn exercise(store: &Store) {
+    // Sessions and transcripts, with /new keeping old rows.
+    store
+        .ensure_session("s1", "main", Some("cli"), Some("local"), None)
+        .await
+        .unwrap();
+    store
+        .ensure_session("s1", "main", Some("cli"), Some("local"), None)
+        .await
+        .unwrap();
+    for i in 0..5 {
+        store
+            .append_message("s1", "user", &format!("m{i}"))
+            .await
+            .unwrap();
+    }
+    let h = store.history("s1", 3).await.unwrap();
+    assert_eq!(
+        h.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(),
+        ["m2", "m3", "m4"]
+    );
+    store.reset_session("s1").await.unwrap();
+    assert!(store.history("s1", 10).await.unwrap().is_empty());
+    store.append_message("s1", "user", "after").await.unwrap();
+    assert_eq!(store.history("s1", 10).await.unwrap().len(), 1);
+    store
+        .set_model_override("s1", Some("backup"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .session("s1")
+            .await
+            .unwrap()
+            .unwrap()
+            .model_override
+            .as_deref(),
+        Some("backup")
+    );
+
+    // Memory: upsert, allowlist, search.
+    store
+        .memory_store("main", "db", "postgres on port 5432")
+        .await
+        .unwrap();
+    store
+        .memory_store("main", "db", "postgres on port 5433")
+        .await
+        .unwrap();
+    store
+        .memory_store("reviewer", "style", "prefer small PRs")
+        .await
+        .unwrap();
+    store
+        .memory_store("other", "secret", "not for main")
+        .await
+        .unwrap();
+    let rows = store
+        .memory_recall(&["main".into()], "PORT", 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].content, "postgres on port 5433");
+    let rows = store
+        .memory_recall(&["main".into(), "reviewer".into()], "", 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r.agent != "other"));
+
+    // Cost ledger.
+    let day = utc_day(switchboard_store::now_ms());
+    store.record_cost("main", &day, 100, 50, 7).await.unwrap();
+    store.record_cost("main", &day, 10, 5, 3).await.unwrap();
+    store.record_cost("reviewer", &day, 1, 1, 1).await.unwrap();
+    let c = store.agent_cost("main", &day).await.unwrap();
+    assert_eq!(
+        (c.calls, c.tokens_in, c.tokens_out, c.cost_micros),
+        (2, 110, 55, 10)
+    );
+    assert_eq!(store.total_cost(&day[..7]).await.unwrap().cost_micros, 11);
+    assert_eq!(
+        store.agent_cost("main", "1999-01-01").await.unwrap().calls,
+        0
+    );
+
+    // Cursors.
+    assert_eq!(store.cursor("telegram.main").await.unwrap(), None);
+    store.set_cursor("telegram.main", "41").await.unwrap();
+    store.set_cursor("telegram.main", "42").await.unwrap();
+    assert_eq!(
+        store.cursor("telegram.main").await.unwrap().as_deref(),
+        Some("42")
+    );
+
+    // Approvals: decide once, expire the rest.
+    for id in ["a1", "a2"] {
+        store
+            .insert_approval(&NewApproval {
+                id,
+                run_id: None,
+                agent: "main",
+                caller_chain: "main",
+                tool: "shell",
+                summary: "ls",
+                risk: "medium",
+                channel: Some("cli"),
+                chat: Some("local"),
+                thread: None,
+                deadline_at: 0,
+            })
+            .await
+            .unwrap();
+    }
+    assert!(
+        store
+            .decide_approval("a1", "approved", Some("cli:ops"), Some("cli:local"), None)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .decide_approval("a1", "denied", Some("cli:x"), None, None)
+            .await
+            .unwrap()
+    );
+    let expired = store.expire_pending_approvals().await.unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(
+        store.approval("a2").await.unwrap().unwrap().status,
+        "expired"
+    );
+    assert_eq!(
+        store
+            .approval("a1")
+            .await
+            .unwrap()
+            .unwrap()
+            .decided_by
+            .as_deref(),
+        Some("cli:ops")
+    );
+    assert!(store.mark_running_runs_lost().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn sqlite_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir).await;
+    exercise(&store).await;
+    store.close().await;
+    // Reopening keeps everything (and re-running migrations is a no-op).
+    let store = sqlite_store(&dir).await;
+    assert_eq!(store.history("s1", 10).await.unwrap().len(), 1);
+    assert_eq!(
+        store.cursor("telegram.main").await.unwrap().as_deref(),
+        Some("42")
+    );
+}
+
+#[tokio::test]
+async fn postgres_backend() {
+    let Some(store) = postgres_store().await else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL backend not exercised here");
+        return;
+    };
+    exercise(&store).await;
+}
+
+#[tokio::test]
+async fn unsupported_url_is_refused() {
+    let err = Store::open("mysql://x").await.err().unwrap();
+    assert!(err.to_string().contains("use sqlite://PATH"));
+}

@@ -1,1 +1,17 @@
+//! The agent runtime: providers, the tool loop, built-in tools, security
+//! policy and the approval seam. It addresses chats only through
+//! `switchboard_core::ChatAddress` and never names a platform.
 
+pub mod agent;
+pub mod approval;
+pub mod cost;
+pub mod message;
+pub mod policy;
+pub mod provider;
+pub mod redact;
+mod runtime;
+pub mod tools;
+
+pub use agent::{TurnError, TurnEvent, TurnReply};
+pub use approval::{ApprovalBroker, ApprovalOutcome, ApprovalRequest, NoApprover};
+pub use runtime::{Runtime, TurnRequest};

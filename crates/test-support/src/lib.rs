@@ -1,1 +1,7 @@
+//! Loopback test peers. [`ScriptedModel`] is an OpenAI-compatible (and
+//! Anthropic Messages) HTTP server that answers from a script, so tests
+//! drive the real agent loop over real HTTP, deterministically.
 
+mod scripted_model;
+
+pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools};

@@ -1,0 +1,98 @@
+//! Loading and saving a session's transcript through the store.
+
+use crate::message::{ChatMessage, Role};
+use switchboard_store::{Store, StoreError};
+
+/// How many stored messages a turn sends back to the model.
+const HISTORY_LIMIT: i64 = 200;
+
+/// The stored conversation, made safe to send: it never starts with tool
+/// results whose call was cut off, and an assistant tool call whose results
+/// are missing (a crash mid-turn) is dropped.
+pub(crate) async fn load(store: &Store, session_key: &str) -> Result<Vec<ChatMessage>, StoreError> {
+    let rows = store.history(session_key, HISTORY_LIMIT).await?;
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match serde_json::from_str::<ChatMessage>(&row.body) {
+            Ok(m) => out.push(m),
+            Err(e) => {
+                tracing::warn!(session_key, id = row.id, error = %e, "skipping unreadable stored message")
+            }
+        }
+    }
+    Ok(sanitize(out))
+}
+
+fn sanitize(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        match m.role {
+            Role::Tool => {} // orphan result: its call is not in the window
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                let mut j = i + 1;
+                while j < messages.len() && messages[j].role == Role::Tool {
+                    j += 1;
+                }
+                let answered = messages[i + 1..j]
+                    .iter()
+                    .filter_map(|r| r.tool_call_id.as_deref())
+                    .collect::<Vec<_>>();
+                if m.tool_calls
+                    .iter()
+                    .all(|c| answered.contains(&c.id.as_str()))
+                {
+                    out.extend(messages[i..j].iter().cloned());
+                } else if !m.content.is_empty() {
+                    out.push(ChatMessage::assistant(m.content.clone()));
+                }
+                i = j;
+                continue;
+            }
+            _ => out.push(m.clone()),
+        }
+        i += 1;
+    }
+    out
+}
+
+pub(crate) async fn save(
+    store: &Store,
+    session_key: &str,
+    m: &ChatMessage,
+) -> Result<(), StoreError> {
+    let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    store
+        .append_message(session_key, m.role.as_str(), &body)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    #[test]
+    fn unanswered_tool_calls_are_dropped() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "shell".into(),
+            arguments: "{}".into(),
+        };
+        let mut asked = ChatMessage::assistant("");
+        asked.tool_calls = vec![call.clone()];
+        let msgs = vec![
+            ChatMessage::tool_result(&call, "orphan"),
+            ChatMessage::user("hi"),
+            asked.clone(),
+            ChatMessage::user("again"),
+            asked,
+            ChatMessage::tool_result(&call, "done"),
+        ];
+        let out = sanitize(msgs);
+        let roles: Vec<_> = out.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::User, Role::Assistant, Role::Tool]);
+    }
+}

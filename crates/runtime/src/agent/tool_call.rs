@@ -1,0 +1,162 @@
+//! One tool call: argument parsing, the duplicate guard, the approval gate,
+//! the hourly action budget, and execution.
+
+use super::{AgentRun, TurnEvent};
+use crate::approval::{ApprovalOutcome, ApprovalRequest};
+use crate::message::{ChatMessage, ToolCall};
+use crate::policy::{GateDecision, gate, is_dangerous_for_child};
+use crate::redact::summarize_args;
+use crate::tools::ToolResult;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// Tools that always run, even when called twice with the same arguments.
+const NEVER_DEDUPLICATED: &[&str] = &["spawn_subagent", "delegate", "sessions_spawn"];
+
+impl AgentRun {
+    pub(crate) async fn run_call(
+        &self,
+        call: &ToolCall,
+        seen: &Mutex<HashSet<String>>,
+    ) -> (ChatMessage, bool) {
+        let result = self.evaluate(call, seen).await;
+        tracing::info!(tool = %call.name, success = result.success, "tool call finished");
+        (
+            ChatMessage::tool_result(call, result.to_model_text()),
+            result.success,
+        )
+    }
+
+    async fn evaluate(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> ToolResult {
+        let Some(tool) = self.registry.get(&call.name) else {
+            return ToolResult::fail(format!(
+                "unknown tool '{}'; available tools: {}",
+                call.name,
+                self.registry.names().join(", ")
+            ));
+        };
+        let raw = if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            call.arguments.as_str()
+        };
+        let args: Value = match serde_json::from_str(raw) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                return ToolResult::fail(format!(
+                    "arguments for {} must be a JSON object",
+                    call.name
+                ));
+            }
+            Err(e) => {
+                return ToolResult::fail(format!(
+                    "malformed JSON arguments for {}: {e}; send one JSON object matching the tool's schema",
+                    call.name
+                ));
+            }
+        };
+        if !NEVER_DEDUPLICATED.contains(&call.name.as_str()) {
+            let key = format!("{}\u{0}{}", call.name, args);
+            if !seen.lock().unwrap_or_else(|p| p.into_inner()).insert(key) {
+                return ToolResult::fail(format!(
+                    "skipped: an identical {} call was already made in this turn; use its result",
+                    call.name
+                ));
+            }
+        }
+        let effect = tool.effect(&args);
+        let policy = &self.ctx.policy;
+        let is_shell = call.name == "shell";
+        let summary = summarize_args(&args);
+        let mut decision = gate(
+            &policy.profile_name,
+            &policy.profile,
+            &call.name,
+            effect,
+            is_shell,
+        );
+        if self.is_child && is_shell && !matches!(decision, GateDecision::Refuse(_)) {
+            let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+            let operator_route = policy
+                .profile
+                .approval_route
+                .as_ref()
+                .is_some_and(|r| r.is_complete());
+            if is_dangerous_for_child(command) && !policy.profile.subagent_auto_approve {
+                decision = if operator_route {
+                    GateDecision::Ask
+                } else {
+                    GateDecision::Refuse(format!(
+                        "shell refused: dangerous command in a child run; set [risk_profiles.{}].subagent_auto_approve = true or route approvals to an operator",
+                        policy.profile_name
+                    ))
+                };
+            }
+        }
+        match decision {
+            GateDecision::Refuse(why) => return ToolResult::fail(why),
+            GateDecision::Ask if !self.grants.has(&call.name) => {
+                let outcome = self.ask(call, &summary, effect.risk().as_str()).await;
+                match outcome {
+                    ApprovalOutcome::Approved { always, .. } => {
+                        if always {
+                            self.grants.grant(&call.name);
+                        }
+                    }
+                    other => {
+                        return ToolResult::fail(other.refusal_text(&call.name).unwrap_or_default());
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !policy.tracker.try_record() {
+            return ToolResult::fail(format!(
+                "action budget spent: {} actions in the last hour; raise [runtime_profiles.{}].max_actions_per_hour",
+                policy.tracker.limit(),
+                self.runtime_profile_name
+            ));
+        }
+        self.emit(TurnEvent::ToolStarted {
+            name: call.name.clone(),
+            summary,
+        });
+        let result = tokio::select! {
+            r = tool.execute(args, &self.ctx) => r,
+            _ = self.ctx.cancel.cancelled() => ToolResult::fail("cancelled"),
+        };
+        self.emit(TurnEvent::ToolFinished {
+            name: call.name.clone(),
+            success: result.success,
+        });
+        result
+    }
+
+    async fn ask(&self, call: &ToolCall, summary: &str, risk: &str) -> ApprovalOutcome {
+        let policy = &self.ctx.policy;
+        let route = policy.profile.approval_route.clone();
+        let timeout_secs = route.as_ref().map(|r| r.timeout_secs).unwrap_or(120);
+        let request = ApprovalRequest {
+            id: short_id(),
+            agent: self.ctx.agent.clone(),
+            caller_chain: self.caller_chain.clone(),
+            tool: call.name.clone(),
+            summary: summary.to_string(),
+            risk: risk.to_string(),
+            profile_name: policy.profile_name.clone(),
+            route,
+            origin: self.origin.clone(),
+            timeout_secs,
+        };
+        tokio::select! {
+            o = self.broker.request(request) => o,
+            _ = self.ctx.cancel.cancelled() => ApprovalOutcome::Unavailable { why: "the turn was cancelled".into() },
+        }
+    }
+}
+
+/// Approval ids are typed by people (`/approve 3f9a2c`): short but unique enough.
+fn short_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..8].to_string()
+}

@@ -1,0 +1,181 @@
+//! The tool loop of one turn.
+
+use super::{TurnError, TurnEvent, TurnReply, history};
+use crate::approval::{ApprovalBroker, RunGrants};
+use crate::message::{ChatMessage, Role, Usage};
+use crate::provider::{ChatRequest, ProviderChain, ProviderSet};
+use crate::tools::{ToolContext, ToolRegistry};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use switchboard_config::{Config, RuntimeProfile};
+use switchboard_core::ChatAddress;
+use tokio::sync::mpsc::UnboundedSender;
+use tracing::Instrument;
+
+/// Everything one run of an agent needs. Built by the runtime per turn (and
+/// per child run), so approval grants and duplicate guards never leak
+/// between runs.
+pub struct AgentRun {
+    pub config: Arc<Config>,
+    pub providers: Arc<ProviderSet>,
+    pub runtime_profile_name: String,
+    pub profile: RuntimeProfile,
+    pub system_prompt: String,
+    pub chain: ProviderChain,
+    pub temperature: Option<f64>,
+    pub registry: ToolRegistry,
+    pub ctx: Arc<ToolContext>,
+    pub broker: Arc<dyn ApprovalBroker>,
+    pub grants: RunGrants,
+    /// Delegation caller chain, root first (empty at top level).
+    pub caller_chain: Vec<String>,
+    pub origin: Option<ChatAddress>,
+    pub events: Option<UnboundedSender<TurnEvent>>,
+    /// Child runs deny dangerous shell commands unless allowed (SPEC §9).
+    pub is_child: bool,
+}
+
+impl AgentRun {
+    pub(crate) fn emit(&self, event: TurnEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    /// Run one user message through the tool loop and return the answer.
+    pub async fn run(&self, user_text: &str) -> Result<TurnReply, TurnError> {
+        let span = tracing::info_span!("turn", agent_alias = %self.ctx.agent, session_key = %self.ctx.session_key);
+        self.run_inner(user_text).instrument(span).await
+    }
+
+    async fn run_inner(&self, user_text: &str) -> Result<TurnReply, TurnError> {
+        let store = &self.ctx.store;
+        let mut messages = Vec::new();
+        if !self.system_prompt.is_empty() {
+            messages.push(ChatMessage::system(self.system_prompt.clone()));
+        }
+        messages.extend(history::load(store, &self.ctx.session_key).await?);
+        let user = ChatMessage::user(user_text);
+        history::save(store, &self.ctx.session_key, &user).await?;
+        messages.push(user);
+
+        let max_iterations = self.profile.max_tool_iterations;
+        let specs = if self.profile.agentic {
+            self.registry.specs()
+        } else {
+            Vec::new()
+        };
+        let seen = Mutex::new(HashSet::new());
+        let mut chain = self.chain.clone();
+        let mut usage = Usage::default();
+        let mut iterations = 0u32;
+        let mut tools_completed = 0u32;
+        loop {
+            let offer_tools = iterations < max_iterations && !specs.is_empty();
+            crate::cost::check(
+                &self.config,
+                store,
+                &self.ctx.agent,
+                &self.runtime_profile_name,
+            )
+            .await
+            .map_err(|e| match e {
+                crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
+                crate::cost::CheckError::Store(s) => TurnError::Store(s),
+            })?;
+            let request = ChatRequest {
+                messages: messages.clone(),
+                tools: if offer_tools {
+                    specs.clone()
+                } else {
+                    Vec::new()
+                },
+                temperature: self.temperature,
+            };
+            let (response, served) = tokio::select! {
+                _ = self.ctx.cancel.cancelled() => return Err(TurnError::Cancelled),
+                r = chain.chat(&request) => r?,
+            };
+            usage.add(response.usage);
+            if let Err(e) = crate::cost::record(
+                &self.config,
+                store,
+                &self.ctx.agent,
+                &served.name,
+                &served.model,
+                response.usage,
+            )
+            .await
+            {
+                tracing::error!(error = %e, "cost ledger write failed");
+            }
+            if response.tool_calls.is_empty() || !offer_tools {
+                let text = if response.text.trim().is_empty() && !response.tool_calls.is_empty() {
+                    format!(
+                        "(stopped after {iterations} tool iterations without a final answer; raise [runtime_profiles.{}].max_tool_iterations if the task needs more)",
+                        self.runtime_profile_name
+                    )
+                } else {
+                    response.text
+                };
+                history::save(
+                    store,
+                    &self.ctx.session_key,
+                    &ChatMessage::assistant(text.clone()),
+                )
+                .await?;
+                return Ok(TurnReply {
+                    text,
+                    usage,
+                    served: Some(served),
+                    iterations,
+                    tools_completed,
+                });
+            }
+            iterations += 1;
+            let assistant = ChatMessage {
+                role: Role::Assistant,
+                content: response.text,
+                tool_calls: response.tool_calls,
+                tool_call_id: None,
+                name: None,
+            };
+            history::save(store, &self.ctx.session_key, &assistant).await?;
+            let results = self.run_calls(&assistant.tool_calls, &seen).await;
+            messages.push(assistant);
+            if self.ctx.cancel.is_cancelled() {
+                return Err(TurnError::Cancelled);
+            }
+            for (message, ok) in results {
+                tools_completed += u32::from(ok);
+                history::save(store, &self.ctx.session_key, &message).await?;
+                messages.push(message);
+            }
+            let switch = self
+                .ctx
+                .switch_to
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(name) = switch {
+                chain = self.providers.chain_for(&name)?;
+            }
+        }
+    }
+
+    async fn run_calls(
+        &self,
+        calls: &[crate::message::ToolCall],
+        seen: &Mutex<HashSet<String>>,
+    ) -> Vec<(ChatMessage, bool)> {
+        if self.profile.parallel_tools && calls.len() > 1 {
+            futures::future::join_all(calls.iter().map(|c| self.run_call(c, seen))).await
+        } else {
+            let mut out = Vec::with_capacity(calls.len());
+            for c in calls {
+                out.push(self.run_call(c, seen).await);
+            }
+            out
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The approval broker seam: the runtime decides *that* a person must be
+//! asked; a broker (terminal, ops room, ...) decides *how* and returns what
+//! happened, so the model can be told the truth about it.
+
+use async_trait::async_trait;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::Mutex;
+use switchboard_config::ApprovalRoute;
+use switchboard_core::ChatAddress;
+
+/// A tool call waiting for a person.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalRequest {
+    pub id: String,
+    pub agent: String,
+    /// Caller chain for delegated runs, root first (empty at top level).
+    pub caller_chain: Vec<String>,
+    pub tool: String,
+    /// Argument summary with secrets redacted.
+    pub summary: String,
+    pub risk: String,
+    pub profile_name: String,
+    /// The route of the risk profile in force, if any.
+    #[serde(skip)]
+    pub route: Option<ApprovalRoute>,
+    /// Where the turn that wants this came from.
+    pub origin: Option<ChatAddress>,
+    pub timeout_secs: u64,
+}
+
+/// What happened to a request. Only `Approved` lets the tool run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalOutcome {
+    Approved {
+        by: String,
+        always: bool,
+    },
+    Denied {
+        by: String,
+        reason: Option<String>,
+    },
+    TimedOut {
+        after_secs: u64,
+    },
+    /// Nobody could be asked (no route, channel not running, non-interactive
+    /// run, disconnect); `why` says which.
+    Unavailable {
+        why: String,
+    },
+}
+
+impl ApprovalOutcome {
+    /// The tool result the model sees when the call did not run.
+    pub fn refusal_text(&self, tool: &str) -> Option<String> {
+        Some(match self {
+            Self::Approved { .. } => return None,
+            Self::Denied { by, reason } => match reason {
+                Some(r) => format!("{tool} was not run: denied by {by} ({r})."),
+                None => format!("{tool} was not run: denied by {by}."),
+            },
+            Self::TimedOut { after_secs } => {
+                format!(
+                    "{tool} was not run: the approval request timed out after {after_secs}s without a decision."
+                )
+            }
+            Self::Unavailable { why } => format!(
+                "{tool} was not run: approval was needed but no approver could be asked ({why})."
+            ),
+        })
+    }
+}
+
+#[async_trait]
+pub trait ApprovalBroker: Send + Sync {
+    async fn request(&self, request: ApprovalRequest) -> ApprovalOutcome;
+}
+
+/// A broker for runs with nobody to ask: every request is refused as
+/// unavailable (never as "denied by a person").
+pub struct NoApprover(pub String);
+
+#[async_trait]
+impl ApprovalBroker for NoApprover {
+    async fn request(&self, _request: ApprovalRequest) -> ApprovalOutcome {
+        ApprovalOutcome::Unavailable {
+            why: self.0.clone(),
+        }
+    }
+}
+
+/// "Always (this run)" grants; a fresh one per run, never shared.
+#[derive(Debug, Default)]
+pub struct RunGrants(Mutex<HashSet<String>>);
+
+impl RunGrants {
+    pub fn grant(&self, tool: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(tool.to_string());
+    }
+    pub fn has(&self, tool: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(tool)
+    }
+}

@@ -1,0 +1,64 @@
+//! `max_actions_per_hour`: a sliding one-hour window of tool executions.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+pub struct ActionTracker {
+    limit: u32,
+    window: Mutex<VecDeque<Instant>>,
+}
+
+impl ActionTracker {
+    pub fn new(limit: u32) -> Self {
+        Self {
+            limit,
+            window: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// Count one action; false when the hourly budget is spent.
+    pub fn try_record(&self) -> bool {
+        self.try_record_at(Instant::now())
+    }
+
+    fn try_record_at(&self, now: Instant) -> bool {
+        let mut w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+        while w
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(3600))
+        {
+            w.pop_front();
+        }
+        if w.len() as u32 >= self.limit {
+            return false;
+        }
+        w.push_back(now);
+        true
+    }
+
+    /// Actions counted in the last hour.
+    pub fn used(&self) -> u32 {
+        self.window.lock().unwrap_or_else(|p| p.into_inner()).len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_slides() {
+        let t = ActionTracker::new(2);
+        let start = Instant::now();
+        assert!(t.try_record_at(start));
+        assert!(t.try_record_at(start));
+        assert!(!t.try_record_at(start + Duration::from_secs(10)));
+        assert!(t.try_record_at(start + Duration::from_secs(3601)));
+    }
+}

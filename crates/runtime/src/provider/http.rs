@@ -1,0 +1,118 @@
+//! HTTP plumbing shared by providers: one client per provider, timeouts,
+//! retries with backoff on 429/5xx/connect errors, and error mapping that
+//! keeps URLs, keys and bodies out of user-visible messages.
+
+use super::ProviderError;
+use std::time::Duration;
+use switchboard_config::{ProviderConfig, ProviderKind};
+
+pub(crate) struct HttpSettings {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_retries: u32,
+    pub client: reqwest::Client,
+}
+
+impl HttpSettings {
+    pub fn from_config(name: &str, c: &ProviderConfig) -> Result<Self, ProviderError> {
+        let api_key = match &c.api_key {
+            None => None,
+            Some(secret) => Some(
+                secret
+                    .resolve()
+                    .map_err(|e| ProviderError::Misconfigured(name.to_string(), e.to_string()))?,
+            ),
+        };
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(c.timeout_secs))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| {
+                ProviderError::Misconfigured(name.to_string(), e.without_url().to_string())
+            })?;
+        Ok(Self {
+            name: name.to_string(),
+            kind: c.kind,
+            model: c.model.clone(),
+            base_url: c.base_url().to_string(),
+            api_key,
+            temperature: c.temperature,
+            max_retries: c.max_retries,
+            client,
+        })
+    }
+
+    /// POST `body` to `url` with `headers`, retrying transient failures.
+    /// Returns the parsed JSON of a 2xx answer.
+    pub async fn post_json(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &serde_json::Value,
+    ) -> Result<serde_json::Value, ProviderError> {
+        let mut attempt = 0;
+        loop {
+            let result = self.post_once(url, headers, body).await;
+            match result {
+                Ok(v) => return Ok(v),
+                Err((e, retry_after)) if e.is_transient() && attempt < self.max_retries => {
+                    let backoff = retry_after
+                        .unwrap_or_else(|| Duration::from_millis(250 * 2u64.pow(attempt)))
+                        .min(Duration::from_secs(30));
+                    tracing::warn!(provider = %self.name, attempt, error = %e, ?backoff, "retrying model call");
+                    tokio::time::sleep(backoff).await;
+                    attempt += 1;
+                }
+                Err((e, _)) => return Err(e),
+            }
+        }
+    }
+
+    async fn post_once(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &serde_json::Value,
+    ) -> Result<serde_json::Value, (ProviderError, Option<Duration>)> {
+        let name = || self.name.clone();
+        let mut req = self.client.post(url).json(body);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let resp = req.send().await.map_err(|e| {
+            let timed_out = e.is_timeout();
+            tracing::warn!(provider = %self.name, error = %e.without_url(), "model request failed");
+            let err = if timed_out {
+                ProviderError::Timeout(name())
+            } else {
+                ProviderError::Unreachable(name())
+            };
+            (err, None)
+        })?;
+        let status = resp.status();
+        if status.is_success() {
+            return resp.json().await.map_err(|e| {
+                tracing::warn!(provider = %self.name, error = %e.without_url(), "unreadable model response");
+                (ProviderError::InvalidResponse(name()), None)
+            });
+        }
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .map(Duration::from_secs_f64);
+        let body_len = resp.bytes().await.map(|b| b.len()).unwrap_or(0);
+        tracing::warn!(provider = %self.name, status = status.as_u16(), body_len, "model provider error status");
+        let err = match status.as_u16() {
+            401 | 403 => ProviderError::Auth(name()),
+            429 => ProviderError::RateLimited(name()),
+            code => ProviderError::Http(name(), code),
+        };
+        Err((err, retry_after))
+    }
+}

@@ -1,0 +1,95 @@
+//! Model providers: OpenAI-compatible chat completions and Anthropic
+//! Messages, behind one trait, plus the fallback chain ("Reliable").
+//!
+//! Errors here are written for users and models to read: they never carry
+//! endpoints, keys or response bodies. Details go to the logs only.
+
+mod anthropic;
+mod chain;
+mod http;
+mod openai;
+mod set;
+
+pub use chain::{ProviderChain, Served};
+pub use set::ProviderSet;
+
+use crate::message::ToolCall;
+use crate::message::{ChatMessage, ToolSpec, Usage};
+use async_trait::async_trait;
+use std::sync::Arc;
+use switchboard_config::{ProviderConfig, ProviderKind};
+
+/// One request to a model.
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    /// Overrides the provider's configured temperature.
+    pub temperature: Option<f64>,
+}
+
+/// A model's answer: text, tool calls, or both.
+#[derive(Debug, Clone, Default)]
+pub struct ChatResponse {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    #[error(
+        "model provider '{0}' could not be reached (is the model server running? check [providers.{0}].base_url)"
+    )]
+    Unreachable(String),
+    #[error("model provider '{0}' did not answer in time")]
+    Timeout(String),
+    #[error("model provider '{0}' rejected the credentials (check [providers.{0}].api_key)")]
+    Auth(String),
+    #[error("model provider '{0}' is rate limiting requests")]
+    RateLimited(String),
+    #[error("model provider '{0}' failed with HTTP {1}")]
+    Http(String, u16),
+    #[error("model provider '{0}' sent a response that could not be understood")]
+    InvalidResponse(String),
+    #[error("model provider '{0}' is not usable: {1}")]
+    Misconfigured(String, String),
+    #[error("all model providers failed: {0}")]
+    AllFailed(String),
+}
+
+impl ProviderError {
+    /// Whether retrying the same provider may help.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Self::Unreachable(_)
+                | Self::Timeout(_)
+                | Self::RateLimited(_)
+                | Self::Http(_, 500..=599)
+        )
+    }
+}
+
+/// One configured model endpoint.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// The configured provider name (`local`).
+    fn name(&self) -> &str;
+    fn kind(&self) -> ProviderKind;
+    fn model(&self) -> &str;
+    /// One call, retried on transient failures per the provider's settings.
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError>;
+}
+
+/// Build the provider for one configuration entry.
+pub fn build_provider(
+    name: &str,
+    config: &ProviderConfig,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    let http = http::HttpSettings::from_config(name, config)?;
+    Ok(match config.kind {
+        ProviderKind::Openai => Arc::new(openai::OpenAiProvider::new(http)),
+        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(http)),
+    })
+}

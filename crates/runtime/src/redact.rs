@@ -1,0 +1,140 @@
+//! Argument summaries for approval prompts and logs, with secrets removed:
+//! values of secret-looking keys, `env:` references, bearer tokens and
+//! well-known key formats never appear.
+
+use serde_json::Value;
+
+const SECRET_KEYS: &[&str] = &[
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "api_key",
+    "apikey",
+    "authorization",
+    "auth",
+    "key",
+    "credential",
+    "cookie",
+    "private",
+];
+const SECRET_PREFIXES: &[&str] = &[
+    "sk-",
+    "sk_",
+    "ghp_",
+    "gho_",
+    "github_pat_",
+    "xoxb-",
+    "xoxp-",
+    "AKIA",
+    "glpat-",
+    "eyJ",
+];
+const MAX_SUMMARY: usize = 400;
+
+fn is_secret_key(k: &str) -> bool {
+    let k = k.to_lowercase();
+    SECRET_KEYS.iter().any(|s| {
+        k == *s || k.contains(s) && *s != "key" || k.ends_with("_key") || k.ends_with("-key")
+    })
+}
+
+/// Redact secrets inside free text (a command line, a file's content).
+pub fn redact_text(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for word in text.split(' ') {
+        if hide_next && !word.is_empty() {
+            out.push("[REDACTED]".to_string());
+            hide_next = false;
+            continue;
+        }
+        let lower = word.to_lowercase();
+        let trimmed = word.trim_matches(|c: char| c == '"' || c == '\'');
+        if lower == "bearer" || lower.ends_with("authorization:") {
+            out.push(word.to_string());
+            hide_next = true;
+        } else if trimmed.starts_with("env:")
+            || SECRET_PREFIXES.iter().any(|p| trimmed.starts_with(p))
+        {
+            out.push("[REDACTED]".to_string());
+        } else if let Some((k, _)) = word
+            .split_once('=')
+            .filter(|(k, _)| is_secret_key(k.trim_start_matches('-')))
+        {
+            out.push(format!("{k}=[REDACTED]"));
+        } else if looks_random(trimmed) {
+            out.push("[REDACTED]".to_string());
+        } else {
+            out.push(word.to_string());
+        }
+    }
+    out.join(" ")
+}
+
+/// Long mixed-alphanumeric runs (≥ 32 chars with digits and letters) look
+/// like keys.
+fn looks_random(w: &str) -> bool {
+    w.len() >= 32
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_+/=".contains(c))
+        && w.chars().any(|c| c.is_ascii_digit())
+        && w.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+fn redact_value(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if is_secret_key(k) {
+                        Value::String("[REDACTED]".into())
+                    } else {
+                        redact_value(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact_value).collect()),
+        Value::String(s) => Value::String(redact_text(s)),
+        other => other.clone(),
+    }
+}
+
+/// A short, redacted, one-line summary of tool arguments.
+pub fn summarize_args(args: &Value) -> String {
+    let text = redact_value(args).to_string();
+    if text.chars().count() > MAX_SUMMARY {
+        let cut: String = text.chars().take(MAX_SUMMARY).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_are_hidden() {
+        let s = summarize_args(&json!({
+            "command": "curl -H 'Authorization: Bearer abc123' https://x",
+            "api_key": "sk-live-123",
+            "nested": {"password": "hunter2", "note": "use env:OPENAI_API_KEY"},
+            "url": "https://x?token=zzz",
+        }));
+        for secret in ["abc123", "sk-live-123", "hunter2", "OPENAI_API_KEY"] {
+            assert!(!s.contains(secret), "{secret} leaked in {s}");
+        }
+        assert!(s.contains("curl"));
+    }
+
+    #[test]
+    fn long_summaries_are_cut() {
+        let s = summarize_args(&json!({"content": "a ".repeat(1000)}));
+        assert!(s.chars().count() <= MAX_SUMMARY + 1);
+    }
+}

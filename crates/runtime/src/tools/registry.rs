@@ -1,0 +1,76 @@
+//! The set of tools one run may offer.
+
+use super::Tool;
+use crate::message::ToolSpec;
+use std::sync::Arc;
+use switchboard_config::RiskProfile;
+
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// Every built-in tool this crate implements.
+    pub fn builtin() -> Self {
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(super::shell::Shell),
+            Arc::new(super::file_read::FileRead),
+            Arc::new(super::file_write::FileWrite),
+            Arc::new(super::memory_store::MemoryStore),
+            Arc::new(super::memory_recall::MemoryRecall),
+            Arc::new(super::model_switch::ModelSwitch),
+        ];
+        Self { tools }
+    }
+
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+        self
+    }
+
+    /// Keep only the tools the risk profile offers (SPEC §5 filter).
+    pub fn filtered(&self, profile: &RiskProfile) -> Self {
+        self.retain(|name| profile.offers_tool(name))
+    }
+
+    /// Drop one tool by name.
+    pub fn without(&self, name: &str) -> Self {
+        self.retain(|n| n != name)
+    }
+
+    fn retain(&self, keep: impl Fn(&str) -> bool) -> Self {
+        Self {
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| keep(t.name()))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,97 @@
+//! Shared setup for runtime tests: a config pointing at scripted models, a
+//! temporary database and workspace, and a recording approval broker.
+
+#![allow(dead_code)]
+
+use async_trait::async_trait;
+use std::sync::{Arc, Mutex};
+use switchboard_config::Config;
+use switchboard_runtime::{
+    ApprovalBroker, ApprovalOutcome, ApprovalRequest, Runtime, TurnError, TurnReply, TurnRequest,
+};
+use switchboard_store::Store;
+use tokio_util::sync::CancellationToken;
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub runtime: Runtime,
+}
+
+pub async fn harness(toml: &str) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "database_url = \"sqlite://{d}/cp.db\"\nworkspace_dir = \"{d}/ws\"\n{toml}",
+        d = dir.path().display()
+    );
+    let config = Config::from_toml_str(&text, "test").unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&config.database_url).await.unwrap();
+    let runtime = Runtime::new(Arc::new(config), store).unwrap();
+    Harness { dir, runtime }
+}
+
+impl Harness {
+    pub fn workspace(&self, agent: &str) -> std::path::PathBuf {
+        self.dir.path().join("ws").join(agent)
+    }
+
+    pub async fn turn(
+        &self,
+        text: &str,
+        broker: Arc<dyn ApprovalBroker>,
+    ) -> Result<TurnReply, TurnError> {
+        self.runtime
+            .run_turn(TurnRequest {
+                agent: "main".into(),
+                session_key: "agent:main:cli:local".into(),
+                origin: None,
+                text: text.into(),
+                broker,
+                cancel: CancellationToken::new(),
+                events: None,
+            })
+            .await
+    }
+}
+
+/// Answers every request with a fixed outcome and records the requests.
+pub struct FixedBroker {
+    pub outcome: ApprovalOutcome,
+    pub seen: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl FixedBroker {
+    pub fn new(outcome: ApprovalOutcome) -> Arc<Self> {
+        Arc::new(Self {
+            outcome,
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+    pub fn count(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+}
+
+#[async_trait]
+impl ApprovalBroker for FixedBroker {
+    async fn request(&self, request: ApprovalRequest) -> ApprovalOutcome {
+        self.seen.lock().unwrap().push(request);
+        self.outcome.clone()
+    }
+}
+
+pub fn provider(name: &str, url: &str, extra: &str) -> String {
+    format!(
+        "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
+    )
+}
+
+/// The tool results (role tool) of a recorded OpenAI request.
+pub fn tool_results(req: &serde_json::Value) -> Vec<String> {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}

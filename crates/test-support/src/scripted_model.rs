@@ -1,0 +1,304 @@
+//! A scripted model server on 127.0.0.1.
+//!
+//! Each request consumes the first unconsumed [`Step`] whose matcher accepts
+//! it (steps without a matcher accept anything), waits the step's delay and
+//! answers with its reply. Every request body is recorded for assertions.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Text(String),
+    /// (tool name, raw JSON arguments text) pairs.
+    ToolCalls(Vec<(String, String)>),
+    /// An HTTP error status with a body that must never leak to users.
+    Status(u16),
+    /// 429 with a Retry-After header (seconds).
+    RateLimited(u64),
+}
+
+#[derive(Clone)]
+pub struct Step {
+    matcher: Option<Matcher>,
+    reply: Reply,
+    delay: Duration,
+    usage: (u64, u64),
+}
+
+impl Step {
+    pub fn text(t: impl Into<String>) -> Self {
+        Self::new(Reply::Text(t.into()))
+    }
+
+    pub fn tool_call(name: &str, args: Value) -> Self {
+        Self::new(Reply::ToolCalls(vec![(name.to_string(), args.to_string())]))
+    }
+
+    /// Several calls in one response (or malformed argument text).
+    pub fn tool_calls(calls: &[(&str, &str)]) -> Self {
+        Self::new(Reply::ToolCalls(
+            calls
+                .iter()
+                .map(|(n, a)| (n.to_string(), a.to_string()))
+                .collect(),
+        ))
+    }
+
+    pub fn status(code: u16) -> Self {
+        Self::new(Reply::Status(code))
+    }
+
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        Self::new(Reply::RateLimited(retry_after_secs))
+    }
+
+    fn new(reply: Reply) -> Self {
+        Self {
+            matcher: None,
+            reply,
+            delay: Duration::ZERO,
+            usage: (10, 5),
+        }
+    }
+
+    /// Only answer requests whose last message contains `needle`.
+    pub fn when_last_contains(self, needle: &str) -> Self {
+        let needle = needle.to_string();
+        self.when(move |req| last_message_text(req).contains(&needle))
+    }
+
+    /// Only answer requests for which `f` is true.
+    pub fn when(mut self, f: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
+        self.matcher = Some(Arc::new(f));
+        self
+    }
+
+    pub fn delay(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+
+    pub fn usage(mut self, input: u64, output: u64) -> Self {
+        self.usage = (input, output);
+        self
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    steps: Vec<Option<Step>>,
+    requests: Vec<Value>,
+    counter: u64,
+}
+
+/// A running scripted model server; stops when dropped.
+pub struct ScriptedModel {
+    addr: std::net::SocketAddr,
+    shared: Arc<Mutex<Shared>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ScriptedModel {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl ScriptedModel {
+    pub async fn start() -> Self {
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let app = Router::new()
+            .route("/v1/chat/completions", post(openai))
+            .route("/v1/messages", post(anthropic))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { addr, shared, task }
+    }
+
+    /// Base URL for `[providers.x].base_url`, ending in `/v1`.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn push(&self, step: Step) -> &Self {
+        self.shared.lock().unwrap().steps.push(Some(step));
+        self
+    }
+
+    /// Every request body received so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.lock().unwrap().requests.clone()
+    }
+
+    /// Steps not consumed yet.
+    pub fn remaining(&self) -> usize {
+        self.shared
+            .lock()
+            .unwrap()
+            .steps
+            .iter()
+            .filter(|s| s.is_some())
+            .count()
+    }
+}
+
+/// Names of the tools offered in a request (either API shape).
+pub fn offered_tools(req: &Value) -> Vec<String> {
+    req.get("tools")
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| {
+                    t.pointer("/function/name")
+                        .or_else(|| t.get("name"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of the last message of a request (either API shape).
+pub fn last_message_text(req: &Value) -> String {
+    let Some(last) = req
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+    else {
+        return String::new();
+    };
+    match last.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match b.get("text").or_else(|| b.get("content")) {
+                Some(Value::String(s)) => s.clone(),
+                _ => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Take the matching step for `req`, recording the request.
+fn take_step(shared: &Mutex<Shared>, req: &Value) -> (Option<Step>, u64) {
+    let mut s = shared.lock().unwrap();
+    s.requests.push(req.clone());
+    s.counter += 1;
+    let n = s.counter;
+    let pos = s.steps.iter().position(|st| {
+        st.as_ref()
+            .is_some_and(|st| st.matcher.as_ref().is_none_or(|m| m(req)))
+    });
+    (pos.and_then(|i| s.steps[i].take()), n)
+}
+
+fn error_reply(reply: &Reply) -> Option<Response> {
+    match reply {
+        Reply::Status(code) => Some(
+            (
+                StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                "upstream exploded: internal-secret-detail sk-test-leak",
+            )
+                .into_response(),
+        ),
+        Reply::RateLimited(secs) => Some(
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [("retry-after", secs.to_string())],
+                "slow down",
+            )
+                .into_response(),
+        ),
+        _ => None,
+    }
+}
+
+async fn next(shared: &Mutex<Shared>, req: &Value) -> Result<(Step, u64), Response> {
+    let (step, n) = take_step(shared, req);
+    let Some(step) = step else {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no scripted step matches this request",
+        )
+            .into_response());
+    };
+    tokio::time::sleep(step.delay).await;
+    if let Some(r) = error_reply(&step.reply) {
+        return Err(r);
+    }
+    Ok((step, n))
+}
+
+async fn openai(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>) -> Response {
+    let (step, n) = match next(&shared, &req).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let message = match &step.reply {
+        Reply::Text(t) => json!({"role": "assistant", "content": t}),
+        Reply::ToolCalls(calls) => json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
+                "id": format!("call_{n}_{i}"), "type": "function",
+                "function": {"name": name, "arguments": args}
+            })).collect::<Vec<_>>()
+        }),
+        _ => unreachable!("errors answered above"),
+    };
+    Json(json!({
+        "id": format!("chatcmpl-{n}"),
+        "object": "chat.completion",
+        "model": req.get("model").cloned().unwrap_or(Value::Null),
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": step.usage.0, "completion_tokens": step.usage.1, "total_tokens": step.usage.0 + step.usage.1}
+    }))
+    .into_response()
+}
+
+async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>) -> Response {
+    let (step, n) = match next(&shared, &req).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let content = match &step.reply {
+        Reply::Text(t) => vec![json!({"type": "text", "text": t})],
+        Reply::ToolCalls(calls) => calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| {
+                let input: Value = serde_json::from_str(args).unwrap_or(json!({}));
+                json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": input})
+            })
+            .collect(),
+        _ => unreachable!("errors answered above"),
+    };
+    Json(json!({
+        "id": format!("msg_{n}"),
+        "type": "message",
+        "role": "assistant",
+        "content": content,
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": step.usage.0, "output_tokens": step.usage.1}
+    }))
+    .into_response()
+}

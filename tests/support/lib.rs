@@ -1,1 +1,155 @@
-//! Helpers for end-to-end tests.
+//! Helpers for end-to-end tests: find the built `switchboard` binary, give
+//! it a private folder and configuration, and talk to `switchboard chat`
+//! through its stdin and stdout the way a person at a terminal would.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The `switchboard` binary built next to this test executable.
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(Path::parent).expect("target/debug");
+    let bin = dir.join("switchboard");
+    assert!(
+        bin.exists(),
+        "{} is missing; build it first with `cargo build -p switchboard-gateway` (cargo test --workspace does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A private working folder holding `switchboard.toml`, `data/` and `workspace/`.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new(config: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("switchboard.toml"), config).expect("write config");
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.path().join("switchboard.toml")
+    }
+
+    /// Run a command to completion; returns (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(binary())
+            .args(args)
+            .current_dir(self.path())
+            .env("USER", "tester")
+            .output()
+            .expect("run switchboard");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Start `switchboard chat` in this sandbox.
+    pub fn chat(&self, extra: &[&str]) -> Chat {
+        let mut cmd = Command::new(binary());
+        cmd.arg("chat")
+            .arg("--config")
+            .arg(self.config_path())
+            .args(extra)
+            .current_dir(self.path())
+            .env("USER", "tester")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn switchboard chat");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                match line {
+                    Ok(l) => {
+                        if tx.send(l).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        Chat {
+            child,
+            stdin,
+            lines: rx,
+            seen: Vec::new(),
+        }
+    }
+}
+
+/// A running `switchboard chat` process.
+pub struct Chat {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Every stdout line read so far.
+    pub seen: Vec<String>,
+}
+
+impl Chat {
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        writeln!(stdin, "{line}").expect("write to chat");
+        stdin.flush().expect("flush");
+    }
+
+    /// Read stdout until a line contains `needle`; panics after `secs`.
+    pub fn expect(&mut self, needle: &str, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no line containing {needle:?} within {secs}s; saw:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Close stdin and wait for the process; returns its exit code and the
+    /// rest of stdout.
+    pub fn finish(mut self) -> (i32, Vec<String>) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        let rest: Vec<String> = self.lines.iter().collect();
+        self.seen.extend(rest.iter().cloned());
+        (status.code().unwrap_or(-1), rest)
+    }
+}
+
+impl Drop for Chat {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal provider section pointing at a scripted model.
+pub fn provider(name: &str, url: &str, extra: &str) -> String {
+    format!(
+        "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
+    )
+}

@@ -1,6 +1,6 @@
 //! Reading a configuration file into a validated [`Config`].
 
-use crate::{Config, RiskProfile, RuntimeProfile};
+use crate::Config;
 use std::fmt;
 use std::path::Path;
 
@@ -86,12 +86,8 @@ impl Config {
     /// Agents name `default` profiles unless told otherwise; when the file
     /// does not define them, the built-in defaults apply.
     fn fill_default_profiles(&mut self) {
-        self.risk_profiles
-            .entry("default".into())
-            .or_insert_with(RiskProfile::default);
-        self.runtime_profiles
-            .entry("default".into())
-            .or_insert_with(RuntimeProfile::default);
+        self.risk_profiles.entry("default".into()).or_default();
+        self.runtime_profiles.entry("default".into()).or_default();
     }
 
     /// Non-fatal findings, such as `env:` secrets whose variable is unset.

@@ -322,7 +322,8 @@ fn cost(c: &Config, v: &mut Vec<Problem>) {
         ("daily_limit_usd", c.cost.daily_limit_usd),
         ("monthly_limit_usd", c.cost.monthly_limit_usd),
     ] {
-        if !(val >= 0.0) {
+        // NaN fails this too.
+        if val.is_nan() || val < 0.0 {
             v.push(Problem::new(format!("cost.{key}"), "must be 0 or more"));
         }
     }

@@ -1,1 +1,85 @@
-fn main() {}
+//! `switchboard`: the gateway binary. It wires configuration, the store,
+//! the runtime and the channels together; everything else lives in crates.
+
+mod bootstrap;
+mod chat;
+mod check;
+mod cli_broker;
+mod commands;
+mod logging;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "switchboard",
+    version,
+    about = "A chat-bot gateway: channels in, one agent runtime, approvals routed to operators"
+)]
+struct Cli {
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = logging::Format::Text)]
+    log_format: logging::Format,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start the gateway: every enabled channel and the agent runtime.
+    Run {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+    },
+    /// Talk to an agent in this terminal (the `cli` channel).
+    Chat {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+        /// The agent to talk to (default: the first enabled agent).
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Validate a configuration and print every problem with its TOML path.
+    Check {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The terminal chat keeps the screen for the conversation: only errors
+    // are logged there unless SWITCHBOARD_LOG asks for more.
+    let level = match cli.command {
+        Command::Chat { .. } | Command::Check { .. } => "error",
+        Command::Run { .. } => "info",
+    };
+    logging::init(cli.log_format, level);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(async {
+        match cli.command {
+            Command::Check { config } => check::run(&config),
+            Command::Chat { config, agent } => chat::run(&config, agent).await,
+            Command::Run { config } => run::run(&config).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

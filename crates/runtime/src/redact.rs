@@ -41,17 +41,19 @@ fn is_secret_key(k: &str) -> bool {
 
 /// Redact secrets inside free text (a command line, a file's content).
 pub fn redact_text(text: &str) -> String {
+    const SCHEMES: &[&str] = &["bearer", "basic", "token", "digest"];
     let mut out = Vec::new();
     let mut hide_next = false;
     for word in text.split(' ') {
+        let trimmed = word.trim_matches(|c: char| c == '"' || c == '\'');
+        let lower = trimmed.to_lowercase();
         if hide_next && !word.is_empty() {
+            // "Authorization: Bearer <token>": keep hiding past the scheme word.
+            hide_next = SCHEMES.contains(&lower.as_str());
             out.push("[REDACTED]".to_string());
-            hide_next = false;
             continue;
         }
-        let lower = word.to_lowercase();
-        let trimmed = word.trim_matches(|c: char| c == '"' || c == '\'');
-        if lower == "bearer" || lower.ends_with("authorization:") {
+        if SCHEMES.contains(&lower.as_str()) || lower.ends_with("authorization:") {
             out.push(word.to_string());
             hide_next = true;
         } else if trimmed.starts_with("env:")

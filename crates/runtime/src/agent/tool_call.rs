@@ -105,7 +105,9 @@ impl AgentRun {
                         }
                     }
                     other => {
-                        return ToolResult::fail(other.refusal_text(&call.name).unwrap_or_default());
+                        return ToolResult::fail(
+                            other.refusal_text(&call.name).unwrap_or_default(),
+                        );
                     }
                 }
             }

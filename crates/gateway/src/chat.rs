@@ -1,0 +1,200 @@
+//! `switchboard chat`: a conversation with one agent in this terminal,
+//! through the built-in `cli` channel. Lines typed while a turn runs are
+//! queued, except approval answers and `/stop`, which act at once.
+
+use crate::bootstrap;
+use crate::cli_broker::CliBroker;
+use crate::commands::{self, Command, CommandContext};
+use std::collections::VecDeque;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use switchboard_core::ChatAddress;
+use switchboard_runtime::{Runtime, TurnError, TurnEvent, TurnReply, TurnRequest};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+struct Running {
+    task: JoinHandle<Result<TurnReply, TurnError>>,
+    cancel: CancellationToken,
+}
+
+pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
+    let runtime = bootstrap::start(config_path).await?.runtime;
+    let agent = pick_agent(&runtime, agent)?;
+    let login = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "local".into());
+    let address = ChatAddress::new("cli", login.clone());
+    let session_key = address.session_key(&agent);
+    let broker = Arc::new(CliBroker::new(
+        runtime.store().clone(),
+        format!("cli:{login}"),
+    ));
+    let interactive = std::io::stdin().is_terminal();
+    let provider = runtime.provider_of(&agent, &session_key).await?;
+    eprintln!(
+        "switchboard chat: agent '{agent}' via provider '{provider}'. /help lists commands; Ctrl-D quits."
+    );
+
+    let (line_tx, mut lines) = mpsc::channel::<String>(64);
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            if line_tx.send(line).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (event_tx, mut events) = mpsc::unbounded_channel::<TurnEvent>();
+    let mut queue: VecDeque<String> = VecDeque::new();
+    let mut running: Option<Running> = None;
+    let mut stdin_open = true;
+    let prompt = |interactive: bool| {
+        if interactive {
+            use std::io::Write;
+            print!("you> ");
+            let _ = std::io::stdout().flush();
+        }
+    };
+    prompt(interactive);
+    loop {
+        // Work through the queue in order: commands answer at once, a
+        // message starts a turn and waits for it.
+        while running.is_none() {
+            let Some(line) = queue.pop_front() else { break };
+            match commands::parse(&line) {
+                Some(cmd) => {
+                    let ctx = CommandContext {
+                        runtime: &runtime,
+                        agent: &agent,
+                        session_key: &session_key,
+                    };
+                    println!("{}", commands::apply(&cmd, &ctx).await);
+                    prompt(interactive && queue.is_empty());
+                }
+                None => {
+                    running = Some(start_turn(
+                        &runtime,
+                        &agent,
+                        &session_key,
+                        &address,
+                        line,
+                        &broker,
+                        &event_tx,
+                    ))
+                }
+            }
+        }
+        if running.is_none() && !stdin_open {
+            break;
+        }
+        tokio::select! {
+            line = lines.recv(), if stdin_open => match line {
+                None => {
+                    stdin_open = false;
+                    broker.close();
+                }
+                Some(line) => {
+                    let line = line.trim().to_string();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    if broker.is_waiting() && !line.starts_with("/stop") {
+                        println!("{}", broker.answer(&line));
+                        continue;
+                    }
+                    match commands::parse(&line) {
+                        Some(Command::Stop) => match &running {
+                            Some(r) => {
+                                r.cancel.cancel();
+                                queue.clear();
+                                println!("Stopping the current turn.");
+                            }
+                            None => println!("Nothing is running."),
+                        },
+                        Some(Command::Unknown(name)) if name == "quit" || name == "exit" => {
+                            if let Some(r) = &running {
+                                r.cancel.cancel();
+                            }
+                            break;
+                        }
+                        Some(Command::Approve { .. } | Command::Deny { .. }) => println!("{}", broker.answer(&line)),
+                        _ => queue.push_back(line),
+                    }
+                }
+            },
+            Some(event) = events.recv() => match event {
+                TurnEvent::ToolStarted { name, summary } => println!("  [tool] {name} {summary}"),
+                TurnEvent::ToolFinished { name, success } => {
+                    println!("  [tool] {name}: {}", if success { "ok" } else { "failed" })
+                }
+            },
+            result = async { (&mut running.as_mut().expect("guarded").task).await }, if running.is_some() => {
+                running = None;
+                match result {
+                    Ok(Ok(reply)) => println!("{agent}> {}", reply.text),
+                    Ok(Err(TurnError::Cancelled)) => println!("{agent}> (stopped)"),
+                    Ok(Err(e)) => println!("error: {e}"),
+                    Err(e) => println!("error: the turn crashed: {e}"),
+                }
+                prompt(interactive && queue.is_empty());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn start_turn(
+    runtime: &Arc<Runtime>,
+    agent: &str,
+    session_key: &str,
+    address: &ChatAddress,
+    text: String,
+    broker: &Arc<CliBroker>,
+    events: &mpsc::UnboundedSender<TurnEvent>,
+) -> Running {
+    let cancel = CancellationToken::new();
+    let request = TurnRequest {
+        agent: agent.to_string(),
+        session_key: session_key.to_string(),
+        origin: Some(address.clone()),
+        text,
+        broker: broker.clone(),
+        cancel: cancel.clone(),
+        events: Some(events.clone()),
+    };
+    let runtime = runtime.clone();
+    Running {
+        task: tokio::spawn(async move { runtime.run_turn(request).await }),
+        cancel,
+    }
+}
+
+fn pick_agent(runtime: &Runtime, wanted: Option<String>) -> anyhow::Result<String> {
+    let config = runtime.config();
+    let enabled = config.enabled_agents();
+    match wanted {
+        Some(a) if enabled.contains(&a.as_str()) => Ok(a),
+        Some(a) => anyhow::bail!(
+            "unknown or disabled agent '{a}'; available agents: {} (see [agents.*] in the configuration)",
+            enabled.join(", ")
+        ),
+        None => {
+            // Prefer an agent that lists the cli channel, then `main`, then the first.
+            let by_channel = config
+                .agents
+                .iter()
+                .find(|(_, c)| c.enabled && c.channels.iter().any(|ch| ch == "cli"))
+                .map(|(n, _)| n.clone());
+            Ok(by_channel
+                .or_else(|| enabled.contains(&"main").then(|| "main".to_string()))
+                .or_else(|| enabled.first().map(|s| s.to_string()))
+                .expect("validated configs have an enabled agent"))
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Approvals asked in the terminal (`switchboard chat`): the person at the
+//! keyboard is the operator. Every request and answer is stored, like any
+//! other approval, for the audit trail.
+
+use async_trait::async_trait;
+use std::sync::Mutex;
+use std::time::Duration;
+use switchboard_core::ApprovalPrompt;
+use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
+use switchboard_store::{NewApproval, Store, now_ms};
+use tokio::sync::oneshot;
+
+enum Answer {
+    Allow { always: bool },
+    Deny { reason: Option<String> },
+}
+
+struct Pending {
+    id: String,
+    tx: oneshot::Sender<Answer>,
+}
+
+pub struct CliBroker {
+    store: Store,
+    user: String,
+    pending: Mutex<Option<Pending>>,
+    /// One prompt on screen at a time.
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl CliBroker {
+    pub fn new(store: Store, user: String) -> Self {
+        Self {
+            store,
+            user,
+            pending: Mutex::new(None),
+            asking: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn is_waiting(&self) -> bool {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// Offer a typed line as the answer to the waiting prompt. Returns what
+    /// to tell the person.
+    pub fn answer(&self, line: &str) -> String {
+        let mut slot = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(pending) = slot.as_ref() else {
+            return "No approval request is waiting.".into();
+        };
+        let Some(answer) = parse_answer(line, &pending.id) else {
+            return format!(
+                "Approval {} is waiting: answer y (allow once), a (always, this run) or n (deny).",
+                pending.id
+            );
+        };
+        let pending = slot.take().expect("checked above");
+        let text = match &answer {
+            Answer::Allow { always: false } => "Allowed once.",
+            Answer::Allow { always: true } => "Allowed for the rest of this run.",
+            Answer::Deny { .. } => "Denied.",
+        };
+        let _ = pending.tx.send(answer);
+        text.into()
+    }
+
+    /// The terminal closed: a waiting request can no longer be answered.
+    pub fn close(&self) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+}
+
+fn parse_answer(line: &str, id: &str) -> Option<Answer> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let first = words.first()?.to_lowercase();
+    match first.as_str() {
+        "y" | "yes" | "allow" => Some(Answer::Allow { always: false }),
+        "a" | "always" => Some(Answer::Allow { always: true }),
+        "n" | "no" | "deny" => Some(Answer::Deny { reason: None }),
+        "/approve" if words.get(1) == Some(&id) => Some(Answer::Allow {
+            always: words
+                .get(2)
+                .is_some_and(|w| w.eq_ignore_ascii_case("always")),
+        }),
+        "/deny" if words.get(1) == Some(&id) => Some(Answer::Deny {
+            reason: (words.len() > 2).then(|| words[2..].join(" ")),
+        }),
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl ApprovalBroker for CliBroker {
+    async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
+        let _turn = self.asking.lock().await;
+        let deadline = now_ms() + req.timeout_secs as i64 * 1000;
+        let chain = req.caller_chain.join(" > ");
+        let origin_chat = req.origin.as_ref().map(|o| o.chat.clone());
+        let stored = self
+            .store
+            .insert_approval(&NewApproval {
+                id: &req.id,
+                run_id: None,
+                agent: &req.agent,
+                caller_chain: &chain,
+                tool: &req.tool,
+                summary: &req.summary,
+                risk: &req.risk,
+                channel: Some("cli"),
+                chat: origin_chat.as_deref(),
+                thread: None,
+                deadline_at: deadline,
+            })
+            .await;
+        if let Err(e) = stored {
+            // Fail closed: an approval that cannot be audited is not asked.
+            tracing::error!(error = %e, "cannot store approval request");
+            return ApprovalOutcome::Unavailable {
+                why: "the approval could not be recorded".into(),
+            };
+        }
+        let prompt = ApprovalPrompt {
+            id: req.id.clone(),
+            agent: req.agent.clone(),
+            caller_chain: req.caller_chain.clone(),
+            tool: req.tool.clone(),
+            summary: req.summary.clone(),
+            risk: req.risk.clone(),
+            deadline_unix: deadline / 1000,
+        };
+        let (tx, rx) = oneshot::channel();
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(Pending {
+            id: req.id.clone(),
+            tx,
+        });
+        println!(
+            "{}\nAllow? [y] once / [a] always (this run) / [n] deny",
+            prompt.render_text()
+        );
+        let answer = tokio::time::timeout(Duration::from_secs(req.timeout_secs), rx).await;
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let (status, outcome, reason) = match answer {
+            Ok(Ok(Answer::Allow { always })) => (
+                if always {
+                    "approved_always"
+                } else {
+                    "approved"
+                },
+                ApprovalOutcome::Approved {
+                    by: self.user.clone(),
+                    always,
+                },
+                None,
+            ),
+            Ok(Ok(Answer::Deny { reason })) => (
+                "denied",
+                ApprovalOutcome::Denied {
+                    by: self.user.clone(),
+                    reason: reason.clone(),
+                },
+                reason,
+            ),
+            Ok(Err(_)) => (
+                "unavailable",
+                ApprovalOutcome::Unavailable {
+                    why: "the terminal closed before an answer".into(),
+                },
+                None,
+            ),
+            Err(_) => {
+                println!("Approval {} expired after {}s.", req.id, req.timeout_secs);
+                (
+                    "expired",
+                    ApprovalOutcome::TimedOut {
+                        after_secs: req.timeout_secs,
+                    },
+                    None,
+                )
+            }
+        };
+        let by = matches!(
+            outcome,
+            ApprovalOutcome::Approved { .. } | ApprovalOutcome::Denied { .. }
+        )
+        .then_some(self.user.as_str());
+        if let Err(e) = self
+            .store
+            .decide_approval(&req.id, status, by, Some("cli"), reason.as_deref())
+            .await
+        {
+            tracing::error!(error = %e, "cannot store approval decision");
+        }
+        outcome
+    }
+}

@@ -1,0 +1,15 @@
+//! `/help`: what can be typed here.
+
+pub fn apply() -> String {
+    [
+        "Commands:",
+        "/help — this list",
+        "/new — start a fresh conversation (the old one stays stored)",
+        "/status — agent, model, session and today's costs",
+        "/agents — the configured agents",
+        "/stop — abort the current turn",
+        "/approve <id> [always], /deny <id> [reason] — answer an approval prompt",
+        "Anything else goes to the agent.",
+    ]
+    .join("\n")
+}

@@ -1,0 +1,110 @@
+//! Slash commands, one per file, each with a parse step (here) and an apply
+//! step (in its file). They answer with text and know no platform, so every
+//! channel, the terminal included, shares them.
+
+mod agents;
+mod help;
+mod new;
+mod status;
+
+use switchboard_runtime::Runtime;
+
+/// What a command may look at.
+pub struct CommandContext<'a> {
+    pub runtime: &'a Runtime,
+    pub agent: &'a str,
+    pub session_key: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    New,
+    Status,
+    Agents,
+    /// Handled by the conversation loop, which owns the running turn.
+    Stop,
+    Approve {
+        id: String,
+        always: bool,
+    },
+    Deny {
+        id: String,
+        reason: Option<String>,
+    },
+    Unknown(String),
+}
+
+/// `None` when `text` is not a slash command (it goes to the agent).
+pub fn parse(text: &str) -> Option<Command> {
+    let text = text.trim();
+    let rest = text.strip_prefix('/')?;
+    let mut words = rest.split_whitespace();
+    // `/cmd@botname` is how some platforms address one bot in a group.
+    let name = words.next()?.split('@').next().unwrap_or("").to_lowercase();
+    let args: Vec<&str> = words.collect();
+    Some(match name.as_str() {
+        "help" => Command::Help,
+        "new" => Command::New,
+        "status" => Command::Status,
+        "agents" => Command::Agents,
+        "stop" => Command::Stop,
+        "approve" if !args.is_empty() => Command::Approve {
+            id: args[0].to_string(),
+            always: args
+                .get(1)
+                .is_some_and(|a| a.eq_ignore_ascii_case("always")),
+        },
+        "deny" if !args.is_empty() => Command::Deny {
+            id: args[0].to_string(),
+            reason: (args.len() > 1).then(|| args[1..].join(" ")),
+        },
+        _ => Command::Unknown(name),
+    })
+}
+
+/// Run a command that needs no turn state.
+pub async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String {
+    match command {
+        Command::Help => help::apply(),
+        Command::New => new::apply(ctx).await,
+        Command::Status => status::apply(ctx).await,
+        Command::Agents => agents::apply(ctx),
+        Command::Stop => "Nothing is running.".into(),
+        Command::Approve { id, .. } | Command::Deny { id, .. } => {
+            format!("No approval request '{id}' is waiting here.")
+        }
+        Command::Unknown(name) => format!("Unknown command /{name}. Type /help for the list."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsing() {
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(parse("/status@switchboard_bot"), Some(Command::Status));
+        assert_eq!(
+            parse("/approve ab12 always"),
+            Some(Command::Approve {
+                id: "ab12".into(),
+                always: true
+            })
+        );
+        assert_eq!(
+            parse("/deny ab12 too risky"),
+            Some(Command::Deny {
+                id: "ab12".into(),
+                reason: Some("too risky".into())
+            })
+        );
+        assert_eq!(parse("/deny"), Some(Command::Unknown("deny".into())));
+        assert_eq!(
+            parse("/frobnicate"),
+            Some(Command::Unknown("frobnicate".into()))
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! `/new`: a fresh conversation in this chat. The transcript so far stays
+//! in the store; the agent just no longer sees it.
+
+use super::CommandContext;
+
+pub async fn apply(ctx: &CommandContext<'_>) -> String {
+    match ctx.runtime.store().reset_session(ctx.session_key).await {
+        Ok(()) => "Started a fresh conversation.".into(),
+        Err(e) => {
+            tracing::error!(error = %e, "reset_session failed");
+            "Could not start a fresh conversation (storage error); nothing was changed.".into()
+        }
+    }
+}

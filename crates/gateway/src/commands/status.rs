@@ -1,0 +1,34 @@
+//! `/status`: agent, model, session and today's spend.
+
+use super::CommandContext;
+use switchboard_store::{now_ms, utc_day};
+
+pub async fn apply(ctx: &CommandContext<'_>) -> String {
+    let config = ctx.runtime.config();
+    let provider = ctx
+        .runtime
+        .provider_of(ctx.agent, ctx.session_key)
+        .await
+        .unwrap_or_else(|_| "?".into());
+    let model = config
+        .providers
+        .get(&provider)
+        .map(|p| p.model.as_str())
+        .unwrap_or("?");
+    let day = utc_day(now_ms());
+    let cost = ctx
+        .runtime
+        .store()
+        .agent_cost(ctx.agent, &day)
+        .await
+        .unwrap_or_default();
+    format!(
+        "agent: {}\nmodel: {provider} ({model})\nsession: {}\ntoday ({day} UTC): {} model calls, {} tokens in / {} out, ${:.4}",
+        ctx.agent,
+        ctx.session_key,
+        cost.calls,
+        cost.tokens_in,
+        cost.tokens_out,
+        cost.cost_micros as f64 / 1e6
+    )
+}

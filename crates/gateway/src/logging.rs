@@ -1,0 +1,24 @@
+//! Logs go to stderr through `tracing`; `RUST_LOG` (or `SWITCHBOARD_LOG`)
+//! overrides the level, `--log-format json` gives one JSON object per line.
+
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+pub fn init(format: Format, default_level: &str) {
+    let filter = std::env::var("SWITCHBOARD_LOG")
+        .ok()
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .unwrap_or_else(|| default_level.to_string());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::new(filter))
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        Format::Text => builder.try_init(),
+        Format::Json => builder.json().try_init(),
+    };
+}

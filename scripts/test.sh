@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Sets up the test peers and runs every test: `./scripts/test.sh`.
+#
+# Peers: a throwaway PostgreSQL server on a free loopback port (installed
+# from Debian's packages when missing), so the store is exercised on both
+# backends. The scripted model server is started by the tests themselves.
+# Set SWITCHBOARD_SKIP_POSTGRES=1 to run without PostgreSQL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+find_pg_bin() {
+    local d
+    for d in /usr/lib/postgresql/*/bin; do
+        [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+    done
+    command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
+    return 1
+}
+
+as_pg() {
+    # initdb refuses to run as root: use the postgres account then.
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+PG_DIR=""
+cleanup() {
+    if [ -n "$PG_DIR" ] && [ -f "$PG_DIR/data/postmaster.pid" ]; then
+        as_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
+    fi
+    [ -n "$PG_DIR" ] && rm -rf "$PG_DIR"
+}
+trap cleanup EXIT
+
+if [ "${SWITCHBOARD_SKIP_POSTGRES:-0}" != 1 ]; then
+    if ! PG_BIN=$(find_pg_bin); then
+        log "installing PostgreSQL (Debian packages)"
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+        else
+            sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+        fi
+        PG_BIN=$(find_pg_bin)
+    fi
+    PG_DIR=$(mktemp -d /tmp/switchboard-pg.XXXXXX)
+    [ "$(id -u)" = 0 ] && chown postgres "$PG_DIR"
+    PG_PORT=$(free_port)
+    log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+    as_pg "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
+    as_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
+        -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR" start >/dev/null
+    export SWITCHBOARD_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+fi
+
+log "building"
+cargo build --workspace --all-targets
+log "testing"
+cargo test --workspace

@@ -30,10 +30,7 @@ fn tool_results(req: &serde_json::Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_loop_with_terminal_approvals() {
     let model = ScriptedModel::start().await;
-    model.push(Step::tool_call(
-        "shell",
-        json!({"command": "echo deployed"}),
-    ));
+    model.push(Step::tool_call("shell", json!({"command": "echo deployed"})));
     model.push(Step::tool_call(
         "file_write",
         json!({"path": "report.txt", "content": "password=hunter2"}),
@@ -52,10 +49,7 @@ async fn tool_loop_with_terminal_approvals() {
     let prompt = chat.expect("Approval needed [", 20);
     chat.expect("tool: shell (risk: low)", 5);
     chat.expect("Allow?", 5);
-    assert!(
-        model.requests().len() == 1,
-        "the loop must wait for the answer"
-    );
+    assert!(model.requests().len() == 1, "the loop must wait for the answer");
     chat.send("y");
     chat.expect("Allowed once.", 5);
     chat.expect("[tool] shell: ok", 10);
@@ -65,10 +59,7 @@ async fn tool_loop_with_terminal_approvals() {
         chat.expect("tool: file_write", 10);
         chat.expect("args:", 5)
     };
-    assert!(
-        !args_line.contains("hunter2"),
-        "secret shown in prompt: {args_line}"
-    );
+    assert!(!args_line.contains("hunter2"), "secret shown in prompt: {args_line}");
     chat.send("n");
     chat.expect("Denied.", 5);
     chat.expect("[tool] memory_store: ok", 10);
@@ -77,18 +68,12 @@ async fn tool_loop_with_terminal_approvals() {
     assert_eq!(code, 0);
 
     let ws = sandbox.path().join("workspace/main");
-    assert!(
-        !ws.join("report.txt").exists(),
-        "a denied write must not happen"
-    );
+    assert!(!ws.join("report.txt").exists(), "a denied write must not happen");
     let reqs = model.requests();
     assert_eq!(reqs.len(), 5);
     assert_eq!(tool_results(&reqs[1])[0].trim(), "deployed");
     let denied = &tool_results(&reqs[2])[1];
-    assert_eq!(
-        denied,
-        "Error: file_write was not run: denied by cli:tester."
-    );
+    assert_eq!(denied, "Error: file_write was not run: denied by cli:tester.");
     assert!(tool_results(&reqs[4])[3].contains("cannot read 'report.txt'"));
     for r in &reqs {
         let tools = offered_tools(r);
@@ -144,10 +129,7 @@ async fn provider_500_falls_back_to_the_next_provider() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn model_server_down_is_a_clear_error_and_the_chat_goes_on() {
     // Port 9 (discard) has no listener on loopback: connection refused.
-    let config = format!(
-        "{}{AGENT}",
-        provider("primary", "http://127.0.0.1:9/v1", "")
-    );
+    let config = format!("{}{AGENT}", provider("primary", "http://127.0.0.1:9/v1", ""));
     let sandbox = Sandbox::new(&config);
     let mut chat = sandbox.chat(&[]);
     chat.send("anyone?");
@@ -165,8 +147,7 @@ async fn model_server_down_is_a_clear_error_and_the_chat_goes_on() {
 async fn unknown_agent_is_refused_with_the_list() {
     let model = ScriptedModel::start().await;
     let sandbox = Sandbox::new(&format!("{}{AGENT}", provider("primary", &model.url(), "")));
-    let (code, _out, err) =
-        sandbox.run(&["chat", "--config", "switchboard.toml", "--agent", "ghost"]);
+    let (code, _out, err) = sandbox.run(&["chat", "--config", "switchboard.toml", "--agent", "ghost"]);
     assert_ne!(code, 0);
     assert!(
         err.contains("unknown or disabled agent 'ghost'; available agents: main"),

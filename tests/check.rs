@@ -6,11 +6,7 @@ use switchboard_e2e::Sandbox;
 fn shipped_configs_pass() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../config");
     let sandbox = Sandbox::new("");
-    for file in [
-        "switchboard.toml",
-        "examples/ops-room.toml",
-        "examples/openai.toml",
-    ] {
+    for file in ["switchboard.toml", "examples/ops-room.toml", "examples/openai.toml"] {
         let path = format!("{root}/{file}");
         let (code, out, err) = sandbox.run(&["check", "--config", &path]);
         assert_eq!(code, 0, "{file}: {out}{err}");
@@ -53,8 +49,7 @@ max_execution_tree_iterations = 0
 
 #[test]
 fn unknown_key_is_named() {
-    let sandbox =
-        Sandbox::new("[providers.local]\nkind = \"openai\"\nmodel = \"m\"\nbase_ulr = \"x\"\n");
+    let sandbox = Sandbox::new("[providers.local]\nkind = \"openai\"\nmodel = \"m\"\nbase_ulr = \"x\"\n");
     let (code, out, _) = sandbox.run(&["check", "--config", "switchboard.toml"]);
     assert_eq!(code, 2);
     assert!(

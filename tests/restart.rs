@@ -51,10 +51,7 @@ async fn sessions_transcripts_and_memory_survive_a_restart() {
         resumed.contains(&"remember alice is on call".to_string()),
         "{resumed:?}"
     );
-    assert!(
-        resumed.contains(&"Noted: alice is on call.".to_string()),
-        "{resumed:?}"
-    );
+    assert!(resumed.contains(&"Noted: alice is on call.".to_string()), "{resumed:?}");
     assert_eq!(resumed.last().unwrap(), "who is on call?");
     // After /new the old turns are no longer sent.
     let fresh = contents(4);

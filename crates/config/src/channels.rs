@@ -19,21 +19,9 @@ impl ChannelsConfig {
     /// Every configured instance name (`telegram.main`), with its `enabled` flag.
     pub fn instances(&self) -> Vec<(String, bool)> {
         let mut out = Vec::new();
-        out.extend(
-            self.telegram
-                .iter()
-                .map(|(a, c)| (format!("telegram.{a}"), c.enabled)),
-        );
-        out.extend(
-            self.discord
-                .iter()
-                .map(|(a, c)| (format!("discord.{a}"), c.enabled)),
-        );
-        out.extend(
-            self.matrix
-                .iter()
-                .map(|(a, c)| (format!("matrix.{a}"), c.enabled)),
-        );
+        out.extend(self.telegram.iter().map(|(a, c)| (format!("telegram.{a}"), c.enabled)));
+        out.extend(self.discord.iter().map(|(a, c)| (format!("discord.{a}"), c.enabled)));
+        out.extend(self.matrix.iter().map(|(a, c)| (format!("matrix.{a}"), c.enabled)));
         out
     }
 

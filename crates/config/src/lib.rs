@@ -14,17 +14,13 @@ mod runtime_profile;
 mod secret;
 mod validate;
 
-pub use agent::{
-    AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig,
-};
+pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
 pub use channels::{ChannelsConfig, DiscordChannel, MatrixChannel, TelegramChannel};
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;
 pub use load::{ConfigError, Problem};
 pub use provider::{ProviderConfig, ProviderKind};
-pub use risk::{
-    ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile,
-};
+pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
 pub use root::Config;
 pub use runtime_profile::RuntimeProfile;
 pub use secret::{Secret, SecretError};

@@ -40,12 +40,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{} has {} problem(s):",
-            self.source_name,
-            self.problems.len()
-        )?;
+        writeln!(f, "{} has {} problem(s):", self.source_name, self.problems.len())?;
         for p in &self.problems {
             writeln!(f, "  - {p}")?;
         }
@@ -104,34 +99,21 @@ impl Config {
             check(format!("providers.{name}.api_key"), p.api_key.as_ref());
         }
         for (name, c) in self.channels.telegram.iter().filter(|(_, c)| c.enabled) {
-            check(
-                format!("channels.telegram.{name}.bot_token"),
-                Some(&c.bot_token),
-            );
+            check(format!("channels.telegram.{name}.bot_token"), Some(&c.bot_token));
         }
         for (name, c) in self.channels.discord.iter().filter(|(_, c)| c.enabled) {
-            check(
-                format!("channels.discord.{name}.bot_token"),
-                Some(&c.bot_token),
-            );
+            check(format!("channels.discord.{name}.bot_token"), Some(&c.bot_token));
         }
         for (name, c) in self.channels.matrix.iter().filter(|(_, c)| c.enabled) {
-            check(
-                format!("channels.matrix.{name}.password"),
-                c.password.as_ref(),
-            );
-            check(
-                format!("channels.matrix.{name}.access_token"),
-                c.access_token.as_ref(),
-            );
+            check(format!("channels.matrix.{name}.password"), c.password.as_ref());
+            check(format!("channels.matrix.{name}.access_token"), c.access_token.as_ref());
         }
         out
     }
 }
 
 fn parse(text: &str) -> Result<Config, Problem> {
-    let de =
-        toml::Deserializer::parse(text).map_err(|e| Problem::new("", syntax_message(text, &e)))?;
+    let de = toml::Deserializer::parse(text).map_err(|e| Problem::new("", syntax_message(text, &e)))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -141,11 +123,7 @@ fn parse(text: &str) -> Result<Config, Problem> {
 }
 
 fn syntax_message(text: &str, e: &toml::de::Error) -> String {
-    located_message(
-        text,
-        &format!("TOML syntax error: {}", e.message()),
-        e.span(),
-    )
+    located_message(text, &format!("TOML syntax error: {}", e.message()), e.span())
 }
 
 fn located_message(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {

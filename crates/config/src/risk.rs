@@ -125,13 +125,8 @@ fn default_timeout() -> u64 {
 impl ApprovalRoute {
     /// A route can carry a prompt to a person only when all three parts are set.
     pub fn is_complete(&self) -> bool {
-        self.approver_channel
-            .as_deref()
-            .is_some_and(|c| !c.is_empty())
-            && self
-                .approver_recipient
-                .as_deref()
-                .is_some_and(|r| !r.is_empty())
+        self.approver_channel.as_deref().is_some_and(|c| !c.is_empty())
+            && self.approver_recipient.as_deref().is_some_and(|r| !r.is_empty())
             && !self.approvers.is_empty()
     }
 }

@@ -1,8 +1,6 @@
 //! The whole configuration file.
 
-use crate::{
-    AgentConfig, ChannelsConfig, CostConfig, CronJob, ProviderConfig, RiskProfile, RuntimeProfile,
-};
+use crate::{AgentConfig, ChannelsConfig, CostConfig, CronJob, ProviderConfig, RiskProfile, RuntimeProfile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -39,8 +37,7 @@ fn default_workspace() -> String {
 impl Config {
     /// The risk profile an agent runs under, when configured.
     pub fn risk_profile_of(&self, agent: &str) -> Option<&RiskProfile> {
-        self.risk_profiles
-            .get(&self.agents.get(agent)?.risk_profile)
+        self.risk_profiles.get(&self.agents.get(agent)?.risk_profile)
     }
 
     /// The runtime profile of an agent, or the defaults.

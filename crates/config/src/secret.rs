@@ -81,9 +81,7 @@ mod tests {
         let e = Secret::parse("env:SWITCHBOARD_TEST_SURELY_UNSET_VAR");
         assert_eq!(
             e.resolve(),
-            Err(SecretError::MissingEnv(
-                "SWITCHBOARD_TEST_SURELY_UNSET_VAR".into()
-            ))
+            Err(SecretError::MissingEnv("SWITCHBOARD_TEST_SURELY_UNSET_VAR".into()))
         );
     }
 }

@@ -98,17 +98,12 @@ fn providers(c: &Config, v: &mut Vec<Problem>) {
 }
 
 fn valid_alias(a: &str) -> bool {
-    !a.is_empty()
-        && a.chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+    !a.is_empty() && a.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
 }
 
 fn agents(c: &Config, v: &mut Vec<Problem>) {
     if c.enabled_agents().is_empty() {
-        v.push(Problem::new(
-            "agents",
-            "no enabled agent; add an [agents.main] table",
-        ));
+        v.push(Problem::new("agents", "no enabled agent; add an [agents.main] table"));
     }
     for (name, a) in &c.agents {
         let at = |k: &str| format!("agents.{name}.{k}");
@@ -193,10 +188,7 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
         if let Some(m) = &s.model
             && !c.providers.contains_key(m)
         {
-            v.push(Problem::new(
-                at("subagents.model"),
-                format!("unknown provider '{m}'"),
-            ));
+            v.push(Problem::new(at("subagents.model"), format!("unknown provider '{m}'")));
         }
         tool_names(&at("subagents.tools.deny"), &s.tools.deny, v);
         tool_names(&at("subagents.tools.allow"), &s.tools.allow, v);
@@ -208,10 +200,7 @@ fn tool_names(path: &str, names: &[String], v: &mut Vec<Problem>) {
         if !BUILTIN_TOOLS.contains(&t.as_str()) {
             v.push(Problem::new(
                 format!("{path}[{i}]"),
-                format!(
-                    "unknown tool '{t}'; known tools: {}",
-                    BUILTIN_TOOLS.join(", ")
-                ),
+                format!("unknown tool '{t}'; known tools: {}", BUILTIN_TOOLS.join(", ")),
             ));
         }
     }
@@ -283,10 +272,7 @@ fn risk_profiles(c: &Config, v: &mut Vec<Problem>) {
         }
         user_list(&at("approval_route.approvers"), &route.approvers, false, v);
         if route.timeout_secs == 0 {
-            v.push(Problem::new(
-                at("approval_route.timeout_secs"),
-                "must be at least 1",
-            ));
+            v.push(Problem::new(at("approval_route.timeout_secs"), "must be at least 1"));
         }
     }
 }
@@ -295,10 +281,7 @@ fn runtime_profiles(c: &Config, v: &mut Vec<Problem>) {
     for (name, r) in &c.runtime_profiles {
         let at = |k: &str| format!("runtime_profiles.{name}.{k}");
         if r.max_tool_iterations == 0 {
-            v.push(Problem::new(
-                at("max_tool_iterations"),
-                "must be at least 1",
-            ));
+            v.push(Problem::new(at("max_tool_iterations"), "must be at least 1"));
         }
         if r.max_execution_tree_iterations == Some(0) {
             v.push(Problem::new(
@@ -336,10 +319,7 @@ fn cost(c: &Config, v: &mut Vec<Problem>) {
             ));
         }
         if price.input < 0.0 || price.output < 0.0 {
-            v.push(Problem::new(
-                format!("cost.prices.{key}"),
-                "prices must be 0 or more",
-            ));
+            v.push(Problem::new(format!("cost.prices.{key}"), "prices must be 0 or more"));
         }
     }
 }
@@ -394,10 +374,7 @@ fn cron(c: &Config, v: &mut Vec<Problem>) {
         if job.id.trim().is_empty() {
             v.push(Problem::new(at("id"), "must not be empty"));
         } else if !seen.insert(job.id.as_str()) {
-            v.push(Problem::new(
-                at("id"),
-                format!("duplicate cron id '{}'", job.id),
-            ));
+            v.push(Problem::new(at("id"), format!("duplicate cron id '{}'", job.id)));
         }
         if let Err(e) = Cron::from_str(&job.schedule) {
             v.push(Problem::new(
@@ -409,14 +386,8 @@ fn cron(c: &Config, v: &mut Vec<Problem>) {
             ));
         }
         match c.agents.get(&job.agent) {
-            None => v.push(Problem::new(
-                at("agent"),
-                format!("unknown agent '{}'", job.agent),
-            )),
-            Some(a) if !a.enabled => v.push(Problem::new(
-                at("agent"),
-                format!("agent '{}' is disabled", job.agent),
-            )),
+            None => v.push(Problem::new(at("agent"), format!("unknown agent '{}'", job.agent))),
+            Some(a) if !a.enabled => v.push(Problem::new(at("agent"), format!("agent '{}' is disabled", job.agent))),
             Some(_) => {}
         }
         if let Some(raw) = &job.deliver_to {

@@ -171,27 +171,17 @@ fn misspelled_tool_name() {
 
 #[test]
 fn bad_cron_schedule_and_agent() {
-    let found =
-        problems("[[cron]]\nid = 'x'\nschedule = 'every day'\nagent = 'ghost'\nprompt = 'p'");
-    assert!(
-        found.iter().any(|p| p.starts_with("cron[0].schedule:")),
-        "{found:#?}"
-    );
-    assert!(
-        found.iter().any(|p| p.starts_with("cron[0].agent:")),
-        "{found:#?}"
-    );
+    let found = problems("[[cron]]\nid = 'x'\nschedule = 'every day'\nagent = 'ghost'\nprompt = 'p'");
+    assert!(found.iter().any(|p| p.starts_with("cron[0].schedule:")), "{found:#?}");
+    assert!(found.iter().any(|p| p.starts_with("cron[0].agent:")), "{found:#?}");
 }
 
 #[test]
 fn temperature_and_fallback_errors() {
-    let found = problems(
-        "[providers.other]\nkind = 'openai'\nmodel = 'x'\ntemperature = 3.5\nfallbacks = ['other', 'gone']",
-    );
+    let found =
+        problems("[providers.other]\nkind = 'openai'\nmodel = 'x'\ntemperature = 3.5\nfallbacks = ['other', 'gone']");
     assert!(
-        found
-            .iter()
-            .any(|p| p.starts_with("providers.other.temperature:")),
+        found.iter().any(|p| p.starts_with("providers.other.temperature:")),
         "{found:#?}"
     );
     assert!(
@@ -217,11 +207,7 @@ fn matrix_without_credentials() {
 
 #[test]
 fn bad_database_url() {
-    assert_problem(
-        "database_url = 'mysql://x'",
-        "database_url",
-        "unsupported database URL",
-    );
+    assert_problem("database_url = 'mysql://x'", "database_url", "unsupported database URL");
 }
 
 #[test]
@@ -235,11 +221,7 @@ fn all_problems_are_reported_at_once() {
 #[test]
 fn syntax_errors_give_a_line() {
     let e = Config::from_toml_str("[agents.main\nx=1", "t").unwrap_err();
-    assert!(
-        e.problems[0].message.contains("line 1"),
-        "{}",
-        e.problems[0]
-    );
+    assert!(e.problems[0].message.contains("line 1"), "{}", e.problems[0]);
 }
 
 #[test]

@@ -13,10 +13,7 @@ pub fn split_message(text: &str, limit: usize) -> Vec<String> {
     let mut rest: &str = text;
     let mut reopen: Option<String> = None;
     while !rest.is_empty() {
-        let prefix = reopen
-            .as_ref()
-            .map(|f| format!("{f}\n"))
-            .unwrap_or_default();
+        let prefix = reopen.as_ref().map(|f| format!("{f}\n")).unwrap_or_default();
         // Room for the reopened fence and a closing "\n```".
         let budget = limit.saturating_sub(prefix.chars().count() + 4).max(8);
         let (head, tail) = if rest.chars().count() + prefix.chars().count() <= limit {
@@ -48,11 +45,7 @@ pub fn split_message(text: &str, limit: usize) -> Vec<String> {
 
 /// Cut at most `budget` characters from the front of `s` at a nice boundary.
 fn cut(s: &str, budget: usize) -> (&str, &str) {
-    let byte_limit = s
-        .char_indices()
-        .nth(budget)
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let byte_limit = s.char_indices().nth(budget).map(|(i, _)| i).unwrap_or(s.len());
     let window = &s[..byte_limit];
     let at = window
         .rfind("\n\n")
@@ -90,10 +83,7 @@ mod tests {
 
     #[test]
     fn chunks_respect_limit_and_keep_all_words() {
-        let text = (0..500)
-            .map(|i| format!("word{i}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text = (0..500).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ");
         let chunks = split_message(&text, 100);
         assert!(chunks.len() > 1);
         for c in &chunks {
@@ -116,10 +106,7 @@ mod tests {
         assert!(chunks.len() > 2);
         for c in &chunks {
             assert!(c.chars().count() <= 200);
-            let fences = c
-                .lines()
-                .filter(|l| l.trim_start().starts_with("```"))
-                .count();
+            let fences = c.lines().filter(|l| l.trim_start().starts_with("```")).count();
             assert_eq!(fences % 2, 0, "unbalanced fences in chunk:\n{c}");
         }
         assert!(chunks[1].starts_with("```rust\n"));

@@ -34,8 +34,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Started> {
             "approval requests pending at restart are now expired"
         );
     }
-    let runtime = Runtime::new(Arc::new(config), store)
-        .with_context(|| "creating agent workspaces (workspace_dir)")?;
+    let runtime = Runtime::new(Arc::new(config), store).with_context(|| "creating agent workspaces (workspace_dir)")?;
     Ok(Started {
         runtime: Arc::new(runtime),
     })

@@ -31,15 +31,10 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
         .unwrap_or_else(|| "local".into());
     let address = ChatAddress::new("cli", login.clone());
     let session_key = address.session_key(&agent);
-    let broker = Arc::new(CliBroker::new(
-        runtime.store().clone(),
-        format!("cli:{login}"),
-    ));
+    let broker = Arc::new(CliBroker::new(runtime.store().clone(), format!("cli:{login}")));
     let interactive = std::io::stdin().is_terminal();
     let provider = runtime.provider_of(&agent, &session_key).await?;
-    eprintln!(
-        "switchboard chat: agent '{agent}' via provider '{provider}'. /help lists commands; Ctrl-D quits."
-    );
+    eprintln!("switchboard chat: agent '{agent}' via provider '{provider}'. /help lists commands; Ctrl-D quits.");
 
     let (line_tx, mut lines) = mpsc::channel::<String>(64);
     tokio::spawn(async move {

@@ -39,10 +39,7 @@ impl CliBroker {
     }
 
     pub fn is_waiting(&self) -> bool {
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     /// Offer a typed line as the answer to the waiting prompt. Returns what
@@ -70,10 +67,7 @@ impl CliBroker {
 
     /// The terminal closed: a waiting request can no longer be answered.
     pub fn close(&self) {
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
@@ -85,9 +79,7 @@ fn parse_answer(line: &str, id: &str) -> Option<Answer> {
         "a" | "always" => Some(Answer::Allow { always: true }),
         "n" | "no" | "deny" => Some(Answer::Deny { reason: None }),
         "/approve" if words.get(1) == Some(&id) => Some(Answer::Allow {
-            always: words
-                .get(2)
-                .is_some_and(|w| w.eq_ignore_ascii_case("always")),
+            always: words.get(2).is_some_and(|w| w.eq_ignore_ascii_case("always")),
         }),
         "/deny" if words.get(1) == Some(&id) => Some(Answer::Deny {
             reason: (words.len() > 2).then(|| words[2..].join(" ")),
@@ -136,26 +128,16 @@ impl ApprovalBroker for CliBroker {
             deadline_unix: deadline / 1000,
         };
         let (tx, rx) = oneshot::channel();
-        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(Pending {
-            id: req.id.clone(),
-            tx,
-        });
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(Pending { id: req.id.clone(), tx });
         println!(
             "{}\nAllow? [y] once / [a] always (this run) / [n] deny",
             prompt.render_text()
         );
         let answer = tokio::time::timeout(Duration::from_secs(req.timeout_secs), rx).await;
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
         let (status, outcome, reason) = match answer {
             Ok(Ok(Answer::Allow { always })) => (
-                if always {
-                    "approved_always"
-                } else {
-                    "approved"
-                },
+                if always { "approved_always" } else { "approved" },
                 ApprovalOutcome::Approved {
                     by: self.user.clone(),
                     always,

@@ -58,10 +58,7 @@ fn main() -> ExitCode {
         Command::Run { .. } => "info",
     };
     logging::init(cli.log_format, level);
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -60,13 +60,11 @@ impl ApprovalOutcome {
                 None => format!("{tool} was not run: denied by {by}."),
             },
             Self::TimedOut { after_secs } => {
-                format!(
-                    "{tool} was not run: the approval request timed out after {after_secs}s without a decision."
-                )
+                format!("{tool} was not run: the approval request timed out after {after_secs}s without a decision.")
             }
-            Self::Unavailable { why } => format!(
-                "{tool} was not run: approval was needed but no approver could be asked ({why})."
-            ),
+            Self::Unavailable { why } => {
+                format!("{tool} was not run: approval was needed but no approver could be asked ({why}).")
+            }
         })
     }
 }
@@ -83,9 +81,7 @@ pub struct NoApprover(pub String);
 #[async_trait]
 impl ApprovalBroker for NoApprover {
     async fn request(&self, _request: ApprovalRequest) -> ApprovalOutcome {
-        ApprovalOutcome::Unavailable {
-            why: self.0.clone(),
-        }
+        ApprovalOutcome::Unavailable { why: self.0.clone() }
     }
 }
 
@@ -101,9 +97,6 @@ impl RunGrants {
             .insert(tool.to_string());
     }
     pub fn has(&self, tool: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(tool)
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).contains(tool)
     }
 }

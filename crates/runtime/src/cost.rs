@@ -9,15 +9,27 @@ use switchboard_store::{Store, StoreError, now_ms, utc_day};
 #[error("{0}")]
 pub struct BudgetExceeded(pub String);
 
-/// Record one call's usage under `agent`; returns its cost in micro-dollars.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Budget(#[from] BudgetExceeded),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Record one call's usage under the spender (`cost_chain[0]`) and count it
+/// against every cap in `cost_chain`; returns its cost in micro-dollars.
 pub async fn record(
     config: &Config,
     store: &Store,
-    agent: &str,
+    cost_chain: &[String],
     provider: &str,
     model: &str,
     usage: Usage,
 ) -> Result<u64, StoreError> {
+    let Some(agent) = cost_chain.first() else {
+        return Ok(0);
+    };
     let micros = config
         .cost
         .price_for(provider, model)
@@ -32,29 +44,33 @@ pub async fn record(
             micros as i64,
         )
         .await?;
+    if micros > 0 {
+        store.attribute_cost(cost_chain, &day, micros as i64).await?;
+    }
     Ok(micros)
 }
 
-/// Check the global `[cost]` limits and the agent's own daily cap before
-/// calling a provider.
-pub async fn check(
-    config: &Config,
-    store: &Store,
-    agent: &str,
-    runtime_profile: &str,
-) -> Result<(), CheckError> {
+/// Check, before calling a provider, the daily cap of every agent in
+/// `cost_chain` (the spender and its bounded ancestors: a descendant's spend
+/// counts against each of them) and the global `[cost]` limits.
+pub async fn check(config: &Config, store: &Store, cost_chain: &[String]) -> Result<(), CheckError> {
     let day = utc_day(now_ms());
-    let cap_cents = config
-        .runtime_profiles
-        .get(runtime_profile)
-        .map(|p| p.max_cost_per_day_cents)
-        .unwrap_or(0);
-    if cap_cents > 0 {
-        let spent = store.agent_cost(agent, &day).await?.cost_micros as u64;
+    for agent in cost_chain {
+        let cap_cents = config.runtime_profile_of(agent).max_cost_per_day_cents;
+        if cap_cents == 0 {
+            continue;
+        }
+        let spent = store.attributed_cost(agent, &day).await? as u64;
         if spent >= cap_cents * 10_000 {
-            return Err(CheckError::Budget(BudgetExceeded(format!(
-                "agent '{agent}' reached its daily cost cap of {cap_cents} cents ([runtime_profiles.{runtime_profile}].max_cost_per_day_cents); it resets at UTC midnight"
-            ))));
+            let profile = config
+                .agents
+                .get(agent)
+                .map(|a| a.runtime_profile.as_str())
+                .unwrap_or("default");
+            return Err(BudgetExceeded(format!(
+                "agent '{agent}' reached its daily cost cap of {cap_cents} cents ([runtime_profiles.{profile}].max_cost_per_day_cents); it resets at UTC midnight"
+            ))
+            .into());
         }
     }
     if !config.cost.enabled {
@@ -62,25 +78,19 @@ pub async fn check(
     }
     let today = store.total_cost(&day).await?.cost_micros as f64 / 1e6;
     if today >= config.cost.daily_limit_usd {
-        return Err(CheckError::Budget(BudgetExceeded(format!(
+        return Err(BudgetExceeded(format!(
             "the daily cost limit of ${:.2} is reached ([cost].daily_limit_usd); it resets at UTC midnight",
             config.cost.daily_limit_usd
-        ))));
+        ))
+        .into());
     }
     let month = store.total_cost(&day[..7]).await?.cost_micros as f64 / 1e6;
     if month >= config.cost.monthly_limit_usd {
-        return Err(CheckError::Budget(BudgetExceeded(format!(
+        return Err(BudgetExceeded(format!(
             "the monthly cost limit of ${:.2} is reached ([cost].monthly_limit_usd)",
             config.cost.monthly_limit_usd
-        ))));
+        ))
+        .into());
     }
     Ok(())
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum CheckError {
-    #[error(transparent)]
-    Budget(#[from] BudgetExceeded),
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }

@@ -4,12 +4,17 @@
 
 pub mod agent;
 pub mod approval;
+pub mod core;
 pub mod cost;
+pub mod delegation;
 pub mod message;
 pub mod policy;
+pub mod progress;
 pub mod provider;
 pub mod redact;
 mod runtime;
+pub mod scope;
+pub mod subagent;
 pub mod tools;
 
 pub use agent::{TurnError, TurnEvent, TurnReply};

@@ -34,9 +34,9 @@ const MAX_SUMMARY: usize = 400;
 
 fn is_secret_key(k: &str) -> bool {
     let k = k.to_lowercase();
-    SECRET_KEYS.iter().any(|s| {
-        k == *s || k.contains(s) && *s != "key" || k.ends_with("_key") || k.ends_with("-key")
-    })
+    SECRET_KEYS
+        .iter()
+        .any(|s| k == *s || k.contains(s) && *s != "key" || k.ends_with("_key") || k.ends_with("-key"))
 }
 
 /// Redact secrets inside free text (a command line, a file's content).
@@ -56,9 +56,7 @@ pub fn redact_text(text: &str) -> String {
         if SCHEMES.contains(&lower.as_str()) || lower.ends_with("authorization:") {
             out.push(word.to_string());
             hide_next = true;
-        } else if trimmed.starts_with("env:")
-            || SECRET_PREFIXES.iter().any(|p| trimmed.starts_with(p))
-        {
+        } else if trimmed.starts_with("env:") || SECRET_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
             out.push("[REDACTED]".to_string());
         } else if let Some((k, _)) = word
             .split_once('=')
@@ -78,8 +76,7 @@ pub fn redact_text(text: &str) -> String {
 /// like keys.
 fn looks_random(w: &str) -> bool {
     w.len() >= 32
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_+/=".contains(c))
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_+/=".contains(c))
         && w.chars().any(|c| c.is_ascii_digit())
         && w.chars().any(|c| c.is_ascii_alphabetic())
 }

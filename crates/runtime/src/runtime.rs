@@ -1,14 +1,11 @@
-//! The runtime: configuration, store, providers and per-agent policies,
-//! and the entry point that runs one turn for a session.
+//! The public face of the runtime: run one turn for a session.
 
-use crate::agent::{AgentRun, TurnError, TurnEvent, TurnReply};
-use crate::approval::{ApprovalBroker, RunGrants};
-use crate::policy::SecurityPolicy;
-use crate::provider::ProviderSet;
-use crate::tools::{ToolContext, ToolRegistry};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use crate::agent::{TurnError, TurnEvent, TurnReply};
+use crate::approval::ApprovalBroker;
+use crate::core::{Core, RunParts};
+use crate::scope::{RunScope, TreeBudget};
+use crate::tools::ToolRegistry;
+use std::sync::Arc;
 use switchboard_config::Config;
 use switchboard_core::ChatAddress;
 use switchboard_store::Store;
@@ -26,86 +23,68 @@ pub struct TurnRequest {
     pub events: Option<UnboundedSender<TurnEvent>>,
 }
 
+#[derive(Clone)]
 pub struct Runtime {
-    config: Arc<Config>,
-    store: Store,
-    providers: Arc<ProviderSet>,
-    policies: BTreeMap<String, Arc<SecurityPolicy>>,
-    builtin: ToolRegistry,
+    core: Arc<Core>,
 }
 
 impl Runtime {
     /// Build the runtime and create each agent's workspace
     /// (`<workspace_dir>/<agent>`).
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
-        let providers = Arc::new(ProviderSet::from_config(&config));
-        let mut policies = BTreeMap::new();
-        for (alias, agent) in &config.agents {
-            let workspace = PathBuf::from(&config.workspace_dir).join(alias);
-            std::fs::create_dir_all(&workspace)?;
-            let workspace = workspace.canonicalize()?;
-            let profile = config
-                .risk_profiles
-                .get(&agent.risk_profile)
-                .cloned()
-                .unwrap_or_default();
-            let hourly = config.runtime_profile_of(alias).max_actions_per_hour;
-            policies.insert(
-                alias.clone(),
-                Arc::new(SecurityPolicy::new(
-                    &agent.risk_profile,
-                    &profile,
-                    workspace,
-                    hourly,
-                )),
-            );
-        }
         Ok(Self {
-            config,
-            store,
-            providers,
-            policies,
-            builtin: ToolRegistry::builtin(),
+            core: Arc::new(Core::new(config, store)?),
         })
     }
 
     pub fn config(&self) -> &Arc<Config> {
-        &self.config
+        &self.core.config
     }
 
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.core.store
+    }
+
+    pub fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    /// Install the broker that carries prompts along `approval_route`s.
+    pub fn set_route_broker(&self, broker: Arc<dyn ApprovalBroker>) {
+        *self.core.route_broker.write().unwrap_or_else(|p| p.into_inner()) = Some(broker);
     }
 
     /// The tools `agent` is offered at top level (risk-profile filtered).
     pub fn tools_for(&self, agent: &str) -> ToolRegistry {
-        match self.config.risk_profile_of(agent) {
-            Some(p) => self.builtin.filtered(p),
+        match self.core.config.risk_profile_of(agent) {
+            Some(p) => self.core.builtin.filtered(p),
             None => ToolRegistry::default(),
         }
     }
 
     /// The provider a session uses now: its `model_switch` choice or the agent's.
     pub async fn provider_of(&self, agent: &str, session_key: &str) -> Result<String, TurnError> {
-        let cfg = self
-            .config
+        let config = &self.core.config;
+        let cfg = config
             .agents
             .get(agent)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
         let switched = self
+            .core
             .store
             .session(session_key)
             .await?
             .and_then(|s| s.model_override);
         Ok(switched
-            .filter(|p| self.config.providers.contains_key(p))
+            .filter(|p| config.providers.contains_key(p))
             .unwrap_or_else(|| cfg.model_provider.clone()))
     }
 
-    /// Run one turn of `request.agent` in `request.session_key`.
+    /// Run one turn of `request.agent` in `request.session_key`: a
+    /// top-level run (depth 0), the root of its execution tree.
     pub async fn run_turn(&self, request: TurnRequest) -> Result<TurnReply, TurnError> {
-        let agent_cfg = self
-            .config
+        let config = &self.core.config;
+        let agent_cfg = config
             .agents
             .get(&request.agent)
             .ok_or_else(|| TurnError::UnknownAgent(request.agent.clone()))?;
@@ -113,7 +92,8 @@ impl Runtime {
             return Err(TurnError::DisabledAgent(request.agent.clone()));
         }
         let origin = request.origin.as_ref();
-        self.store
+        self.core
+            .store
             .ensure_session(
                 &request.session_key,
                 &request.agent,
@@ -122,40 +102,60 @@ impl Runtime {
                 origin.and_then(|o| o.thread.as_deref()),
             )
             .await?;
-        let provider = self
-            .provider_of(&request.agent, &request.session_key)
-            .await?;
-        let chain = self.providers.chain_for(&provider)?;
-        let policy = self.policies[&request.agent].clone();
-        let mut memory_readers = vec![request.agent.clone()];
-        memory_readers.extend(agent_cfg.workspace.read_memory_from.iter().cloned());
-        let ctx = Arc::new(ToolContext {
-            agent: request.agent.clone(),
-            session_key: request.session_key.clone(),
-            policy,
-            store: self.store.clone(),
-            memory_readers,
-            providers: self.providers.names(),
-            switch_to: Mutex::new(None),
-            cancel: request.cancel.clone(),
-        });
-        let run = AgentRun {
-            config: self.config.clone(),
-            providers: self.providers.clone(),
-            runtime_profile_name: agent_cfg.runtime_profile.clone(),
-            profile: self.config.runtime_profile_of(&request.agent),
-            system_prompt: agent_cfg.system_prompt.clone(),
-            chain,
-            temperature: None,
-            registry: self.tools_for(&request.agent),
-            ctx,
+        let provider = self.provider_of(&request.agent, &request.session_key).await?;
+        let parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
+        let run = self.core.assemble(RunParts {
             broker: request.broker,
-            grants: RunGrants::default(),
-            caller_chain: Vec::new(),
-            origin: request.origin,
             events: request.events,
-            is_child: false,
-        };
+            cancel: request.cancel,
+            ..parts
+        });
         run.run(&request.text).await
+    }
+
+    /// The parts of a top-level run of `agent` (a person's turn or cron).
+    pub(crate) fn top_level_parts(
+        &self,
+        agent: &str,
+        provider: &str,
+        session_key: String,
+        origin: Option<ChatAddress>,
+    ) -> Result<RunParts, TurnError> {
+        let config = &self.core.config;
+        let agent_cfg = config
+            .agents
+            .get(agent)
+            .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
+        let profile = config.runtime_profile_of(agent);
+        let risk = config.risk_profile_of(agent).cloned().unwrap_or_default();
+        let mut memory_readers = vec![agent.to_string()];
+        memory_readers.extend(agent_cfg.workspace.read_memory_from.iter().cloned());
+        Ok(RunParts {
+            agent: agent.to_string(),
+            session_key,
+            policy: self.core.policies[agent].clone(),
+            approval_profile: (agent_cfg.risk_profile.clone(), risk),
+            registry: self.tools_for(agent),
+            chain: self.core.providers.chain_for(provider)?,
+            temperature: None,
+            runtime_profile_name: agent_cfg.runtime_profile.clone(),
+            system_prompt: agent_cfg.system_prompt.clone(),
+            broker: Arc::new(crate::NoApprover("no approver for this run".into())),
+            events: None,
+            cancel: CancellationToken::new(),
+            scope: RunScope {
+                max_depth: profile.max_delegation_depth,
+                owner_chain: vec![agent.to_string()],
+                tree: profile
+                    .max_execution_tree_iterations
+                    .map(|n| Arc::new(TreeBudget::new(n))),
+                is_tree_root: true,
+                cost_chain: vec![agent.to_string()],
+                origin,
+                ..RunScope::default()
+            },
+            memory_readers,
+            profile,
+        })
     }
 }

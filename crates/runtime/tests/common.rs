@@ -34,11 +34,7 @@ impl Harness {
         self.dir.path().join("ws").join(agent)
     }
 
-    pub async fn turn(
-        &self,
-        text: &str,
-        broker: Arc<dyn ApprovalBroker>,
-    ) -> Result<TurnReply, TurnError> {
+    pub async fn turn(&self, text: &str, broker: Arc<dyn ApprovalBroker>) -> Result<TurnReply, TurnError> {
         self.runtime
             .run_turn(TurnRequest {
                 agent: "main".into(),

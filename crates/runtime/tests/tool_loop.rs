@@ -34,11 +34,7 @@ async fn multi_step_loop_with_shell_file_and_memory() {
     ));
     model.push(Step::tool_call("memory_recall", json!({"query": "ship"})));
     model.push(Step::text("Done: wrote the note.").usage(100, 20));
-    let h = harness(&format!(
-        "{}{PROFILE}",
-        provider("primary", &model.url(), "")
-    ))
-    .await;
+    let h = harness(&format!("{}{PROFILE}", provider("primary", &model.url(), ""))).await;
     let reply = h
         .turn("write my todo", Arc::new(NoApprover("none".into())))
         .await
@@ -91,11 +87,7 @@ async fn supervised_call_waits_for_approval_and_deny_leaves_it_unrun() {
     assert_eq!(broker.count(), 1);
     let req = broker.seen.lock().unwrap()[0].clone();
     assert_eq!(req.tool, "file_write");
-    assert!(
-        !req.summary.contains("abc"),
-        "secret leaked: {}",
-        req.summary
-    );
+    assert!(!req.summary.contains("abc"), "secret leaked: {}", req.summary);
     assert!(!h.workspace("main").join("x.txt").exists());
     let results = tool_results(&model.requests()[1]);
     assert_eq!(
@@ -107,10 +99,7 @@ async fn supervised_call_waits_for_approval_and_deny_leaves_it_unrun() {
 #[tokio::test]
 async fn unavailable_and_timeout_are_told_apart() {
     for (outcome, expected) in [
-        (
-            ApprovalOutcome::TimedOut { after_secs: 5 },
-            "timed out after 5s",
-        ),
+        (ApprovalOutcome::TimedOut { after_secs: 5 }, "timed out after 5s"),
         (
             ApprovalOutcome::Unavailable {
                 why: "no approval route".into(),
@@ -119,10 +108,7 @@ async fn unavailable_and_timeout_are_told_apart() {
         ),
     ] {
         let model = ScriptedModel::start().await;
-        model.push(Step::tool_call(
-            "memory_store",
-            json!({"key": "k", "content": "v"}),
-        ));
+        model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
         model.push(Step::text("ok"));
         let toml = format!(
             "{}[agents.main]\nmodel_provider = \"primary\"\n",
@@ -147,19 +133,10 @@ async fn unavailable_and_timeout_are_told_apart() {
 #[tokio::test]
 async fn always_grants_cover_the_rest_of_the_run_only() {
     let model = ScriptedModel::start().await;
-    model.push(Step::tool_call(
-        "memory_store",
-        json!({"key": "a", "content": "1"}),
-    ));
-    model.push(Step::tool_call(
-        "memory_store",
-        json!({"key": "b", "content": "2"}),
-    ));
+    model.push(Step::tool_call("memory_store", json!({"key": "a", "content": "1"})));
+    model.push(Step::tool_call("memory_store", json!({"key": "b", "content": "2"})));
     model.push(Step::text("ok"));
-    model.push(Step::tool_call(
-        "memory_store",
-        json!({"key": "c", "content": "3"}),
-    ));
+    model.push(Step::tool_call("memory_store", json!({"key": "c", "content": "3"})));
     model.push(Step::text("ok"));
     let toml = format!(
         "{}[agents.main]\nmodel_provider = \"primary\"\n",
@@ -171,11 +148,7 @@ async fn always_grants_cover_the_rest_of_the_run_only() {
         always: true,
     });
     h.turn("two", broker.clone()).await.unwrap();
-    assert_eq!(
-        broker.count(),
-        1,
-        "the second call in the same run reuses the grant"
-    );
+    assert_eq!(broker.count(), 1, "the second call in the same run reuses the grant");
     h.turn("again", broker.clone()).await.unwrap();
     assert_eq!(broker.count(), 2, "a new run asks again");
 }
@@ -192,10 +165,7 @@ async fn provider_500_falls_back_without_leaking_details() {
         provider("backup", &backup.url(), "")
     );
     let h = harness(&toml).await;
-    let reply = h
-        .turn("hi", Arc::new(NoApprover("none".into())))
-        .await
-        .unwrap();
+    let reply = h.turn("hi", Arc::new(NoApprover("none".into()))).await.unwrap();
     assert_eq!(reply.text, "served by backup");
     let served = reply.served.unwrap();
     assert!(served.fell_back());
@@ -232,10 +202,7 @@ async fn retries_honour_retry_after_then_succeed() {
         provider("primary", &model.url(), "max_retries = 2").replace("max_retries = 0\n", "")
     );
     let h = harness(&toml).await;
-    let reply = h
-        .turn("hi", Arc::new(NoApprover("none".into())))
-        .await
-        .unwrap();
+    let reply = h.turn("hi", Arc::new(NoApprover("none".into()))).await.unwrap();
     assert_eq!(reply.text, "third time lucky");
     assert_eq!(model.requests().len(), 3);
 }
@@ -271,35 +238,19 @@ async fn malformed_arguments_unknown_tools_and_duplicates_are_reported_to_the_mo
         ("file_read", r#"{"path": "../../etc/passwd"}"#),
     ]));
     model.push(Step::text("ok"));
-    let h = harness(&format!(
-        "{}{PROFILE}",
-        provider("primary", &model.url(), "")
-    ))
-    .await;
-    h.turn("go", Arc::new(NoApprover("none".into())))
-        .await
-        .unwrap();
+    let h = harness(&format!("{}{PROFILE}", provider("primary", &model.url(), ""))).await;
+    h.turn("go", Arc::new(NoApprover("none".into()))).await.unwrap();
     let r = tool_results(&model.requests()[1]);
     assert!(
         r[0].starts_with("Error: malformed JSON arguments for file_read"),
         "{}",
         r[0]
     );
-    assert!(
-        r[1].starts_with("Error: unknown tool 'teleport'"),
-        "{}",
-        r[1]
-    );
+    assert!(r[1].starts_with("Error: unknown tool 'teleport'"), "{}", r[1]);
     assert_eq!(r[2].trim(), "hi");
+    assert!(r[3].starts_with("Error: skipped: an identical shell call"), "{}", r[3]);
     assert!(
-        r[3].starts_with("Error: skipped: an identical shell call"),
-        "{}",
-        r[3]
-    );
-    assert!(
-        r[4].contains(
-            "high-risk command blocked by [risk_profiles.default].block_high_risk_commands"
-        ),
+        r[4].contains("high-risk command blocked by [risk_profiles.default].block_high_risk_commands"),
         "{}",
         r[4]
     );
@@ -312,11 +263,7 @@ async fn commands_outside_allowed_commands_name_the_key() {
     let model = ScriptedModel::start().await;
     model.push(Step::tool_call("shell", json!({"command": "touch x"})));
     model.push(Step::text("ok"));
-    let h = harness(&format!(
-        "{}{PROFILE}",
-        provider("primary", &model.url(), "")
-    ))
-    .await;
+    let h = harness(&format!("{}{PROFILE}", provider("primary", &model.url(), ""))).await;
     // touch is medium risk: supervised asks first; approve it so the policy check is what refuses.
     let broker = FixedBroker::new(ApprovalOutcome::Approved {
         by: "cli:me".into(),
@@ -334,10 +281,7 @@ async fn commands_outside_allowed_commands_name_the_key() {
 async fn max_tool_iterations_ends_with_a_tool_free_call() {
     let model = ScriptedModel::start().await;
     for i in 0..2 {
-        model.push(Step::tool_call(
-            "memory_recall",
-            json!({"query": format!("q{i}")}),
-        ));
+        model.push(Step::tool_call("memory_recall", json!({"query": format!("q{i}")})));
     }
     model.push(Step::text("summary without tools"));
     let toml = format!(
@@ -345,10 +289,7 @@ async fn max_tool_iterations_ends_with_a_tool_free_call() {
         provider("primary", &model.url(), "")
     );
     let h = harness(&toml).await;
-    let reply = h
-        .turn("loop", Arc::new(NoApprover("none".into())))
-        .await
-        .unwrap();
+    let reply = h.turn("loop", Arc::new(NoApprover("none".into()))).await.unwrap();
     assert_eq!(reply.text, "summary without tools");
     let reqs = model.requests();
     assert_eq!(reqs.len(), 3);

@@ -40,8 +40,7 @@ pub struct ApprovalRow {
     pub reason: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
+const COLUMNS: &str = "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
      deadline_at, created_at, decided_at, decided_by, decided_from, reason";
 
 impl Store {
@@ -68,11 +67,7 @@ impl Store {
         Ok(())
     }
 
-    pub async fn set_approval_prompt(
-        &self,
-        id: &str,
-        prompt_message: &str,
-    ) -> Result<(), StoreError> {
+    pub async fn set_approval_prompt(&self, id: &str, prompt_message: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
             .bind(prompt_message)
             .bind(id)
@@ -107,12 +102,12 @@ impl Store {
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
-        Ok(sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM approvals WHERE id = $1"
-        )))
-        .bind(id)
-        .fetch_optional(self.pool())
-        .await?)
+        Ok(
+            sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!("SELECT {COLUMNS} FROM approvals WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?,
+        )
     }
 
     /// The most recent requests, newest first.

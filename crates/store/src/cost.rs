@@ -83,6 +83,37 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Count `cost_micros` against the daily cap of each agent in `agents`
+    /// (the spender and its bounded ancestors).
+    pub async fn attribute_cost(&self, agents: &[String], day: &str, cost_micros: i64) -> Result<(), StoreError> {
+        for agent in agents {
+            sqlx::query(
+                "INSERT INTO cost_attribution (agent, day, cost_micros) VALUES ($1, $2, $3)
+                 ON CONFLICT (agent, day) DO UPDATE SET cost_micros = cost_attribution.cost_micros + excluded.cost_micros",
+            )
+            .bind(agent)
+            .bind(day)
+            .bind(cost_micros)
+            .execute(self.pool())
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Spend counted against `agent`'s cap on `day`.
+    pub async fn attributed_cost(&self, agent: &str, day: &str) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query_scalar::<_, i64>("SELECT cost_micros FROM cost_attribution WHERE agent = $1 AND day = $2")
+                .bind(agent)
+                .bind(day)
+                .fetch_optional(self.pool())
+                .await?
+                .unwrap_or(0),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::utc_day;

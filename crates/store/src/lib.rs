@@ -18,7 +18,7 @@ pub use approvals::{ApprovalRow, NewApproval};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
 pub use memory::MemoryRow;
-pub use runs::RunStatus;
+pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
 pub use sessions::{SessionInfo, StoredMessage};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
@@ -55,8 +55,10 @@ impl Store {
         if backend == Backend::Sqlite {
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
-                    conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;")
-                        .await?;
+                    conn.execute(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
+                    )
+                    .await?;
                     Ok(())
                 })
             });
@@ -108,9 +110,8 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
         && let Some(parent) = Path::new(path).parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            StoreError::Connect(path.to_string(), format!("cannot create the folder: {e}"))
-        })?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| StoreError::Connect(path.to_string(), format!("cannot create the folder: {e}")))?;
     }
     let query = if query.is_empty() {
         "mode=rwc".to_string()
@@ -140,10 +141,7 @@ mod tests {
 
     #[test]
     fn passwords_never_appear_in_errors() {
-        assert_eq!(
-            redact_url("postgres://u:secret@h/db"),
-            "postgres://u:***@h/db"
-        );
+        assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://u:***@h/db");
         assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
     }
 }

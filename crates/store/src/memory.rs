@@ -13,12 +13,7 @@ pub struct MemoryRow {
 
 impl Store {
     /// Store or replace `agent`'s memory under `key`.
-    pub async fn memory_store(
-        &self,
-        agent: &str,
-        key: &str,
-        content: &str,
-    ) -> Result<(), StoreError> {
+    pub async fn memory_store(&self, agent: &str, key: &str, content: &str) -> Result<(), StoreError> {
         let now = now_ms();
         sqlx::query(
             "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)

@@ -1,8 +1,9 @@
 //! The run tree: every child run (spawn_subagent, delegate, sessions_spawn,
-//! cron). This module holds what start-up needs; the delegation and
-//! subagent issues extend it.
+//! cron) as a row with its parent, owner chain, status, heartbeat, progress,
+//! usage and outcome.
 
 use crate::{Store, StoreError, now_ms};
+use sqlx::{AssertSqlSafe, FromRow};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
@@ -27,7 +28,172 @@ impl RunStatus {
     }
 }
 
+/// A run about to start.
+#[derive(Debug, Clone, Default)]
+pub struct NewRun {
+    pub id: String,
+    /// spawn_subagent | delegate | sessions_spawn | cron
+    pub kind: String,
+    pub parent_id: Option<String>,
+    pub root_id: String,
+    /// Aliases of the callers, root first, ending with the run's requester.
+    pub owner_chain: Vec<String>,
+    pub depth: i64,
+    pub agent: String,
+    pub session_key: String,
+    pub origin_channel: Option<String>,
+    pub origin_chat: Option<String>,
+    pub origin_thread: Option<String>,
+    pub label: Option<String>,
+    pub task: Option<String>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct RunRow {
+    pub id: String,
+    pub kind: String,
+    pub parent_id: Option<String>,
+    pub root_id: String,
+    pub owner_chain: String,
+    pub depth: i64,
+    pub agent: String,
+    pub session_key: String,
+    pub origin_channel: Option<String>,
+    pub origin_chat: Option<String>,
+    pub origin_thread: Option<String>,
+    pub label: Option<String>,
+    pub task: Option<String>,
+    pub model: Option<String>,
+    pub status: String,
+    pub heartbeat_at: Option<i64>,
+    pub progress: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub tokens_in: i64,
+    pub tokens_out: i64,
+    pub cost_micros: i64,
+    pub output: Option<String>,
+    pub error: Option<String>,
+}
+
+impl RunRow {
+    /// The owner chain as aliases.
+    pub fn owners(&self) -> Vec<String> {
+        serde_json::from_str(&self.owner_chain).unwrap_or_default()
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Default)]
+pub struct RunEnd<'a> {
+    pub output: Option<&'a str>,
+    pub error: Option<&'a str>,
+    pub tokens_in: i64,
+    pub tokens_out: i64,
+    pub cost_micros: i64,
+}
+
+const COLUMNS: &str =
+    "id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel, origin_chat,
+    origin_thread, label, task, model, status, heartbeat_at, progress, created_at, started_at, ended_at, tokens_in,
+    tokens_out, cost_micros, output, error";
+
 impl Store {
+    pub async fn insert_run(&self, r: &NewRun) -> Result<(), StoreError> {
+        let now = now_ms();
+        let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
+                               origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17)",
+        )
+        .bind(&r.id)
+        .bind(&r.kind)
+        .bind(&r.parent_id)
+        .bind(&r.root_id)
+        .bind(chain)
+        .bind(r.depth)
+        .bind(&r.agent)
+        .bind(&r.session_key)
+        .bind(&r.origin_channel)
+        .bind(&r.origin_chat)
+        .bind(&r.origin_thread)
+        .bind(&r.label)
+        .bind(&r.task)
+        .bind(&r.model)
+        .bind(now)
+        .bind(now)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Finish a running run. Returns false when it had already ended (a
+    /// cancel raced the completion): the first ending wins.
+    pub async fn finish_run(&self, id: &str, status: RunStatus, end: &RunEnd<'_>) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE runs SET status = $1, ended_at = $2, output = $3, error = $4, tokens_in = $5, tokens_out = $6,
+                             cost_micros = $7
+             WHERE id = $8 AND status = 'running'",
+        )
+        .bind(status.as_str())
+        .bind(now_ms())
+        .bind(end.output)
+        .bind(end.error)
+        .bind(end.tokens_in)
+        .bind(end.tokens_out)
+        .bind(end.cost_micros)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn heartbeat_run(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
+            .bind(now_ms())
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Store a run's progress object (JSON) and refresh its heartbeat.
+    pub async fn set_run_progress(&self, id: &str, progress_json: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3")
+            .bind(progress_json)
+            .bind(now_ms())
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
+        Ok(
+            sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!("SELECT {COLUMNS} FROM runs WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?,
+        )
+    }
+
+    /// Runs of `kind` whose owner chain contains `alias`, newest first.
+    pub async fn runs_owned_by(&self, kind: &str, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+        let needle = serde_json::to_string(alias).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        Ok(sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ORDER BY created_at DESC, id LIMIT $3"
+        )))
+        .bind(kind)
+        .bind(format!("%{needle}%"))
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     /// At start: rows an earlier process left `running` become `lost`.
     /// Returns their ids so they can be announced.
     pub async fn mark_running_runs_lost(&self) -> Result<Vec<String>, StoreError> {

@@ -63,12 +63,7 @@ impl Store {
     }
 
     /// Append one message to a session's transcript; returns its id.
-    pub async fn append_message(
-        &self,
-        session_key: &str,
-        role: &str,
-        body: &str,
-    ) -> Result<i64, StoreError> {
+    pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<i64, StoreError> {
         let now = now_ms();
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
@@ -89,11 +84,7 @@ impl Store {
 
     /// The current conversation of a session (since the last `/new`), oldest
     /// first, at most the last `limit` messages.
-    pub async fn history(
-        &self,
-        session_key: &str,
-        limit: i64,
-    ) -> Result<Vec<StoredMessage>, StoreError> {
+    pub async fn history(&self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
         let mut rows = sqlx::query_as::<_, StoredMessage>(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
@@ -110,11 +101,10 @@ impl Store {
 
     /// Start a fresh conversation; the old transcript stays stored.
     pub async fn reset_session(&self, key: &str) -> Result<(), StoreError> {
-        let last: Option<i64> =
-            sqlx::query_scalar("SELECT MAX(id) FROM messages WHERE session_key = $1")
-                .bind(key)
-                .fetch_one(self.pool())
-                .await?;
+        let last: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM messages WHERE session_key = $1")
+            .bind(key)
+            .fetch_one(self.pool())
+            .await?;
         sqlx::query("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
             .bind(last.unwrap_or(0))
             .bind(now_ms())
@@ -125,11 +115,7 @@ impl Store {
     }
 
     /// Remember (or clear) the provider a session switched to with `model_switch`.
-    pub async fn set_model_override(
-        &self,
-        key: &str,
-        provider: Option<&str>,
-    ) -> Result<(), StoreError> {
+    pub async fn set_model_override(&self, key: &str, provider: Option<&str>) -> Result<(), StoreError> {
         sqlx::query("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
             .bind(provider)
             .bind(now_ms())

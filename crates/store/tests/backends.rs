@@ -7,9 +7,7 @@ async fn postgres_store() -> Option<Store> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
     sqlx::any::install_default_drivers();
     let name = format!("sb_test_{}", uuid::Uuid::new_v4().simple());
-    let pool = sqlx::AnyPool::connect(&admin)
-        .await
-        .expect("postgres admin connection");
+    let pool = sqlx::AnyPool::connect(&admin).await.expect("postgres admin connection");
     sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .execute(&pool)
         .await
@@ -34,10 +32,7 @@ async fn exercise(store: &Store) {
         .await
         .unwrap();
     for i in 0..5 {
-        store
-            .append_message("s1", "user", &format!("m{i}"))
-            .await
-            .unwrap();
+        store.append_message("s1", "user", &format!("m{i}")).await.unwrap();
     }
     let h = store.history("s1", 3).await.unwrap();
     assert_eq!(
@@ -48,42 +43,21 @@ async fn exercise(store: &Store) {
     assert!(store.history("s1", 10).await.unwrap().is_empty());
     store.append_message("s1", "user", "after").await.unwrap();
     assert_eq!(store.history("s1", 10).await.unwrap().len(), 1);
-    store
-        .set_model_override("s1", Some("backup"))
-        .await
-        .unwrap();
+    store.set_model_override("s1", Some("backup")).await.unwrap();
     assert_eq!(
-        store
-            .session("s1")
-            .await
-            .unwrap()
-            .unwrap()
-            .model_override
-            .as_deref(),
+        store.session("s1").await.unwrap().unwrap().model_override.as_deref(),
         Some("backup")
     );
 
     // Memory: upsert, allowlist, search.
-    store
-        .memory_store("main", "db", "postgres on port 5432")
-        .await
-        .unwrap();
-    store
-        .memory_store("main", "db", "postgres on port 5433")
-        .await
-        .unwrap();
+    store.memory_store("main", "db", "postgres on port 5432").await.unwrap();
+    store.memory_store("main", "db", "postgres on port 5433").await.unwrap();
     store
         .memory_store("reviewer", "style", "prefer small PRs")
         .await
         .unwrap();
-    store
-        .memory_store("other", "secret", "not for main")
-        .await
-        .unwrap();
-    let rows = store
-        .memory_recall(&["main".into()], "PORT", 10)
-        .await
-        .unwrap();
+    store.memory_store("other", "secret", "not for main").await.unwrap();
+    let rows = store.memory_recall(&["main".into()], "PORT", 10).await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].content, "postgres on port 5433");
     let rows = store
@@ -99,24 +73,15 @@ async fn exercise(store: &Store) {
     store.record_cost("main", &day, 10, 5, 3).await.unwrap();
     store.record_cost("reviewer", &day, 1, 1, 1).await.unwrap();
     let c = store.agent_cost("main", &day).await.unwrap();
-    assert_eq!(
-        (c.calls, c.tokens_in, c.tokens_out, c.cost_micros),
-        (2, 110, 55, 10)
-    );
+    assert_eq!((c.calls, c.tokens_in, c.tokens_out, c.cost_micros), (2, 110, 55, 10));
     assert_eq!(store.total_cost(&day[..7]).await.unwrap().cost_micros, 11);
-    assert_eq!(
-        store.agent_cost("main", "1999-01-01").await.unwrap().calls,
-        0
-    );
+    assert_eq!(store.agent_cost("main", "1999-01-01").await.unwrap().calls, 0);
 
     // Cursors.
     assert_eq!(store.cursor("telegram.main").await.unwrap(), None);
     store.set_cursor("telegram.main", "41").await.unwrap();
     store.set_cursor("telegram.main", "42").await.unwrap();
-    assert_eq!(
-        store.cursor("telegram.main").await.unwrap().as_deref(),
-        Some("42")
-    );
+    assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("42"));
 
     // Approvals: decide once, expire the rest.
     for id in ["a1", "a2"] {
@@ -151,18 +116,9 @@ async fn exercise(store: &Store) {
     );
     let expired = store.expire_pending_approvals().await.unwrap();
     assert_eq!(expired.len(), 1);
+    assert_eq!(store.approval("a2").await.unwrap().unwrap().status, "expired");
     assert_eq!(
-        store.approval("a2").await.unwrap().unwrap().status,
-        "expired"
-    );
-    assert_eq!(
-        store
-            .approval("a1")
-            .await
-            .unwrap()
-            .unwrap()
-            .decided_by
-            .as_deref(),
+        store.approval("a1").await.unwrap().unwrap().decided_by.as_deref(),
         Some("cli:ops")
     );
     assert!(store.mark_running_runs_lost().await.unwrap().is_empty());
@@ -177,10 +133,7 @@ async fn sqlite_backend() {
     // Reopening keeps everything (and re-running migrations is a no-op).
     let store = sqlite_store(&dir).await;
     assert_eq!(store.history("s1", 10).await.unwrap().len(), 1);
-    assert_eq!(
-        store.cursor("telegram.main").await.unwrap().as_deref(),
-        Some("42")
-    );
+    assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("42"));
 }
 
 #[tokio::test]

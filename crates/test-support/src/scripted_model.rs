@@ -46,10 +46,7 @@ impl Step {
     /// Several calls in one response (or malformed argument text).
     pub fn tool_calls(calls: &[(&str, &str)]) -> Self {
         Self::new(Reply::ToolCalls(
-            calls
-                .iter()
-                .map(|(n, a)| (n.to_string(), a.to_string()))
-                .collect(),
+            calls.iter().map(|(n, a)| (n.to_string(), a.to_string())).collect(),
         ))
     }
 
@@ -147,13 +144,7 @@ impl ScriptedModel {
 
     /// Steps not consumed yet.
     pub fn remaining(&self) -> usize {
-        self.shared
-            .lock()
-            .unwrap()
-            .steps
-            .iter()
-            .filter(|s| s.is_some())
-            .count()
+        self.shared.lock().unwrap().steps.iter().filter(|s| s.is_some()).count()
     }
 }
 
@@ -177,11 +168,7 @@ pub fn offered_tools(req: &Value) -> Vec<String> {
 
 /// The text of the last message of a request (either API shape).
 pub fn last_message_text(req: &Value) -> String {
-    let Some(last) = req
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| m.last())
-    else {
+    let Some(last) = req.get("messages").and_then(Value::as_array).and_then(|m| m.last()) else {
         return String::new();
     };
     match last.get("content") {
@@ -204,10 +191,10 @@ fn take_step(shared: &Mutex<Shared>, req: &Value) -> (Option<Step>, u64) {
     s.requests.push(req.clone());
     s.counter += 1;
     let n = s.counter;
-    let pos = s.steps.iter().position(|st| {
-        st.as_ref()
-            .is_some_and(|st| st.matcher.as_ref().is_none_or(|m| m(req)))
-    });
+    let pos = s
+        .steps
+        .iter()
+        .position(|st| st.as_ref().is_some_and(|st| st.matcher.as_ref().is_none_or(|m| m(req))));
     (pos.and_then(|i| s.steps[i].take()), n)
 }
 

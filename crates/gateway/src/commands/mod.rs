@@ -51,9 +51,7 @@ pub fn parse(text: &str) -> Option<Command> {
         "stop" => Command::Stop,
         "approve" if !args.is_empty() => Command::Approve {
             id: args[0].to_string(),
-            always: args
-                .get(1)
-                .is_some_and(|a| a.eq_ignore_ascii_case("always")),
+            always: args.get(1).is_some_and(|a| a.eq_ignore_ascii_case("always")),
         },
         "deny" if !args.is_empty() => Command::Deny {
             id: args[0].to_string(),
@@ -102,9 +100,6 @@ mod tests {
             })
         );
         assert_eq!(parse("/deny"), Some(Command::Unknown("deny".into())));
-        assert_eq!(
-            parse("/frobnicate"),
-            Some(Command::Unknown("frobnicate".into()))
-        );
+        assert_eq!(parse("/frobnicate"), Some(Command::Unknown("frobnicate".into())));
     }
 }

@@ -10,11 +10,7 @@ pub async fn apply(ctx: &CommandContext<'_>) -> String {
         .provider_of(ctx.agent, ctx.session_key)
         .await
         .unwrap_or_else(|_| "?".into());
-    let model = config
-        .providers
-        .get(&provider)
-        .map(|p| p.model.as_str())
-        .unwrap_or("?");
+    let model = config.providers.get(&provider).map(|p| p.model.as_str()).unwrap_or("?");
     let day = utc_day(now_ms());
     let cost = ctx
         .runtime

@@ -39,10 +39,7 @@ fn sanitize(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
                     .iter()
                     .filter_map(|r| r.tool_call_id.as_deref())
                     .collect::<Vec<_>>();
-                if m.tool_calls
-                    .iter()
-                    .all(|c| answered.contains(&c.id.as_str()))
-                {
+                if m.tool_calls.iter().all(|c| answered.contains(&c.id.as_str())) {
                     out.extend(messages[i..j].iter().cloned());
                 } else if !m.content.is_empty() {
                     out.push(ChatMessage::assistant(m.content.clone()));
@@ -57,15 +54,9 @@ fn sanitize(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     out
 }
 
-pub(crate) async fn save(
-    store: &Store,
-    session_key: &str,
-    m: &ChatMessage,
-) -> Result<(), StoreError> {
+pub(crate) async fn save(store: &Store, session_key: &str, m: &ChatMessage) -> Result<(), StoreError> {
     let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    store
-        .append_message(session_key, m.role.as_str(), &body)
-        .await?;
+    store.append_message(session_key, m.role.as_str(), &body).await?;
     Ok(())
 }
 

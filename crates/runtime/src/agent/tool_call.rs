@@ -15,21 +15,17 @@ use std::sync::Mutex;
 const NEVER_DEDUPLICATED: &[&str] = &["spawn_subagent", "delegate", "sessions_spawn"];
 
 impl AgentRun {
-    pub(crate) async fn run_call(
-        &self,
-        call: &ToolCall,
-        seen: &Mutex<HashSet<String>>,
-    ) -> (ChatMessage, bool) {
+    pub(crate) async fn run_call(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> (ChatMessage, bool) {
         let result = self.evaluate(call, seen).await;
         tracing::info!(tool = %call.name, success = result.success, "tool call finished");
-        (
-            ChatMessage::tool_result(call, result.to_model_text()),
-            result.success,
-        )
+        (ChatMessage::tool_result(call, result.to_model_text()), result.success)
     }
 
     async fn evaluate(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> ToolResult {
         let Some(tool) = self.registry.get(&call.name) else {
+            if call.name == "spawn_subagent" {
+                return ToolResult::fail(crate::subagent::refused_by_profile(&self.ctx.agent));
+            }
             return ToolResult::fail(format!(
                 "unknown tool '{}'; available tools: {}",
                 call.name,
@@ -44,10 +40,7 @@ impl AgentRun {
         let args: Value = match serde_json::from_str(raw) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
-                return ToolResult::fail(format!(
-                    "arguments for {} must be a JSON object",
-                    call.name
-                ));
+                return ToolResult::fail(format!("arguments for {} must be a JSON object", call.name));
             }
             Err(e) => {
                 return ToolResult::fail(format!(
@@ -67,29 +60,19 @@ impl AgentRun {
         }
         let effect = tool.effect(&args);
         let policy = &self.ctx.policy;
+        let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
         let is_shell = call.name == "shell";
         let summary = summarize_args(&args);
-        let mut decision = gate(
-            &policy.profile_name,
-            &policy.profile,
-            &call.name,
-            effect,
-            is_shell,
-        );
-        if self.is_child && is_shell && !matches!(decision, GateDecision::Refuse(_)) {
+        let mut decision = gate(profile_name, profile, &call.name, effect, is_shell);
+        if self.ctx.scope.is_child() && is_shell && !matches!(decision, GateDecision::Refuse(_)) {
             let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-            let operator_route = policy
-                .profile
-                .approval_route
-                .as_ref()
-                .is_some_and(|r| r.is_complete());
-            if is_dangerous_for_child(command) && !policy.profile.subagent_auto_approve {
+            let operator_route = profile.approval_route.as_ref().is_some_and(|r| r.is_complete());
+            if is_dangerous_for_child(command) && !profile.subagent_auto_approve {
                 decision = if operator_route {
                     GateDecision::Ask
                 } else {
                     GateDecision::Refuse(format!(
-                        "shell refused: dangerous command in a child run; set [risk_profiles.{}].subagent_auto_approve = true or route approvals to an operator",
-                        policy.profile_name
+                        "shell refused: dangerous command in a child run; set [risk_profiles.{profile_name}].subagent_auto_approve = true or route approvals to an operator"
                     ))
                 };
             }
@@ -105,15 +88,13 @@ impl AgentRun {
                         }
                     }
                     other => {
-                        return ToolResult::fail(
-                            other.refusal_text(&call.name).unwrap_or_default(),
-                        );
+                        return ToolResult::fail(other.refusal_text(&call.name).unwrap_or_default());
                     }
                 }
             }
             _ => {}
         }
-        if !policy.tracker.try_record() {
+        if !policy.tracker.try_record_capped(policy.hourly_cap) {
             return ToolResult::fail(format!(
                 "action budget spent: {} actions in the last hour; raise [runtime_profiles.{}].max_actions_per_hour",
                 policy.tracker.limit(),
@@ -124,10 +105,17 @@ impl AgentRun {
             name: call.name.clone(),
             summary,
         });
+        let progress = self.ctx.scope.progress.clone();
+        if let Some(p) = &progress {
+            p.tool_started(&call.name).await;
+        }
         let result = tokio::select! {
             r = tool.execute(args, &self.ctx) => r,
             _ = self.ctx.cancel.cancelled() => ToolResult::fail("cancelled"),
         };
+        if let Some(p) = &progress {
+            p.tool_finished(&call.name, result.success).await;
+        }
         self.emit(TurnEvent::ToolFinished {
             name: call.name.clone(),
             success: result.success,
@@ -136,19 +124,25 @@ impl AgentRun {
     }
 
     async fn ask(&self, call: &ToolCall, summary: &str, risk: &str) -> ApprovalOutcome {
-        let policy = &self.ctx.policy;
-        let route = policy.profile.approval_route.clone();
+        let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
+        let route = profile.approval_route.clone();
         let timeout_secs = route.as_ref().map(|r| r.timeout_secs).unwrap_or(120);
+        let scope = &self.ctx.scope;
+        let caller_chain = if scope.owner_chain.len() > 1 {
+            scope.owner_chain.clone()
+        } else {
+            Vec::new()
+        };
         let request = ApprovalRequest {
             id: short_id(),
             agent: self.ctx.agent.clone(),
-            caller_chain: self.caller_chain.clone(),
+            caller_chain,
             tool: call.name.clone(),
             summary: summary.to_string(),
             risk: risk.to_string(),
-            profile_name: policy.profile_name.clone(),
+            profile_name: profile_name.clone(),
             route,
-            origin: self.origin.clone(),
+            origin: scope.origin.clone(),
             timeout_secs,
         };
         tokio::select! {

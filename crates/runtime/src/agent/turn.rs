@@ -7,8 +7,7 @@ use crate::provider::{ChatRequest, ProviderChain, ProviderSet};
 use crate::tools::{ToolContext, ToolRegistry};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use switchboard_config::{Config, RuntimeProfile};
-use switchboard_core::ChatAddress;
+use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -26,13 +25,11 @@ pub struct AgentRun {
     pub registry: ToolRegistry,
     pub ctx: Arc<ToolContext>,
     pub broker: Arc<dyn ApprovalBroker>,
+    /// "Always (this run)" grants: fresh for every run.
     pub grants: RunGrants,
-    /// Delegation caller chain, root first (empty at top level).
-    pub caller_chain: Vec<String>,
-    pub origin: Option<ChatAddress>,
+    /// The risk profile (name, rules) whose approval rules gate tool calls.
+    pub approval_profile: (String, RiskProfile),
     pub events: Option<UnboundedSender<TurnEvent>>,
-    /// Child runs deny dangerous shell commands unless allowed (SPEC §9).
-    pub is_child: bool,
 }
 
 impl AgentRun {
@@ -70,26 +67,26 @@ impl AgentRun {
         let mut usage = Usage::default();
         let mut iterations = 0u32;
         let mut tools_completed = 0u32;
+        let scope = &self.ctx.scope;
         loop {
-            let offer_tools = iterations < max_iterations && !specs.is_empty();
-            crate::cost::check(
-                &self.config,
-                store,
-                &self.ctx.agent,
-                &self.runtime_profile_name,
-            )
-            .await
-            .map_err(|e| match e {
-                crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
-                crate::cost::CheckError::Store(s) => TurnError::Store(s),
-            })?;
+            let mut offer_tools = iterations < max_iterations && !specs.is_empty();
+            if let Some(tree) = &scope.tree {
+                if scope.is_tree_root {
+                    // The root spends its last slot on a tool-free completion.
+                    offer_tools &= tree.reserve_for_root() == Some(true);
+                } else if offer_tools && !tree.reserve_for_child() {
+                    return Err(TurnError::TreeBudget(tree.limit()));
+                }
+            }
+            crate::cost::check(&self.config, store, &scope.cost_chain)
+                .await
+                .map_err(|e| match e {
+                    crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
+                    crate::cost::CheckError::Store(s) => TurnError::Store(s),
+                })?;
             let request = ChatRequest {
                 messages: messages.clone(),
-                tools: if offer_tools {
-                    specs.clone()
-                } else {
-                    Vec::new()
-                },
+                tools: if offer_tools { specs.clone() } else { Vec::new() },
                 temperature: self.temperature,
             };
             let (response, served) = tokio::select! {
@@ -97,16 +94,18 @@ impl AgentRun {
                 r = chain.chat(&request) => r?,
             };
             usage.add(response.usage);
-            if let Err(e) = crate::cost::record(
+            if let Some(p) = &scope.progress {
+                p.model_call().await;
+            }
+            let recorded = crate::cost::record(
                 &self.config,
                 store,
-                &self.ctx.agent,
+                &scope.cost_chain,
                 &served.name,
                 &served.model,
                 response.usage,
-            )
-            .await
-            {
+            );
+            if let Err(e) = recorded.await {
                 tracing::error!(error = %e, "cost ledger write failed");
             }
             if response.tool_calls.is_empty() || !offer_tools {
@@ -118,12 +117,7 @@ impl AgentRun {
                 } else {
                     response.text
                 };
-                history::save(
-                    store,
-                    &self.ctx.session_key,
-                    &ChatMessage::assistant(text.clone()),
-                )
-                .await?;
+                history::save(store, &self.ctx.session_key, &ChatMessage::assistant(text.clone())).await?;
                 return Ok(TurnReply {
                     text,
                     usage,
@@ -151,12 +145,7 @@ impl AgentRun {
                 history::save(store, &self.ctx.session_key, &message).await?;
                 messages.push(message);
             }
-            let switch = self
-                .ctx
-                .switch_to
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
+            let switch = self.ctx.switch_to.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(name) = switch {
                 chain = self.providers.chain_for(&name)?;
             }

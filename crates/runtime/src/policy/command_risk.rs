@@ -66,9 +66,8 @@ const LOW: &[&str] = &[
 
 /// Programs that can never be made safe by their arguments.
 const HIGH: &[&str] = &[
-    "sudo", "su", "doas", "dd", "mkfs", "fdisk", "parted", "shutdown", "reboot", "halt",
-    "poweroff", "init", "iptables", "nft", "useradd", "userdel", "passwd", "crontab", "mount",
-    "umount", "insmod", "rmmod", "modprobe",
+    "sudo", "su", "doas", "dd", "mkfs", "fdisk", "parted", "shutdown", "reboot", "halt", "poweroff", "init",
+    "iptables", "nft", "useradd", "userdel", "passwd", "crontab", "mount", "umount", "insmod", "rmmod", "modprobe",
 ];
 
 /// Read-only git subcommands.
@@ -100,9 +99,7 @@ pub fn classify_command(argv: &[String]) -> CommandRisk {
         "rm" => {
             let recursive = args.iter().any(|a| {
                 *a == "--recursive"
-                    || (a.starts_with('-')
-                        && !a.starts_with("--")
-                        && (a.contains('r') || a.contains('R')))
+                    || (a.starts_with('-') && !a.starts_with("--") && (a.contains('r') || a.contains('R')))
             });
             if recursive {
                 CommandRisk::High
@@ -110,25 +107,15 @@ pub fn classify_command(argv: &[String]) -> CommandRisk {
                 CommandRisk::Medium
             }
         }
-        "chmod" | "chown" if args.iter().any(|a| *a == "-R" || a.contains("777")) => {
-            CommandRisk::High
-        }
+        "chmod" | "chown" if args.iter().any(|a| *a == "-R" || a.contains("777")) => CommandRisk::High,
         "git" => match args.iter().find(|a| !a.starts_with('-')) {
             Some(sub) if GIT_READ.contains(sub) => CommandRisk::Low,
-            Some(&"push") if args.iter().any(|a| a.starts_with("--force") || *a == "-f") => {
-                CommandRisk::High
-            }
+            Some(&"push") if args.iter().any(|a| a.starts_with("--force") || *a == "-f") => CommandRisk::High,
             Some(&"reset") if args.contains(&"--hard") => CommandRisk::High,
             Some(&"clean") => CommandRisk::High,
             _ => CommandRisk::Medium,
         },
-        "find"
-            if args
-                .iter()
-                .any(|a| *a == "-delete" || a.starts_with("-exec")) =>
-        {
-            CommandRisk::High
-        }
+        "find" if args.iter().any(|a| *a == "-delete" || a.starts_with("-exec")) => CommandRisk::High,
         "kill" | "pkill" | "killall" | "systemctl" | "service" => {
             if program == "systemctl"
                 && args

@@ -31,13 +31,7 @@ pub enum GateDecision {
 
 /// Decide for `tool` with `effect` under `profile` (named `profile_name`).
 /// `is_shell` marks command execution, to which the command-risk keys apply.
-pub fn gate(
-    profile_name: &str,
-    profile: &RiskProfile,
-    tool: &str,
-    effect: Effect,
-    is_shell: bool,
-) -> GateDecision {
+pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effect, is_shell: bool) -> GateDecision {
     let listed = |list: &[String]| list.iter().any(|t| t == tool);
     if profile.level == AutonomyLevel::ReadOnly && effect != Effect::Read {
         return GateDecision::Refuse(format!(
@@ -88,18 +82,9 @@ mod tests {
     #[test]
     fn levels() {
         let sup = profile(AutonomyLevel::Supervised);
+        assert_eq!(gate("p", &sup, "file_read", Effect::Read, false), GateDecision::Allow);
         assert_eq!(
-            gate("p", &sup, "file_read", Effect::Read, false),
-            GateDecision::Allow
-        );
-        assert_eq!(
-            gate(
-                "p",
-                &sup,
-                "memory_store",
-                Effect::Write(CommandRisk::Low),
-                false
-            ),
+            gate("p", &sup, "memory_store", Effect::Write(CommandRisk::Low), false),
             GateDecision::Ask
         );
         assert_eq!(
@@ -116,32 +101,17 @@ mod tests {
         ));
         let full = profile(AutonomyLevel::Full);
         assert_eq!(
-            gate(
-                "p",
-                &full,
-                "shell",
-                Effect::Write(CommandRisk::Medium),
-                true
-            ),
+            gate("p", &full, "shell", Effect::Write(CommandRisk::Medium), true),
             GateDecision::Allow
         );
         assert_eq!(
-            gate(
-                "p",
-                &full,
-                "file_write",
-                Effect::Write(CommandRisk::Medium),
-                false
-            ),
+            gate("p", &full, "file_write", Effect::Write(CommandRisk::Medium), false),
             GateDecision::Ask
         );
         let ro = profile(AutonomyLevel::ReadOnly);
         assert!(
             matches!(gate("p", &ro, "file_write", Effect::Write(CommandRisk::Medium), false), GateDecision::Refuse(m) if m.contains("read_only"))
         );
-        assert_eq!(
-            gate("p", &ro, "file_read", Effect::Read, false),
-            GateDecision::Allow
-        );
+        assert_eq!(gate("p", &ro, "file_read", Effect::Read, false), GateDecision::Allow);
     }
 }

@@ -2,11 +2,13 @@
 //! is, and how many actions an agent may take per hour.
 
 mod command_risk;
+mod escalation;
 mod gate;
 mod paths;
 mod tracker;
 
 pub use command_risk::{CommandRisk, classify_command, is_dangerous_for_child};
+pub use escalation::{EscalationViolation, SubAgentOverrides};
 pub use gate::{Effect, GateDecision, gate};
 pub use paths::{PathError, resolve_in_workspace};
 pub use tracker::ActionTracker;
@@ -28,6 +30,8 @@ pub struct SecurityPolicy {
     pub forbidden_paths: Vec<String>,
     pub shell_timeout_secs: u64,
     pub tracker: Arc<ActionTracker>,
+    /// A narrower hourly cap on the shared tracker (subagent overrides).
+    pub hourly_cap: Option<u32>,
 }
 
 /// Places no agent reads or writes, even inside a workspace symlinked there.
@@ -36,29 +40,39 @@ pub const DEFAULT_FORBIDDEN_PATHS: &[&str] = &[
 ];
 
 impl SecurityPolicy {
-    pub fn new(
-        profile_name: &str,
-        profile: &RiskProfile,
-        workspace: PathBuf,
-        max_actions_per_hour: u32,
-    ) -> Self {
+    pub fn new(profile_name: &str, profile: &RiskProfile, workspace: PathBuf, max_actions_per_hour: u32) -> Self {
         Self {
             profile_name: profile_name.to_string(),
             level: profile.level,
             profile: profile.clone(),
             workspace,
             workspace_only: true,
-            forbidden_paths: DEFAULT_FORBIDDEN_PATHS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            forbidden_paths: DEFAULT_FORBIDDEN_PATHS.iter().map(|s| s.to_string()).collect(),
             shell_timeout_secs: 60,
             tracker: Arc::new(ActionTracker::new(max_actions_per_hour)),
+            hourly_cap: None,
         }
     }
 
     /// Whether `program` (a basename) is in `allowed_commands`.
     pub fn allows_command(&self, program: &str) -> bool {
         self.profile.allowed_commands.iter().any(|c| c == program)
+    }
+}
+
+impl SecurityPolicy {
+    /// The same policy and shared action tracker, working in `workspace`.
+    pub fn with_workspace(&self, workspace: PathBuf) -> Self {
+        Self {
+            profile_name: self.profile_name.clone(),
+            profile: self.profile.clone(),
+            level: self.level,
+            workspace,
+            workspace_only: self.workspace_only,
+            forbidden_paths: self.forbidden_paths.clone(),
+            shell_timeout_secs: self.shell_timeout_secs,
+            tracker: self.tracker.clone(),
+            hourly_cap: self.hourly_cap,
+        }
     }
 }

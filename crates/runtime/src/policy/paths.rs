@@ -12,11 +12,7 @@ pub enum PathError {
 
 /// Resolve `requested` (relative to `workspace`, or absolute) to a path that
 /// is guaranteed to stay inside `workspace`, following existing symlinks.
-pub fn resolve_in_workspace(
-    workspace: &Path,
-    requested: &str,
-    forbidden: &[String],
-) -> Result<PathBuf, PathError> {
+pub fn resolve_in_workspace(workspace: &Path, requested: &str, forbidden: &[String]) -> Result<PathBuf, PathError> {
     let expanded = expand_home(requested);
     for f in forbidden {
         let f = expand_home(f);
@@ -24,9 +20,7 @@ pub fn resolve_in_workspace(
             return Err(PathError::Forbidden(requested.to_string()));
         }
     }
-    let root = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
+    let root = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
     let candidate = if Path::new(&expanded).is_absolute() {
         PathBuf::from(&expanded)
     } else {
@@ -47,10 +41,7 @@ pub fn resolve_in_workspace(
     let mut existing = normal.clone();
     let mut rest = Vec::new();
     while !existing.exists() {
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();

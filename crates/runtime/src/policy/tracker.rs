@@ -24,10 +24,15 @@ impl ActionTracker {
 
     /// Count one action; false when the hourly budget is spent.
     pub fn try_record(&self) -> bool {
-        self.try_record_at(Instant::now())
+        self.try_record_at(Instant::now(), None)
     }
 
-    fn try_record_at(&self, now: Instant) -> bool {
+    /// Count one action unless the window holds `cap` (or the limit) already.
+    pub fn try_record_capped(&self, cap: Option<u32>) -> bool {
+        self.try_record_at(Instant::now(), cap)
+    }
+
+    fn try_record_at(&self, now: Instant, cap: Option<u32>) -> bool {
         let mut w = self.window.lock().unwrap_or_else(|p| p.into_inner());
         while w
             .front()
@@ -35,7 +40,7 @@ impl ActionTracker {
         {
             w.pop_front();
         }
-        if w.len() as u32 >= self.limit {
+        if w.len() as u32 >= cap.map_or(self.limit, |c| c.min(self.limit)) {
             return false;
         }
         w.push_back(now);
@@ -56,9 +61,9 @@ mod tests {
     fn window_slides() {
         let t = ActionTracker::new(2);
         let start = Instant::now();
-        assert!(t.try_record_at(start));
-        assert!(t.try_record_at(start));
-        assert!(!t.try_record_at(start + Duration::from_secs(10)));
-        assert!(t.try_record_at(start + Duration::from_secs(3601)));
+        assert!(t.try_record_at(start, None));
+        assert!(t.try_record_at(start, None));
+        assert!(!t.try_record_at(start + Duration::from_secs(10), None));
+        assert!(t.try_record_at(start + Duration::from_secs(3601), None));
     }
 }

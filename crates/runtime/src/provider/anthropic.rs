@@ -50,11 +50,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
     // Anthropic wants alternating user/assistant turns: merge neighbours.
     let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
     for m in req.messages.iter().filter(|m| m.role != Role::System) {
-        let role = if m.role == Role::Assistant {
-            "assistant"
-        } else {
-            "user"
-        };
+        let role = if m.role == Role::Assistant { "assistant" } else { "user" };
         let b = blocks(m);
         if b.is_empty() {
             continue;

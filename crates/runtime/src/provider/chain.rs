@@ -71,11 +71,7 @@ impl ProviderChain {
             return Err(failures.remove(0));
         }
         Err(ProviderError::AllFailed(
-            failures
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("; "),
+            failures.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
         ))
     }
 }

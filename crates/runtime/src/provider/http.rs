@@ -31,9 +31,7 @@ impl HttpSettings {
             .timeout(Duration::from_secs(c.timeout_secs))
             .connect_timeout(Duration::from_secs(10))
             .build()
-            .map_err(|e| {
-                ProviderError::Misconfigured(name.to_string(), e.without_url().to_string())
-            })?;
+            .map_err(|e| ProviderError::Misconfigured(name.to_string(), e.without_url().to_string()))?;
         Ok(Self {
             name: name.to_string(),
             kind: c.kind,

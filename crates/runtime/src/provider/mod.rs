@@ -38,9 +38,7 @@ pub struct ChatResponse {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {
-    #[error(
-        "model provider '{0}' could not be reached (is the model server running? check [providers.{0}].base_url)"
-    )]
+    #[error("model provider '{0}' could not be reached (is the model server running? check [providers.{0}].base_url)")]
     Unreachable(String),
     #[error("model provider '{0}' did not answer in time")]
     Timeout(String),
@@ -63,10 +61,7 @@ impl ProviderError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            Self::Unreachable(_)
-                | Self::Timeout(_)
-                | Self::RateLimited(_)
-                | Self::Http(_, 500..=599)
+            Self::Unreachable(_) | Self::Timeout(_) | Self::RateLimited(_) | Self::Http(_, 500..=599)
         )
     }
 }
@@ -83,10 +78,7 @@ pub trait Provider: Send + Sync {
 }
 
 /// Build the provider for one configuration entry.
-pub fn build_provider(
-    name: &str,
-    config: &ProviderConfig,
-) -> Result<Arc<dyn Provider>, ProviderError> {
+pub fn build_provider(name: &str, config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
     let http = http::HttpSettings::from_config(name, config)?;
     Ok(match config.kind {
         ProviderKind::Openai => Arc::new(openai::OpenAiProvider::new(http)),

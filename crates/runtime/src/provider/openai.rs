@@ -54,11 +54,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
 
 pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
     let message = v.get("choices")?.get(0)?.get("message")?;
-    let text = message
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let text = message.get("content").and_then(Value::as_str).unwrap_or("").to_string();
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
         for (i, c) in calls.iter().enumerate() {
@@ -81,10 +77,7 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
     }
     let usage = v.get("usage").map(|u| Usage {
         input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-        output_tokens: u
-            .get("completion_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
     });
     Some(ChatResponse {
         text,

@@ -68,11 +68,7 @@ impl Tool for FileWrite {
         }
         .await;
         match result {
-            Ok(()) => ToolResult::ok(format!(
-                "wrote {} bytes to {}",
-                args.content.len(),
-                args.path
-            )),
+            Ok(()) => ToolResult::ok(format!("wrote {} bytes to {}", args.content.len(), args.path)),
             Err(e) => ToolResult::fail(format!("cannot write '{}': {e}", args.path)),
         }
     }

@@ -23,8 +23,7 @@ impl Tool for MemoryRecall {
         "memory_recall"
     }
     fn description(&self) -> String {
-        "Search long-term memory by words in the key or content (empty query lists recent facts)."
-            .into()
+        "Search long-term memory by words in the key or content (empty query lists recent facts).".into()
     }
     fn parameters(&self) -> Value {
         json!({"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}})
@@ -39,11 +38,7 @@ impl Tool for MemoryRecall {
             Err(e) => return e,
         };
         let limit = args.limit.unwrap_or(10).clamp(1, 50);
-        match ctx
-            .store
-            .memory_recall(&ctx.memory_readers, &args.query, limit)
-            .await
-        {
+        match ctx.store.memory_recall(&ctx.memory_readers, &args.query, limit).await {
             Ok(rows) if rows.is_empty() => ToolResult::ok("no matching memories"),
             Ok(rows) => ToolResult::ok(
                 rows.iter()

@@ -67,6 +67,15 @@ pub struct ToolContext {
     /// Set by `model_switch`; the loop uses it from the next model call on.
     pub switch_to: Mutex<Option<String>>,
     pub cancel: CancellationToken,
+    /// The runtime, for tools that start child runs.
+    pub core: Option<Arc<crate::core::Core>>,
+    /// Where this run sits in its tree.
+    pub scope: crate::scope::RunScope,
+    /// This run's own registry: the ceiling for bounded children.
+    pub ceiling: ToolRegistry,
+    /// The provider chain and temperature a same-identity child inherits.
+    pub chain: crate::provider::ProviderChain,
+    pub temperature: Option<f64>,
 }
 
 #[async_trait]
@@ -98,9 +107,5 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!(
-        "{}\n[truncated: {} more bytes]",
-        &text[..end],
-        text.len() - end
-    )
+    format!("{}\n[truncated: {} more bytes]", &text[..end], text.len() - end)
 }

@@ -20,6 +20,8 @@ impl ToolRegistry {
             Arc::new(super::memory_store::MemoryStore),
             Arc::new(super::memory_recall::MemoryRecall),
             Arc::new(super::model_switch::ModelSwitch),
+            Arc::new(crate::subagent::SpawnSubagent),
+            Arc::new(crate::delegation::unbound()),
         ];
         Self { tools }
     }
@@ -42,12 +44,7 @@ impl ToolRegistry {
 
     fn retain(&self, keep: impl Fn(&str) -> bool) -> Self {
         Self {
-            tools: self
-                .tools
-                .iter()
-                .filter(|t| keep(t.name()))
-                .cloned()
-                .collect(),
+            tools: self.tools.iter().filter(|t| keep(t.name())).cloned().collect(),
         }
     }
 

@@ -19,9 +19,7 @@ struct Args {
     command: String,
 }
 
-const OPERATORS: &[&str] = &[
-    "|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1", "&>",
-];
+const OPERATORS: &[&str] = &["|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1", "&>"];
 const MAX_OUTPUT: usize = 16 * 1024;
 
 fn argv_of(args: &Value) -> Option<Vec<String>> {
@@ -50,12 +48,10 @@ fn check_argv(argv: &[String], ctx: &ToolContext) -> Result<(), String> {
     if p.workspace_only {
         for word in &argv[1..] {
             let value = word.split_once('=').map(|(_, v)| v).unwrap_or(word);
-            let looks_like_path = value.starts_with('/')
-                || value.starts_with('~')
-                || value.split('/').any(|part| part == "..");
+            let looks_like_path =
+                value.starts_with('/') || value.starts_with('~') || value.split('/').any(|part| part == "..");
             if looks_like_path {
-                resolve_in_workspace(&p.workspace, value, &p.forbidden_paths)
-                    .map_err(|e| e.to_string())?;
+                resolve_in_workspace(&p.workspace, value, &p.forbidden_paths).map_err(|e| e.to_string())?;
             }
         }
     }
@@ -107,10 +103,7 @@ impl Tool for Shell {
         cmd.args(&argv[1..])
             .current_dir(workspace)
             .env_clear()
-            .env(
-                "PATH",
-                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
-            )
+            .env("PATH", std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()))
             .env("HOME", workspace)
             .env("LANG", "C.UTF-8")
             .stdin(Stdio::null())

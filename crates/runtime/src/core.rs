@@ -1,0 +1,140 @@
+//! The shared heart of the runtime: configuration, store, providers,
+//! per-agent policies, the built-in tools, running background tasks, and
+//! the assembly of an [`AgentRun`] from its parts. Tools that start child
+//! runs (`spawn_subagent`, `delegate`) reach it through their context.
+
+use crate::agent::{AgentRun, TurnEvent};
+use crate::approval::{ApprovalBroker, NoApprover, RunGrants};
+use crate::policy::SecurityPolicy;
+use crate::provider::{ProviderChain, ProviderSet};
+use crate::scope::RunScope;
+use crate::tools::{ToolContext, ToolRegistry};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use switchboard_config::{Config, RiskProfile, RuntimeProfile};
+use switchboard_store::Store;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+pub struct Core {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub providers: Arc<ProviderSet>,
+    pub policies: BTreeMap<String, Arc<SecurityPolicy>>,
+    pub builtin: ToolRegistry,
+    /// Cancellation handles of background tasks, by task id.
+    pub tasks: Mutex<HashMap<String, CancellationToken>>,
+    /// Delivers approval prompts along a risk profile's `approval_route`
+    /// (installed by the gateway once channels run).
+    pub route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
+    /// `/subagents pause`: new spawns and delegations are refused.
+    pub paused: AtomicBool,
+}
+
+/// Everything that differs between one run and another.
+pub struct RunParts {
+    pub agent: String,
+    pub session_key: String,
+    pub policy: Arc<SecurityPolicy>,
+    /// The risk profile whose approval rules gate tool calls (a bounded
+    /// child keeps the caller's command policy but the target's rules).
+    pub approval_profile: (String, RiskProfile),
+    pub registry: ToolRegistry,
+    pub chain: ProviderChain,
+    pub temperature: Option<f64>,
+    pub runtime_profile_name: String,
+    pub profile: RuntimeProfile,
+    pub system_prompt: String,
+    pub broker: Arc<dyn ApprovalBroker>,
+    pub events: Option<UnboundedSender<TurnEvent>>,
+    pub cancel: CancellationToken,
+    pub scope: RunScope,
+    pub memory_readers: Vec<String>,
+}
+
+pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
+
+impl Core {
+    pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
+        let providers = Arc::new(ProviderSet::from_config(&config));
+        let mut policies = BTreeMap::new();
+        for (alias, agent) in &config.agents {
+            let workspace = PathBuf::from(&config.workspace_dir).join(alias);
+            std::fs::create_dir_all(&workspace)?;
+            let workspace = workspace.canonicalize()?;
+            let profile = config
+                .risk_profiles
+                .get(&agent.risk_profile)
+                .cloned()
+                .unwrap_or_default();
+            let hourly = config.runtime_profile_of(alias).max_actions_per_hour;
+            policies.insert(
+                alias.clone(),
+                Arc::new(SecurityPolicy::new(&agent.risk_profile, &profile, workspace, hourly)),
+            );
+        }
+        Ok(Self {
+            config,
+            store,
+            providers,
+            policies,
+            builtin: ToolRegistry::builtin(),
+            tasks: Mutex::new(HashMap::new()),
+            route_broker: RwLock::new(None),
+            paused: AtomicBool::new(false),
+        })
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    /// The broker for a run with this approval profile: the route broker
+    /// when the route is complete and installed, else nobody.
+    pub fn route_broker_for(&self, profile: &RiskProfile) -> Arc<dyn ApprovalBroker> {
+        let complete = profile.approval_route.as_ref().is_some_and(|r| r.is_complete());
+        let installed = self.route_broker.read().unwrap_or_else(|p| p.into_inner()).clone();
+        match (complete, installed) {
+            (true, Some(b)) => b,
+            (true, None) => Arc::new(NoApprover("the approver channel is not running".into())),
+            (false, _) => Arc::new(NoApprover("no complete approval_route is configured".into())),
+        }
+    }
+
+    /// Build the run: bind the per-identity `delegate` tool and the context.
+    pub fn assemble(self: &Arc<Self>, parts: RunParts) -> AgentRun {
+        let registry = crate::delegation::bind_delegate_tool(self, &parts.agent, parts.registry, &parts.scope);
+        let ctx = Arc::new(ToolContext {
+            agent: parts.agent.clone(),
+            session_key: parts.session_key,
+            policy: parts.policy,
+            store: self.store.clone(),
+            memory_readers: parts.memory_readers,
+            providers: self.providers.names(),
+            switch_to: Mutex::new(None),
+            cancel: parts.cancel,
+            core: Some(self.clone()),
+            scope: parts.scope,
+            ceiling: registry.clone(),
+            chain: parts.chain.clone(),
+            temperature: parts.temperature,
+        });
+        AgentRun {
+            config: self.config.clone(),
+            providers: self.providers.clone(),
+            runtime_profile_name: parts.runtime_profile_name,
+            profile: parts.profile,
+            system_prompt: parts.system_prompt,
+            chain: parts.chain,
+            temperature: parts.temperature,
+            registry,
+            ctx,
+            broker: parts.broker,
+            grants: RunGrants::default(),
+            approval_profile: parts.approval_profile,
+            events: parts.events,
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Background delegations: a task row in the control plane, a heartbeat,
+//! progress, and a `delegate_results/<uuid>.json` artifact holding only the
+//! task id and output. They are not tied to the turn that started them;
+//! only `cancel_task` (or `/subagents kill`) stops them.
+
+use super::child::{self, Plan};
+use crate::core::Core;
+use crate::progress::ProgressRecorder;
+use crate::scope::TreeBudget;
+use crate::tools::{ToolContext, ToolResult};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Heartbeats are refreshed at least this often while a task runs.
+const HEARTBEAT: Duration = Duration::from_secs(30);
+
+pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, message: String) -> ToolResult {
+    let task_id = uuid::Uuid::new_v4().to_string();
+    if let Err(e) = core
+        .store
+        .insert_run(&child::new_run(&plan, ctx, &task_id, &message))
+        .await
+    {
+        tracing::error!(error = %e, "cannot record a background task");
+        return ToolResult::fail(format!(
+            "Agent '{}' failed: the task could not be recorded",
+            plan.target
+        ));
+    }
+    // A background task starts a new root: its own tree budget, no ties to
+    // the caller's turn.
+    plan.parts.scope.tree = plan
+        .parts
+        .profile
+        .max_execution_tree_iterations
+        .map(|n| Arc::new(TreeBudget::new(n)));
+    plan.parts.scope.is_tree_root = true;
+    plan.parts.scope.root_id = Some(task_id.clone());
+    let cancel = CancellationToken::new();
+    core.tasks
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(task_id.clone(), cancel.clone());
+    let artifact_dir = ctx.policy.workspace.join("delegate_results");
+    let target = plan.target.clone();
+    let timeout = plan.background_timeout;
+    let progress = Arc::new(ProgressRecorder::new(&task_id, core.store.clone(), timeout));
+    let (core2, id) = (core.clone(), task_id.clone());
+    tokio::spawn(async move {
+        let heartbeat = {
+            let (store, id) = (core2.store.clone(), id.clone());
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(HEARTBEAT);
+                loop {
+                    tick.tick().await;
+                    if let Err(e) = store.heartbeat_run(&id).await {
+                        tracing::warn!(run_id = %id, error = %e, "heartbeat failed");
+                    }
+                }
+            })
+        };
+        let outcome = child::execute(&core2, plan, &message, &id, cancel, timeout, Some(progress)).await;
+        heartbeat.abort();
+        child::record_end(&core2, &id, &outcome).await;
+        write_artifact(&artifact_dir, &id, &outcome.result).await;
+        core2.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
+    });
+    ToolResult::ok(format!(
+        "Background task started for agent '{target}'.\ntask_id: {task_id}\nUse action='check_result' with task_id='{task_id}' to retrieve the result."
+    ))
+}
+
+async fn write_artifact(dir: &std::path::Path, id: &str, result: &Result<String, String>) {
+    let output = match result {
+        Ok(text) => text.clone(),
+        Err(e) => e.clone(),
+    };
+    let body = serde_json::json!({"task_id": id, "output": output});
+    let write = async {
+        tokio::fs::create_dir_all(dir).await?;
+        tokio::fs::write(dir.join(format!("{id}.json")), body.to_string()).await
+    };
+    if let Err(e) = write.await {
+        tracing::warn!(run_id = %id, error = %e, "cannot write the delegate result artifact");
+    }
+}

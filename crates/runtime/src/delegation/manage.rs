@@ -1,0 +1,169 @@
+//! Task management: `check_result`, `list_results`, `cancel_task`,
+//! `await_sessions`. A caller sees only rows whose recorded delegation chain
+//! contains its alias.
+
+use super::tool::Args;
+use crate::core::Core;
+use crate::tools::ToolResult;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::time::Duration;
+use switchboard_store::{RunEnd, RunRow, RunStatus, now_ms};
+
+const DEFAULT_WAIT_MS: u64 = 30_000;
+const MAX_WAIT_MS: u64 = 120_000;
+
+fn not_found(id: &str) -> ToolResult {
+    ToolResult::fail(format!("No result found for task_id '{id}'"))
+}
+
+/// The row, if it is a delegate task `caller` may see.
+async fn visible(core: &Core, caller: &str, id: &str) -> Result<Option<RunRow>, ToolResult> {
+    match core.store.run(id).await {
+        Ok(Some(row)) if row.kind == "delegate" && row.owners().iter().any(|o| o == caller) => Ok(Some(row)),
+        Ok(_) => Ok(None),
+        Err(e) => {
+            tracing::error!(error = %e, "task lookup failed");
+            Err(ToolResult::fail("the task registry could not be read (storage error)"))
+        }
+    }
+}
+
+/// The view of one task: lifecycle and output from the row, progress with
+/// `elapsed_secs` computed now.
+fn view(row: &RunRow) -> Value {
+    let progress = row
+        .progress
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Value>(p).ok())
+        .map(|mut p| {
+            let end = row.ended_at.unwrap_or_else(now_ms);
+            let start = row.started_at.unwrap_or(row.created_at);
+            p["elapsed_secs"] = json!((end - start).max(0) / 1000);
+            p
+        });
+    json!({
+        "task_id": row.id,
+        "agent": row.agent,
+        "status": row.status,
+        "output": row.output,
+        "error": row.error,
+        "created_at": row.created_at,
+        "ended_at": row.ended_at,
+        "progress": progress,
+    })
+}
+
+pub(crate) async fn check_result(core: &Core, caller: &str, args: &Args) -> ToolResult {
+    let Some(id) = args.task_id.as_deref() else {
+        return ToolResult::fail("Missing 'task_id' parameter");
+    };
+    match visible(core, caller, id).await {
+        Ok(Some(row)) => ToolResult::ok(view(&row).to_string()),
+        Ok(None) => not_found(id),
+        Err(e) => e,
+    }
+}
+
+pub(crate) async fn list_results(core: &Core, caller: &str) -> ToolResult {
+    match core.store.runs_owned_by("delegate", caller, 100).await {
+        Ok(rows) => {
+            let items: Vec<Value> = rows
+                .iter()
+                .map(|r| json!({"task_id": r.id, "agent": r.agent, "status": r.status, "created_at": r.created_at, "ended_at": r.ended_at}))
+                .collect();
+            ToolResult::ok(json!({ "tasks": items }).to_string())
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "task listing failed");
+            ToolResult::fail("the task registry could not be read (storage error)")
+        }
+    }
+}
+
+pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolResult {
+    let Some(id) = args.task_id.as_deref() else {
+        return ToolResult::fail("Missing 'task_id' parameter");
+    };
+    let row = match visible(core, caller, id).await {
+        Ok(Some(row)) => row,
+        Ok(None) => return not_found(id),
+        Err(e) => return e,
+    };
+    if row.status != RunStatus::Running.as_str() {
+        return ToolResult::ok(format!("Task '{id}' already ended with status {}.", row.status));
+    }
+    let token = core.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    if let Some(t) = token {
+        t.cancel();
+    }
+    let end = RunEnd {
+        error: Some("cancelled by cancel_task"),
+        ..RunEnd::default()
+    };
+    match core.store.finish_run(id, RunStatus::Cancelled, &end).await {
+        Ok(true) => ToolResult::ok(format!("Task '{id}' cancelled.")),
+        Ok(false) => ToolResult::ok(format!("Task '{id}' had already ended.")),
+        Err(e) => {
+            tracing::error!(error = %e, "cancel_task failed");
+            ToolResult::fail("the cancellation could not be recorded (storage error)")
+        }
+    }
+}
+
+pub(crate) async fn await_sessions(core: &Core, caller: &str, args: &Args) -> ToolResult {
+    if args.task_ids.is_empty() {
+        return ToolResult::fail("Missing 'task_ids' parameter: list the task ids to wait for");
+    }
+    let mut seen = HashSet::new();
+    for id in &args.task_ids {
+        if !seen.insert(id.as_str()) {
+            return ToolResult::fail(format!("Duplicate task_id '{id}' in task_ids; list each task once"));
+        }
+    }
+    let wait = Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_WAIT_MS).min(MAX_WAIT_MS));
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let mut rows = Vec::new();
+        let mut missing = Vec::new();
+        for id in &args.task_ids {
+            match visible(core, caller, id).await {
+                Ok(Some(r)) => rows.push(r),
+                Ok(None) => missing.push(id.clone()),
+                Err(e) => return e,
+            }
+        }
+        let pending: Vec<&RunRow> = rows.iter().filter(|r| r.status == "running").collect();
+        let timed_out = tokio::time::Instant::now() >= deadline;
+        if pending.is_empty() || timed_out {
+            let completed: Vec<&str> = rows
+                .iter()
+                .filter(|r| r.status == "completed")
+                .map(|r| r.id.as_str())
+                .collect();
+            let failed: Vec<&str> = rows
+                .iter()
+                .filter(|r| r.status != "completed" && r.status != "running")
+                .map(|r| r.id.as_str())
+                .collect();
+            let results: serde_json::Map<String, Value> = rows.iter().map(|r| (r.id.clone(), view(r))).collect();
+            let body = json!({
+                "status": if pending.is_empty() { "complete" } else { "timeout" },
+                "completed": completed,
+                "pending": pending.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+                "missing": missing,
+                "failed": failed,
+                "results": results,
+            });
+            if pending.is_empty() && missing.is_empty() {
+                return ToolResult::ok(body.to_string());
+            }
+            return ToolResult {
+                success: false,
+                output: body.to_string(),
+                error: Some("one or more tasks are still pending or missing".into()),
+            };
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}

@@ -1,0 +1,155 @@
+//! The `delegate` tool: schema, argument parsing and action dispatch.
+
+use super::{background, child, manage, parallel};
+use crate::policy::{CommandRisk, Effect};
+use crate::tools::{Tool, ToolContext, ToolResult};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use switchboard_config::DelegationMode;
+
+/// A `delegate` instance bound to the identity whose policy and roster it
+/// uses.
+pub struct DelegateTool {
+    pub identity: String,
+    pub roster: Vec<String>,
+    pub allowed: bool,
+    /// Inside a bounded child: delegation only, no task management.
+    pub delegate_only: bool,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+pub(crate) struct Args {
+    pub action: Option<String>,
+    pub agent: Option<String>,
+    pub prompt: Option<String>,
+    pub context: Option<String>,
+    pub background: bool,
+    pub parallel: Vec<String>,
+    pub task_id: Option<String>,
+    pub task_ids: Vec<String>,
+    pub timeout_ms: Option<u64>,
+}
+
+impl Args {
+    /// The message the child receives: the prompt, then any context.
+    pub fn message(&self) -> Option<String> {
+        let prompt = self.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty())?;
+        Some(match self.context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+            Some(c) => format!("{prompt}\n\nContext:\n{c}"),
+            None => prompt.to_string(),
+        })
+    }
+}
+
+const MISSING_PROMPT: &str = "Missing or empty 'prompt' parameter";
+
+#[async_trait]
+impl Tool for DelegateTool {
+    fn name(&self) -> &'static str {
+        "delegate"
+    }
+
+    fn description(&self) -> String {
+        "Hand a task to another configured agent and get its answer (or run it in the background and check on it later).".into()
+    }
+
+    fn parameters(&self) -> Value {
+        let agent_desc = if self.allowed && !self.roster.is_empty() {
+            format!("The agent to delegate to. Reachable agents: {}", self.roster.join(", "))
+        } else if self.allowed {
+            "The agent to delegate to. No agent is reachable from this one.".to_string()
+        } else {
+            "The agent to delegate to. Delegation is forbidden by this agent's risk profile.".to_string()
+        };
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["delegate", "check_result", "list_results", "cancel_task", "await_sessions"], "default": "delegate"},
+                "agent": {"type": "string", "description": agent_desc},
+                "prompt": {"type": "string", "description": "The task for the agent"},
+                "context": {"type": "string", "description": "Background the agent needs"},
+                "background": {"type": "boolean", "default": false, "description": "Return at once with a task_id"},
+                "parallel": {"type": "array", "items": {"type": "string"}, "description": "Several agents to run the same prompt at once"},
+                "task_id": {"type": "string"},
+                "task_ids": {"type": "array", "items": {"type": "string"}},
+                "timeout_ms": {"type": "integer", "description": "await_sessions wait, default 30000, at most 120000"}
+            }
+        })
+    }
+
+    fn effect(&self, _args: &Value) -> Effect {
+        Effect::Write(CommandRisk::Low)
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: Args = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => return ToolResult::fail(format!("invalid arguments for delegate: {e}")),
+        };
+        let Some(core) = ctx.core.clone() else {
+            return ToolResult::fail("delegate is not available in this run");
+        };
+        let action = args.action.clone().unwrap_or_else(|| "delegate".into());
+        if !matches!(
+            action.as_str(),
+            "delegate" | "check_result" | "list_results" | "cancel_task" | "await_sessions"
+        ) {
+            return ToolResult::fail(format!(
+                "Unknown action '{action}'. Use delegate/check_result/list_results/cancel_task/await_sessions."
+            ));
+        }
+        if self.delegate_only && action != "delegate" {
+            return ToolResult::fail(format!(
+                "{action} is not available inside a delegated run: task management belongs to the agent that started the task; pass the task_id up to it"
+            ));
+        }
+        match action.as_str() {
+            "check_result" => return manage::check_result(&core, &self.identity, &args).await,
+            "list_results" => return manage::list_results(&core, &self.identity).await,
+            "cancel_task" => return manage::cancel_task(&core, &self.identity, &args).await,
+            "await_sessions" => return manage::await_sessions(&core, &self.identity, &args).await,
+            _ => {}
+        }
+        // Gate 1: the caller's delegation policy.
+        let caller_profile = core
+            .config
+            .agents
+            .get(&self.identity)
+            .map(|a| a.risk_profile.clone())
+            .unwrap_or_default();
+        let policy_allows = core
+            .config
+            .risk_profiles
+            .get(&caller_profile)
+            .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
+        if !policy_allows {
+            return ToolResult::fail(format!(
+                "delegation is forbidden for caller \"{caller}\" by risk profile \"{caller_profile}\" delegation_policy; set [risk_profiles.{caller_profile}].delegation_policy mode = \"allow\"",
+                caller = self.identity
+            ));
+        }
+        if core.is_paused() {
+            return ToolResult::fail(crate::core::PAUSED);
+        }
+        let Some(message) = args.message() else {
+            return ToolResult::fail(MISSING_PROMPT);
+        };
+        if !args.parallel.is_empty() {
+            return parallel::run(&core, ctx, &self.identity, &args.parallel, &message).await;
+        }
+        let Some(target) = args.agent.as_deref().map(str::trim).filter(|a| !a.is_empty()) else {
+            return ToolResult::fail("Missing 'agent' parameter: name the agent to delegate to");
+        };
+        let plan = match child::plan(&core, ctx, &self.identity, target) {
+            Ok(p) => p,
+            Err(e) => return ToolResult::fail(e),
+        };
+        if args.background {
+            background::start(&core, ctx, plan, message).await
+        } else {
+            child::run_foreground(&core, ctx, plan, &message).await
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The progress object of a registry-tracked run (SPEC §7): counters and
+//! tool names only — never arguments, results, errors or prompts.
+
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use switchboard_store::{Store, now_ms};
+
+const MAX_TOOL_NAME: usize = 64;
+const TAIL: usize = 5;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ToolMark {
+    pub name: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub success: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Progress {
+    pub last_activity_at: i64,
+    pub iterations: u32,
+    pub tools_completed: u32,
+    pub last_tool: Option<ToolMark>,
+    pub timeout_budget_secs: u64,
+    pub recent_tools: VecDeque<ToolMark>,
+    pub receipt_tail: VecDeque<String>,
+}
+
+/// Collects progress for one run and writes it to the run's row.
+pub struct ProgressRecorder {
+    run_id: String,
+    store: Store,
+    state: Mutex<Progress>,
+}
+
+fn cut(name: &str) -> String {
+    name.chars().take(MAX_TOOL_NAME).collect()
+}
+
+/// A short receipt token for a finished call: FNV-1a over the run id, the
+/// call's sequence number, the tool and its outcome.
+fn receipt(run_id: &str, seq: u32, tool: &str, success: bool) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in format!("{run_id}|{seq}|{tool}|{success}").bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+impl ProgressRecorder {
+    pub fn new(run_id: &str, store: Store, timeout_budget_secs: u64) -> Self {
+        Self {
+            run_id: run_id.to_string(),
+            store,
+            state: Mutex::new(Progress {
+                last_activity_at: now_ms(),
+                timeout_budget_secs,
+                ..Progress::default()
+            }),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Progress)) -> String {
+        let mut p = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut p);
+        p.last_activity_at = now_ms();
+        serde_json::to_string(&*p).unwrap_or_default()
+    }
+
+    async fn save(&self, json: String) {
+        if let Err(e) = self.store.set_run_progress(&self.run_id, &json).await {
+            tracing::warn!(run_id = %self.run_id, error = %e, "progress write failed");
+        }
+    }
+
+    pub async fn model_call(&self) {
+        let json = self.update(|p| p.iterations += 1);
+        self.save(json).await;
+    }
+
+    pub async fn tool_started(&self, tool: &str) {
+        let json = self.update(|p| {
+            p.last_tool = Some(ToolMark {
+                name: cut(tool),
+                started_at: now_ms(),
+                finished_at: None,
+                success: None,
+            })
+        });
+        self.save(json).await;
+    }
+
+    pub async fn tool_finished(&self, tool: &str, success: bool) {
+        let run_id = self.run_id.clone();
+        let json = self.update(|p| {
+            p.tools_completed += 1;
+            let now = now_ms();
+            let mark = match p.last_tool.take() {
+                Some(m) if m.name == cut(tool) && m.finished_at.is_none() => ToolMark {
+                    finished_at: Some(now),
+                    success: Some(success),
+                    ..m
+                },
+                _ => ToolMark {
+                    name: cut(tool),
+                    started_at: now,
+                    finished_at: Some(now),
+                    success: Some(success),
+                },
+            };
+            p.last_tool = Some(mark.clone());
+            p.recent_tools.push_back(mark);
+            while p.recent_tools.len() > TAIL {
+                p.recent_tools.pop_front();
+            }
+            let token = receipt(&run_id, p.tools_completed, tool, success);
+            p.receipt_tail.push_back(format!("{}: {token}", cut(tool)));
+            while p.receipt_tail.len() > TAIL {
+                p.receipt_tail.pop_front();
+            }
+        });
+        self.save(json).await;
+    }
+
+    pub fn snapshot(&self) -> Progress {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}

@@ -1,0 +1,124 @@
+//! Where a run sits in its tree: depth, owner chain, budgets it shares
+//! with its ancestors, and where its work was asked for.
+
+use crate::progress::ProgressRecorder;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use switchboard_core::ChatAddress;
+
+/// `max_execution_tree_iterations`: one counter per foreground root turn.
+/// A child may reserve a slot only while more than one remains, so the root
+/// always keeps its last slot for a tool-free completion.
+#[derive(Debug)]
+pub struct TreeBudget {
+    limit: u32,
+    remaining: AtomicU32,
+}
+
+impl TreeBudget {
+    pub fn new(limit: u32) -> Self {
+        Self {
+            limit,
+            remaining: AtomicU32::new(limit),
+        }
+    }
+
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    pub fn remaining(&self) -> u32 {
+        self.remaining.load(Ordering::SeqCst)
+    }
+
+    /// A child's reservation: succeeds only while more than one slot remains.
+    pub fn reserve_for_child(&self) -> bool {
+        self.remaining
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| (r > 1).then(|| r - 1))
+            .is_ok()
+    }
+
+    /// The root's reservation. `Some(true)` = a tool iteration,
+    /// `Some(false)` = the last slot, to be spent without tools,
+    /// `None` = nothing left.
+    pub fn reserve_for_root(&self) -> Option<bool> {
+        let before = self
+            .remaining
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| r.checked_sub(1))
+            .ok()?;
+        Some(before > 1)
+    }
+}
+
+/// Per-run position in the tree.
+#[derive(Clone, Default)]
+pub struct RunScope {
+    /// This run's row in the run registry (children only).
+    pub run_id: Option<String>,
+    pub root_id: Option<String>,
+    /// Delegation depth: 0 for a turn started by a person or cron.
+    pub depth: u32,
+    /// `max_delegation_depth`, tightened (min) at every hop.
+    pub max_depth: u32,
+    /// Aliases of the callers, root first, ending with this run's agent.
+    pub owner_chain: Vec<String>,
+    /// A same-identity `spawn_subagent` child (may not spawn again).
+    pub is_subagent: bool,
+    /// A bounded child's `delegate` instance: delegation only, no task management.
+    pub delegate_only: bool,
+    /// The foreground tree's iteration budget, if the root configured one.
+    pub tree: Option<Arc<TreeBudget>>,
+    pub is_tree_root: bool,
+    /// Agents whose daily caps this run's spend counts against: its own
+    /// alias, then its bounded ancestors.
+    pub cost_chain: Vec<String>,
+    /// The chat and thread where the work was asked for.
+    pub origin: Option<ChatAddress>,
+    /// Progress reporting for registry-tracked runs.
+    pub progress: Option<Arc<ProgressRecorder>>,
+}
+
+impl RunScope {
+    /// A child run anywhere below a person's turn.
+    pub fn is_child(&self) -> bool {
+        self.depth > 0 || self.is_subagent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_never_take_the_roots_last_slot() {
+        let t = TreeBudget::new(3);
+        assert!(t.reserve_for_child());
+        assert!(t.reserve_for_child());
+        assert!(!t.reserve_for_child());
+        assert_eq!(t.reserve_for_root(), Some(false));
+        assert_eq!(t.reserve_for_root(), None);
+    }
+
+    #[test]
+    fn concurrent_reservations_never_overshoot() {
+        let t = Arc::new(TreeBudget::new(50));
+        let granted = Arc::new(AtomicU32::new(0));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (t, g) = (t.clone(), granted.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..100 {
+                        if t.reserve_for_child() {
+                            g.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for th in threads {
+            th.join().unwrap();
+        }
+        assert_eq!(granted.load(Ordering::SeqCst), 49);
+        assert_eq!(t.remaining(), 1);
+    }
+}

@@ -1,0 +1,19 @@
+//! `spawn_subagent`: an ephemeral child run of the SAME agent (SPEC §6).
+//!
+//! Same alias, same security policy (shared `Arc`, so hourly action and
+//! daily cost budgets are shared), same memory allowlist with the parent
+//! always included, same provider chain and temperature, a fresh registry
+//! filtered by the same policy without `model_switch`. Its history lives
+//! under `subagent-<uuid>`; only its final answer returns. It is cancelled
+//! with the parent's turn and has no timeout or background mode of its own.
+
+mod spawn;
+
+pub use spawn::SpawnSubagent;
+
+/// Contract 3: the risk profile does not offer `spawn_subagent`.
+pub fn refused_by_profile(parent_alias: &str) -> String {
+    format!(
+        "spawn_subagent: refused — agent '{parent_alias}' risk_profile does not list spawn_subagent in allowed_tools"
+    )
+}

@@ -1,0 +1,181 @@
+//! The `spawn_subagent` tool.
+
+use crate::core::RunParts;
+use crate::policy::{CommandRisk, Effect, SubAgentOverrides};
+use crate::scope::RunScope;
+use crate::tools::{Tool, ToolContext, ToolResult};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use switchboard_store::{NewRun, RunEnd, RunStatus};
+use tracing::Instrument;
+
+pub struct SpawnSubagent;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Args {
+    prompt: Option<String>,
+    overrides: Option<SubAgentOverrides>,
+}
+
+#[async_trait]
+impl Tool for SpawnSubagent {
+    fn name(&self) -> &'static str {
+        "spawn_subagent"
+    }
+
+    fn description(&self) -> String {
+        "Run an isolated helper of yourself on a sub-task and get back only its final answer. Several calls in one turn run concurrently.".into()
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string", "description": "The sub-task"},
+                "overrides": {"type": "object", "description": "Optional narrowing of your own policy (level, allowed_commands, max_actions_per_hour, shell_timeout_secs, ...)"}
+            },
+            "required": ["prompt"]
+        })
+    }
+
+    fn effect(&self, _args: &Value) -> Effect {
+        Effect::Write(CommandRisk::Low)
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let prompt = args
+            .get("prompt")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or("")
+            .to_string();
+        if prompt.is_empty() {
+            return ToolResult::fail("Missing or empty 'prompt' parameter");
+        }
+        if ctx.scope.is_subagent {
+            return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
+        }
+        let Some(core) = ctx.core.clone() else {
+            return ToolResult::fail("subagent spawn failed: no runtime in this context");
+        };
+        if core.is_paused() {
+            return ToolResult::fail(crate::core::PAUSED);
+        }
+        let args: Args = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => return ToolResult::fail(format!("subagent spawn failed: invalid arguments: {e}")),
+        };
+        let parent = ctx.agent.clone();
+        let config = &core.config;
+        let Some(agent_cfg) = config.agents.get(&parent) else {
+            return ToolResult::fail(format!("subagent spawn failed: unknown agent '{parent}'"));
+        };
+        let Some(risk) = config.risk_profiles.get(&agent_cfg.risk_profile).cloned() else {
+            return ToolResult::fail(format!(
+                "subagent spawn failed: risk profile '{}' is not configured",
+                agent_cfg.risk_profile
+            ));
+        };
+        if !risk.offers_tool("spawn_subagent") {
+            return ToolResult::fail(super::refused_by_profile(&parent));
+        }
+        let runtime_profile = config.runtime_profile_of(&parent);
+        let policy = match &args.overrides {
+            None => ctx.policy.clone(),
+            Some(o) => {
+                if let Err(v) = o.ensure_no_escalation_beyond(
+                    &ctx.policy,
+                    runtime_profile.max_actions_per_hour,
+                    runtime_profile.max_cost_per_day_cents,
+                ) {
+                    return ToolResult::fail(format!("subagent spawn failed: {v}"));
+                }
+                Arc::new(o.apply(&ctx.policy))
+            }
+        };
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let session_key = format!("subagent-{uuid}");
+        let mut memory_readers = ctx.memory_readers.clone();
+        if !memory_readers.contains(&parent) {
+            memory_readers.insert(0, parent.clone());
+        }
+        let row = NewRun {
+            id: uuid.clone(),
+            kind: "spawn_subagent".into(),
+            parent_id: ctx.scope.run_id.clone(),
+            root_id: ctx
+                .scope
+                .root_id
+                .clone()
+                .or_else(|| ctx.scope.run_id.clone())
+                .unwrap_or_else(|| uuid.clone()),
+            owner_chain: ctx.scope.owner_chain.clone(),
+            depth: i64::from(ctx.scope.depth) + 1,
+            agent: parent.clone(),
+            session_key: session_key.clone(),
+            origin_channel: ctx.scope.origin.as_ref().map(|o| o.channel.clone()),
+            origin_chat: ctx.scope.origin.as_ref().map(|o| o.chat.clone()),
+            origin_thread: ctx.scope.origin.as_ref().and_then(|o| o.thread.clone()),
+            label: None,
+            task: Some(prompt.chars().take(500).collect()),
+            model: Some(ctx.chain.primary().model().to_string()),
+        };
+        if let Err(e) = core.store.insert_run(&row).await {
+            return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));
+        }
+        let registry = core.builtin.filtered(&policy.profile).without("model_switch");
+        let run = core.assemble(RunParts {
+            agent: parent.clone(),
+            session_key: session_key.clone(),
+            policy,
+            approval_profile: (agent_cfg.risk_profile.clone(), risk),
+            registry,
+            chain: ctx.chain.clone(),
+            temperature: ctx.temperature,
+            runtime_profile_name: agent_cfg.runtime_profile.clone(),
+            system_prompt: agent_cfg.system_prompt.clone(),
+            broker: Arc::new(crate::NoApprover(
+                "subagent runs have no operator; auto-approve the tool in the risk profile".into(),
+            )),
+            events: None,
+            cancel: ctx.cancel.child_token(),
+            scope: RunScope {
+                run_id: Some(uuid.clone()),
+                is_subagent: true,
+                ..ctx.scope.clone()
+            },
+            memory_readers,
+            profile: runtime_profile,
+        });
+        let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
+        let result = run.run(&prompt).instrument(span).await;
+        let (status, output, error, usage) = match &result {
+            Ok(reply) => (RunStatus::Completed, Some(reply.text.as_str()), None, reply.usage),
+            Err(crate::TurnError::Cancelled) => (
+                RunStatus::Cancelled,
+                None,
+                Some("cancelled".to_string()),
+                Default::default(),
+            ),
+            Err(e) => (RunStatus::Failed, None, Some(e.to_string()), Default::default()),
+        };
+        let end = RunEnd {
+            output,
+            error: error.as_deref(),
+            tokens_in: usage.input_tokens as i64,
+            tokens_out: usage.output_tokens as i64,
+            cost_micros: 0,
+        };
+        if let Err(e) = core.store.finish_run(&uuid, status, &end).await {
+            tracing::error!(error = %e, "cannot record the end of a subagent run");
+        }
+        match result {
+            Ok(reply) if reply.text.trim().is_empty() => ToolResult::ok("subagent completed without output"),
+            Ok(reply) => ToolResult::ok(reply.text),
+            Err(e) => ToolResult::fail(format!("subagent run failed: {e}")),
+        }
+    }
+}

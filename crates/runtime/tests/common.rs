@@ -18,12 +18,19 @@ pub struct Harness {
 }
 
 pub async fn harness(toml: &str) -> Harness {
+    harness_with(toml, |_| {}).await
+}
+
+/// A harness whose validated config is changed by `mutate` first (to build
+/// states validation would refuse, like a dangling risk profile).
+pub async fn harness_with(toml: &str, mutate: impl FnOnce(&mut Config)) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "database_url = \"sqlite://{d}/cp.db\"\nworkspace_dir = \"{d}/ws\"\n{toml}",
         d = dir.path().display()
     );
-    let config = Config::from_toml_str(&text, "test").unwrap_or_else(|e| panic!("{e}"));
+    let mut config = Config::from_toml_str(&text, "test").unwrap_or_else(|e| panic!("{e}"));
+    mutate(&mut config);
     let store = Store::open(&config.database_url).await.unwrap();
     let runtime = Runtime::new(Arc::new(config), store).unwrap();
     Harness { dir, runtime }
@@ -35,6 +42,15 @@ impl Harness {
     }
 
     pub async fn turn(&self, text: &str, broker: Arc<dyn ApprovalBroker>) -> Result<TurnReply, TurnError> {
+        self.turn_with(text, broker, CancellationToken::new()).await
+    }
+
+    pub async fn turn_with(
+        &self,
+        text: &str,
+        broker: Arc<dyn ApprovalBroker>,
+        cancel: CancellationToken,
+    ) -> Result<TurnReply, TurnError> {
         self.runtime
             .run_turn(TurnRequest {
                 agent: "main".into(),
@@ -42,7 +58,7 @@ impl Harness {
                 origin: None,
                 text: text.into(),
                 broker,
-                cancel: CancellationToken::new(),
+                cancel,
                 events: None,
             })
             .await
@@ -90,4 +106,11 @@ pub fn tool_results(req: &serde_json::Value) -> Vec<String> {
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or("").to_string())
         .collect()
+}
+
+/// The last tool result the model was shown.
+pub fn last_tool_result(model: &switchboard_test_support::ScriptedModel) -> String {
+    let reqs = model.requests();
+    let last = reqs.last().expect("a request");
+    tool_results(last).pop().expect("a tool result")
 }

@@ -93,15 +93,18 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
     if row.status != RunStatus::Running.as_str() {
         return ToolResult::ok(format!("Task '{id}' already ended with status {}.", row.status));
     }
-    let token = core.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-    if let Some(t) = token {
-        t.cancel();
-    }
+    // Record the cancellation first, so the row says who ended it even
+    // though the task's own ending races this one; then stop the work.
     let end = RunEnd {
         error: Some("cancelled by cancel_task"),
         ..RunEnd::default()
     };
-    match core.store.finish_run(id, RunStatus::Cancelled, &end).await {
+    let recorded = core.store.finish_run(id, RunStatus::Cancelled, &end).await;
+    let token = core.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    if let Some(t) = token {
+        t.cancel();
+    }
+    match recorded {
         Ok(true) => ToolResult::ok(format!("Task '{id}' cancelled.")),
         Ok(false) => ToolResult::ok(format!("Task '{id}' had already ended.")),
         Err(e) => {

@@ -95,6 +95,26 @@ struct Shared {
     steps: Vec<Option<Step>>,
     requests: Vec<Value>,
     counter: u64,
+    in_flight: u32,
+    max_in_flight: u32,
+}
+
+/// Counts a request as in flight until dropped (also when the client hangs up).
+struct Flight(Arc<Mutex<Shared>>);
+
+impl Flight {
+    fn start(shared: &Arc<Mutex<Shared>>) -> Self {
+        let mut s = shared.lock().unwrap();
+        s.in_flight += 1;
+        s.max_in_flight = s.max_in_flight.max(s.in_flight);
+        Flight(shared.clone())
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().in_flight -= 1;
+    }
 }
 
 /// A running scripted model server; stops when dropped.
@@ -140,6 +160,16 @@ impl ScriptedModel {
     /// Every request body received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.lock().unwrap().requests.clone()
+    }
+
+    /// The most requests that were ever being answered at the same time.
+    pub fn max_in_flight(&self) -> u32 {
+        self.shared.lock().unwrap().max_in_flight
+    }
+
+    /// Requests being answered right now.
+    pub fn in_flight(&self) -> u32 {
+        self.shared.lock().unwrap().in_flight
     }
 
     /// Steps not consumed yet.
@@ -219,7 +249,8 @@ fn error_reply(reply: &Reply) -> Option<Response> {
     }
 }
 
-async fn next(shared: &Mutex<Shared>, req: &Value) -> Result<(Step, u64), Response> {
+async fn next(shared: &Arc<Mutex<Shared>>, req: &Value) -> Result<(Step, u64), Response> {
+    let _flight = Flight::start(shared);
     let (step, n) = take_step(shared, req);
     let Some(step) = step else {
         return Err((

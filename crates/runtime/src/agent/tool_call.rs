@@ -109,10 +109,9 @@ impl AgentRun {
         if let Some(p) = &progress {
             p.tool_started(&call.name).await;
         }
-        let result = tokio::select! {
-            r = tool.execute(args, &self.ctx) => r,
-            _ = self.ctx.cancel.cancelled() => ToolResult::fail("cancelled"),
-        };
+        // Tools honour `ctx.cancel` themselves (shell kills its process,
+        // child runs end as cancelled), so each can record how it ended.
+        let result = tool.execute(args, &self.ctx).await;
         if let Some(p) = &progress {
             p.tool_finished(&call.name, result.success).await;
         }

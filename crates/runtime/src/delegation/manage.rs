@@ -114,7 +114,12 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
     }
 }
 
-pub(crate) async fn await_sessions(core: &Core, caller: &str, args: &Args) -> ToolResult {
+pub(crate) async fn await_sessions(
+    core: &Core,
+    caller: &str,
+    args: &Args,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> ToolResult {
     if args.task_ids.is_empty() {
         return ToolResult::fail("Missing 'task_ids' parameter: list the task ids to wait for");
     }
@@ -167,6 +172,9 @@ pub(crate) async fn await_sessions(core: &Core, caller: &str, args: &Args) -> To
                 error: Some("one or more tasks are still pending or missing".into()),
             };
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(25)) => {}
+            _ = cancel.cancelled() => return ToolResult::fail("await_sessions cancelled with the turn"),
+        }
     }
 }

@@ -109,7 +109,7 @@ impl Tool for DelegateTool {
             "check_result" => return manage::check_result(&core, &self.identity, &args).await,
             "list_results" => return manage::list_results(&core, &self.identity).await,
             "cancel_task" => return manage::cancel_task(&core, &self.identity, &args).await,
-            "await_sessions" => return manage::await_sessions(&core, &self.identity, &args).await,
+            "await_sessions" => return manage::await_sessions(&core, &self.identity, &args, &ctx.cancel).await,
             _ => {}
         }
         // Gate 1: the caller's delegation policy.

@@ -145,6 +145,7 @@ impl Tool for SpawnSubagent {
             scope: RunScope {
                 run_id: Some(uuid.clone()),
                 is_subagent: true,
+                is_tree_root: false,
                 ..ctx.scope.clone()
             },
             memory_readers,

@@ -58,3 +58,61 @@ async fn sessions_transcripts_and_memory_survive_a_restart() {
     assert_eq!(fresh, vec!["hello".to_string()], "{fresh:?}");
     assert!(sandbox.path().join("data/control_plane.db").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_task_left_running_is_reported_lost_after_a_restart() {
+    let main = ScriptedModel::start().await;
+    let reviewer = ScriptedModel::start().await;
+    let config = format!(
+        "{}{}[agents.main]\nmodel_provider = \"pmain\"\n[agents.reviewer]\nmodel_provider = \"prev\"\n[risk_profiles.default]\nlevel = \"full\"\ndelegation_policy = {{ mode = \"allow\" }}\n",
+        provider("pmain", &main.url(), ""),
+        provider("prev", &reviewer.url(), "")
+    );
+    let sandbox = Sandbox::new(&config);
+    main.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "slow audit", "background": true}),
+    ));
+    reviewer.push(Step::text("never delivered").delay(std::time::Duration::from_secs(120)));
+    main.push(Step::text("Started the audit."));
+    let mut first = sandbox.chat(&[]);
+    first.send("audit in the background");
+    first.expect("main> Started the audit.", 20);
+    let started = main.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let task_id = started
+        .lines()
+        .nth(1)
+        .unwrap()
+        .strip_prefix("task_id: ")
+        .unwrap()
+        .to_string();
+    // The gateway dies with the task still running.
+    drop(first);
+
+    let mut second = sandbox.chat(&[]);
+    main.push(Step::tool_call(
+        "delegate",
+        json!({"action": "check_result", "task_id": task_id}),
+    ));
+    main.push(Step::text("checked"));
+    second.send("how is the audit?");
+    second.expect("main> checked", 20);
+    second.finish();
+    let reqs = main.requests();
+    let result = reqs.last().unwrap()["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let view: serde_json::Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(view["task_id"], task_id.as_str());
+    assert_eq!(view["status"], "lost", "{view}");
+    assert_eq!(view["error"], "the gateway stopped while this run was active");
+}

@@ -20,6 +20,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         database = %config.database_url.split('?').next().unwrap_or(""),
         "switchboard is running; Ctrl-C stops it"
     );
+    let scheduler = started.runtime.spawn_scheduler();
     let mut hup = signal(SignalKind::hangup())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {
@@ -33,6 +34,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         }
     }
     tracing::info!("stopping");
+    scheduler.abort();
     started.runtime.store().close().await;
     Ok(ExitCode::SUCCESS)
 }

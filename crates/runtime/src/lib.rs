@@ -6,6 +6,7 @@ pub mod agent;
 pub mod approval;
 pub mod core;
 pub mod cost;
+pub mod cron;
 pub mod delegation;
 pub mod message;
 pub mod policy;

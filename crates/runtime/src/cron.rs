@@ -1,0 +1,138 @@
+//! The scheduler spawn site: `[[cron]]` jobs run agent turns at top level
+//! (`is_subagent = false`, session `cron-<uuid>`), recorded in the run
+//! registry as kind `cron`, inside a `subagent` span with
+//! `category="cron"` and `spawn_site="cron"`. Being top level, a cron turn
+//! may call `spawn_subagent` (one level).
+
+use crate::agent::{TurnError, TurnReply};
+use crate::core::RunParts;
+use crate::runtime::Runtime;
+use chrono::Utc;
+use croner::Cron;
+use std::str::FromStr;
+use switchboard_config::CronJob;
+use switchboard_core::ChatAddress;
+use switchboard_store::{NewRun, RunEnd, RunStatus};
+use tracing::Instrument;
+
+/// One finished cron run.
+#[derive(Debug)]
+pub struct CronRun {
+    pub run_id: String,
+    pub session_key: String,
+    pub result: Result<TurnReply, TurnError>,
+}
+
+impl Runtime {
+    /// Run `job` now.
+    pub async fn run_cron_job(&self, job: &CronJob) -> CronRun {
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let session_key = format!("cron-{run_id}");
+        let result = self.cron_turn(job, &run_id, &session_key).await;
+        CronRun {
+            run_id,
+            session_key,
+            result,
+        }
+    }
+
+    async fn cron_turn(&self, job: &CronJob, run_id: &str, session_key: &str) -> Result<TurnReply, TurnError> {
+        let core = self.core();
+        let origin = job.delivery().map(|(ch, chat)| ChatAddress::new(ch, chat));
+        core.store
+            .ensure_session(
+                session_key,
+                &job.agent,
+                origin.as_ref().map(|o| o.channel.as_str()),
+                origin.as_ref().map(|o| o.chat.as_str()),
+                None,
+            )
+            .await?;
+        let provider = self.provider_of(&job.agent, session_key).await?;
+        let mut parts = self.top_level_parts(&job.agent, &provider, session_key.to_string(), origin.clone())?;
+        core.store
+            .insert_run(&NewRun {
+                id: run_id.to_string(),
+                kind: "cron".into(),
+                root_id: run_id.to_string(),
+                owner_chain: vec![job.agent.clone()],
+                agent: job.agent.clone(),
+                session_key: session_key.to_string(),
+                origin_channel: origin.as_ref().map(|o| o.channel.clone()),
+                origin_chat: origin.as_ref().map(|o| o.chat.clone()),
+                label: Some(job.id.clone()),
+                task: Some(job.prompt.chars().take(500).collect()),
+                model: Some(parts.chain.primary().model().to_string()),
+                ..NewRun::default()
+            })
+            .await?;
+        parts.scope.run_id = Some(run_id.to_string());
+        parts.scope.root_id = Some(run_id.to_string());
+        // Nobody is at a keyboard: approvals go along the agent's route, if any.
+        let broker = core.route_broker_for(&parts.approval_profile.1);
+        let run = core.assemble(RunParts { broker, ..parts });
+        let span = tracing::info_span!(
+            "subagent",
+            category = "cron",
+            agent_alias = %job.agent,
+            cron_job_id = %job.id,
+            run_id,
+            spawn_site = "cron"
+        );
+        let result = run.run(&job.prompt).instrument(span).await;
+        let (status, output, error, usage) = match &result {
+            Ok(r) => (RunStatus::Completed, Some(r.text.clone()), None, r.usage),
+            Err(e) => (RunStatus::Failed, None, Some(e.to_string()), Default::default()),
+        };
+        let end = RunEnd {
+            output: output.as_deref(),
+            error: error.as_deref(),
+            tokens_in: usage.input_tokens as i64,
+            tokens_out: usage.output_tokens as i64,
+            cost_micros: 0,
+        };
+        if let Err(e) = core.store.finish_run(run_id, status, &end).await {
+            tracing::error!(run_id, error = %e, "cannot record the end of a cron run");
+        }
+        result
+    }
+
+    /// Run every configured job at its schedule (UTC) until the task is
+    /// aborted. Results are recorded in the run registry.
+    pub fn spawn_scheduler(&self) -> tokio::task::JoinHandle<()> {
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            let jobs: Vec<(CronJob, Cron)> = runtime
+                .config()
+                .cron
+                .iter()
+                .filter_map(|j| Cron::from_str(&j.schedule).ok().map(|c| (j.clone(), c)))
+                .collect();
+            if jobs.is_empty() {
+                return;
+            }
+            loop {
+                let now = Utc::now();
+                let next = jobs
+                    .iter()
+                    .filter_map(|(job, cron)| cron.find_next_occurrence(&now, false).ok().map(|t| (t, job)))
+                    .min_by_key(|(t, _)| *t);
+                let Some((at, job)) = next else { return };
+                let wait = (at - now).to_std().unwrap_or_default();
+                tokio::time::sleep(wait).await;
+                let (rt, job) = (runtime.clone(), job.clone());
+                tokio::spawn(async move {
+                    let run = rt.run_cron_job(&job).await;
+                    match &run.result {
+                        Ok(_) => tracing::info!(cron_job_id = %job.id, run_id = %run.run_id, "cron run finished"),
+                        Err(e) => {
+                            tracing::warn!(cron_job_id = %job.id, run_id = %run.run_id, error = %e, "cron run failed")
+                        }
+                    }
+                });
+                // Step past this second so the same occurrence is not fired twice.
+                tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+            }
+        })
+    }
+}

@@ -1,0 +1,34 @@
+//! The cron spawn site: top-level runs that may spawn one level.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use switchboard_test_support::{ScriptedModel, Step};
+
+#[tokio::test]
+async fn a_cron_run_is_top_level_and_may_spawn_once() {
+    let model = ScriptedModel::start().await;
+    let toml = format!(
+        "{}[agents.main]\nmodel_provider = \"p\"\n[risk_profiles.default]\nlevel = \"full\"\n[[cron]]\nid = \"nightly\"\nschedule = \"0 6 * * *\"\nagent = \"main\"\nprompt = \"Summarise the night.\"\ndeliver_to = \"cli:ops\"\n",
+        provider("p", &model.url(), "")
+    );
+    let h = harness(&toml).await;
+    model.push(Step::tool_call("spawn_subagent", json!({"prompt": "count incidents"})).when_last_contains("Summarise"));
+    model.push(Step::text("3 incidents").when_last_contains("count incidents"));
+    model.push(Step::text("Night summary: 3 incidents.").when_last_contains("3 incidents"));
+    let job = h.runtime.config().cron[0].clone();
+    let run = h.runtime.run_cron_job(&job).await;
+    assert_eq!(run.result.unwrap().text, "Night summary: 3 incidents.");
+    assert_eq!(run.session_key, format!("cron-{}", run.run_id));
+    let store = h.runtime.store();
+    let row = store.run(&run.run_id).await.unwrap().unwrap();
+    assert_eq!((row.kind.as_str(), row.status.as_str()), ("cron", "completed"));
+    assert_eq!(row.output.as_deref(), Some("Night summary: 3 incidents."));
+    assert_eq!(row.origin_channel.as_deref(), Some("cli"));
+    let spawned = store.runs_owned_by("spawn_subagent", "main", 5).await.unwrap();
+    assert_eq!(spawned.len(), 1);
+    assert_eq!(spawned[0].parent_id.as_deref(), Some(run.run_id.as_str()));
+    assert_eq!(spawned[0].status, "completed");
+    assert_eq!(tool_results(model.requests().last().unwrap()), ["3 incidents"]);
+}

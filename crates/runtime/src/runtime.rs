@@ -102,6 +102,7 @@ impl Runtime {
                 origin.and_then(|o| o.thread.as_deref()),
             )
             .await?;
+        self.core.store.touch_session(&request.session_key).await?;
         let provider = self.provider_of(&request.agent, &request.session_key).await?;
         let parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
         let run = self.core.assemble(RunParts {

@@ -62,7 +62,7 @@ impl Store {
         .bind(a.thread)
         .bind(a.deadline_at)
         .bind(now_ms())
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }
@@ -71,7 +71,7 @@ impl Store {
         sqlx::query("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
             .bind(prompt_message)
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(())
     }
@@ -96,7 +96,7 @@ impl Store {
         .bind(from)
         .bind(reason)
         .bind(id)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -50,7 +50,7 @@ impl Store {
         .bind(tokens_in)
         .bind(tokens_out)
         .bind(cost_micros)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }
@@ -95,7 +95,7 @@ impl Store {
             .bind(agent)
             .bind(day)
             .bind(cost_micros)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         }
         Ok(())

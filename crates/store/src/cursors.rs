@@ -21,7 +21,7 @@ impl Store {
         .bind(channel)
         .bind(cursor)
         .bind(now_ms())
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }

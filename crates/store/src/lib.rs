@@ -38,41 +38,65 @@ pub enum Backend {
 /// A handle on the control-plane database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    pool: AnyPool,
+    read: AnyPool,
+    write: AnyPool,
     backend: Backend,
+    writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Store {
     /// Open (creating if needed) and migrate the database at `url`:
     /// `sqlite://PATH` or `postgres://...`.
+    ///
+    /// SQLite allows one writer at a time; several pooled writers would
+    /// contend on its file lock and back off in sleeps. So on SQLite all
+    /// writes queue for one connection while reads use a pool of their own
+    /// (WAL lets them run beside the writer).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         install_default_drivers();
         let (backend, url) = normalize_url(url)?;
-        let mut options = AnyPoolOptions::new().max_connections(match backend {
-            Backend::Sqlite => 4,
-            Backend::Postgres => 10,
-        });
-        if backend == Backend::Sqlite {
-            options = options.after_connect(|conn, _| {
-                Box::pin(async move {
-                    conn.execute(
-                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
-                    )
-                    .await?;
-                    Ok(())
-                })
-            });
-        }
-        let pool = options
-            .connect(&url)
-            .await
-            .map_err(|e| StoreError::Connect(redact_url(&url), e.to_string()))?;
+        let connect = |max: u32| {
+            let mut options = AnyPoolOptions::new().max_connections(max);
+            if backend == Backend::Sqlite {
+                options = options.after_connect(|conn, _| {
+                    Box::pin(async move {
+                        conn.execute(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
+                        )
+                        .await?;
+                        Ok(())
+                    })
+                });
+            }
+            let url = url.clone();
+            async move {
+                options
+                    .connect(&url)
+                    .await
+                    .map_err(|e| StoreError::Connect(redact_url(&url), e.to_string()))
+            }
+        };
+        let (read, write) = match backend {
+            Backend::Sqlite => {
+                let write = connect(1).await?;
+                (connect(4).await?, write)
+            }
+            Backend::Postgres => {
+                let pool = connect(10).await?;
+                (pool.clone(), pool)
+            }
+        };
         let migrator = match backend {
             Backend::Sqlite => &SQLITE_MIGRATIONS,
             Backend::Postgres => &POSTGRES_MIGRATIONS,
         };
-        migrator.run(&pool).await?;
-        Ok(Store { pool, backend })
+        migrator.run(&write).await?;
+        Ok(Store {
+            read,
+            write,
+            backend,
+            writes: Default::default(),
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -80,12 +104,24 @@ impl Store {
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {
-        &self.pool
+        &self.read
+    }
+
+    /// The pool for a statement that writes; counted for benchmarks.
+    pub(crate) fn writer(&self) -> &AnyPool {
+        self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.write
+    }
+
+    /// Write statements executed through this handle (and its clones).
+    pub fn writes(&self) -> u64 {
+        self.writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Close every connection (flushes SQLite's WAL).
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.write.close().await;
+        self.read.close().await;
     }
 }
 

@@ -24,7 +24,7 @@ impl Store {
         .bind(content)
         .bind(now)
         .bind(now)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }

@@ -126,7 +126,7 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(now)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }
@@ -147,7 +147,7 @@ impl Store {
         .bind(end.tokens_out)
         .bind(end.cost_micros)
         .bind(id)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -156,7 +156,7 @@ impl Store {
         sqlx::query("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
             .bind(now_ms())
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(())
     }
@@ -167,7 +167,7 @@ impl Store {
             .bind(progress_json)
             .bind(now_ms())
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(())
     }
@@ -194,6 +194,15 @@ impl Store {
         .await?)
     }
 
+    /// How many runs of `kind` have `status`.
+    pub async fn count_runs(&self, kind: &str, status: &str) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2")
+            .bind(kind)
+            .bind(status)
+            .fetch_one(self.pool())
+            .await?)
+    }
+
     /// At start: rows an earlier process left `running` become `lost`.
     /// Returns their ids so they can be announced.
     pub async fn mark_running_runs_lost(&self) -> Result<Vec<String>, StoreError> {
@@ -205,7 +214,7 @@ impl Store {
              WHERE status = 'running'",
         )
         .bind(now_ms())
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(ids)
     }

@@ -47,7 +47,7 @@ impl Store {
         .bind(thread)
         .bind(now)
         .bind(now)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }
@@ -64,22 +64,26 @@ impl Store {
 
     /// Append one message to a session's transcript; returns its id.
     pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<i64, StoreError> {
-        let now = now_ms();
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
         )
         .bind(session_key)
         .bind(role)
         .bind(body)
-        .bind(now)
-        .fetch_one(self.pool())
+        .bind(now_ms())
+        .fetch_one(self.writer())
         .await?;
-        sqlx::query("UPDATE sessions SET updated_at = $1 WHERE key = $2")
-            .bind(now)
-            .bind(session_key)
-            .execute(self.pool())
-            .await?;
         Ok(id)
+    }
+
+    /// Mark a session as used now (once per turn, not per message).
+    pub async fn touch_session(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE sessions SET updated_at = $1 WHERE key = $2")
+            .bind(now_ms())
+            .bind(key)
+            .execute(self.writer())
+            .await?;
+        Ok(())
     }
 
     /// The current conversation of a session (since the last `/new`), oldest
@@ -109,7 +113,7 @@ impl Store {
             .bind(last.unwrap_or(0))
             .bind(now_ms())
             .bind(key)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(())
     }
@@ -120,7 +124,7 @@ impl Store {
             .bind(provider)
             .bind(now_ms())
             .bind(key)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(())
     }

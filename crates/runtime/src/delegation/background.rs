@@ -51,7 +51,9 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         let heartbeat = {
             let (store, id) = (core2.store.clone(), id.clone());
             tokio::spawn(async move {
-                let mut tick = tokio::time::interval(HEARTBEAT);
+                // The row was inserted with a fresh heartbeat; the first
+                // refresh is due one period later.
+                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
                 loop {
                     tick.tick().await;
                     if let Err(e) = store.heartbeat_run(&id).await {

@@ -87,7 +87,11 @@ max_actions_per_hour = 1000000
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 let running = store.count_runs("delegate", "running").await.unwrap_or(-1);
                 let done = store.count_runs("delegate", "completed").await.unwrap_or(-1);
-                eprintln!("{:?} running={running} completed={done} writes={} {wm}", start.elapsed(), store.writes());
+                eprintln!(
+                    "{:?} running={running} completed={done} writes={} {wm}",
+                    start.elapsed(),
+                    store.writes()
+                );
             }
         });
     }
@@ -117,10 +121,25 @@ max_actions_per_hour = 1000000
     let wall = start.elapsed();
     let writes = store.writes() - writes_before;
     println!("background delegations: n={n} model latency={} ms", latency.as_millis());
-    println!("  turn returned (all tasks started): {:>8.1} ms", turn_done.as_secs_f64() * 1e3);
-    println!("  all tasks completed:               {:>8.1} ms", wall.as_secs_f64() * 1e3);
-    println!("  wall / latency:                    {:>8.2}x (target < 2x)", wall.as_secs_f64() / latency.as_secs_f64());
+    println!(
+        "  turn returned (all tasks started): {:>8.1} ms",
+        turn_done.as_secs_f64() * 1e3
+    );
+    println!(
+        "  all tasks completed:               {:>8.1} ms",
+        wall.as_secs_f64() * 1e3
+    );
+    println!(
+        "  wall / latency:                    {:>8.2}x (target < 2x)",
+        wall.as_secs_f64() / latency.as_secs_f64()
+    );
     println!("  peak RSS:                          {:>8.1} MiB", peak_rss_mib());
-    println!("  store writes:                      {writes:>8} ({:.0}/s)", writes as f64 / wall.as_secs_f64());
-    println!("  worker model max in flight:        {:>8}", worker_model.max_in_flight());
+    println!(
+        "  store writes:                      {writes:>8} ({:.0}/s)",
+        writes as f64 / wall.as_secs_f64()
+    );
+    println!(
+        "  worker model max in flight:        {:>8}",
+        worker_model.max_in_flight()
+    );
 }

@@ -28,11 +28,17 @@ pub struct Progress {
     pub receipt_tail: VecDeque<String>,
 }
 
+/// Progress is written at most this often per run (the last state is
+/// flushed when the run ends), so busy runs do not flood the store.
+const MIN_WRITE_INTERVAL_MS: i64 = 1000;
+
 /// Collects progress for one run and writes it to the run's row.
 pub struct ProgressRecorder {
     run_id: String,
     store: Store,
     state: Mutex<Progress>,
+    /// When progress was last written (0 = never), and whether newer state waits.
+    written: Mutex<(i64, bool)>,
 }
 
 fn cut(name: &str) -> String {
@@ -60,6 +66,7 @@ impl ProgressRecorder {
                 timeout_budget_secs,
                 ..Progress::default()
             }),
+            written: Mutex::new((0, false)),
         }
     }
 
@@ -71,8 +78,30 @@ impl ProgressRecorder {
     }
 
     async fn save(&self, json: String) {
+        {
+            let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
+            let now = now_ms();
+            if w.0 != 0 && now - w.0 < MIN_WRITE_INTERVAL_MS {
+                w.1 = true;
+                return;
+            }
+            *w = (now, false);
+        }
+        self.write(json).await;
+    }
+
+    async fn write(&self, json: String) {
         if let Err(e) = self.store.set_run_progress(&self.run_id, &json).await {
             tracing::warn!(run_id = %self.run_id, error = %e, "progress write failed");
+        }
+    }
+
+    /// Write the latest state if a write was held back.
+    pub async fn flush(&self) {
+        let pending = std::mem::replace(&mut self.written.lock().unwrap_or_else(|e| e.into_inner()).1, false);
+        if pending {
+            let json = serde_json::to_string(&self.snapshot()).unwrap_or_default();
+            self.write(json).await;
         }
     }
 

@@ -526,3 +526,53 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
     let row = f2.h.runtime.store().run(&id).await.unwrap().unwrap();
     assert_eq!(row.status, "running", "the task must still be running");
 }
+
+#[tokio::test]
+async fn a_bounded_childs_delegate_may_only_delegate() {
+    let f = fx("").await;
+    let id = uuid::Uuid::new_v4().to_string();
+    f.reviewer.push(Step::tool_call(
+        "delegate",
+        json!({"action": "check_result", "task_id": id}),
+    ));
+    f.reviewer.push(Step::text("ok"));
+    f.delegate(json!({"agent": "reviewer", "prompt": "x"})).await;
+    assert_eq!(
+        last_tool_result(&f.reviewer),
+        error(
+            "check_result is not available inside a delegated run: task management belongs to the agent that started the task; pass the task_id up to it"
+        )
+    );
+    // Its schema lists the roster of the target's identity, not the caller's.
+    let tools = f.reviewer.requests()[0]["tools"].as_array().unwrap().clone();
+    let d = tools.iter().find(|t| t["function"]["name"] == "delegate").unwrap();
+    assert_eq!(
+        d["function"]["parameters"]["properties"]["agent"]["description"],
+        "The agent to delegate to. Reachable agents: main"
+    );
+}
+
+#[tokio::test]
+async fn a_bounded_child_shares_the_callers_hourly_budget() {
+    let f = fx_with("[runtime_profiles.default]\nmax_actions_per_hour = 2\n", |_| {}).await;
+    // The child spends the caller's two actions; the caller has none left.
+    f.reviewer.push(Step::tool_call("memory_recall", json!({"query": "a"})));
+    f.reviewer.push(Step::tool_call("memory_recall", json!({"query": "b"})));
+    f.reviewer.push(Step::tool_call("memory_recall", json!({"query": "c"})));
+    f.reviewer.push(Step::text("child done"));
+    f.main
+        .push(Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "x"})));
+    f.main.push(Step::tool_call("memory_recall", json!({"query": "after"})));
+    f.main.push(Step::text("done"));
+    f.h.turn("go", Arc::new(NoApprover("none".into()))).await.unwrap();
+    let child = tool_results(f.reviewer.requests().last().unwrap());
+    assert!(
+        child[2].contains("action budget spent: 2 actions in the last hour"),
+        "{child:?}"
+    );
+    assert!(
+        last_tool_result(&f.main).contains("action budget spent"),
+        "{}",
+        last_tool_result(&f.main)
+    );
+}

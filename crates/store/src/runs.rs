@@ -196,11 +196,13 @@ impl Store {
 
     /// How many runs of `kind` have `status`.
     pub async fn count_runs(&self, kind: &str, status: &str) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2")
-            .bind(kind)
-            .bind(status)
-            .fetch_one(self.pool())
-            .await?)
+        Ok(
+            sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2")
+                .bind(kind)
+                .bind(status)
+                .fetch_one(self.pool())
+                .await?,
+        )
     }
 
     /// At start: rows an earlier process left `running` become `lost`.

@@ -76,6 +76,23 @@ impl Store {
         Ok(id)
     }
 
+    /// Append several messages in one transaction (a turn's tool results).
+    pub async fn append_messages(&self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.writer().begin().await?;
+        for (role, body) in messages {
+            sqlx::query("INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(session_key)
+                .bind(*role)
+                .bind(body)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Mark a session as used now (once per turn, not per message).
     pub async fn touch_session(&self, key: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE sessions SET updated_at = $1 WHERE key = $2")

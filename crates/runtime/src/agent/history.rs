@@ -60,6 +60,16 @@ pub(crate) async fn save(store: &Store, session_key: &str, m: &ChatMessage) -> R
     Ok(())
 }
 
+/// Save a batch (one turn's tool results) in one transaction.
+pub(crate) async fn save_all(store: &Store, session_key: &str, ms: &[ChatMessage]) -> Result<(), StoreError> {
+    let mut rows = Vec::with_capacity(ms.len());
+    for m in ms {
+        let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        rows.push((m.role.as_str(), body));
+    }
+    store.append_messages(session_key, &rows).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

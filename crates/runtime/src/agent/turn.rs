@@ -140,11 +140,15 @@ impl AgentRun {
             if self.ctx.cancel.is_cancelled() {
                 return Err(TurnError::Cancelled);
             }
-            for (message, ok) in results {
-                tools_completed += u32::from(ok);
-                history::save(store, &self.ctx.session_key, &message).await?;
-                messages.push(message);
-            }
+            let results: Vec<ChatMessage> = results
+                .into_iter()
+                .map(|(message, ok)| {
+                    tools_completed += u32::from(ok);
+                    message
+                })
+                .collect();
+            history::save_all(store, &self.ctx.session_key, &results).await?;
+            messages.extend(results);
             let switch = self.ctx.switch_to.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(name) = switch {
                 chain = self.providers.chain_for(&name)?;

@@ -62,8 +62,9 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
                 }
             })
         };
-        let outcome = child::execute(&core2, plan, &message, &id, cancel, timeout, Some(progress)).await;
+        let outcome = child::execute(&core2, plan, &message, &id, cancel, timeout, Some(progress.clone())).await;
         heartbeat.abort();
+        progress.flush().await;
         child::record_end(&core2, &id, &outcome).await;
         write_artifact(&artifact_dir, &id, &outcome.result).await;
         core2.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);

@@ -105,10 +105,21 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         DelegateMode::Bounded => {
             let caller_policy = &ctx.policy;
             let same_profile = config.agents[caller].risk_profile == t.risk_profile;
-            let policy = if same_profile {
+            // The caller's tracker is shared; its hourly cap tightens to the
+            // target's when that is lower.
+            let caller_cap = caller_policy.hourly_cap.unwrap_or(caller_policy.tracker.limit());
+            let cap = caller_cap.min(tp.max_actions_per_hour);
+            let policy = if same_profile && cap == caller_cap {
                 caller_policy.clone()
             } else {
-                Arc::new(caller_policy.with_workspace(core.policies[target].workspace.clone()))
+                let workspace = if same_profile {
+                    caller_policy.workspace.clone()
+                } else {
+                    core.policies[target].workspace.clone()
+                };
+                let mut p = caller_policy.with_workspace(workspace);
+                p.hourly_cap = Some(cap);
+                Arc::new(p)
             };
             let mut registry = bounded_registry(&ctx.ceiling, &risk);
             let sub_delegation = risk.delegation_policy.mode == DelegationMode::Allow;

@@ -2,6 +2,10 @@
 //! it a private folder and configuration, and talk to `switchboard chat`
 //! through its stdin and stdout the way a person at a terminal would.
 
+mod gateway;
+
+pub use gateway::{Gateway, free_port};
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -13,6 +13,9 @@ pub struct ChannelsConfig {
     pub discord: BTreeMap<String, DiscordChannel>,
     #[serde(default)]
     pub matrix: BTreeMap<String, MatrixChannel>,
+    /// Chats on this machine, over the loopback HTTP API (`[web].listen`).
+    #[serde(default)]
+    pub local: BTreeMap<String, LocalChannel>,
 }
 
 impl ChannelsConfig {
@@ -22,7 +25,49 @@ impl ChannelsConfig {
         out.extend(self.telegram.iter().map(|(a, c)| (format!("telegram.{a}"), c.enabled)));
         out.extend(self.discord.iter().map(|(a, c)| (format!("discord.{a}"), c.enabled)));
         out.extend(self.matrix.iter().map(|(a, c)| (format!("matrix.{a}"), c.enabled)));
+        out.extend(self.local.iter().map(|(a, c)| (format!("local.{a}"), c.enabled)));
         out
+    }
+
+    /// Who may talk to the bot on instance `name` (`cli` admits its own user).
+    pub fn allowed_users(&self, name: &str) -> Option<&[String]> {
+        let (kind, alias) = name.split_once('.')?;
+        Some(match kind {
+            "telegram" => &self.telegram.get(alias)?.allowed_users,
+            "discord" => &self.discord.get(alias)?.allowed_users,
+            "matrix" => &self.matrix.get(alias)?.allowed_users,
+            "local" => &self.local.get(alias)?.allowed_users,
+            _ => return None,
+        })
+    }
+
+    /// Whether group messages on `name` must mention the bot.
+    pub fn require_mention(&self, name: &str) -> bool {
+        let Some((kind, alias)) = name.split_once('.') else {
+            return false;
+        };
+        match kind {
+            "telegram" => self.telegram.get(alias).is_none_or(|c| c.require_mention_in_groups),
+            "discord" => self.discord.get(alias).is_none_or(|c| c.require_mention_in_groups),
+            "matrix" => self.matrix.get(alias).is_none_or(|c| c.require_mention_in_groups),
+            "local" => self.local.get(alias).is_none_or(|c| c.require_mention_in_groups),
+            _ => true,
+        }
+    }
+
+    /// A chat named in an instance's `rooms` table, or the name itself.
+    pub fn resolve_room(&self, name: &str, room: &str) -> String {
+        let rooms = name.split_once('.').and_then(|(kind, alias)| match kind {
+            "telegram" => self.telegram.get(alias).map(|c| &c.rooms),
+            "discord" => self.discord.get(alias).map(|c| &c.rooms),
+            "matrix" => self.matrix.get(alias).map(|c| &c.rooms),
+            "local" => self.local.get(alias).map(|c| &c.rooms),
+            _ => None,
+        });
+        rooms
+            .and_then(|r| r.get(room))
+            .cloned()
+            .unwrap_or_else(|| room.to_string())
     }
 
     /// Whether `name` is a configured instance or the built-in `cli` channel.
@@ -79,6 +124,20 @@ pub struct MatrixChannel {
     pub access_token: Option<Secret>,
     #[serde(default)]
     pub auto_join: Vec<String>,
+    #[serde(default)]
+    pub allowed_users: Vec<String>,
+    #[serde(default = "crate::agent::yes")]
+    pub require_mention_in_groups: bool,
+    #[serde(default)]
+    pub rooms: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalChannel {
+    #[serde(default = "crate::agent::yes")]
+    pub enabled: bool,
+    /// Local users are named `cli:<name>`.
     #[serde(default)]
     pub allowed_users: Vec<String>,
     #[serde(default = "crate::agent::yes")]

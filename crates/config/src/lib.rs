@@ -15,13 +15,13 @@ mod secret;
 mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
-pub use channels::{ChannelsConfig, DiscordChannel, MatrixChannel, TelegramChannel};
+pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, TelegramChannel};
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;
 pub use load::{ConfigError, Problem};
 pub use provider::{ProviderConfig, ProviderKind};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
-pub use root::Config;
+pub use root::{Config, WebConfig};
 pub use runtime_profile::RuntimeProfile;
 pub use secret::{Secret, SecretError};
 pub use validate::BUILTIN_TOOLS;

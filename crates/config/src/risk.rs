@@ -122,6 +122,18 @@ fn default_timeout() -> u64 {
     120
 }
 
+impl Default for ApprovalRoute {
+    fn default() -> Self {
+        Self {
+            approver_channel: None,
+            approver_recipient: None,
+            approvers: Vec::new(),
+            on_no_approver: OnNoApprover::Deny,
+            timeout_secs: default_timeout(),
+        }
+    }
+}
+
 impl ApprovalRoute {
     /// A route can carry a prompt to a person only when all three parts are set.
     pub fn is_complete(&self) -> bool {

@@ -25,6 +25,30 @@ pub struct Config {
     pub channels: ChannelsConfig,
     #[serde(default)]
     pub cron: Vec<CronJob>,
+    #[serde(default)]
+    pub web: WebConfig,
+}
+
+/// `[web]`: the local HTTP surface (local channels).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebConfig {
+    /// Loopback address to listen on; the API has no authentication, so
+    /// only loopback addresses are accepted.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self {
+            listen: default_listen(),
+        }
+    }
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:8088".into()
 }
 
 fn default_db() -> String {

@@ -325,6 +325,25 @@ fn cost(c: &Config, v: &mut Vec<Problem>) {
 }
 
 fn channels(c: &Config, v: &mut Vec<Problem>) {
+    match c.web.listen.parse::<std::net::SocketAddr>() {
+        Ok(addr) if addr.ip().is_loopback() => {}
+        Ok(_) => v.push(Problem::new(
+            "web.listen",
+            "the local HTTP API has no authentication; listen on a loopback address such as 127.0.0.1:8088",
+        )),
+        Err(_) => v.push(Problem::new(
+            "web.listen",
+            format!("'{}' is not an address like 127.0.0.1:8088", c.web.listen),
+        )),
+    }
+    for (name, l) in &c.channels.local {
+        user_list(
+            &format!("channels.local.{name}.allowed_users"),
+            &l.allowed_users,
+            true,
+            v,
+        );
+    }
     for (name, t) in &c.channels.telegram {
         let at = |k: &str| format!("channels.telegram.{name}.{k}");
         if !is_http_url(&t.api_url) {

@@ -66,3 +66,20 @@ pub enum PromptState {
     },
     Expired,
 }
+
+impl PromptState {
+    /// One line saying how the request ended, for edited prompts.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Decided { choice, by, at_unix } => {
+                let what = match choice {
+                    ApprovalChoice::AllowOnce => "Allowed once",
+                    ApprovalChoice::Always => "Allowed for this run",
+                    ApprovalChoice::Deny => "Denied",
+                };
+                format!("{what} by {by} at {at_unix} (Unix time).")
+            }
+            Self::Expired => "Expired: no decision was made in time.".into(),
+        }
+    }
+}

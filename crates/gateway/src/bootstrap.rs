@@ -10,6 +10,9 @@ use switchboard_store::Store;
 
 pub struct Started {
     pub runtime: Arc<Runtime>,
+    /// Requests an earlier process left pending, now expired; their
+    /// prompts are edited once channels run.
+    pub expired_approvals: Vec<switchboard_store::ApprovalRow>,
 }
 
 pub async fn start(config_path: &Path) -> anyhow::Result<Started> {
@@ -37,5 +40,6 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Started> {
     let runtime = Runtime::new(Arc::new(config), store).with_context(|| "creating agent workspaces (workspace_dir)")?;
     Ok(Started {
         runtime: Arc::new(runtime),
+        expired_approvals: expired,
     })
 }

@@ -158,6 +158,7 @@ fn start_turn(
         agent: agent.to_string(),
         session_key: session_key.to_string(),
         origin: Some(address.clone()),
+        sender: None,
         text,
         broker: broker.clone(),
         cancel: cancel.clone(),

@@ -1,12 +1,16 @@
 //! `switchboard`: the gateway binary. It wires configuration, the store,
 //! the runtime and the channels together; everything else lives in crates.
 
+mod approvals;
+mod approvals_cmd;
 mod bootstrap;
+mod channels;
 mod chat;
 mod check;
 mod cli_broker;
 mod commands;
 mod logging;
+mod router;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +51,14 @@ enum Command {
         #[arg(long, default_value = "config/switchboard.toml")]
         config: PathBuf,
     },
+    /// The approval audit trail: who decided what, when, from where.
+    Approvals {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+        /// How many of the most recent requests to show.
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -54,7 +66,7 @@ fn main() -> ExitCode {
     // The terminal chat keeps the screen for the conversation: only errors
     // are logged there unless SWITCHBOARD_LOG asks for more.
     let level = match cli.command {
-        Command::Chat { .. } | Command::Check { .. } => "error",
+        Command::Chat { .. } | Command::Check { .. } | Command::Approvals { .. } => "error",
         Command::Run { .. } => "info",
     };
     logging::init(cli.log_format, level);
@@ -70,6 +82,7 @@ fn main() -> ExitCode {
             Command::Check { config } => check::run(&config),
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,
+            Command::Approvals { config, limit } => approvals_cmd::run(&config, limit).await,
         }
     });
     match result {

@@ -1,26 +1,74 @@
-//! `switchboard run`: the long-running gateway. Channels register here as
-//! their adapters land; SIGHUP re-reads and validates the configuration.
+//! `switchboard run`: the long-running gateway. It starts every enabled
+//! channel it has an adapter for, the chat router, the approval broker and
+//! the cron scheduler; SIGHUP re-reads and validates the configuration.
 
+use crate::approvals::{RouteBroker, update_expired_prompts};
 use crate::bootstrap;
+use crate::channels::ChannelSet;
+use crate::router::Router;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use switchboard_channel_local::LocalHub;
 use switchboard_config::Config;
+use switchboard_core::Channel;
 use tokio::signal::unix::{SignalKind, signal};
 
 pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let started = bootstrap::start(config_path).await?;
-    let config = started.runtime.config().clone();
+    let runtime = started.runtime.clone();
+    let config = runtime.config().clone();
+
+    let mut channels = ChannelSet::default();
+    let local_aliases: Vec<String> = config
+        .channels
+        .local
+        .iter()
+        .filter(|(_, c)| c.enabled)
+        .map(|(a, _)| a.clone())
+        .collect();
+    let hub = LocalHub::new(&local_aliases);
+    let mut web = None;
+    if !local_aliases.is_empty() {
+        let (addr, task) = hub
+            .serve(&config.web.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
+        tracing::info!(%addr, channels = ?local_aliases, "local channels listening");
+        web = Some(task);
+        for ch in hub.channels() {
+            channels.insert(ch.clone() as Arc<dyn Channel>);
+        }
+    }
     for (name, enabled) in config.channels.instances() {
-        if enabled {
+        if enabled && channels.get(&name).is_none() {
             tracing::warn!(channel = %name, "configured, but this build has no adapter for it yet; it is not started");
         }
     }
+
+    let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
+    for ch in channels.all() {
+        ch.start(inbound_tx.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
+    }
+    drop(inbound_tx);
+    let broker = Arc::new(RouteBroker::new(
+        config.clone(),
+        runtime.store().clone(),
+        channels.clone(),
+    ));
+    runtime.set_route_broker(broker.clone());
+    update_expired_prompts(&channels, &started.expired_approvals).await;
+    let router = Router::new((*runtime).clone(), channels, broker);
+    let routing = tokio::spawn(router.run(inbound_rx));
+    let scheduler = runtime.spawn_scheduler();
     tracing::info!(
         agents = ?config.enabled_agents(),
         database = %config.database_url.split('?').next().unwrap_or(""),
         "switchboard is running; Ctrl-C stops it"
     );
-    let scheduler = started.runtime.spawn_scheduler();
+
     let mut hup = signal(SignalKind::hangup())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {
@@ -35,6 +83,10 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     }
     tracing::info!("stopping");
     scheduler.abort();
-    started.runtime.store().close().await;
+    routing.abort();
+    if let Some(w) = web {
+        w.abort();
+    }
+    runtime.store().close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -100,6 +100,7 @@ max_actions_per_hour = 1000000
             agent: "main".into(),
             session_key: "bench".into(),
             origin: None,
+            sender: None,
             text: "fan out".into(),
             broker: Arc::new(NoApprover("bench".into())),
             cancel: Default::default(),

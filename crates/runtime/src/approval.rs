@@ -26,6 +26,12 @@ pub struct ApprovalRequest {
     pub route: Option<ApprovalRoute>,
     /// Where the turn that wants this came from.
     pub origin: Option<ChatAddress>,
+    /// The person whose message started the turn.
+    pub requested_by: Option<String>,
+    /// Whether `on_no_approver = "inherit-originator"` may ask in the
+    /// originating chat (never for delegated children).
+    pub originator_may_decide: bool,
+    /// Route timeout, already capped by the run's own remaining time.
     pub timeout_secs: u64,
 }
 

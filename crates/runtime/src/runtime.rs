@@ -17,6 +17,8 @@ pub struct TurnRequest {
     pub agent: String,
     pub session_key: String,
     pub origin: Option<ChatAddress>,
+    /// The person who wrote the message (`tg:1`, `cli:alice`, ...).
+    pub sender: Option<String>,
     pub text: String,
     pub broker: Arc<dyn ApprovalBroker>,
     pub cancel: CancellationToken,
@@ -104,7 +106,8 @@ impl Runtime {
             .await?;
         self.core.store.touch_session(&request.session_key).await?;
         let provider = self.provider_of(&request.agent, &request.session_key).await?;
-        let parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
+        let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
+        parts.scope.requester = request.sender;
         let run = self.core.assemble(RunParts {
             broker: request.broker,
             events: request.events,

@@ -74,6 +74,10 @@ pub struct RunScope {
     pub cost_chain: Vec<String>,
     /// The chat and thread where the work was asked for.
     pub origin: Option<ChatAddress>,
+    /// The person whose message started the tree.
+    pub requester: Option<String>,
+    /// When this run must end (its own timeout); approvals never wait longer.
+    pub deadline: Option<tokio::time::Instant>,
     /// Progress reporting for registry-tracked runs.
     pub progress: Option<Arc<ProgressRecorder>>,
 }

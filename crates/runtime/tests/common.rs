@@ -56,6 +56,7 @@ impl Harness {
                 agent: "main".into(),
                 session_key: "agent:main:cli:local".into(),
                 origin: None,
+                sender: None,
                 text: text.into(),
                 broker,
                 cancel,

@@ -513,6 +513,7 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
             agent: "ops".into(),
             session_key: "agent:ops:cli:x".into(),
             origin: None,
+            sender: None,
             text: "snoop".into(),
             broker: Arc::new(NoApprover("none".into())),
             cancel: Default::default(),

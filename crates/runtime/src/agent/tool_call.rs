@@ -125,8 +125,14 @@ impl AgentRun {
     async fn ask(&self, call: &ToolCall, summary: &str, risk: &str) -> ApprovalOutcome {
         let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
         let route = profile.approval_route.clone();
-        let timeout_secs = route.as_ref().map(|r| r.timeout_secs).unwrap_or(120);
         let scope = &self.ctx.scope;
+        let mut timeout_secs = route.as_ref().map(|r| r.timeout_secs).unwrap_or(120);
+        if let Some(deadline) = scope.deadline {
+            let left = deadline
+                .saturating_duration_since(tokio::time::Instant::now())
+                .as_secs();
+            timeout_secs = timeout_secs.min(left.max(1));
+        }
         let caller_chain = if scope.owner_chain.len() > 1 {
             scope.owner_chain.clone()
         } else {
@@ -142,6 +148,8 @@ impl AgentRun {
             profile_name: profile_name.clone(),
             route,
             origin: scope.origin.clone(),
+            requested_by: scope.requester.clone(),
+            originator_may_decide: !scope.is_child(),
             timeout_secs,
         };
         tokio::select! {

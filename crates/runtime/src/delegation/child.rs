@@ -94,6 +94,8 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         is_tree_root: false,
         cost_chain: vec![target.to_string()],
         origin: scope.origin.clone(),
+        requester: scope.requester.clone(),
+        deadline: None,
         progress: None,
     };
     let (policy, registry, broker, scope_for_child): (
@@ -249,6 +251,7 @@ pub(crate) async fn execute(
     plan.parts.cancel = cancel.clone();
     plan.parts.scope.run_id = Some(run_id.to_string());
     plan.parts.scope.progress = progress;
+    plan.parts.scope.deadline = Some(tokio::time::Instant::now() + Duration::from_secs(timeout));
     let run = core.assemble(plan.parts);
     let span =
         tracing::info_span!("delegate", agent_alias = %target, session_key = %run.ctx.session_key, run_id, ?mode);

@@ -1,0 +1,172 @@
+//! One local channel instance: its event log and the `Channel` operations.
+
+use async_trait::async_trait;
+use serde::Serialize;
+use std::sync::{Mutex, OnceLock};
+use switchboard_core::{
+    ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, MessageRef, Outbound, PromptState,
+};
+use tokio::sync::{Notify, mpsc};
+
+/// Something the bot did in a local chat, in order.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Event {
+    pub seq: u64,
+    /// `message`, `approval_prompt` or `edit`.
+    pub kind: String,
+    pub message_id: String,
+    pub chat: String,
+    pub thread: Option<String>,
+    pub text: String,
+    /// For prompts: the request id and the choices offered.
+    pub approval_id: Option<String>,
+    pub choices: Vec<String>,
+}
+
+pub struct LocalChannel {
+    name: String,
+    events: Mutex<Vec<Event>>,
+    pub(crate) notify: Notify,
+    inbound: OnceLock<mpsc::Sender<Inbound>>,
+    /// When set, sends fail as if the platform were down (for tests of
+    /// retries and durable delivery).
+    down: std::sync::atomic::AtomicBool,
+}
+
+impl LocalChannel {
+    pub fn new(alias: &str) -> Self {
+        Self {
+            name: format!("local.{alias}"),
+            events: Mutex::new(Vec::new()),
+            notify: Notify::new(),
+            inbound: OnceLock::new(),
+            down: Default::default(),
+        }
+    }
+
+    /// Simulate an outage: sends fail with a transient error until cleared.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn push(&self, mut event: Event) -> Event {
+        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        event.seq = events.len() as u64 + 1;
+        if event.message_id.is_empty() {
+            event.message_id = format!("m{}", event.seq);
+        }
+        events.push(event.clone());
+        drop(events);
+        self.notify.notify_waiters();
+        event
+    }
+
+    /// Events with a sequence number above `after`.
+    pub fn events_after(&self, after: u64) -> Vec<Event> {
+        let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        events.iter().filter(|e| e.seq > after).cloned().collect()
+    }
+
+    /// Hand a person's message to the gateway.
+    pub async fn receive(&self, message: Inbound) -> Result<(), ChannelError> {
+        let Some(tx) = self.inbound.get() else {
+            return Err(ChannelError::Transient("the gateway is not listening yet".into()));
+        };
+        tx.send(message)
+            .await
+            .map_err(|_| ChannelError::Transient("the gateway stopped".into()))
+    }
+
+    fn check_up(&self) -> Result<(), ChannelError> {
+        if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(ChannelError::Transient("local channel is down".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn choice_name(c: ApprovalChoice) -> &'static str {
+    match c {
+        ApprovalChoice::AllowOnce => "allow_once",
+        ApprovalChoice::Always => "always",
+        ApprovalChoice::Deny => "deny",
+    }
+}
+
+#[async_trait]
+impl Channel for LocalChannel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
+        self.inbound
+            .set(inbound)
+            .map_err(|_| ChannelError::Permanent("already started".into()))
+    }
+
+    async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+        self.check_up()?;
+        let e = self.push(Event {
+            seq: 0,
+            kind: "message".into(),
+            message_id: String::new(),
+            chat: message.address.chat.clone(),
+            thread: message.address.thread.clone(),
+            text: message.text.clone(),
+            approval_id: None,
+            choices: Vec::new(),
+        });
+        Ok(vec![MessageRef {
+            chat: e.chat,
+            id: e.message_id,
+        }])
+    }
+
+    async fn send_approval_prompt(
+        &self,
+        address: &ChatAddress,
+        prompt: &ApprovalPrompt,
+    ) -> Result<MessageRef, ChannelError> {
+        self.check_up()?;
+        let e = self.push(Event {
+            seq: 0,
+            kind: "approval_prompt".into(),
+            message_id: String::new(),
+            chat: address.chat.clone(),
+            thread: address.thread.clone(),
+            text: prompt.render_text(),
+            approval_id: Some(prompt.id.clone()),
+            choices: [ApprovalChoice::AllowOnce, ApprovalChoice::Always, ApprovalChoice::Deny]
+                .into_iter()
+                .map(|c| choice_name(c).to_string())
+                .collect(),
+        });
+        Ok(MessageRef {
+            chat: e.chat,
+            id: e.message_id,
+        })
+    }
+
+    async fn update_approval_prompt(
+        &self,
+        message: &MessageRef,
+        prompt: &ApprovalPrompt,
+        state: &PromptState,
+    ) -> Result<(), ChannelError> {
+        self.check_up()?;
+        let outcome = state.describe();
+        self.push(Event {
+            seq: 0,
+            kind: "edit".into(),
+            message_id: message.id.clone(),
+            chat: message.chat.clone(),
+            thread: None,
+            text: format!("{}\n{outcome}", prompt.render_text()),
+            approval_id: Some(prompt.id.clone()),
+            choices: Vec::new(),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,20 @@
+//! Local channels (`local.<alias>`): chats that live on this machine.
+//!
+//! People, scripts and tests talk to agents through a small HTTP API on
+//! loopback, served by one [`LocalHub`] for every local instance:
+//!
+//! * `POST /local/{alias}/send` — a person writes into a chat
+//!   (`{chat, thread?, user, name?, text, mentioned?, direct?}`);
+//! * `GET /local/{alias}/events?after=N&wait_ms=M` — what the bot posted
+//!   (messages, approval prompts, prompt edits), long-polled by sequence;
+//! * `POST /local/{alias}/press` — a person presses an approval button
+//!   (`{user, chat, approval_id, choice}`).
+//!
+//! The adapter knows nothing of agents: it turns requests into
+//! [`Inbound`] messages and records what the gateway sends.
+
+mod api;
+mod channel;
+
+pub use api::LocalHub;
+pub use channel::{Event, LocalChannel};

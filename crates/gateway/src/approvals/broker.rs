@@ -1,0 +1,253 @@
+//! The route broker: where a prompt goes, who may answer, and how long it
+//! waits. A request that cannot reach a person is refused as unavailable,
+//! never as "denied".
+
+use crate::channels::ChannelSet;
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use switchboard_config::{Config, OnNoApprover};
+use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptState, UserId};
+use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
+use switchboard_store::{NewApproval, Store, now_ms};
+use tokio::sync::oneshot;
+
+struct Decision {
+    choice: ApprovalChoice,
+    by: String,
+    from: String,
+    reason: Option<String>,
+}
+
+struct Pending {
+    approvers: Vec<String>,
+    tx: oneshot::Sender<Decision>,
+}
+
+/// Where a prompt goes and who may answer it.
+struct Target {
+    address: ChatAddress,
+    approvers: Vec<String>,
+}
+
+pub struct RouteBroker {
+    config: Arc<Config>,
+    store: Store,
+    channels: ChannelSet,
+    pending: Mutex<HashMap<String, Pending>>,
+}
+
+impl RouteBroker {
+    pub fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
+        Self {
+            config,
+            store,
+            channels,
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Choose the prompt's destination, or say why nobody can be asked.
+    fn target(&self, req: &ApprovalRequest) -> Result<Target, String> {
+        let route = req.route.clone().unwrap_or_default();
+        if route.is_complete() {
+            let channel = route.approver_channel.clone().unwrap_or_default();
+            if self.channels.get(&channel).is_some() {
+                let recipient = route.approver_recipient.clone().unwrap_or_default();
+                let chat = self.config.channels.resolve_room(&channel, &recipient);
+                return Ok(Target {
+                    address: ChatAddress::new(channel, chat),
+                    approvers: route.approvers.clone(),
+                });
+            }
+            return self.fallback(req, &route, format!("approver channel '{channel}' is not running"));
+        }
+        self.fallback(req, &route, "no complete approval_route is configured".into())
+    }
+
+    fn fallback(
+        &self,
+        req: &ApprovalRequest,
+        route: &switchboard_config::ApprovalRoute,
+        why: String,
+    ) -> Result<Target, String> {
+        if route.on_no_approver != OnNoApprover::InheritOriginator {
+            return Err(format!(
+                "{why}; [risk_profiles.{}.approval_route].on_no_approver = \"deny\"",
+                req.profile_name
+            ));
+        }
+        if !req.originator_may_decide {
+            return Err(format!("{why}; an independent delegate has no originating chat to ask"));
+        }
+        let (Some(origin), Some(requester)) = (req.origin.clone(), req.requested_by.clone()) else {
+            return Err(format!("{why}; this run has no originating chat"));
+        };
+        if self.channels.get(&origin.channel).is_none() {
+            return Err(format!("{why}; the originating channel is not running"));
+        }
+        let approvers = if route.approvers.is_empty() {
+            vec![requester]
+        } else {
+            route.approvers.clone()
+        };
+        Ok(Target {
+            address: origin,
+            approvers,
+        })
+    }
+
+    /// A person answered `/approve` or `/deny` (or pressed a button).
+    /// Returns what to tell them.
+    pub async fn decide(
+        &self,
+        id: &str,
+        user: &UserId,
+        choice: ApprovalChoice,
+        reason: Option<String>,
+        from: &ChatAddress,
+    ) -> String {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(p) = pending.get(id) else {
+            return format!("No approval request '{id}' is waiting.");
+        };
+        if !user.is_listed_in(&p.approvers) {
+            return format!("{user} may not decide approval {id}: only its approvers can. The request stays open.");
+        }
+        let p = pending.remove(id).expect("checked above");
+        let _ = p.tx.send(Decision {
+            choice,
+            by: user.to_string(),
+            from: from.to_string(),
+            reason,
+        });
+        match choice {
+            ApprovalChoice::AllowOnce => format!("Approval {id}: allowed once."),
+            ApprovalChoice::Always => format!("Approval {id}: allowed for the rest of this run."),
+            ApprovalChoice::Deny => format!("Approval {id}: denied."),
+        }
+    }
+
+    async fn record(&self, id: &str, status: &str, by: Option<&str>, from: Option<&str>, reason: Option<&str>) {
+        if let Err(e) = self.store.decide_approval(id, status, by, from, reason).await {
+            tracing::error!(approval = id, error = %e, "cannot store an approval decision");
+        }
+    }
+
+    async fn edit_prompt(&self, channel: &str, message: &MessageRef, prompt: &ApprovalPrompt, state: &PromptState) {
+        if let Some(ch) = self.channels.get(channel)
+            && let Err(e) = ch.update_approval_prompt(message, prompt, state).await
+        {
+            tracing::warn!(approval = %prompt.id, error = %e, "cannot edit the approval prompt");
+        }
+    }
+}
+
+#[async_trait]
+impl ApprovalBroker for RouteBroker {
+    async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
+        let target = match self.target(&req) {
+            Ok(t) => t,
+            Err(why) => return ApprovalOutcome::Unavailable { why },
+        };
+        let timeout = req.timeout_secs.max(1);
+        let deadline = now_ms() + timeout as i64 * 1000;
+        let chain = req.caller_chain.join(" > ");
+        let stored = self
+            .store
+            .insert_approval(&NewApproval {
+                id: &req.id,
+                run_id: None,
+                agent: &req.agent,
+                caller_chain: &chain,
+                tool: &req.tool,
+                summary: &req.summary,
+                risk: &req.risk,
+                channel: Some(&target.address.channel),
+                chat: Some(&target.address.chat),
+                thread: target.address.thread.as_deref(),
+                deadline_at: deadline,
+            })
+            .await;
+        if let Err(e) = stored {
+            tracing::error!(error = %e, "cannot store an approval request");
+            return ApprovalOutcome::Unavailable {
+                why: "the approval request could not be recorded".into(),
+            };
+        }
+        let prompt = ApprovalPrompt {
+            id: req.id.clone(),
+            agent: req.agent.clone(),
+            caller_chain: req.caller_chain.clone(),
+            tool: req.tool.clone(),
+            summary: req.summary.clone(),
+            risk: req.risk.clone(),
+            deadline_unix: deadline / 1000,
+        };
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            req.id.clone(),
+            Pending {
+                approvers: target.approvers.clone(),
+                tx,
+            },
+        );
+        let channel = self.channels.get(&target.address.channel).cloned();
+        let sent = match channel {
+            Some(ch) => ch.send_approval_prompt(&target.address, &prompt).await,
+            None => Err(switchboard_core::ChannelError::Permanent("channel vanished".into())),
+        };
+        let message = match sent {
+            Ok(m) => m,
+            Err(e) => {
+                self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.id);
+                let why = format!("the approver channel did not accept the prompt ({e})");
+                self.record(&req.id, "unavailable", None, None, Some(&why)).await;
+                return ApprovalOutcome::Unavailable { why };
+            }
+        };
+        if let Err(e) = self.store.set_approval_prompt(&req.id, &message.id).await {
+            tracing::warn!(error = %e, "cannot store the prompt's message id");
+        }
+        let answer = tokio::time::timeout(Duration::from_secs(timeout), rx).await;
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.id);
+        let channel = target.address.channel.as_str();
+        match answer {
+            Ok(Ok(d)) => {
+                let status = match d.choice {
+                    ApprovalChoice::AllowOnce => "approved",
+                    ApprovalChoice::Always => "approved_always",
+                    ApprovalChoice::Deny => "denied",
+                };
+                self.record(&req.id, status, Some(&d.by), Some(&d.from), d.reason.as_deref())
+                    .await;
+                let state = PromptState::Decided {
+                    choice: d.choice,
+                    by: d.by.clone(),
+                    at_unix: now_ms() / 1000,
+                };
+                self.edit_prompt(channel, &message, &prompt, &state).await;
+                match d.choice {
+                    ApprovalChoice::Deny => ApprovalOutcome::Denied {
+                        by: d.by,
+                        reason: d.reason,
+                    },
+                    c => ApprovalOutcome::Approved {
+                        by: d.by,
+                        always: c == ApprovalChoice::Always,
+                    },
+                }
+            }
+            Ok(Err(_)) => ApprovalOutcome::Unavailable {
+                why: "the approval request was dropped".into(),
+            },
+            Err(_) => {
+                self.record(&req.id, "expired", None, None, Some("timed out")).await;
+                self.edit_prompt(channel, &message, &prompt, &PromptState::Expired)
+                    .await;
+                ApprovalOutcome::TimedOut { after_secs: timeout }
+            }
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Approvals routed to approver channels (SPEC §9): prompts go to the ops
+//! room named by the risk profile's `approval_route`, only listed approvers
+//! decide, and every request and decision is stored.
+
+mod broker;
+mod expire;
+
+pub use broker::RouteBroker;
+pub use expire::update_expired_prompts;

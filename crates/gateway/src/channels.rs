@@ -1,0 +1,52 @@
+//! The running channels by instance name, and delivery with retries.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::{Channel, ChannelError, MessageRef, Outbound};
+
+#[derive(Clone, Default)]
+pub struct ChannelSet {
+    channels: BTreeMap<String, Arc<dyn Channel>>,
+}
+
+impl ChannelSet {
+    pub fn insert(&mut self, channel: Arc<dyn Channel>) {
+        self.channels.insert(channel.name().to_string(), channel);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Channel>> {
+        self.channels.get(name)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Channel>> {
+        self.channels.values()
+    }
+
+    /// Send, retrying transient failures and rate limits with the
+    /// platform's retry-after, up to `attempts` tries.
+    pub async fn send(&self, message: &Outbound, attempts: u32) -> Result<Vec<MessageRef>, ChannelError> {
+        let Some(channel) = self.get(&message.address.channel) else {
+            return Err(ChannelError::Permanent(format!(
+                "channel '{}' is not running",
+                message.address.channel
+            )));
+        };
+        let mut attempt = 0;
+        loop {
+            match channel.send(message).await {
+                Ok(refs) => return Ok(refs),
+                Err(ChannelError::RateLimited(secs)) if attempt + 1 < attempts => {
+                    tokio::time::sleep(Duration::from_secs(secs.max(1))).await;
+                }
+                Err(ChannelError::Transient(e)) if attempt + 1 < attempts => {
+                    let backoff = Duration::from_millis(200 * 2u64.pow(attempt.min(6)));
+                    tracing::warn!(channel = %message.address.channel, error = %e, ?backoff, "send failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                }
+                Err(e) => return Err(e),
+            }
+            attempt += 1;
+        }
+    }
+}

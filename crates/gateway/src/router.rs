@@ -1,0 +1,195 @@
+//! The chat router: every inbound message goes either to a slash command or
+//! to the session of `(channel, chat, thread)`. Turns of one session run one
+//! after another; different sessions run side by side.
+
+use crate::approvals::RouteBroker;
+use crate::channels::ChannelSet;
+use crate::commands::{self, Command, CommandContext};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use switchboard_config::Config;
+use switchboard_core::{ApprovalChoice, Inbound, Outbound};
+use switchboard_runtime::{Runtime, TurnError, TurnRequest};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Tries per reply before giving up on a channel that keeps failing.
+const SEND_ATTEMPTS: u32 = 8;
+
+struct Session {
+    queue: mpsc::UnboundedSender<Inbound>,
+    current: Arc<Mutex<Option<CancellationToken>>>,
+}
+
+pub struct Router {
+    runtime: Runtime,
+    channels: ChannelSet,
+    broker: Arc<RouteBroker>,
+    sessions: Mutex<HashMap<String, Session>>,
+}
+
+/// The agent that answers on channel instance `channel`.
+fn agent_for<'a>(config: &'a Config, channel: &str) -> Option<&'a str> {
+    config
+        .agents
+        .iter()
+        .find(|(_, a)| a.enabled && a.channels.iter().any(|c| c == channel))
+        .map(|(n, _)| n.as_str())
+}
+
+impl Router {
+    pub fn new(runtime: Runtime, channels: ChannelSet, broker: Arc<RouteBroker>) -> Arc<Self> {
+        Arc::new(Self {
+            runtime,
+            channels,
+            broker,
+            sessions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Route messages until every channel has hung up.
+    pub async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Inbound>) {
+        while let Some(message) = inbound.recv().await {
+            let router = self.clone();
+            tokio::spawn(async move { router.handle(message).await });
+        }
+    }
+
+    async fn reply(&self, to: &Inbound, text: String) {
+        let mut out = Outbound::new(to.address.clone(), text);
+        out.reply_to = to.message_id.clone();
+        if let Err(e) = self.channels.send(&out, SEND_ATTEMPTS).await {
+            tracing::error!(channel = %to.address.channel, error = %e, "reply could not be delivered");
+        }
+    }
+
+    async fn handle(self: Arc<Self>, m: Inbound) {
+        let config = self.runtime.config().clone();
+        let channel = m.address.channel.clone();
+        let allowed = config.channels.allowed_users(&channel).unwrap_or(&[]);
+        if !m.sender.is_listed_in(allowed) {
+            tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users");
+            if m.direct || m.mentioned {
+                let text = format!(
+                    "Sorry, {} may not use this bot here. An operator can add it to [channels.{}].allowed_users.",
+                    m.sender, channel
+                );
+                self.reply(&m, text).await;
+            }
+            return;
+        }
+        let command = commands::parse(&m.text);
+        if command.is_none() && !m.direct && !m.mentioned && config.channels.require_mention(&channel) {
+            return;
+        }
+        match command {
+            Some(Command::Approve { id, always }) => {
+                let choice = if always {
+                    ApprovalChoice::Always
+                } else {
+                    ApprovalChoice::AllowOnce
+                };
+                let text = self.broker.decide(&id, &m.sender, choice, None, &m.address).await;
+                self.reply(&m, text).await;
+            }
+            Some(Command::Deny { id, reason }) => {
+                let text = self
+                    .broker
+                    .decide(&id, &m.sender, ApprovalChoice::Deny, reason, &m.address)
+                    .await;
+                self.reply(&m, text).await;
+            }
+            other => {
+                let Some(agent) = agent_for(&config, &channel) else {
+                    let text =
+                        format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.");
+                    self.reply(&m, text).await;
+                    return;
+                };
+                let session_key = m.address.session_key(agent);
+                match other {
+                    None => self.enqueue(agent, session_key, m),
+                    Some(Command::Stop) => {
+                        let token = self.current_turn(&session_key);
+                        let text = match token {
+                            Some(t) => {
+                                t.cancel();
+                                "Stopping the current turn.".to_string()
+                            }
+                            None => "Nothing is running.".to_string(),
+                        };
+                        self.reply(&m, text).await;
+                    }
+                    Some(cmd) => {
+                        let ctx = CommandContext {
+                            runtime: &self.runtime,
+                            agent,
+                            session_key: &session_key,
+                        };
+                        let text = commands::apply(&cmd, &ctx).await;
+                        self.reply(&m, text).await;
+                    }
+                }
+            }
+        }
+    }
+
+    fn current_turn(&self, session_key: &str) -> Option<CancellationToken> {
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions
+            .get(session_key)
+            .and_then(|s| s.current.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+
+    /// Queue a message for its session, starting the session's worker if needed.
+    fn enqueue(self: &Arc<Self>, agent: &str, session_key: String, m: Inbound) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let session = sessions.entry(session_key.clone()).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let current = Arc::new(Mutex::new(None));
+            tokio::spawn(
+                self.clone()
+                    .worker(agent.to_string(), session_key.clone(), rx, current.clone()),
+            );
+            Session { queue: tx, current }
+        });
+        let _ = session.queue.send(m);
+    }
+
+    async fn worker(
+        self: Arc<Self>,
+        agent: String,
+        session_key: String,
+        mut queue: mpsc::UnboundedReceiver<Inbound>,
+        current: Arc<Mutex<Option<CancellationToken>>>,
+    ) {
+        while let Some(m) = queue.recv().await {
+            let cancel = CancellationToken::new();
+            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+            if let Some(ch) = self.channels.get(&m.address.channel) {
+                let _ = ch.typing(&m.address).await;
+            }
+            let result = self
+                .runtime
+                .run_turn(TurnRequest {
+                    agent: agent.clone(),
+                    session_key: session_key.clone(),
+                    origin: Some(m.address.clone()),
+                    sender: Some(m.sender.to_string()),
+                    text: m.text.clone(),
+                    broker: self.broker.clone(),
+                    cancel,
+                    events: None,
+                })
+                .await;
+            current.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let text = match result {
+                Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
+                Ok(reply) => reply.text,
+                Err(TurnError::Cancelled) => "(stopped)".to_string(),
+                Err(e) => format!("error: {e}"),
+            };
+            self.reply(&m, text).await;
+        }
+    }
+}

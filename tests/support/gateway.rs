@@ -1,0 +1,136 @@
+//! `switchboard run` as a person sees it through local channels: send
+//! messages and button presses over the loopback HTTP API, read what the
+//! bot posted.
+
+use crate::{Sandbox, binary};
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A free loopback port (bound, then released for the gateway).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct Gateway {
+    child: Option<Child>,
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Gateway {
+    /// Start `switchboard run` in `sandbox`, whose config listens on `port`
+    /// and has local channel `probe_alias`; wait until it answers.
+    pub async fn start(sandbox: &Sandbox, port: u16, probe_alias: &str) -> Self {
+        let log = std::fs::File::create(sandbox.path().join("gateway.log")).unwrap();
+        let child = Command::new(binary())
+            .arg("run")
+            .arg("--config")
+            .arg(sandbox.config_path())
+            .current_dir(sandbox.path())
+            .env("SWITCHBOARD_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn switchboard run");
+        let gw = Self {
+            child: Some(child),
+            base: format!("http://127.0.0.1:{port}"),
+            http: reqwest::Client::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let url = format!("{}/local/{probe_alias}/events?after=0&wait_ms=0", gw.base);
+            if let Ok(r) = gw.http.get(&url).send().await
+                && r.status().is_success()
+            {
+                return gw;
+            }
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(sandbox.path().join("gateway.log")).unwrap_or_default();
+                panic!("switchboard run did not come up on port {port}; log:\n{log}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// A person writes into a chat.
+    pub async fn send(&self, alias: &str, chat: &str, user: &str, text: &str, mentioned: bool, direct: bool) {
+        let body = json!({"chat": chat, "user": user, "text": text, "mentioned": mentioned, "direct": direct});
+        let r = self
+            .http
+            .post(format!("{}/local/{alias}/send", self.base))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success(),
+            "send failed: {}",
+            r.text().await.unwrap_or_default()
+        );
+    }
+
+    /// A person presses an approval button.
+    pub async fn press(&self, alias: &str, chat: &str, user: &str, approval_id: &str, choice: &str) {
+        let body = json!({"chat": chat, "user": user, "approval_id": approval_id, "choice": choice});
+        let r = self
+            .http
+            .post(format!("{}/local/{alias}/press", self.base))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success(),
+            "press failed: {}",
+            r.text().await.unwrap_or_default()
+        );
+    }
+
+    /// Every event on `alias` after sequence `after` (no waiting).
+    pub async fn events(&self, alias: &str, after: u64) -> Vec<Value> {
+        let url = format!("{}/local/{alias}/events?after={after}&wait_ms=0", self.base);
+        let v: Value = self.http.get(url).send().await.unwrap().json().await.unwrap();
+        v["events"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Wait for the first event after `*cursor` matching `pred`; advances the cursor past it.
+    pub async fn wait_for(&self, alias: &str, cursor: &mut u64, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        let mut seen = Vec::new();
+        loop {
+            let url = format!("{}/local/{alias}/events?after={}&wait_ms=500", self.base, *cursor);
+            let v: Value = self.http.get(url).send().await.unwrap().json().await.unwrap();
+            for e in v["events"].as_array().cloned().unwrap_or_default() {
+                *cursor = e["seq"].as_u64().unwrap();
+                if pred(&e) {
+                    return e;
+                }
+                seen.push(e);
+            }
+            if Instant::now() > deadline {
+                panic!("no matching event on {alias} within {secs}s; saw {seen:#?}");
+            }
+        }
+    }
+
+    /// Kill the process at once (no clean shutdown), as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -18,6 +18,7 @@ pub fn free_port() -> u16 {
 
 pub struct Gateway {
     child: Option<Child>,
+    log: std::path::PathBuf,
     base: String,
     http: reqwest::Client,
 }
@@ -26,7 +27,14 @@ impl Gateway {
     /// Start `switchboard run` in `sandbox`, whose config listens on `port`
     /// and has local channel `probe_alias`; wait until it answers.
     pub async fn start(sandbox: &Sandbox, port: u16, probe_alias: &str) -> Self {
-        let log = std::fs::File::create(sandbox.path().join("gateway.log")).unwrap();
+        let log_path = sandbox.path().join(format!(
+            "gateway-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let log = std::fs::File::create(&log_path).unwrap();
         let child = Command::new(binary())
             .arg("run")
             .arg("--config")
@@ -40,6 +48,7 @@ impl Gateway {
             .expect("spawn switchboard run");
         let gw = Self {
             child: Some(child),
+            log: log_path.clone(),
             base: format!("http://127.0.0.1:{port}"),
             http: reqwest::Client::new(),
         };
@@ -52,7 +61,7 @@ impl Gateway {
                 return gw;
             }
             if Instant::now() > deadline {
-                let log = std::fs::read_to_string(sandbox.path().join("gateway.log")).unwrap_or_default();
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
                 panic!("switchboard run did not come up on port {port}; log:\n{log}");
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -115,7 +124,8 @@ impl Gateway {
                 seen.push(e);
             }
             if Instant::now() > deadline {
-                panic!("no matching event on {alias} within {secs}s; saw {seen:#?}");
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                panic!("no matching event on {alias} within {secs}s; saw {seen:#?}\ngateway log:\n{log}");
             }
         }
     }

@@ -2,15 +2,29 @@
 //! to say they expired (the rows were marked `expired` by bootstrap).
 
 use crate::channels::ChannelSet;
-use switchboard_core::{ApprovalPrompt, MessageRef, PromptState};
+use switchboard_core::{ApprovalPrompt, ChatAddress, MessageRef, Outbound, PromptState};
 use switchboard_store::ApprovalRow;
 
 pub async fn update_expired_prompts(channels: &ChannelSet, rows: &[ApprovalRow]) {
     for row in rows {
-        let (Some(channel), Some(chat), Some(message)) = (&row.channel, &row.chat, &row.prompt_message) else {
+        tracing::info!(approval = %row.id, channel = ?row.channel, chat = ?row.chat, prompt = ?row.prompt_message, "marking an expired approval prompt");
+        let (Some(channel), Some(chat)) = (&row.channel, &row.chat) else {
             continue;
         };
         let Some(ch) = channels.get(channel) else { continue };
+        let Some(message) = &row.prompt_message else {
+            // The process died between posting the prompt and recording
+            // where: say so in the chat instead of editing.
+            let address = ChatAddress::new(channel.clone(), chat.clone()).with_thread(row.thread.clone());
+            let text = format!(
+                "Approval {} ({} for agent {}) expired: the gateway restarted before a decision.",
+                row.id, row.tool, row.agent
+            );
+            if let Err(e) = ch.send(&Outbound::new(address, text)).await {
+                tracing::warn!(approval = %row.id, error = %e, "cannot announce an expired request");
+            }
+            continue;
+        };
         let prompt = ApprovalPrompt {
             id: row.id.clone(),
             agent: row.agent.clone(),

@@ -45,7 +45,7 @@ const COLUMNS: &str = "id, agent, caller_chain, tool, summary, risk, channel, ch
 
 impl Store {
     pub async fn insert_approval(&self, a: &NewApproval<'_>) -> Result<(), StoreError> {
-        sqlx::query(
+        exec!(self, |p| sqlx::query(
             "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
                                     status, deadline_at, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12)",
@@ -61,18 +61,16 @@ impl Store {
         .bind(a.chat)
         .bind(a.thread)
         .bind(a.deadline_at)
-        .bind(now_ms())
-        .execute(self.writer())
-        .await?;
+        .bind(now_ms()))?;
         Ok(())
     }
 
     pub async fn set_approval_prompt(&self, id: &str, prompt_message: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
-            .bind(prompt_message)
-            .bind(id)
-            .execute(self.writer())
-            .await?;
+        exec!(self, |p| sqlx::query(
+            "UPDATE approvals SET prompt_message = $1 WHERE id = $2"
+        )
+        .bind(prompt_message)
+        .bind(id))?;
         Ok(())
     }
 
@@ -86,7 +84,7 @@ impl Store {
         from: Option<&str>,
         reason: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+        let done = exec!(self, |p| sqlx::query(
             "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
              WHERE id = $6 AND status = 'pending'",
         )
@@ -95,38 +93,36 @@ impl Store {
         .bind(by)
         .bind(from)
         .bind(reason)
-        .bind(id)
-        .execute(self.writer())
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(id))?;
+        Ok(done == 1)
     }
 
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
-        Ok(
-            sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!("SELECT {COLUMNS} FROM approvals WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(self.pool())
-                .await?,
-        )
+        Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
+            format!("SELECT {COLUMNS} FROM approvals WHERE id = $1")
+        ))
+        .bind(id)
+        .fetch_optional(p)
+        .await)?)
     }
 
     /// The most recent requests, newest first.
     pub async fn recent_approvals(&self, limit: i64) -> Result<Vec<ApprovalRow>, StoreError> {
-        Ok(sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM approvals ORDER BY created_at DESC, id LIMIT $1"
-        )))
+        Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
+            format!("SELECT {COLUMNS} FROM approvals ORDER BY created_at DESC, id LIMIT $1")
+        ))
         .bind(limit)
-        .fetch_all(self.pool())
-        .await?)
+        .fetch_all(p)
+        .await)?)
     }
 
     /// At start: requests left pending by an earlier process expire. Returns them.
     pub async fn expire_pending_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
-        let rows = sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
+        let rows = read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM approvals WHERE status = 'pending'"
         )))
-        .fetch_all(self.pool())
-        .await?;
+        .fetch_all(p)
+        .await)?;
         for r in &rows {
             self.decide_approval(&r.id, "expired", None, None, Some("the gateway restarted"))
                 .await?;

@@ -38,7 +38,8 @@ impl Store {
         tokens_out: i64,
         cost_micros: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        exec!(self, |p| {
+            sqlx::query(
             "INSERT INTO cost_ledger (agent, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, 1, $3, $4, $5)
              ON CONFLICT (agent, day) DO UPDATE SET calls = cost_ledger.calls + 1,
                tokens_in = cost_ledger.tokens_in + excluded.tokens_in,
@@ -50,27 +51,26 @@ impl Store {
         .bind(tokens_in)
         .bind(tokens_out)
         .bind(cost_micros)
-        .execute(self.writer())
-        .await?;
+        })?;
         Ok(())
     }
 
     /// One agent's totals for a day.
     pub async fn agent_cost(&self, agent: &str, day: &str) -> Result<CostTotals, StoreError> {
-        Ok(sqlx::query_as::<_, CostTotals>(
+        Ok(read!(self, |p| sqlx::query_as::<_, CostTotals>(
             "SELECT calls, tokens_in, tokens_out, cost_micros FROM cost_ledger WHERE agent = $1 AND day = $2",
         )
         .bind(agent)
         .bind(day)
-        .fetch_optional(self.pool())
-        .await?
+        .fetch_optional(p)
+        .await)?
         .unwrap_or_default())
     }
 
     /// Every agent's totals for days whose name starts with `prefix`
     /// (`2026-11-30` for a day, `2026-11` for a month).
     pub async fn total_cost(&self, prefix: &str) -> Result<CostTotals, StoreError> {
-        Ok(sqlx::query_as::<_, CostTotals>(
+        Ok(read!(self, |p| sqlx::query_as::<_, CostTotals>(
             "SELECT CAST(COALESCE(SUM(calls), 0) AS BIGINT) AS calls,
                     CAST(COALESCE(SUM(tokens_in), 0) AS BIGINT) AS tokens_in,
                     CAST(COALESCE(SUM(tokens_out), 0) AS BIGINT) AS tokens_out,
@@ -78,8 +78,8 @@ impl Store {
              FROM cost_ledger WHERE day LIKE $1",
         )
         .bind(format!("{prefix}%"))
-        .fetch_one(self.pool())
-        .await?)
+        .fetch_one(p)
+        .await)?)
     }
 }
 
@@ -88,29 +88,29 @@ impl Store {
     /// (the spender and its bounded ancestors).
     pub async fn attribute_cost(&self, agents: &[String], day: &str, cost_micros: i64) -> Result<(), StoreError> {
         for agent in agents {
-            sqlx::query(
+            exec!(self, |p| {
+                sqlx::query(
                 "INSERT INTO cost_attribution (agent, day, cost_micros) VALUES ($1, $2, $3)
                  ON CONFLICT (agent, day) DO UPDATE SET cost_micros = cost_attribution.cost_micros + excluded.cost_micros",
             )
             .bind(agent)
             .bind(day)
             .bind(cost_micros)
-            .execute(self.writer())
-            .await?;
+            })?;
         }
         Ok(())
     }
 
     /// Spend counted against `agent`'s cap on `day`.
     pub async fn attributed_cost(&self, agent: &str, day: &str) -> Result<i64, StoreError> {
-        Ok(
-            sqlx::query_scalar::<_, i64>("SELECT cost_micros FROM cost_attribution WHERE agent = $1 AND day = $2")
-                .bind(agent)
-                .bind(day)
-                .fetch_optional(self.pool())
-                .await?
-                .unwrap_or(0),
+        Ok(read!(self, |p| sqlx::query_scalar::<_, i64>(
+            "SELECT cost_micros FROM cost_attribution WHERE agent = $1 AND day = $2"
         )
+        .bind(agent)
+        .bind(day)
+        .fetch_optional(p)
+        .await)?
+        .unwrap_or(0))
     }
 }
 

@@ -5,24 +5,22 @@ use crate::{Store, StoreError, now_ms};
 
 impl Store {
     pub async fn cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
-        Ok(
-            sqlx::query_scalar("SELECT cursor FROM channel_cursors WHERE channel = $1")
-                .bind(channel)
-                .fetch_optional(self.pool())
-                .await?,
+        Ok(read!(self, |p| sqlx::query_scalar(
+            "SELECT cursor FROM channel_cursors WHERE channel = $1"
         )
+        .bind(channel)
+        .fetch_optional(p)
+        .await)?)
     }
 
     pub async fn set_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        sqlx::query(
+        exec!(self, |p| sqlx::query(
             "INSERT INTO channel_cursors (channel, cursor, updated_at) VALUES ($1, $2, $3)
              ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
         )
         .bind(channel)
         .bind(cursor)
-        .bind(now_ms())
-        .execute(self.writer())
-        .await?;
+        .bind(now_ms()))?;
         Ok(())
     }
 }

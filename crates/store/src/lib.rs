@@ -1,10 +1,45 @@
 //! The control plane: everything that must survive a restart.
 //!
-//! One [`Store`] over sqlx's `Any` driver serves both SQLite (the embedded
-//! default) and PostgreSQL (several gateways sharing one control plane).
-//! All SQL of the project lives in this crate; queries use `$N` placeholders,
-//! which both backends accept, and migrations are kept as twins under
-//! `migrations/sqlite` and `migrations/postgres`.
+//! One [`Store`] serves both SQLite (the embedded default) and PostgreSQL
+//! (several gateways sharing one control plane) through sqlx's native
+//! drivers. All SQL of the project lives in this crate; queries use `$N`
+//! placeholders, which both backends accept, and each method's body is
+//! written once and run against whichever pool is open (`read!`/`write!`).
+//! Migrations are kept as twins under `migrations/sqlite` and
+//! `migrations/postgres`.
+
+/// Run `$body` with `$p` bound to the pool that serves reads.
+macro_rules! read {
+    ($store:expr, |$p:ident| $body:expr) => {
+        match &$store.pools {
+            $crate::Pools::Sqlite { read: $p, .. } => $body,
+            $crate::Pools::Postgres($p) => $body,
+        }
+    };
+}
+
+/// Run `$body` with `$p` bound to the pool that serves writes (counted).
+macro_rules! write {
+    ($store:expr, |$p:ident| $body:expr) => {{
+        $store.count_write();
+        match &$store.pools {
+            $crate::Pools::Sqlite { write: $p, .. } => $body,
+            $crate::Pools::Postgres($p) => $body,
+        }
+    }};
+}
+
+/// Execute the statement `$q` (built with `$p` in scope) on the write
+/// pool; yields the number of rows affected.
+macro_rules! exec {
+    ($store:expr, |$p:ident| $q:expr) => {{
+        $store.count_write();
+        match &$store.pools {
+            $crate::Pools::Sqlite { write: $p, .. } => $q.execute($p).await.map(|r| r.rows_affected()),
+            $crate::Pools::Postgres($p) => $q.execute($p).await.map(|r| r.rows_affected()),
+        }
+    }};
+}
 
 mod approvals;
 mod cost;
@@ -21,10 +56,12 @@ pub use memory::MemoryRow;
 pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
 pub use sessions::{SessionInfo, StoredMessage};
 
-use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::Migrator;
-use sqlx::{AnyPool, Executor};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -35,12 +72,20 @@ pub enum Backend {
     Postgres,
 }
 
+#[derive(Clone)]
+pub(crate) enum Pools {
+    /// One writer connection beside a read pool (see [`Store::open`]).
+    Sqlite {
+        read: SqlitePool,
+        write: SqlitePool,
+    },
+    Postgres(PgPool),
+}
+
 /// A handle on the control-plane database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    read: AnyPool,
-    write: AnyPool,
-    backend: Backend,
+    pools: Pools,
     writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -53,64 +98,54 @@ impl Store {
     /// writes queue for one connection while reads use a pool of their own
     /// (WAL lets them run beside the writer).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
-        install_default_drivers();
         let (backend, url) = normalize_url(url)?;
-        let connect = |max: u32| {
-            let mut options = AnyPoolOptions::new().max_connections(max);
-            if backend == Backend::Sqlite {
-                options = options.after_connect(|conn, _| {
-                    Box::pin(async move {
-                        conn.execute(
-                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
-                        )
-                        .await?;
-                        Ok(())
-                    })
-                });
-            }
-            let url = url.clone();
-            async move {
-                options
-                    .connect(&url)
-                    .await
-                    .map_err(|e| StoreError::Connect(redact_url(&url), e.to_string()))
-            }
-        };
-        let (read, write) = match backend {
+        let failed = |e: sqlx::Error| StoreError::Connect(redact_url(&url), e.to_string());
+        let pools = match backend {
             Backend::Sqlite => {
-                let write = connect(1).await?;
-                (connect(4).await?, write)
+                let options = SqliteConnectOptions::from_str(&url)
+                    .map_err(failed)?
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .busy_timeout(Duration::from_secs(10));
+                let write = SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(failed)?;
+                SQLITE_MIGRATIONS.run(&write).await?;
+                let read = SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options)
+                    .await
+                    .map_err(failed)?;
+                Pools::Sqlite { read, write }
             }
             Backend::Postgres => {
-                let pool = connect(10).await?;
-                (pool.clone(), pool)
+                let pool = PgPoolOptions::new()
+                    .max_connections(10)
+                    .connect(&url)
+                    .await
+                    .map_err(failed)?;
+                POSTGRES_MIGRATIONS.run(&pool).await?;
+                Pools::Postgres(pool)
             }
         };
-        let migrator = match backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
-        migrator.run(&write).await?;
         Ok(Store {
-            read,
-            write,
-            backend,
+            pools,
             writes: Default::default(),
         })
     }
 
     pub fn backend(&self) -> Backend {
-        self.backend
+        match self.pools {
+            Pools::Sqlite { .. } => Backend::Sqlite,
+            Pools::Postgres(_) => Backend::Postgres,
+        }
     }
 
-    pub(crate) fn pool(&self) -> &AnyPool {
-        &self.read
-    }
-
-    /// The pool for a statement that writes; counted for benchmarks.
-    pub(crate) fn writer(&self) -> &AnyPool {
+    pub(crate) fn count_write(&self) {
         self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        &self.write
     }
 
     /// Write statements executed through this handle (and its clones).
@@ -120,8 +155,13 @@ impl Store {
 
     /// Close every connection (flushes SQLite's WAL).
     pub async fn close(&self) {
-        self.write.close().await;
-        self.read.close().await;
+        match &self.pools {
+            Pools::Sqlite { read, write } => {
+                write.close().await;
+                read.close().await;
+            }
+            Pools::Postgres(p) => p.close().await,
+        }
     }
 }
 

@@ -15,7 +15,7 @@ impl Store {
     /// Store or replace `agent`'s memory under `key`.
     pub async fn memory_store(&self, agent: &str, key: &str, content: &str) -> Result<(), StoreError> {
         let now = now_ms();
-        sqlx::query(
+        exec!(self, |p| sqlx::query(
             "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (agent, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
         )
@@ -23,9 +23,7 @@ impl Store {
         .bind(key)
         .bind(content)
         .bind(now)
-        .bind(now)
-        .execute(self.writer())
-        .await?;
+        .bind(now))?;
         Ok(())
     }
 
@@ -49,11 +47,13 @@ impl Store {
             agents.len() + 2
         );
         let pattern = format!("%{}%", escape_like(&query.to_lowercase()));
-        let mut q = sqlx::query_as::<_, MemoryRow>(AssertSqlSafe(sql)).bind(pattern);
-        for a in agents {
-            q = q.bind(a.as_str());
-        }
-        Ok(q.bind(limit).fetch_all(self.pool()).await?)
+        Ok(read!(self, |p| {
+            let mut q = sqlx::query_as::<_, MemoryRow>(AssertSqlSafe(sql)).bind(pattern);
+            for a in agents {
+                q = q.bind(a.as_str());
+            }
+            q.bind(limit).fetch_all(p).await
+        })?)
     }
 }
 

@@ -104,7 +104,8 @@ impl Store {
     pub async fn insert_run(&self, r: &NewRun) -> Result<(), StoreError> {
         let now = now_ms();
         let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query(
+        exec!(self, |p| {
+            sqlx::query(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
                                origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17)",
@@ -126,15 +127,14 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(now)
-        .execute(self.writer())
-        .await?;
+        })?;
         Ok(())
     }
 
     /// Finish a running run. Returns false when it had already ended (a
     /// cancel raced the completion): the first ending wins.
     pub async fn finish_run(&self, id: &str, status: RunStatus, end: &RunEnd<'_>) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+        let done = exec!(self, |p| sqlx::query(
             "UPDATE runs SET status = $1, ended_at = $2, output = $3, error = $4, tokens_in = $5, tokens_out = $6,
                              cost_micros = $7
              WHERE id = $8 AND status = 'running'",
@@ -146,78 +146,76 @@ impl Store {
         .bind(end.tokens_in)
         .bind(end.tokens_out)
         .bind(end.cost_micros)
-        .bind(id)
-        .execute(self.writer())
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .bind(id))?;
+        Ok(done == 1)
     }
 
     pub async fn heartbeat_run(&self, id: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
-            .bind(now_ms())
-            .bind(id)
-            .execute(self.writer())
-            .await?;
+        exec!(self, |p| sqlx::query(
+            "UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'"
+        )
+        .bind(now_ms())
+        .bind(id))?;
         Ok(())
     }
 
     /// Store a run's progress object (JSON) and refresh its heartbeat.
     pub async fn set_run_progress(&self, id: &str, progress_json: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3")
-            .bind(progress_json)
-            .bind(now_ms())
-            .bind(id)
-            .execute(self.writer())
-            .await?;
+        exec!(self, |p| sqlx::query(
+            "UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3"
+        )
+        .bind(progress_json)
+        .bind(now_ms())
+        .bind(id))?;
         Ok(())
     }
 
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
-        Ok(
-            sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!("SELECT {COLUMNS} FROM runs WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(self.pool())
-                .await?,
-        )
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(p)
+        .await)?)
     }
 
     /// Runs of `kind` whose owner chain contains `alias`, newest first.
     pub async fn runs_owned_by(&self, kind: &str, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
         let needle = serde_json::to_string(alias).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        Ok(sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ORDER BY created_at DESC, id LIMIT $3"
         )))
         .bind(kind)
         .bind(format!("%{needle}%"))
         .bind(limit)
-        .fetch_all(self.pool())
-        .await?)
+        .fetch_all(p)
+        .await)?)
     }
 
     /// How many runs of `kind` have `status`.
     pub async fn count_runs(&self, kind: &str, status: &str) -> Result<i64, StoreError> {
-        Ok(
-            sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2")
-                .bind(kind)
-                .bind(status)
-                .fetch_one(self.pool())
-                .await?,
+        Ok(read!(self, |p| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2"
         )
+        .bind(kind)
+        .bind(status)
+        .fetch_one(p)
+        .await)?)
     }
 
     /// At start: rows an earlier process left `running` become `lost`.
     /// Returns their ids so they can be announced.
     pub async fn mark_running_runs_lost(&self) -> Result<Vec<String>, StoreError> {
-        let ids: Vec<String> = sqlx::query_scalar("SELECT id FROM runs WHERE status = 'running'")
-            .fetch_all(self.pool())
-            .await?;
-        sqlx::query(
+        let ids: Vec<String> = read!(self, |p| sqlx::query_scalar(
+            "SELECT id FROM runs WHERE status = 'running'"
+        )
+        .fetch_all(p)
+        .await)?;
+        exec!(self, |p| sqlx::query(
             "UPDATE runs SET status = 'lost', ended_at = $1, error = 'the gateway stopped while this run was active'
              WHERE status = 'running'",
         )
-        .bind(now_ms())
-        .execute(self.writer())
-        .await?;
+        .bind(now_ms()))?;
         Ok(ids)
     }
 }

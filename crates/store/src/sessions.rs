@@ -36,7 +36,7 @@ impl Store {
         thread: Option<&str>,
     ) -> Result<(), StoreError> {
         let now = now_ms();
-        sqlx::query(
+        exec!(self, |p| sqlx::query(
             "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO NOTHING",
         )
@@ -46,67 +46,67 @@ impl Store {
         .bind(chat)
         .bind(thread)
         .bind(now)
-        .bind(now)
-        .execute(self.writer())
-        .await?;
+        .bind(now))?;
         Ok(())
     }
 
     pub async fn session(&self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
-        Ok(sqlx::query_as::<_, SessionInfo>(
+        Ok(read!(self, |p| sqlx::query_as::<_, SessionInfo>(
             "SELECT key, agent, channel, chat, thread, model_override, history_from, created_at, updated_at
              FROM sessions WHERE key = $1",
         )
         .bind(key)
-        .fetch_optional(self.pool())
-        .await?)
+        .fetch_optional(p)
+        .await)?)
     }
 
     /// Append one message to a session's transcript; returns its id.
     pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<i64, StoreError> {
-        let id: i64 = sqlx::query_scalar(
+        let id: i64 = write!(self, |p| sqlx::query_scalar(
             "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
         )
         .bind(session_key)
         .bind(role)
         .bind(body)
         .bind(now_ms())
-        .fetch_one(self.writer())
-        .await?;
+        .fetch_one(p)
+        .await)?;
         Ok(id)
     }
 
     /// Append several messages in one transaction (a turn's tool results).
     pub async fn append_messages(&self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
         let now = now_ms();
-        let mut tx = self.writer().begin().await?;
-        for (role, body) in messages {
-            sqlx::query("INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)")
-                .bind(session_key)
-                .bind(*role)
-                .bind(body)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
+        write!(self, |p| {
+            let mut tx = p.begin().await?;
+            for (role, body) in messages {
+                sqlx::query("INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)")
+                    .bind(session_key)
+                    .bind(*role)
+                    .bind(body)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        })?;
         Ok(())
     }
 
     /// Mark a session as used now (once per turn, not per message).
     pub async fn touch_session(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE sessions SET updated_at = $1 WHERE key = $2")
-            .bind(now_ms())
-            .bind(key)
-            .execute(self.writer())
-            .await?;
+        exec!(self, |p| sqlx::query(
+            "UPDATE sessions SET updated_at = $1 WHERE key = $2"
+        )
+        .bind(now_ms())
+        .bind(key))?;
         Ok(())
     }
 
     /// The current conversation of a session (since the last `/new`), oldest
     /// first, at most the last `limit` messages.
     pub async fn history(&self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
-        let mut rows = sqlx::query_as::<_, StoredMessage>(
+        let mut rows = read!(self, |p| sqlx::query_as::<_, StoredMessage>(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
              WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
@@ -114,35 +114,37 @@ impl Store {
         )
         .bind(session_key)
         .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
+        .fetch_all(p)
+        .await)?;
         rows.reverse();
         Ok(rows)
     }
 
     /// Start a fresh conversation; the old transcript stays stored.
     pub async fn reset_session(&self, key: &str) -> Result<(), StoreError> {
-        let last: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM messages WHERE session_key = $1")
-            .bind(key)
-            .fetch_one(self.pool())
-            .await?;
-        sqlx::query("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
-            .bind(last.unwrap_or(0))
-            .bind(now_ms())
-            .bind(key)
-            .execute(self.writer())
-            .await?;
+        let last: Option<i64> = read!(self, |p| sqlx::query_scalar(
+            "SELECT MAX(id) FROM messages WHERE session_key = $1"
+        )
+        .bind(key)
+        .fetch_one(p)
+        .await)?;
+        exec!(self, |p| sqlx::query(
+            "UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3"
+        )
+        .bind(last.unwrap_or(0))
+        .bind(now_ms())
+        .bind(key))?;
         Ok(())
     }
 
     /// Remember (or clear) the provider a session switched to with `model_switch`.
     pub async fn set_model_override(&self, key: &str, provider: Option<&str>) -> Result<(), StoreError> {
-        sqlx::query("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
-            .bind(provider)
-            .bind(now_ms())
-            .bind(key)
-            .execute(self.writer())
-            .await?;
+        exec!(self, |p| sqlx::query(
+            "UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3"
+        )
+        .bind(provider)
+        .bind(now_ms())
+        .bind(key))?;
         Ok(())
     }
 }

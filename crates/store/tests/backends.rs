@@ -5,9 +5,8 @@ use switchboard_store::{NewApproval, Store, utc_day};
 
 async fn postgres_store() -> Option<Store> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
-    sqlx::any::install_default_drivers();
     let name = format!("sb_test_{}", uuid::Uuid::new_v4().simple());
-    let pool = sqlx::AnyPool::connect(&admin).await.expect("postgres admin connection");
+    let pool = sqlx::PgPool::connect(&admin).await.expect("postgres admin connection");
     sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .execute(&pool)
         .await

@@ -67,6 +67,18 @@ impl LocalChannel {
         events.iter().filter(|e| e.seq > after).cloned().collect()
     }
 
+    /// Wait until there are events after `after`, then return them.
+    pub async fn wait_events_after(&self, after: u64) -> Vec<Event> {
+        loop {
+            let notified = self.notify.notified();
+            let found = self.events_after(after);
+            if !found.is_empty() {
+                return found;
+            }
+            notified.await;
+        }
+    }
+
     /// Hand a person's message to the gateway.
     pub async fn receive(&self, message: Inbound) -> Result<(), ChannelError> {
         let Some(tx) = self.inbound.get() else {

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod approvals_cmd;
+mod bench;
 mod bootstrap;
 mod channels;
 mod chat;
@@ -51,6 +52,11 @@ enum Command {
         #[arg(long, default_value = "config/switchboard.toml")]
         config: PathBuf,
     },
+    /// Benchmarks that print numbers (approval round trip).
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
     /// The approval audit trail: who decided what, when, from where.
     Approvals {
         #[arg(long, default_value = "config/switchboard.toml")]
@@ -61,12 +67,21 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Approval round trip with an instant approver: p50/p99.
+    Approvals {
+        #[arg(long, default_value_t = 1000)]
+        n: usize,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The terminal chat keeps the screen for the conversation: only errors
     // are logged there unless SWITCHBOARD_LOG asks for more.
     let level = match cli.command {
-        Command::Chat { .. } | Command::Check { .. } | Command::Approvals { .. } => "error",
+        Command::Chat { .. } | Command::Check { .. } | Command::Approvals { .. } | Command::Bench { .. } => "error",
         Command::Run { .. } => "info",
     };
     logging::init(cli.log_format, level);
@@ -83,6 +98,9 @@ fn main() -> ExitCode {
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,
             Command::Approvals { config, limit } => approvals_cmd::run(&config, limit).await,
+            Command::Bench {
+                which: BenchCommand::Approvals { n },
+            } => bench::approvals(n).await,
         }
     });
     match result {

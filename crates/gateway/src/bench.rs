@@ -1,0 +1,106 @@
+//! `switchboard bench`: benchmarks that need the gateway's own parts.
+//!
+//! `approvals`: the approval round trip through the route broker with an
+//! instant approver — request stored, prompt posted to a local ops room,
+//! the approver's decision recorded, the prompt edited, the outcome
+//! returned — as p50/p99 over N sequential requests.
+
+use crate::approvals::RouteBroker;
+use crate::channels::ChannelSet;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+use switchboard_channel_local::LocalHub;
+use switchboard_config::Config;
+use switchboard_core::{ApprovalChoice, ChatAddress, UserId};
+use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
+use switchboard_store::Store;
+
+pub async fn approvals(n: usize) -> anyhow::Result<ExitCode> {
+    let dir = tempfile_dir()?;
+    let toml = format!(
+        r#"database_url = "sqlite://{d}/cp.db"
+workspace_dir = "{d}/ws"
+[providers.p]
+kind = "openai"
+model = "m"
+[agents.main]
+model_provider = "p"
+[risk_profiles.default.approval_route]
+approver_channel = "local.ops"
+approver_recipient = "ops-room"
+approvers = ["cli:alice"]
+[channels.local.ops]
+allowed_users = ["cli:alice"]
+"#,
+        d = dir.display()
+    );
+    let config = Arc::new(Config::from_toml_str(&toml, "bench").map_err(|e| anyhow::anyhow!("{e}"))?);
+    let store = Store::open(&config.database_url).await?;
+    let hub = LocalHub::new(&["ops".to_string()]);
+    let ops = hub.channel("ops").expect("configured").clone();
+    let mut channels = ChannelSet::default();
+    channels.insert(ops.clone());
+    let broker = Arc::new(RouteBroker::new(config.clone(), store.clone(), channels));
+
+    // The instant approver: allows every prompt the moment it appears.
+    let approver = {
+        let (broker, ops) = (broker.clone(), ops.clone());
+        tokio::spawn(async move {
+            let (mut seen, alice, room) = (0, UserId("cli:alice".into()), ChatAddress::new("local.ops", "ops-room"));
+            loop {
+                for e in ops.wait_events_after(seen).await {
+                    seen = e.seq;
+                    if let (true, Some(id)) = (e.kind == "approval_prompt", &e.approval_id) {
+                        broker.decide(id, &alice, ApprovalChoice::AllowOnce, None, &room).await;
+                    }
+                }
+            }
+        })
+    };
+    let route = config.risk_profiles["default"].approval_route.clone();
+    let mut micros = Vec::with_capacity(n);
+    for i in 0..n {
+        let request = ApprovalRequest {
+            id: format!("b{i}"),
+            agent: "main".into(),
+            caller_chain: Vec::new(),
+            tool: "shell".into(),
+            summary: "{\"command\":\"ls\"}".into(),
+            risk: "low".into(),
+            profile_name: "default".into(),
+            route: route.clone(),
+            origin: None,
+            requested_by: None,
+            originator_may_decide: false,
+            timeout_secs: 30,
+        };
+        let t = Instant::now();
+        let outcome = broker.request(request).await;
+        micros.push(t.elapsed().as_micros() as u64);
+        anyhow::ensure!(
+            matches!(outcome, ApprovalOutcome::Approved { .. }),
+            "request {i} was not approved: {outcome:?}"
+        );
+    }
+    approver.abort();
+    micros.sort_unstable();
+    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    println!("approval round trip (instant approver), n={n}");
+    println!(
+        "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
+        pct(0.5),
+        pct(0.9),
+        pct(0.99),
+        pct(1.0)
+    );
+    println!("  store writes per round trip: {:.1}", store.writes() as f64 / n as f64);
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("switchboard-bench-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}

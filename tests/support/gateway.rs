@@ -70,7 +70,23 @@ impl Gateway {
 
     /// A person writes into a chat.
     pub async fn send(&self, alias: &str, chat: &str, user: &str, text: &str, mentioned: bool, direct: bool) {
-        let body = json!({"chat": chat, "user": user, "text": text, "mentioned": mentioned, "direct": direct});
+        self.post(
+            alias,
+            json!({"chat": chat, "user": user, "text": text, "mentioned": mentioned, "direct": direct}),
+        )
+        .await;
+    }
+
+    /// A person writes into a thread of a group chat, mentioning the bot.
+    pub async fn send_in_thread(&self, alias: &str, chat: &str, thread: &str, user: &str, text: &str) {
+        self.post(
+            alias,
+            json!({"chat": chat, "thread": thread, "user": user, "text": text, "mentioned": true}),
+        )
+        .await;
+    }
+
+    async fn post(&self, alias: &str, body: Value) {
         let r = self
             .http
             .post(format!("{}/local/{alias}/send", self.base))

@@ -30,6 +30,17 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Started> {
             "runs left running by an earlier process are now lost"
         );
     }
+    // Background work nobody is waiting for is announced as lost in the chat
+    // that asked for it (foreground children died with their turn).
+    for id in &lost {
+        let background = store
+            .run(id)
+            .await?
+            .is_some_and(|r| r.label.as_deref() == Some("background"));
+        if background {
+            switchboard_runtime::announce::announce_run(&store, id).await?;
+        }
+    }
     let expired = store.expire_pending_approvals().await?;
     if !expired.is_empty() {
         tracing::warn!(

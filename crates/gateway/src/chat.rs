@@ -36,6 +36,10 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
     let provider = runtime.provider_of(&agent, &session_key).await?;
     eprintln!("switchboard chat: agent '{agent}' via provider '{provider}'. /help lists commands; Ctrl-D quits.");
 
+    // Announcements of background work started here print in this terminal.
+    let mut terminal = crate::channels::ChannelSet::default();
+    terminal.insert(Arc::new(crate::cli_channel::CliChannel { login: login.clone() }));
+    let delivery = crate::outbox::spawn(runtime.store().clone(), terminal);
     let (line_tx, mut lines) = mpsc::channel::<String>(64);
     tokio::spawn(async move {
         let mut reader = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -141,6 +145,7 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
             }
         }
     }
+    delivery.abort();
     Ok(ExitCode::SUCCESS)
 }
 

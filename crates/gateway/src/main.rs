@@ -9,8 +9,10 @@ mod channels;
 mod chat;
 mod check;
 mod cli_broker;
+mod cli_channel;
 mod commands;
 mod logging;
+mod outbox;
 mod router;
 mod run;
 

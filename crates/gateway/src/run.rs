@@ -60,6 +60,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     ));
     runtime.set_route_broker(broker.clone());
     update_expired_prompts(&channels, &started.expired_approvals).await;
+    let delivery = crate::outbox::spawn(runtime.store().clone(), channels.clone());
     let router = Router::new((*runtime).clone(), channels, broker);
     let routing = tokio::spawn(router.run(inbound_rx));
     let scheduler = runtime.spawn_scheduler();
@@ -84,6 +85,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     tracing::info!("stopping");
     scheduler.abort();
     routing.abort();
+    delivery.abort();
     if let Some(w) = web {
         w.abort();
     }

@@ -3,6 +3,7 @@
 //! `switchboard_core::ChatAddress` and never names a platform.
 
 pub mod agent;
+pub mod announce;
 pub mod approval;
 pub mod core;
 pub mod cost;

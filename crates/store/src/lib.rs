@@ -46,6 +46,7 @@ mod cost;
 mod cursors;
 mod error;
 mod memory;
+mod outbox;
 mod runs;
 mod sessions;
 
@@ -53,6 +54,7 @@ pub use approvals::{ApprovalRow, NewApproval};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
 pub use memory::MemoryRow;
+pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
 pub use sessions::{SessionInfo, StoredMessage};
 

@@ -17,11 +17,9 @@ const HEARTBEAT: Duration = Duration::from_secs(30);
 
 pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, message: String) -> ToolResult {
     let task_id = uuid::Uuid::new_v4().to_string();
-    if let Err(e) = core
-        .store
-        .insert_run(&child::new_run(&plan, ctx, &task_id, &message))
-        .await
-    {
+    let mut row = child::new_run(&plan, ctx, &task_id, &message);
+    row.label = Some("background".into());
+    if let Err(e) = core.store.insert_run(&row).await {
         tracing::error!(error = %e, "cannot record a background task");
         return ToolResult::fail(format!(
             "Agent '{}' failed: the task could not be recorded",
@@ -67,6 +65,9 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         progress.flush().await;
         child::record_end(&core2, &id, &outcome).await;
         write_artifact(&artifact_dir, &id, &outcome.result).await;
+        if let Err(e) = crate::announce::announce_run(&core2.store, &id).await {
+            tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
+        }
         core2.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
     });

@@ -1,0 +1,64 @@
+//! Delivers the announce outbox into channels: due rows are sent, marked
+//! delivered, or rescheduled with backoff (the platform's retry-after for
+//! rate limits). Rows survive restarts, so an announcement whose channel is
+//! down, or whose gateway died, is delivered once things are back.
+
+use crate::channels::ChannelSet;
+use std::time::Duration;
+use switchboard_core::{ChannelError, ChatAddress, Outbound};
+use switchboard_store::{OutboxRow, Store};
+
+const POLL: Duration = Duration::from_millis(200);
+const MAX_BACKOFF_MS: i64 = 60_000;
+
+fn backoff_ms(attempts: i64) -> i64 {
+    (250i64 << attempts.clamp(0, 16)).min(MAX_BACKOFF_MS)
+}
+
+/// Deliver due announcements until the task is aborted.
+pub fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            match store.due_announcements(100).await {
+                Ok(rows) => {
+                    for row in rows {
+                        deliver(&store, &channels, row).await;
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "cannot read the announce outbox"),
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    })
+}
+
+async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
+    let address = ChatAddress::new(row.channel.clone(), row.chat.clone()).with_thread(row.thread.clone());
+    let outcome = match channels.get(&row.channel) {
+        None => Err(ChannelError::Transient(format!(
+            "channel '{}' is not running",
+            row.channel
+        ))),
+        Some(ch) => ch.send(&Outbound::new(address, row.body.clone())).await.map(|_| ()),
+    };
+    let result = match outcome {
+        Ok(()) => store.mark_announced(row.id).await,
+        Err(ChannelError::RateLimited(secs)) => {
+            store
+                .retry_announcement(row.id, (secs as i64).max(1) * 1000, "rate limited")
+                .await
+        }
+        Err(e) => {
+            tracing::warn!(run_id = %row.run_id, attempts = row.attempts + 1, error = %e, "announcement not delivered yet");
+            store
+                .retry_announcement(row.id, backoff_ms(row.attempts), &e.to_string())
+                .await
+        }
+    };
+    if let Err(e) = result {
+        tracing::error!(run_id = %row.run_id, error = %e, "cannot update the announce outbox");
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,56 @@
+//! The outbox worker against a local channel that goes down and comes back.
+
+use super::*;
+use std::sync::Arc;
+use switchboard_channel_local::LocalHub;
+use switchboard_core::Channel;
+
+#[tokio::test]
+async fn an_announcement_waits_out_an_outage_and_arrives_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
+        .await
+        .unwrap();
+    let hub = LocalHub::new(&["team".to_string()]);
+    let team = hub.channel("team").unwrap().clone();
+    let mut channels = ChannelSet::default();
+    channels.insert(team.clone() as Arc<dyn Channel>);
+    team.set_down(true);
+    assert!(
+        store
+            .enqueue_announcement("run-1", "local.team", "general", Some("t1"), "Status: success")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .enqueue_announcement("run-1", "local.team", "general", Some("t1"), "again")
+            .await
+            .unwrap()
+    );
+    let worker = spawn(store.clone(), channels);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (status, attempts) = store.announcements_of("run-1").await.unwrap()[0].clone();
+    assert_eq!(status, "pending");
+    assert!(attempts >= 1, "delivery was tried");
+    assert!(team.events_after(0).is_empty());
+    team.set_down(false);
+    let mut delivered = false;
+    for _ in 0..60 {
+        if store.announcements_of("run-1").await.unwrap()[0].0 == "delivered" {
+            delivered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(delivered);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    worker.abort();
+    let events = team.events_after(0);
+    assert_eq!(events.len(), 1, "delivered exactly once");
+    assert_eq!(
+        (events[0].chat.as_str(), events[0].thread.as_deref()),
+        ("general", Some("t1"))
+    );
+    assert_eq!(events[0].text, "Status: success");
+}

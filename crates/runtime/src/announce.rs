@@ -1,0 +1,90 @@
+//! Announcements (SPEC §8 format) of finished child runs, written to the
+//! durable outbox for the gateway to deliver into the chat and thread where
+//! the work was asked for. Status comes from the run row (runtime signals),
+//! never from model text.
+
+use switchboard_store::{RunRow, Store, StoreError};
+
+/// `1.8k`, `950`.
+fn tokens(n: i64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+/// `5m12s`, `3s`, `1h02m`.
+fn runtime(ms: i64) -> String {
+    let s = (ms / 1000).max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The announcement text of a finished run.
+pub fn render(row: &RunRow) -> String {
+    let status = match row.status.as_str() {
+        "completed" => "success",
+        "failed" | "cancelled" => "error",
+        "timed_out" => "timeout",
+        _ => "unknown",
+    };
+    let result = row
+        .output
+        .as_deref()
+        .filter(|o| !o.trim().is_empty())
+        .unwrap_or("(not available)");
+    let mut notes = Vec::new();
+    if let Some(e) = &row.error {
+        notes.push(e.clone());
+    }
+    if row.status == "lost" || row.status == "cancelled" {
+        notes.push(format!("run {}", row.status));
+    }
+    notes.push(format!("agent {} via {}", row.agent, row.kind));
+    let ended = row.ended_at.unwrap_or(row.created_at);
+    let started = row.started_at.unwrap_or(row.created_at);
+    format!(
+        "Status: {status}\nResult: {result}\nNotes: {notes}\nruntime {rt} • tokens {i} in / {o} out / {t} total • est ${cost:.2}\nsessionKey {key} • sessionId {id} • transcript db:{key}",
+        notes = notes.join("; "),
+        rt = runtime(ended - started),
+        i = tokens(row.tokens_in),
+        o = tokens(row.tokens_out),
+        t = tokens(row.tokens_in + row.tokens_out),
+        cost = row.cost_micros as f64 / 1e6,
+        key = row.session_key,
+        id = row.id,
+    )
+}
+
+/// Queue the announcement of run `run_id` into the chat it came from.
+/// Returns false when the run has no originating chat or was queued before.
+pub async fn announce_run(store: &Store, run_id: &str) -> Result<bool, StoreError> {
+    let Some(row) = store.run(run_id).await? else {
+        return Ok(false);
+    };
+    let (Some(channel), Some(chat)) = (&row.origin_channel, &row.origin_chat) else {
+        tracing::info!(run_id, "finished run has no originating chat; nothing to announce");
+        return Ok(false);
+    };
+    store
+        .enqueue_announcement(run_id, channel, chat, row.origin_thread.as_deref(), &render(&row))
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(runtime(312_000), "5m12s");
+        assert_eq!(runtime(3_000), "3s");
+        assert_eq!(runtime(3_720_000), "1h02m");
+        assert_eq!(tokens(1834), "1.8k");
+        assert_eq!(tokens(512), "512");
+    }
+}

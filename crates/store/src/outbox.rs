@@ -1,0 +1,88 @@
+//! The announce outbox: announcements are written here before delivery, so
+//! a channel outage or a restart delays them but never loses them. One row
+//! per run (`run_id` is unique), so a run is announced once.
+
+use crate::{Store, StoreError, now_ms};
+use sqlx::FromRow;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct OutboxRow {
+    pub id: i64,
+    pub run_id: String,
+    pub channel: String,
+    pub chat: String,
+    pub thread: Option<String>,
+    pub body: String,
+    pub attempts: i64,
+}
+
+impl Store {
+    /// Queue an announcement for `run_id`. Returns false when that run was
+    /// already queued (idempotent).
+    pub async fn enqueue_announcement(
+        &self,
+        run_id: &str,
+        channel: &str,
+        chat: &str,
+        thread: Option<&str>,
+        body: &str,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let added = exec!(self, |p| {
+            sqlx::query(
+            "INSERT INTO announce_outbox (run_id, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
+             VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7) ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(run_id)
+        .bind(channel)
+        .bind(chat)
+        .bind(thread)
+        .bind(body)
+        .bind(now)
+        .bind(now)
+        })?;
+        Ok(added == 1)
+    }
+
+    /// Pending announcements whose next attempt is due, oldest first.
+    pub async fn due_announcements(&self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, OutboxRow>(
+            "SELECT id, run_id, channel, chat, thread, body, attempts FROM announce_outbox
+             WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2",
+        )
+        .bind(now_ms())
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    pub async fn mark_announced(&self, id: i64) -> Result<(), StoreError> {
+        exec!(self, |p| sqlx::query(
+            "UPDATE announce_outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1 WHERE id = $2"
+        )
+        .bind(now_ms())
+        .bind(id))?;
+        Ok(())
+    }
+
+    /// Record a failed attempt; the next one is due after `retry_in_ms`.
+    pub async fn retry_announcement(&self, id: i64, retry_in_ms: i64, error: &str) -> Result<(), StoreError> {
+        exec!(self, |p| sqlx::query(
+            "UPDATE announce_outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3"
+        )
+        .bind(now_ms() + retry_in_ms)
+        .bind(error)
+        .bind(id))?;
+        Ok(())
+    }
+
+    /// Announcements of a run (delivered or not), for tests and `/subagents info`.
+    pub async fn announcements_of(&self, run_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, (String, i64)>(
+            "SELECT status, attempts FROM announce_outbox WHERE run_id = $1"
+        )
+        .bind(run_id)
+        .fetch_all(p)
+        .await)?)
+    }
+}

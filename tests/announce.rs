@@ -1,0 +1,115 @@
+//! Durable announcements of background work, through `switchboard run`
+//! with a local team chat: they land in the thread where the work was
+//! asked for, and a task lost to a crash is announced once after restart.
+
+use serde_json::json;
+use std::time::Duration;
+use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_test_support::{ScriptedModel, Step};
+
+fn config(main: &str, reviewer: &str, port: u16) -> String {
+    format!(
+        r#"{}{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "pmain"
+channels = ["local.team"]
+[agents.reviewer]
+model_provider = "prev"
+[risk_profiles.default]
+level = "full"
+delegation_policy = {{ mode = "allow" }}
+[channels.local.team]
+allowed_users = ["*"]
+"#,
+        provider("pmain", main, ""),
+        provider("prev", reviewer, "")
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_result_is_announced_in_the_originating_thread() {
+    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    main.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "audit the logs", "background": true}),
+    ));
+    main.push(Step::text("On it; I will report back here."));
+    reviewer.push(
+        Step::text("No anomalies found.")
+            .delay(Duration::from_millis(300))
+            .usage(1500, 300),
+    );
+    gw.send_in_thread(
+        "team",
+        "general",
+        "incident-42",
+        "cli:bob",
+        "@bot audit the logs in the background",
+    )
+    .await;
+    let mut cursor = 0;
+    let ack = gw.wait_for("team", &mut cursor, 20, |e| e["kind"] == "message").await;
+    assert_eq!(ack["text"], "On it; I will report back here.");
+    assert_eq!(ack["thread"], "incident-42");
+    let announced = gw.wait_for("team", &mut cursor, 20, |e| e["kind"] == "message").await;
+    assert_eq!(
+        (announced["chat"].as_str(), announced["thread"].as_str()),
+        (Some("general"), Some("incident-42"))
+    );
+    let text = announced["text"].as_str().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Status: success", "{text}");
+    assert_eq!(lines[1], "Result: [Agent 'reviewer' (openai/prev-model)]");
+    assert_eq!(lines[2], "No anomalies found.");
+    assert_eq!(lines[3], "Notes: agent reviewer via delegate");
+    assert!(
+        lines[4].starts_with("runtime ") && lines[4].contains("tokens 1.5k in / 300 out / 1.8k total"),
+        "{text}"
+    );
+    assert!(
+        lines[5].starts_with("sessionKey agent:reviewer:delegate:") && lines[5].contains(" • sessionId "),
+        "{text}"
+    );
+    // Exactly once.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let all = gw.events("team", 0).await;
+    assert_eq!(
+        all.iter()
+            .filter(|e| e["text"].as_str().unwrap_or("").starts_with("Status:"))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_lost_to_a_crash_is_announced_once_after_restart() {
+    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+    let mut gw = Gateway::start(&sandbox, port, "team").await;
+    main.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "long audit", "background": true}),
+    ));
+    main.push(Step::text("Started."));
+    reviewer.push(Step::text("too late").delay(Duration::from_secs(120)));
+    gw.send_in_thread("team", "general", "t-7", "cli:bob", "@bot long audit please")
+        .await;
+    let mut cursor = 0;
+    gw.wait_for("team", &mut cursor, 20, |e| e["text"] == "Started.").await;
+    gw.kill();
+
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    let mut cursor = 0;
+    let lost = gw.wait_for("team", &mut cursor, 20, |e| e["kind"] == "message").await;
+    assert_eq!(lost["thread"], "t-7");
+    let text = lost["text"].as_str().unwrap();
+    assert!(text.starts_with("Status: unknown\nResult: (not available)\nNotes: the gateway stopped while this run was active; run lost; agent reviewer via delegate"), "{text}");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(gw.events("team", 0).await.len(), 1, "announced exactly once");
+}

@@ -19,10 +19,46 @@ pub fn binary() -> PathBuf {
     let bin = dir.join("switchboard");
     assert!(
         bin.exists(),
-        "{} is missing; build it first with `cargo build -p switchboard-gateway` (cargo test --workspace does)",
+        "{} is missing; build it first with `cargo build --workspace` (./scripts/test.sh does)",
         bin.display()
     );
+    let built = std::fs::metadata(&bin)
+        .and_then(|m| m.modified())
+        .expect("binary mtime");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if let Some(newer) = newest_source(&root.join("crates"))
+        .into_iter()
+        .chain(newest_source(&root.join("channels")))
+        .find(|(t, _)| *t > built)
+    {
+        panic!(
+            "{} is older than {}; run `cargo build --workspace` first (cargo test does not rebuild the binary for these tests)",
+            bin.display(),
+            newer.1.display()
+        );
+    }
     bin
+}
+
+/// The most recently modified `.rs` file under `dir`.
+fn newest_source(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && let Ok(t) = e.metadata().and_then(|m| m.modified())
+                && best.as_ref().is_none_or(|(b, _)| t > *b)
+            {
+                best = Some((t, p));
+            }
+        }
+    }
+    best
 }
 
 /// A private working folder holding `switchboard.toml`, `data/` and `workspace/`.

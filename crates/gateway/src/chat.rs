@@ -31,7 +31,8 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
         .unwrap_or_else(|| "local".into());
     let address = ChatAddress::new("cli", login.clone());
     let session_key = address.session_key(&agent);
-    let broker = Arc::new(CliBroker::new(runtime.store().clone(), format!("cli:{login}")));
+    let sender = switchboard_core::UserId(format!("cli:{login}"));
+    let broker = Arc::new(CliBroker::new(runtime.store().clone(), sender.to_string()));
     let interactive = std::io::stdin().is_terminal();
     let provider = runtime.provider_of(&agent, &session_key).await?;
     eprintln!("switchboard chat: agent '{agent}' via provider '{provider}'. /help lists commands; Ctrl-D quits.");
@@ -72,6 +73,8 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
                         runtime: &runtime,
                         agent: &agent,
                         session_key: &session_key,
+                        address: &address,
+                        sender: &sender,
                     };
                     println!("{}", commands::apply(&cmd, &ctx).await);
                     prompt(interactive && queue.is_empty());
@@ -163,7 +166,7 @@ fn start_turn(
         agent: agent.to_string(),
         session_key: session_key.to_string(),
         origin: Some(address.clone()),
-        sender: None,
+        sender: Some(format!("cli:{}", address.chat)),
         text,
         broker: broker.clone(),
         cancel: cancel.clone(),

@@ -125,6 +125,8 @@ impl Router {
                             runtime: &self.runtime,
                             agent,
                             session_key: &session_key,
+                            address: &m.address,
+                            sender: &m.sender,
                         };
                         let text = commands::apply(&cmd, &ctx).await;
                         self.reply(&m, text).await;

@@ -24,8 +24,9 @@ pub struct Core {
     pub providers: Arc<ProviderSet>,
     pub policies: BTreeMap<String, Arc<SecurityPolicy>>,
     pub builtin: ToolRegistry,
-    /// Cancellation handles of background tasks, by task id.
-    pub tasks: Mutex<HashMap<String, CancellationToken>>,
+    /// Cancellation handles of running child runs (foreground and
+    /// background), by run id.
+    pub tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
     /// Delivers approval prompts along a risk profile's `approval_route`
     /// (installed by the gateway once channels run).
     pub route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
@@ -81,10 +82,33 @@ impl Core {
             providers,
             policies,
             builtin: ToolRegistry::builtin(),
-            tasks: Mutex::new(HashMap::new()),
+            tasks: Arc::new(Mutex::new(HashMap::new())),
             route_broker: RwLock::new(None),
             paused: AtomicBool::new(false),
         })
+    }
+
+    /// Register a running child's cancel handle until the guard drops.
+    pub fn register_run(&self, run_id: &str, cancel: &CancellationToken) -> RunRegistration {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run_id.to_string(), cancel.clone());
+        RunRegistration {
+            tasks: self.tasks.clone(),
+            run_id: run_id.to_string(),
+        }
+    }
+
+    /// Cancel a running child by id; false when it is not running here.
+    pub fn cancel_run(&self, run_id: &str) -> bool {
+        let token = self
+            .tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(run_id)
+            .cloned();
+        token.map(|t| t.cancel()).is_some()
     }
 
     pub fn is_paused(&self) -> bool {
@@ -136,5 +160,20 @@ impl Core {
             approval_profile: parts.approval_profile,
             events: parts.events,
         }
+    }
+}
+
+/// Removes a run's cancel handle from the registry when dropped.
+pub struct RunRegistration {
+    tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    run_id: String,
+}
+
+impl Drop for RunRegistration {
+    fn drop(&mut self) {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.run_id);
     }
 }

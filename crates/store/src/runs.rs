@@ -47,6 +47,7 @@ pub struct NewRun {
     pub label: Option<String>,
     pub task: Option<String>,
     pub model: Option<String>,
+    pub requester: Option<String>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -76,6 +77,7 @@ pub struct RunRow {
     pub cost_micros: i64,
     pub output: Option<String>,
     pub error: Option<String>,
+    pub requester: Option<String>,
 }
 
 impl RunRow {
@@ -98,7 +100,7 @@ pub struct RunEnd<'a> {
 const COLUMNS: &str =
     "id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel, origin_chat,
     origin_thread, label, task, model, status, heartbeat_at, progress, created_at, started_at, ended_at, tokens_in,
-    tokens_out, cost_micros, output, error";
+    tokens_out, cost_micros, output, error, requester";
 
 impl Store {
     pub async fn insert_run(&self, r: &NewRun) -> Result<(), StoreError> {
@@ -107,8 +109,8 @@ impl Store {
         exec!(self, |p| {
             sqlx::query(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
-                               origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17)",
+                               origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17, $18)",
         )
         .bind(&r.id)
         .bind(&r.kind)
@@ -127,6 +129,7 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(now)
+        .bind(&r.requester)
         })?;
         Ok(())
     }
@@ -188,6 +191,37 @@ impl Store {
         .bind(kind)
         .bind(format!("%{needle}%"))
         .bind(limit)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Child runs asked for in one chat: running ones, and those that ended
+    /// after `ended_after` (ms), oldest first.
+    pub async fn runs_in_chat(
+        &self,
+        channel: &str,
+        chat: &str,
+        ended_after: i64,
+        limit: i64,
+    ) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE origin_channel = $1 AND origin_chat = $2 AND kind <> 'cron'
+               AND (status = 'running' OR ended_at >= $3) ORDER BY created_at, id LIMIT $4"
+        )))
+        .bind(channel)
+        .bind(chat)
+        .bind(ended_after)
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Direct children of a run.
+    pub async fn child_runs(&self, parent_id: &str) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE parent_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(parent_id)
         .fetch_all(p)
         .await)?)
     }

@@ -6,7 +6,9 @@ mod agents;
 mod help;
 mod new;
 mod status;
+pub mod subagents;
 
+use switchboard_core::{ChatAddress, UserId};
 use switchboard_runtime::Runtime;
 
 /// What a command may look at.
@@ -14,6 +16,24 @@ pub struct CommandContext<'a> {
     pub runtime: &'a Runtime,
     pub agent: &'a str,
     pub session_key: &'a str,
+    /// The chat (and thread) the command was typed in.
+    pub address: &'a ChatAddress,
+    pub sender: &'a UserId,
+}
+
+impl CommandContext<'_> {
+    /// Whether the sender is an approver of this chat's agent — or nobody
+    /// is (a setup without an ops room), in which case any admitted user is.
+    pub fn sender_may_operate(&self) -> bool {
+        let approvers = self
+            .runtime
+            .config()
+            .risk_profile_of(self.agent)
+            .and_then(|p| p.approval_route.as_ref())
+            .map(|r| r.approvers.clone())
+            .unwrap_or_default();
+        approvers.is_empty() || self.sender.is_listed_in(&approvers)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +52,7 @@ pub enum Command {
         id: String,
         reason: Option<String>,
     },
+    Subagents(subagents::Sub),
     Unknown(String),
 }
 
@@ -49,6 +70,7 @@ pub fn parse(text: &str) -> Option<Command> {
         "status" => Command::Status,
         "agents" => Command::Agents,
         "stop" => Command::Stop,
+        "subagents" => Command::Subagents(subagents::parse(&args)),
         "approve" if !args.is_empty() => Command::Approve {
             id: args[0].to_string(),
             always: args.get(1).is_some_and(|a| a.eq_ignore_ascii_case("always")),
@@ -68,6 +90,7 @@ pub async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String {
         Command::New => new::apply(ctx).await,
         Command::Status => status::apply(ctx).await,
         Command::Agents => agents::apply(ctx),
+        Command::Subagents(sub) => subagents::apply(sub, ctx).await,
         Command::Stop => "Nothing is running.".into(),
         Command::Approve { id, .. } | Command::Deny { id, .. } => {
             format!("No approval request '{id}' is waiting here.")

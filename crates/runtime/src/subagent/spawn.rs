@@ -122,6 +122,7 @@ impl Tool for SpawnSubagent {
             label: None,
             task: Some(prompt.chars().take(500).collect()),
             model: Some(ctx.chain.primary().model().to_string()),
+            requester: ctx.scope.requester.clone(),
         };
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));
@@ -151,6 +152,7 @@ impl Tool for SpawnSubagent {
             memory_readers,
             profile: runtime_profile,
         });
+        let _registration = core.register_run(&uuid, &run.ctx.cancel);
         let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
         let result = run.run(&prompt).instrument(span).await;
         let (status, output, error, usage) = match &result {

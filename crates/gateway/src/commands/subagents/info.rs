@@ -1,0 +1,55 @@
+//! `/subagents info <id|#>`: everything the registry knows about one child.
+
+use super::{CommandContext, resolve, runtime_of, tokens_of};
+
+pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
+    let r = match resolve(ctx, target).await {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let progress = r
+        .progress
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+        .map(|p| {
+            format!(
+                "iterations {}, tools completed {}, last tool {}",
+                p["iterations"],
+                p["tools_completed"],
+                p["last_tool"]["name"].as_str().unwrap_or("-")
+            )
+        })
+        .unwrap_or_else(|| "(none recorded)".into());
+    let outcome = match (&r.output, &r.error) {
+        (_, Some(e)) => format!("error: {e}"),
+        (Some(o), None) => format!("output: {}", o.chars().take(300).collect::<String>()),
+        (None, None) => "-".into(),
+    };
+    [
+        format!("status: {}", r.status),
+        format!("label: {}", r.label.as_deref().unwrap_or("-")),
+        format!("agent: {} ({})", r.agent, r.kind),
+        format!("task: {}", r.task.as_deref().unwrap_or("-")),
+        format!("run id: {}", r.id),
+        format!("session key: {}", r.session_key),
+        format!("session id: {}", r.id),
+        format!("transcript: db:{}", r.session_key),
+        format!("depth: {}", r.depth),
+        format!("parent: {}", r.parent_id.as_deref().unwrap_or("-")),
+        format!(
+            "created/started/ended: {} / {} / {}",
+            r.created_at / 1000,
+            r.started_at
+                .map(|t| (t / 1000).to_string())
+                .unwrap_or_else(|| "-".into()),
+            r.ended_at.map(|t| (t / 1000).to_string()).unwrap_or_else(|| "-".into())
+        ),
+        format!("runtime: {}", runtime_of(&r)),
+        format!("tokens: {}", tokens_of(&r)),
+        format!("cost: ${:.4}", r.cost_micros as f64 / 1e6),
+        format!("model: {}", r.model.as_deref().unwrap_or("-")),
+        format!("outcome: {outcome}"),
+        format!("progress: {progress}"),
+    ]
+    .join("\n")
+}

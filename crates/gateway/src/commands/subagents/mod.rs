@@ -1,0 +1,140 @@
+//! `/subagents`: see and steer the child runs of this chat, read from the
+//! run registry. `<id|#>` is the index shown by `list`, a run id prefix or
+//! a label.
+
+mod info;
+mod kill;
+mod list;
+mod log;
+mod pause;
+
+use super::CommandContext;
+use switchboard_store::{RunRow, now_ms};
+
+/// How far back `list` looks for finished children.
+const RECENT_MS: i64 = 30 * 60 * 1000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sub {
+    List,
+    Info(String),
+    Log { target: String, limit: usize, tools: bool },
+    Kill(String),
+    Pause,
+    Resume,
+    Usage(String),
+}
+
+pub fn parse(args: &[&str]) -> Sub {
+    let target = || args.get(1).map(|s| s.to_string());
+    match args.first().copied() {
+        Some("list") | None => Sub::List,
+        Some("info") => target()
+            .map(Sub::Info)
+            .unwrap_or_else(|| Sub::Usage("/subagents info <id|#>".into())),
+        Some("log") => match target() {
+            Some(t) => Sub::Log {
+                target: t,
+                limit: args
+                    .iter()
+                    .skip(2)
+                    .find_map(|a| a.parse::<usize>().ok())
+                    .unwrap_or(20)
+                    .clamp(1, 200),
+                tools: args.iter().skip(2).any(|a| *a == "tools"),
+            },
+            None => Sub::Usage("/subagents log <id|#> [limit] [tools]".into()),
+        },
+        Some("kill") => target()
+            .map(Sub::Kill)
+            .unwrap_or_else(|| Sub::Usage("/subagents kill <id|#|all>".into())),
+        Some("pause") => Sub::Pause,
+        Some("resume") => Sub::Resume,
+        Some(other) => Sub::Usage(format!(
+            "unknown /subagents command '{other}'; use list, info, log, kill, pause or resume"
+        )),
+    }
+}
+
+pub async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
+    match sub {
+        Sub::List => list::apply(ctx).await,
+        Sub::Info(t) => info::apply(ctx, t).await,
+        Sub::Log { target, limit, tools } => log::apply(ctx, target, *limit, *tools).await,
+        Sub::Kill(t) => kill::apply(ctx, t).await,
+        Sub::Pause => pause::apply(ctx, true),
+        Sub::Resume => pause::apply(ctx, false),
+        Sub::Usage(u) => format!("Usage: {u}"),
+    }
+}
+
+/// This chat's children, in `list` order.
+pub(crate) async fn children(ctx: &CommandContext<'_>) -> Result<Vec<RunRow>, String> {
+    ctx.runtime
+        .store()
+        .runs_in_chat(&ctx.address.channel, &ctx.address.chat, now_ms() - RECENT_MS, 100)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot read the run registry");
+            "The run registry could not be read (storage error).".to_string()
+        })
+}
+
+/// Resolve `#3`, `3`, a run id prefix or a label.
+pub(crate) async fn resolve(ctx: &CommandContext<'_>, target: &str) -> Result<RunRow, String> {
+    let rows = children(ctx).await?;
+    let index = target.trim_start_matches('#').parse::<usize>().ok();
+    let found = match index {
+        Some(i) if i >= 1 && i <= rows.len() => Some(rows[i - 1].clone()),
+        _ => rows
+            .iter()
+            .find(|r| target.len() >= 4 && r.id.starts_with(target))
+            .or_else(|| rows.iter().find(|r| r.label.as_deref() == Some(target)))
+            .cloned(),
+    };
+    found.ok_or_else(|| format!("No subagent '{target}' in this chat. /subagents list shows them."))
+}
+
+pub(crate) fn runtime_of(r: &RunRow) -> String {
+    let end = r.ended_at.unwrap_or_else(now_ms);
+    let s = ((end - r.started_at.unwrap_or(r.created_at)) / 1000).max(0);
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+pub(crate) fn tokens_of(r: &RunRow) -> String {
+    format!("{} in / {} out", r.tokens_in, r.tokens_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsing() {
+        assert_eq!(parse(&[]), Sub::List);
+        assert_eq!(parse(&["info", "#2"]), Sub::Info("#2".into()));
+        assert_eq!(
+            parse(&["log", "ab12", "50", "tools"]),
+            Sub::Log {
+                target: "ab12".into(),
+                limit: 50,
+                tools: true
+            }
+        );
+        assert_eq!(
+            parse(&["log", "ab12", "999"]),
+            Sub::Log {
+                target: "ab12".into(),
+                limit: 200,
+                tools: false
+            }
+        );
+        assert_eq!(parse(&["kill", "all"]), Sub::Kill("all".into()));
+        assert!(matches!(parse(&["kill"]), Sub::Usage(_)));
+        assert!(matches!(parse(&["explode"]), Sub::Usage(_)));
+    }
+}

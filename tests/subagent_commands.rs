@@ -1,0 +1,184 @@
+//! `/subagents` from a chat, through `switchboard run` and a local team
+//! chat: list and info read the run registry, kill stops a hanging child
+//! and its children at once, pause refuses new delegations.
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_test_support::{ScriptedModel, Step};
+
+fn config(main: &str, reviewer: &str, port: u16) -> String {
+    format!(
+        r#"{}{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "pmain"
+channels = ["local.team"]
+[agents.reviewer]
+model_provider = "prev"
+[risk_profiles.default]
+level = "full"
+delegation_policy = {{ mode = "allow" }}
+[risk_profiles.default.approval_route]
+approver_channel = "local.team"
+approver_recipient = "ops"
+approvers = ["cli:alice"]
+[channels.local.team]
+allowed_users = ["*"]
+"#,
+        provider("pmain", main, ""),
+        provider("prev", reviewer, "")
+    )
+}
+
+struct Fx {
+    main: ScriptedModel,
+    reviewer: ScriptedModel,
+    gw: Gateway,
+    cursor: u64,
+    _sandbox: Sandbox,
+}
+
+impl Fx {
+    async fn new() -> Self {
+        let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+        let port = free_port();
+        let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+        let gw = Gateway::start(&sandbox, port, "team").await;
+        Self {
+            main,
+            reviewer,
+            gw,
+            cursor: 0,
+            _sandbox: sandbox,
+        }
+    }
+
+    /// `user` says `text` in the team chat; returns the bot's next message.
+    async fn say(&mut self, user: &str, text: &str) -> String {
+        self.gw.send("team", "general", user, text, true, false).await;
+        let e: Value = self
+            .gw
+            .wait_for("team", &mut self.cursor, 20, |e| e["kind"] == "message")
+            .await;
+        e["text"].as_str().unwrap().to_string()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_info_and_kill_with_cascade() {
+    let mut f = Fx::new().await;
+    f.main.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "deep audit", "background": true}),
+    ));
+    f.main.push(Step::text("Started the audit."));
+    // The reviewer spawns a helper whose model call hangs.
+    f.reviewer
+        .push(Step::tool_call("spawn_subagent", json!({"prompt": "helper work"})).when_last_contains("deep audit"));
+    f.reviewer.push(
+        Step::text("never")
+            .when_last_contains("helper work")
+            .delay(Duration::from_secs(60)),
+    );
+    assert_eq!(
+        f.say("cli:bob", "@bot audit in the background").await,
+        "Started the audit."
+    );
+    // Wait until the helper's model call is in flight.
+    let t = Instant::now();
+    while f.reviewer.in_flight() == 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the helper never called its model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let list = f.say("cli:bob", "/subagents list").await;
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines[0], "Subagents of this chat (active and last 30 min):", "{list}");
+    assert_eq!(lines.len(), 3, "{list}");
+    assert!(
+        lines[1].starts_with("#1 ") && lines[1].contains(" • background • reviewer • prev-model • "),
+        "{list}"
+    );
+    assert!(lines[1].ends_with(" • running • deep audit"), "{list}");
+    assert!(
+        lines[2].starts_with("#2 ")
+            && lines[2].contains(" • reviewer • ")
+            && lines[2].ends_with(" • running • helper work"),
+        "{list}"
+    );
+
+    let info = f.say("cli:bob", "/subagents info #1").await;
+    assert!(info.contains("status: running\n"), "{info}");
+    assert!(info.contains("agent: reviewer (delegate)\n"), "{info}");
+    assert!(info.contains("session key: agent:reviewer:delegate:"), "{info}");
+    let helper_info = f.say("cli:bob", "/subagents info 2").await;
+    assert!(
+        helper_info.contains("agent: reviewer (spawn_subagent)"),
+        "{helper_info}"
+    );
+    assert!(helper_info.contains("depth: 2"), "{helper_info}");
+
+    // Someone else (not an approver) may not kill bob's run.
+    let refused = f.say("cli:carol", "/subagents kill #1").await;
+    assert!(refused.starts_with("cli:carol may not kill run "), "{refused}");
+
+    let killed_at = Instant::now();
+    let killed = f.say("cli:bob", "/subagents kill #1").await;
+    assert!(killed.starts_with("Killed 2 run(s): "), "{killed}");
+    while f.reviewer.in_flight() > 0 {
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(1),
+            "the hanging model call was not cut within 1 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let after = f.say("cli:bob", "/subagents list").await;
+    assert!(
+        after.contains(" • cancelled • deep audit") && after.contains(" • cancelled • helper work"),
+        "{after}"
+    );
+    let log = f.say("cli:bob", "/subagents log #1 tools").await;
+    assert!(
+        log.contains("[user] deep audit") && log.contains("[tool call] spawn_subagent"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_refuses_new_delegations_until_resumed() {
+    let mut f = Fx::new().await;
+    assert!(
+        f.say("cli:bob", "/subagents pause")
+            .await
+            .starts_with("cli:bob may not pause")
+    );
+    assert!(
+        f.say("cli:alice", "/subagents pause")
+            .await
+            .starts_with("Delegation spawning is paused")
+    );
+    f.main
+        .push(Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "x"})));
+    f.main.push(Step::text("refused").when_last_contains("paused"));
+    assert_eq!(f.say("cli:bob", "@bot delegate something").await, "refused");
+    let reqs = f.main.requests();
+    let result = reqs.last().unwrap()["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(
+        result,
+        "Error: Delegation spawning is paused. Resume it with /subagents resume before retrying."
+    );
+    assert_eq!(
+        f.say("cli:alice", "/subagents resume").await,
+        "Delegation spawning resumed."
+    );
+    f.main
+        .push(Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "y"})));
+    f.reviewer.push(Step::text("done y"));
+    f.main.push(Step::text("delegated").when_last_contains("done y"));
+    assert_eq!(f.say("cli:bob", "@bot delegate again").await, "delegated");
+}

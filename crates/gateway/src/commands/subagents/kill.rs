@@ -18,14 +18,14 @@ pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         }
     };
     let sender = ctx.sender.to_string();
-    if let Some(r) = roots.iter().find(|r| r.requester.as_deref() != Some(sender.as_str())) {
-        if !ctx.sender_may_operate() {
-            return format!(
-                "{sender} may not kill run {}: it was started by {}, and only an approver may stop someone else's runs.",
-                &r.id[..8.min(r.id.len())],
-                r.requester.as_deref().unwrap_or("someone else")
-            );
-        }
+    if let Some(r) = roots.iter().find(|r| r.requester.as_deref() != Some(sender.as_str()))
+        && !ctx.sender_may_operate()
+    {
+        return format!(
+            "{sender} may not kill run {}: it was started by {}, and only an approver may stop someone else's runs.",
+            &r.id[..8.min(r.id.len())],
+            r.requester.as_deref().unwrap_or("someone else")
+        );
     }
     let store = ctx.runtime.store();
     let core = ctx.runtime.core();

@@ -21,7 +21,7 @@ pub use cron::CronJob;
 pub use load::{ConfigError, Problem};
 pub use provider::{ProviderConfig, ProviderKind};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
-pub use root::{Config, WebConfig};
+pub use root::{Config, Lane, LanesConfig, WebConfig};
 pub use runtime_profile::RuntimeProfile;
 pub use secret::{Secret, SecretError};
 pub use validate::BUILTIN_TOOLS;

@@ -27,6 +27,36 @@ pub struct Config {
     pub cron: Vec<CronJob>,
     #[serde(default)]
     pub web: WebConfig,
+    #[serde(default)]
+    pub lanes: LanesConfig,
+}
+
+/// `[lanes.*]`: global concurrency lanes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanesConfig {
+    #[serde(default)]
+    pub subagent: Lane,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lane {
+    /// Children running at once; the rest wait in the queue.
+    #[serde(default = "eight")]
+    pub max_concurrent: u32,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Self {
+            max_concurrent: eight(),
+        }
+    }
+}
+
+fn eight() -> u32 {
+    8
 }
 
 /// `[web]`: the local HTTP surface (local channels).

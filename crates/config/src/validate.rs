@@ -32,6 +32,7 @@ pub(crate) fn validate(c: &Config) -> Vec<Problem> {
     risk_profiles(c, &mut v);
     runtime_profiles(c, &mut v);
     cost(c, &mut v);
+    lanes(c, &mut v);
     channels(c, &mut v);
     cron(c, &mut v);
     v
@@ -297,6 +298,12 @@ fn runtime_profiles(c: &Config, v: &mut Vec<Problem>) {
                 v.push(Problem::new(at(key), "must be at least 1"));
             }
         }
+    }
+}
+
+fn lanes(c: &Config, v: &mut Vec<Problem>) {
+    if !(1..=256).contains(&c.lanes.subagent.max_concurrent) {
+        v.push(Problem::new("lanes.subagent.max_concurrent", "use 1 to 256"));
     }
 }
 

@@ -64,6 +64,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let router = Router::new((*runtime).clone(), channels, broker);
     let routing = tokio::spawn(router.run(inbound_rx));
     let scheduler = runtime.spawn_scheduler();
+    let archiver = runtime.spawn_archiver();
     tracing::info!(
         agents = ?config.enabled_agents(),
         database = %config.database_url.split('?').next().unwrap_or(""),
@@ -84,6 +85,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     }
     tracing::info!("stopping");
     scheduler.abort();
+    archiver.abort();
     routing.abort();
     delivery.abort();
     if let Some(w) = web {

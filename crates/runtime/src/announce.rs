@@ -26,15 +26,20 @@ fn runtime(ms: i64) -> String {
 
 /// The announcement text of a finished run.
 pub fn render(row: &RunRow) -> String {
+    render_with(row, None)
+}
+
+/// The announcement text, with `result` (an announce step's answer) in
+/// place of the run's output when given.
+pub fn render_with(row: &RunRow, result: Option<&str>) -> String {
     let status = match row.status.as_str() {
         "completed" => "success",
         "failed" | "cancelled" => "error",
         "timed_out" => "timeout",
         _ => "unknown",
     };
-    let result = row
-        .output
-        .as_deref()
+    let result = result
+        .or(row.output.as_deref())
         .filter(|o| !o.trim().is_empty())
         .unwrap_or("(not available)");
     let mut notes = Vec::new();

@@ -32,6 +32,11 @@ pub struct Core {
     pub route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
     /// `/subagents pause`: new spawns and delegations are refused.
     pub paused: AtomicBool,
+    /// The global `subagent` lane: at most `max_concurrent` session children
+    /// run at once; the rest wait for a permit.
+    pub lane: Arc<tokio::sync::Semaphore>,
+    /// Announcements waiting for a running parent loop, by session key.
+    pub inbox: Mutex<HashMap<String, Vec<String>>>,
 }
 
 /// Everything that differs between one run and another.
@@ -60,6 +65,9 @@ pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagen
 impl Core {
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
+        let lane = Arc::new(tokio::sync::Semaphore::new(
+            config.lanes.subagent.max_concurrent as usize,
+        ));
         let mut policies = BTreeMap::new();
         for (alias, agent) in &config.agents {
             let workspace = PathBuf::from(&config.workspace_dir).join(alias);
@@ -85,6 +93,8 @@ impl Core {
             tasks: Arc::new(Mutex::new(HashMap::new())),
             route_broker: RwLock::new(None),
             paused: AtomicBool::new(false),
+            lane,
+            inbox: Mutex::new(HashMap::new()),
         })
     }
 
@@ -109,6 +119,25 @@ impl Core {
             .get(run_id)
             .cloned();
         token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Leave a message for the running loop of `session_key`.
+    pub fn post_to_inbox(&self, session_key: &str, text: String) {
+        self.inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(session_key.to_string())
+            .or_default()
+            .push(text);
+    }
+
+    /// Messages waiting for `session_key`'s loop.
+    pub fn take_inbox(&self, session_key: &str) -> Vec<String> {
+        self.inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session_key)
+            .unwrap_or_default()
     }
 
     pub fn is_paused(&self) -> bool {

@@ -16,6 +16,7 @@ pub mod provider;
 pub mod redact;
 mod runtime;
 pub mod scope;
+pub mod sessions;
 pub mod subagent;
 pub mod tools;
 

@@ -149,6 +149,7 @@ impl Runtime {
             cancel: CancellationToken::new(),
             scope: RunScope {
                 max_depth: profile.max_delegation_depth,
+                max_spawn_depth: agent_cfg.subagents.max_spawn_depth,
                 owner_chain: vec![agent.to_string()],
                 tree: profile
                     .max_execution_tree_iterations

@@ -64,6 +64,10 @@ pub struct RunScope {
     pub owner_chain: Vec<String>,
     /// A same-identity `spawn_subagent` child (may not spawn again).
     pub is_subagent: bool,
+    /// `sessions_spawn` depth: 0 for the main session, 1 for its children...
+    pub spawn_depth: u32,
+    /// The root agent's `max_spawn_depth`, inherited by the whole tree.
+    pub max_spawn_depth: u32,
     /// A bounded child's `delegate` instance: delegation only, no task management.
     pub delegate_only: bool,
     /// The foreground tree's iteration budget, if the root configured one.

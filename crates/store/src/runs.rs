@@ -48,6 +48,8 @@ pub struct NewRun {
     pub task: Option<String>,
     pub model: Option<String>,
     pub requester: Option<String>,
+    /// The session that asked for this run (sessions_spawn children).
+    pub requester_session: Option<String>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -78,6 +80,7 @@ pub struct RunRow {
     pub output: Option<String>,
     pub error: Option<String>,
     pub requester: Option<String>,
+    pub requester_session: Option<String>,
 }
 
 impl RunRow {
@@ -100,7 +103,7 @@ pub struct RunEnd<'a> {
 const COLUMNS: &str =
     "id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel, origin_chat,
     origin_thread, label, task, model, status, heartbeat_at, progress, created_at, started_at, ended_at, tokens_in,
-    tokens_out, cost_micros, output, error, requester";
+    tokens_out, cost_micros, output, error, requester, requester_session";
 
 impl Store {
     pub async fn insert_run(&self, r: &NewRun) -> Result<(), StoreError> {
@@ -109,8 +112,9 @@ impl Store {
         exec!(self, |p| {
             sqlx::query(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
-                               origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17, $18)",
+                               origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester,
+                               requester_session)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17, $18, $19)",
         )
         .bind(&r.id)
         .bind(&r.kind)
@@ -130,6 +134,7 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(&r.requester)
+        .bind(&r.requester_session)
         })?;
         Ok(())
     }
@@ -214,6 +219,41 @@ impl Store {
         .bind(limit)
         .fetch_all(p)
         .await)?)
+    }
+
+    /// Runs a session asked for with `sessions_spawn`, newest first.
+    pub async fn runs_of_session(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE requester_session = $1 ORDER BY created_at DESC, id LIMIT $2"
+        )))
+        .bind(session_key)
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Ended runs of `kind` whose transcript is not archived yet: (id, agent, owner_chain, ended_at).
+    pub async fn runs_to_archive(
+        &self,
+        kind: &str,
+        limit: i64,
+    ) -> Result<Vec<(String, String, String, i64)>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, (String, String, String, i64)>(
+            "SELECT id, agent, owner_chain, ended_at FROM runs
+             WHERE kind = $1 AND status <> 'running' AND archived_at IS NULL AND ended_at IS NOT NULL
+             ORDER BY ended_at LIMIT $2"
+        )
+        .bind(kind)
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    pub async fn mark_archived(&self, id: &str) -> Result<(), StoreError> {
+        exec!(self, |p| sqlx::query("UPDATE runs SET archived_at = $1 WHERE id = $2")
+            .bind(now_ms())
+            .bind(id))?;
+        Ok(())
     }
 
     /// Direct children of a run.

@@ -42,6 +42,8 @@ pub enum TurnError {
     Budget(String),
     #[error("the turn was cancelled")]
     Cancelled,
+    #[error("timed out after {0}s")]
+    Timeout(u64),
     #[error("the execution tree budget is spent (max_execution_tree_iterations = {0})")]
     TreeBudget(u32),
     #[error("storage error: {0}")]

@@ -149,6 +149,13 @@ impl AgentRun {
                 .collect();
             history::save_all(store, &self.ctx.session_key, &results).await?;
             messages.extend(results);
+            // Announcements from this session's children arrive between
+            // iterations, as data.
+            if let Some(core) = &self.ctx.core {
+                for note in core.take_inbox(&self.ctx.session_key) {
+                    messages.push(ChatMessage::user(note));
+                }
+            }
             let switch = self.ctx.switch_to.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(name) = switch {
                 chain = self.providers.chain_for(&name)?;

@@ -89,6 +89,8 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         max_depth: scope.max_depth.min(tp.max_delegation_depth),
         owner_chain,
         is_subagent: false,
+        spawn_depth: scope.spawn_depth,
+        max_spawn_depth: scope.max_spawn_depth,
         delegate_only: false,
         tree: None,
         is_tree_root: false,
@@ -226,6 +228,7 @@ pub(crate) fn new_run(plan: &Plan, ctx: &ToolContext, id: &str, task: &str) -> N
         task: Some(task.chars().take(500).collect()),
         model: Some(model),
         requester: ctx.scope.requester.clone(),
+        requester_session: Some(ctx.session_key.clone()),
     }
 }
 

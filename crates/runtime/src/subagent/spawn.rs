@@ -123,6 +123,7 @@ impl Tool for SpawnSubagent {
             task: Some(prompt.chars().take(500).collect()),
             model: Some(ctx.chain.primary().model().to_string()),
             requester: ctx.scope.requester.clone(),
+            requester_session: Some(ctx.session_key.clone()),
         };
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));

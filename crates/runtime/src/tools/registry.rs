@@ -22,6 +22,10 @@ impl ToolRegistry {
             Arc::new(super::model_switch::ModelSwitch),
             Arc::new(crate::subagent::SpawnSubagent),
             Arc::new(crate::delegation::unbound()),
+            Arc::new(crate::sessions::SessionsSpawn),
+            Arc::new(crate::sessions::SessionsList),
+            Arc::new(crate::sessions::SessionsHistory),
+            Arc::new(crate::sessions::AgentsList),
         ];
         Self { tools }
     }

@@ -1,0 +1,67 @@
+//! Archiving finished children's transcripts: after
+//! `archive_after_minutes` the file is renamed `*.deleted.<timestamp>` in
+//! the same folder. Due work is computed from stored timestamps, so a
+//! restart loses none of it.
+
+use crate::core::Core;
+use crate::runtime::Runtime;
+use std::path::Path;
+use std::time::Duration;
+use switchboard_store::now_ms;
+
+pub(crate) async fn archive_one(core: &Core, run_id: &str, path: &Path) {
+    if path.exists() {
+        let archived = path.with_extension(format!("jsonl.deleted.{}", now_ms() / 1000));
+        if let Err(e) = tokio::fs::rename(path, &archived).await {
+            tracing::warn!(run_id, error = %e, "cannot archive a transcript");
+            return;
+        }
+    }
+    if let Err(e) = core.store.mark_archived(run_id).await {
+        tracing::warn!(run_id, error = %e, "cannot record an archived transcript");
+    }
+}
+
+impl Runtime {
+    /// Archive due transcripts now; returns how many were archived.
+    pub async fn archive_due(&self) -> usize {
+        let core = self.core();
+        let Ok(rows) = core.store.runs_to_archive("sessions_spawn", 500).await else {
+            return 0;
+        };
+        let mut done = 0;
+        for (id, agent, owners, ended_at) in rows {
+            let root: Vec<String> = serde_json::from_str(&owners).unwrap_or_default();
+            let minutes = root
+                .first()
+                .and_then(|r| core.config.agents.get(r))
+                .map(|a| a.subagents.archive_after_minutes)
+                .unwrap_or(60);
+            if ended_at + (minutes as i64) * 60_000 > now_ms() {
+                continue;
+            }
+            let Some(policy) = core.policies.get(&agent) else {
+                continue;
+            };
+            archive_one(
+                core,
+                &id,
+                &policy.workspace.join("sessions").join(format!("{id}.jsonl")),
+            )
+            .await;
+            done += 1;
+        }
+        done
+    }
+
+    /// Archive due transcripts every 30 seconds until aborted.
+    pub fn spawn_archiver(&self) -> tokio::task::JoinHandle<()> {
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            loop {
+                runtime.archive_due().await;
+                tokio::time::sleep(Duration::from_secs(30)).await;
+            }
+        })
+    }
+}

@@ -1,0 +1,57 @@
+//! `sessions_history`: the transcript of a child session this session started.
+
+use crate::policy::Effect;
+use crate::tools::{Tool, ToolContext, ToolResult, parse_args};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub struct SessionsHistory;
+
+#[derive(Deserialize)]
+struct Args {
+    #[serde(rename = "sessionKey")]
+    session_key: String,
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+#[async_trait]
+impl Tool for SessionsHistory {
+    fn name(&self) -> &'static str {
+        "sessions_history"
+    }
+    fn description(&self) -> String {
+        "Read the last messages of a child session you started (by childSessionKey).".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"sessionKey": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["sessionKey"]})
+    }
+    fn effect(&self, _args: &Value) -> Effect {
+        Effect::Read
+    }
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: Args = match parse_args(self.name(), args) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let mine = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
+            Ok(rows) => rows.iter().any(|r| r.session_key == args.session_key),
+            Err(_) => false,
+        };
+        if !mine {
+            return ToolResult::fail(format!("No child session '{}' of this session", args.session_key));
+        }
+        let limit = args.limit.unwrap_or(20).clamp(1, 200);
+        match ctx.store.history(&args.session_key, limit).await {
+            Ok(rows) => {
+                let messages: Vec<Value> = rows.iter().filter_map(|r| serde_json::from_str(&r.body).ok()).collect();
+                ToolResult::ok(json!({ "messages": messages }).to_string())
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "sessions_history failed");
+                ToolResult::fail("the transcript could not be read (storage error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! `sessions_spawn`: start a child session; never blocks.
+
+use super::child::{self, Child};
+use crate::core::{PAUSED, RunParts};
+use crate::policy::{CommandRisk, Effect};
+use crate::scope::RunScope;
+use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use switchboard_store::NewRun;
+use tokio_util::sync::CancellationToken;
+
+pub struct SessionsSpawn;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Args {
+    task: Option<String>,
+    label: Option<String>,
+    #[serde(rename = "agentId")]
+    agent_id: Option<String>,
+    model: Option<String>,
+    thinking: Option<String>,
+    #[serde(rename = "runTimeoutSeconds")]
+    run_timeout_seconds: Option<u64>,
+    cleanup: Option<String>,
+}
+
+#[async_trait]
+impl Tool for SessionsSpawn {
+    fn name(&self) -> &'static str {
+        "sessions_spawn"
+    }
+
+    fn description(&self) -> String {
+        "Start a child session on a task and return at once; its result is announced back here when it ends.".into()
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task": {"type": "string"},
+                "label": {"type": "string"},
+                "agentId": {"type": "string", "description": "An agent from agents_list (default: yourself)"},
+                "model": {"type": "string", "description": "A configured provider name to use instead of the default"},
+                "thinking": {"type": "string"},
+                "runTimeoutSeconds": {"type": "integer", "description": "0 = no timeout"},
+                "cleanup": {"type": "string", "enum": ["keep", "delete"], "default": "keep"}
+            },
+            "required": ["task"]
+        })
+    }
+
+    fn effect(&self, _args: &Value) -> Effect {
+        Effect::Write(CommandRisk::Low)
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: Args = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => return ToolResult::fail(format!("invalid arguments for sessions_spawn: {e}")),
+        };
+        let Some(task) = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
+            return ToolResult::fail("Missing or empty 'task' parameter");
+        };
+        let Some(core) = ctx.core.clone() else {
+            return ToolResult::fail("sessions_spawn is not available in this run");
+        };
+        if core.is_paused() {
+            return ToolResult::fail(PAUSED);
+        }
+        let config = &core.config;
+        let root = ctx
+            .scope
+            .owner_chain
+            .first()
+            .cloned()
+            .unwrap_or_else(|| ctx.agent.clone());
+        let root_cfg = &config.agents[&root].subagents;
+        let agent_id = args.agent_id.clone().unwrap_or_else(|| ctx.agent.clone());
+        let allowed = super::allowed_agents(config, &root);
+        if !allowed.contains(&agent_id) {
+            return ToolResult::fail(format!(
+                "agentId '{agent_id}' is not allowed by [agents.{root}.subagents].allow_agents; allowed: {}",
+                allowed.join(", ")
+            ));
+        }
+        let depth = ctx.scope.spawn_depth + 1;
+        let max_depth = ctx.scope.max_spawn_depth.max(1);
+        if depth > max_depth {
+            return ToolResult::fail(format!(
+                "sessions_spawn: spawn depth limit reached ({}/{max_depth}); raise [agents.{root}.subagents].max_spawn_depth",
+                ctx.scope.spawn_depth
+            ));
+        }
+        let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
+            Ok(rows) => rows
+                .iter()
+                .filter(|r| r.kind == "sessions_spawn" && r.status == "running")
+                .count(),
+            Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
+        };
+        if active >= root_cfg.max_children_per_agent as usize {
+            return ToolResult::fail(format!(
+                "sessions_spawn: {active} child sessions are already active here ([agents.{root}.subagents].max_children_per_agent = {}); wait for one to end or kill it",
+                root_cfg.max_children_per_agent
+            ));
+        }
+        let target = &config.agents[&agent_id];
+        let default_provider = root_cfg.model.clone().unwrap_or_else(|| target.model_provider.clone());
+        let mut warning = None;
+        let provider = match args.model.as_deref() {
+            Some(m) if config.providers.contains_key(m) => m.to_string(),
+            Some(m) => {
+                warning = Some(format!(
+                    "unknown model '{m}'; using the default provider '{default_provider}'"
+                ));
+                default_provider
+            }
+            None => default_provider,
+        };
+        let chain = match core.providers.chain_for(&provider) {
+            Ok(c) => c,
+            Err(e) => return ToolResult::fail(format!("sessions_spawn failed: {e}")),
+        };
+        let risk = config
+            .risk_profiles
+            .get(&target.risk_profile)
+            .cloned()
+            .unwrap_or_default();
+        let policy = core.policies[&agent_id].clone();
+        let leaf = depth >= max_depth;
+        let registry = child_registry(&core.builtin, &risk, leaf, &root_cfg.tools.allow, &root_cfg.tools.deny);
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let session_key = format!("agent:{agent_id}:subagent:{run_id}");
+        let mut owner_chain = ctx.scope.owner_chain.clone();
+        owner_chain.push(agent_id.clone());
+        let origin = ctx.scope.origin.clone();
+        let row = NewRun {
+            id: run_id.clone(),
+            kind: "sessions_spawn".into(),
+            parent_id: ctx.scope.run_id.clone(),
+            root_id: ctx
+                .scope
+                .root_id
+                .clone()
+                .or_else(|| ctx.scope.run_id.clone())
+                .unwrap_or_else(|| run_id.clone()),
+            owner_chain: owner_chain.clone(),
+            depth: depth as i64,
+            agent: agent_id.clone(),
+            session_key: session_key.clone(),
+            origin_channel: origin.as_ref().map(|o| o.channel.clone()),
+            origin_chat: origin.as_ref().map(|o| o.chat.clone()),
+            origin_thread: origin.as_ref().and_then(|o| o.thread.clone()),
+            label: args.label.clone(),
+            task: Some(task.chars().take(500).collect()),
+            model: Some(chain.primary().model().to_string()),
+            requester: ctx.scope.requester.clone(),
+            requester_session: Some(ctx.session_key.clone()),
+        };
+        if let Err(e) = core.store.insert_run(&row).await {
+            return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
+        }
+        let mut system_prompt = target.system_prompt.clone();
+        for file in ["AGENTS.md", "TOOLS.md"] {
+            if let Ok(text) = std::fs::read_to_string(policy.workspace.join(file)) {
+                system_prompt.push_str(&format!("\n\n# {file}\n{text}"));
+            }
+        }
+        if let Some(level) = args.thinking.as_deref() {
+            system_prompt.push_str(&format!("\n\nThinking effort requested: {level}."));
+        }
+        let mut memory_readers = vec![agent_id.clone()];
+        memory_readers.extend(target.workspace.read_memory_from.iter().cloned());
+        let parts = RunParts {
+            agent: agent_id.clone(),
+            session_key: session_key.clone(),
+            policy,
+            approval_profile: (target.risk_profile.clone(), risk.clone()),
+            registry,
+            chain,
+            temperature: None,
+            runtime_profile_name: target.runtime_profile.clone(),
+            profile: config.runtime_profile_of(&agent_id),
+            system_prompt,
+            broker: core.route_broker_for(&risk),
+            events: None,
+            cancel: CancellationToken::new(),
+            scope: RunScope {
+                run_id: Some(run_id.clone()),
+                root_id: Some(row.root_id.clone()),
+                depth: ctx.scope.depth,
+                max_depth: ctx.scope.max_depth,
+                owner_chain,
+                spawn_depth: depth,
+                max_spawn_depth: max_depth,
+                cost_chain: vec![agent_id.clone()],
+                origin,
+                requester: ctx.scope.requester.clone(),
+                ..RunScope::default()
+            },
+            memory_readers,
+        };
+        child::start(
+            core.clone(),
+            Child {
+                parts,
+                task: task.to_string(),
+                run_id: run_id.clone(),
+                requester_session: ctx.session_key.clone(),
+                depth,
+                timeout_secs: args.run_timeout_seconds.unwrap_or(0),
+                delete: args.cleanup.as_deref() == Some("delete"),
+            },
+        );
+        let mut accepted = json!({"status": "accepted", "runId": run_id, "childSessionKey": session_key});
+        if let Some(w) = warning {
+            accepted["warning"] = json!(w);
+        }
+        ToolResult::ok(accepted.to_string())
+    }
+}
+
+/// A child's tools: its own risk profile's, without `model_switch`; leaves
+/// lose every session tool; `[agents.<root>.subagents].tools` applies
+/// (deny wins; a non-empty allow list keeps only what it names).
+fn child_registry(
+    builtin: &ToolRegistry,
+    risk: &switchboard_config::RiskProfile,
+    leaf: bool,
+    allow: &[String],
+    deny: &[String],
+) -> ToolRegistry {
+    let mut r = builtin.filtered(risk).without("model_switch");
+    for name in builtin.names() {
+        let session_tool = super::SESSION_TOOLS.contains(&name);
+        let denied = deny.iter().any(|d| d == name) || (!allow.is_empty() && !allow.iter().any(|a| a == name));
+        if (leaf && session_tool) || denied {
+            r = r.without(name);
+        }
+    }
+    r
+}

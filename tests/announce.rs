@@ -113,3 +113,41 @@ async fn a_task_lost_to_a_crash_is_announced_once_after_restart() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(gw.events("team", 0).await.len(), 1, "announced exactly once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_announcement_pending_at_a_crash_is_delivered_once_after_restart() {
+    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+    let mut gw = Gateway::start(&sandbox, port, "team").await;
+    main.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "quick check", "background": true}),
+    ));
+    main.push(Step::text("Checking."));
+    reviewer.push(Step::text("All good.").delay(Duration::from_millis(300)));
+    gw.send_in_thread("team", "general", "t-9", "cli:bob", "@bot quick check")
+        .await;
+    let mut cursor = 0;
+    gw.wait_for("team", &mut cursor, 20, |e| e["text"] == "Checking.").await;
+    // The platform goes down before the result is ready: the announcement waits.
+    gw.outage("team", true).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(reviewer.requests().len(), 1, "the task ran");
+    assert_eq!(gw.events("team", cursor).await.len(), 0, "nothing could be delivered");
+    gw.kill();
+
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    let mut cursor = 0;
+    let e = gw.wait_for("team", &mut cursor, 20, |e| e["kind"] == "message").await;
+    assert_eq!(e["thread"], "t-9");
+    assert!(
+        e["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Status: success\nResult: [Agent 'reviewer' (openai/prev-model)]\nAll good."),
+        "{e}"
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(gw.events("team", 0).await.len(), 1, "delivered exactly once");
+}

@@ -154,3 +154,35 @@ async fn unknown_agent_is_refused_with_the_list() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawned_sessions_announcement_is_printed_in_the_terminal() {
+    let model = ScriptedModel::start().await;
+    model.push(Step::tool_call(
+        "sessions_spawn",
+        json!({"task": "count the files", "label": "counter"}),
+    ));
+    model.push(Step::text("Started a helper.").when_last_contains("accepted"));
+    model.push(
+        Step::text("3 files")
+            .when_last_contains("count the files")
+            .delay(std::time::Duration::from_millis(200)),
+    );
+    model.push(Step::text("There are 3 files.").when_last_contains("Write the announcement"));
+    let config = format!("{}{AGENT}", provider("primary", &model.url(), ""))
+        .replace("auto_approve = [", "auto_approve = [\"sessions_spawn\", ");
+    let sandbox = Sandbox::new(&config);
+    let mut chat = sandbox.chat(&[]);
+    chat.send("count files in the background");
+    chat.expect("main> Started a helper.", 20);
+    chat.expect("[announcement]", 20);
+    chat.expect("Status: success", 5);
+    chat.expect("Result: There are 3 files.", 5);
+    chat.send("/subagents list");
+    let line = chat.expect("#1 ", 5);
+    assert!(
+        line.contains(" • counter • main • primary-model • ") && line.contains(" • completed • count the files"),
+        "{line}"
+    );
+    chat.finish();
+}

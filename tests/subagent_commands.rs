@@ -88,7 +88,7 @@ async fn list_info_and_kill_with_cascade() {
     );
     // Wait until the helper's model call is in flight.
     let t = Instant::now();
-    while f.reviewer.in_flight() == 0 {
+    while f.reviewer.requests().len() < 2 || f.reviewer.in_flight() == 0 {
         assert!(
             t.elapsed() < Duration::from_secs(10),
             "the helper never called its model"
@@ -181,4 +181,43 @@ async fn pause_refuses_new_delegations_until_resumed() {
     f.reviewer.push(Step::text("done y"));
     f.main.push(Step::text("delegated").when_last_contains("done y"));
     assert_eq!(f.say("cli:bob", "@bot delegate again").await, "delegated");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_ends_the_turn_and_the_child_sessions_it_started() {
+    let mut f = Fx::new().await;
+    f.main.push(Step::tool_call(
+        "sessions_spawn",
+        json!({"task": "endless helper", "agentId": "main"}),
+    ));
+    f.main.push(
+        Step::text("hangs")
+            .when_last_contains("endless helper")
+            .delay(Duration::from_secs(60)),
+    );
+    f.main
+        .push(Step::text("Helper started.").when_last_contains("accepted"));
+    assert_eq!(f.say("cli:bob", "@bot start a helper").await, "Helper started.");
+    let t = Instant::now();
+    while f.main.requests().len() < 3 || f.main.in_flight() == 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the helper never called its model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        f.say("cli:bob", "/stop").await,
+        "Stopping the current turn and 1 child session(s)."
+    );
+    let stopped = Instant::now();
+    while f.main.in_flight() > 0 {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(1),
+            "the child's model call was not cut"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let list = f.say("cli:bob", "/subagents list").await;
+    assert!(list.contains(" • cancelled • endless helper"), "{list}");
 }

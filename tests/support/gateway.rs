@@ -118,6 +118,18 @@ impl Gateway {
         );
     }
 
+    /// Simulate the platform being down (or back).
+    pub async fn outage(&self, alias: &str, down: bool) {
+        let r = self
+            .http
+            .post(format!("{}/local/{alias}/outage", self.base))
+            .json(&json!({"down": down}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+
     /// Every event on `alias` after sequence `after` (no waiting).
     pub async fn events(&self, alias: &str, after: u64) -> Vec<Value> {
         let url = format!("{}/local/{alias}/events?after={after}&wait_ms=0", self.base);

@@ -48,6 +48,11 @@ struct Press {
 }
 
 #[derive(Deserialize)]
+struct Outage {
+    down: bool,
+}
+
+#[derive(Deserialize)]
 struct Poll {
     #[serde(default)]
     after: u64,
@@ -83,6 +88,7 @@ impl LocalHub {
             .route("/local/{alias}/send", post(send))
             .route("/local/{alias}/press", post(press))
             .route("/local/{alias}/events", get(events))
+            .route("/local/{alias}/outage", post(outage))
             .with_state(self.clone())
     }
 
@@ -170,6 +176,17 @@ async fn press(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"error": e.to_string()}))).into_response(),
     }
+}
+
+/// Simulate a platform outage: while down, everything the gateway sends
+/// to this channel fails as a transient error (for trying out retries and
+/// durable delivery).
+async fn outage(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body): Json<Outage>) -> Response {
+    let Some(ch) = hub.channel(&alias) else {
+        return unknown(&alias);
+    };
+    ch.set_down(body.down);
+    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn events(State(hub): State<LocalHub>, Path(alias): Path<String>, Query(q): Query<Poll>) -> Response {

@@ -8,7 +8,9 @@
 //! * `GET /local/{alias}/events?after=N&wait_ms=M` — what the bot posted
 //!   (messages, approval prompts, prompt edits), long-polled by sequence;
 //! * `POST /local/{alias}/press` — a person presses an approval button
-//!   (`{user, chat, approval_id, choice}`).
+//!   (`{user, chat, approval_id, choice}`);
+//! * `POST /local/{alias}/outage` — `{down: true|false}` simulates the
+//!   platform being unreachable.
 //!
 //! The adapter knows nothing of agents: it turns requests into
 //! [`Inbound`] messages and records what the gateway sends.

@@ -111,14 +111,18 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
                         continue;
                     }
                     match commands::parse(&line) {
-                        Some(Command::Stop) => match &running {
-                            Some(r) => {
+                        Some(Command::Stop) => {
+                            if let Some(r) = &running {
                                 r.cancel.cancel();
                                 queue.clear();
-                                println!("Stopping the current turn.");
                             }
-                            None => println!("Nothing is running."),
-                        },
+                            let children = commands::stop_session_children(&runtime, &session_key, &sender).await;
+                            match (running.is_some(), children) {
+                                (false, 0) => println!("Nothing is running."),
+                                (true, 0) => println!("Stopping the current turn."),
+                                (_, n) => println!("Stopping the current turn and {n} child session(s)."),
+                            }
+                        }
                         Some(Command::Unknown(name)) if name == "quit" || name == "exit" => {
                             if let Some(r) = &running {
                                 r.cancel.cancel();

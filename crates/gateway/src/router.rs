@@ -110,13 +110,15 @@ impl Router {
                 match other {
                     None => self.enqueue(agent, session_key, m),
                     Some(Command::Stop) => {
-                        let token = self.current_turn(&session_key);
-                        let text = match token {
-                            Some(t) => {
-                                t.cancel();
-                                "Stopping the current turn.".to_string()
-                            }
-                            None => "Nothing is running.".to_string(),
+                        let turn = self.current_turn(&session_key);
+                        if let Some(t) = &turn {
+                            t.cancel();
+                        }
+                        let children = commands::stop_session_children(&self.runtime, &session_key, &m.sender).await;
+                        let text = match (turn.is_some(), children) {
+                            (false, 0) => "Nothing is running.".to_string(),
+                            (true, 0) => "Stopping the current turn.".to_string(),
+                            (_, n) => format!("Stopping the current turn and {n} child session(s)."),
                         };
                         self.reply(&m, text).await;
                     }

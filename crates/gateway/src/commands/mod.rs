@@ -21,6 +21,25 @@ pub struct CommandContext<'a> {
     pub sender: &'a UserId,
 }
 
+/// `/stop`: children this session started with `sessions_spawn` are
+/// stopped too (foreground children end with the turn's own cancellation).
+/// Returns how many were stopped.
+pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender: &UserId) -> usize {
+    let rows = match runtime.store().runs_of_session(session_key, 100).await {
+        Ok(rows) => rows
+            .into_iter()
+            .filter(|r| r.status == "running" && r.kind == "sessions_spawn")
+            .collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read this session's children");
+            Vec::new()
+        }
+    };
+    subagents::kill::kill_tree(runtime, rows, &format!("stopped by {sender} with /stop"))
+        .await
+        .len()
+}
+
 impl CommandContext<'_> {
     /// Whether the sender is an approver of this chat's agent — or nobody
     /// is (a setup without an ops room), in which case any admitted user is.

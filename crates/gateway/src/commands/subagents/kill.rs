@@ -27,13 +27,22 @@ pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
             r.requester.as_deref().unwrap_or("someone else")
         );
     }
-    let store = ctx.runtime.store();
-    let core = ctx.runtime.core();
-    // Gather the whole tree first, record every ending, then stop the
-    // work: cancelling a parent would otherwise let its children record
-    // their own (uninformative) endings first.
+    let killed = kill_tree(ctx.runtime, roots, &format!("killed by {sender}")).await;
+    if killed.is_empty() {
+        "Nothing to kill: no matching run is still running.".into()
+    } else {
+        format!("Killed {} run(s): {}.", killed.len(), killed.join(", "))
+    }
+}
+
+/// Stop `roots` and all their descendants: gather the whole tree first,
+/// record every ending, then stop the work (cancelling a parent first would
+/// let its children record their own, uninformative endings). Returns the
+/// short ids of the runs stopped.
+pub(crate) async fn kill_tree(runtime: &switchboard_runtime::Runtime, roots: Vec<RunRow>, reason: &str) -> Vec<String> {
+    let store = runtime.store();
     let mut tree = Vec::new();
-    let mut queue: Vec<RunRow> = roots;
+    let mut queue = roots;
     while let Some(r) = queue.pop() {
         match store.child_runs(&r.id).await {
             Ok(kids) => queue.extend(kids),
@@ -41,11 +50,10 @@ pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         }
         tree.push(r);
     }
-    let reason = format!("killed by {sender}");
     let mut killed = Vec::new();
     for r in tree.iter().filter(|r| r.status == "running") {
         let end = RunEnd {
-            error: Some(&reason),
+            error: Some(reason),
             ..RunEnd::default()
         };
         if matches!(store.finish_run(&r.id, RunStatus::Cancelled, &end).await, Ok(true)) {
@@ -53,11 +61,7 @@ pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         }
     }
     for r in &tree {
-        core.cancel_run(&r.id);
+        runtime.core().cancel_run(&r.id);
     }
-    if killed.is_empty() {
-        "Nothing to kill: no matching run is still running.".into()
-    } else {
-        format!("Killed {} run(s): {}.", killed.len(), killed.join(", "))
-    }
+    killed
 }

@@ -3,7 +3,7 @@
 //! a label.
 
 mod info;
-mod kill;
+pub(crate) mod kill;
 mod list;
 mod log;
 mod pause;

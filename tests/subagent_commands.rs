@@ -55,12 +55,15 @@ impl Fx {
         }
     }
 
-    /// `user` says `text` in the team chat; returns the bot's next message.
+    /// `user` says `text` in the team chat; returns the bot's next message
+    /// (announcements, which may arrive at any time, are skipped).
     async fn say(&mut self, user: &str, text: &str) -> String {
         self.gw.send("team", "general", user, text, true, false).await;
         let e: Value = self
             .gw
-            .wait_for("team", &mut self.cursor, 20, |e| e["kind"] == "message")
+            .wait_for("team", &mut self.cursor, 20, |e| {
+                e["kind"] == "message" && !e["text"].as_str().unwrap_or("").starts_with("Status: ")
+            })
             .await;
         e["text"].as_str().unwrap().to_string()
     }
@@ -142,6 +145,29 @@ async fn list_info_and_kill_with_cascade() {
         after.contains(" • cancelled • deep audit") && after.contains(" • cancelled • helper work"),
         "{after}"
     );
+    // The killed background task is announced, saying who stopped it.
+    let t = Instant::now();
+    loop {
+        let all = f.gw.events("team", 0).await;
+        if let Some(a) = all
+            .iter()
+            .find(|e| e["text"].as_str().unwrap_or("").starts_with("Status: error"))
+        {
+            assert!(
+                a["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Notes: killed by cli:bob; run cancelled"),
+                "{a}"
+            );
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "no announcement of the killed task"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let log = f.say("cli:bob", "/subagents log #1 tools").await;
     assert!(
         log.contains("[user] deep audit") && log.contains("[tool call] spawn_subagent"),
@@ -220,4 +246,49 @@ async fn stop_ends_the_turn_and_the_child_sessions_it_started() {
     }
     let list = f.say("cli:bob", "/subagents list").await;
     assert!(list.contains(" • cancelled • endless helper"), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_reaches_a_running_child_and_restarts_a_finished_one() {
+    let mut f = Fx::new().await;
+    // A running child that works in two steps sees a message sent between them.
+    f.main.push(Step::tool_call(
+        "sessions_spawn",
+        json!({"task": "two-step job", "agentId": "main", "label": "stepper"}),
+    ));
+    f.main.push(Step::text("Started.").when_last_contains("accepted"));
+    f.main.push(
+        Step::tool_call("memory_recall", json!({"query": "a"}))
+            .when_last_contains("two-step job")
+            .delay(Duration::from_millis(400)),
+    );
+    f.main.push(Step::text("Noted the hint.").when(|r| {
+        r.to_string()
+            .contains("Message from cli:bob in the chat: use the staging db")
+    }));
+    f.main
+        .push(Step::text("ANNOUNCE_SKIP").when_last_contains("Write the announcement"));
+    assert_eq!(f.say("cli:bob", "@bot start the job").await, "Started.");
+    let sent = f.say("cli:bob", "/subagents send stepper use the staging db").await;
+    assert!(
+        sent.ends_with("(running); it sees the message at its next step."),
+        "{sent}"
+    );
+    let t = Instant::now();
+    loop {
+        let list = f.say("cli:bob", "/subagents list").await;
+        if list.contains(" • completed • two-step job") {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A finished child gets a new turn in its own session.
+    f.main
+        .push(Step::text("Follow-up answered.").when_last_contains("Message from cli:bob in the chat: one more thing"));
+    let answer = f.say("cli:bob", "/subagents send #1 one more thing").await;
+    assert!(
+        answer.starts_with("main (session of ") && answer.ends_with(")> Follow-up answered."),
+        "{answer}"
+    );
 }

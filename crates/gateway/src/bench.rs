@@ -104,3 +104,72 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
+
+/// `announce`: from a child's completion (its announcement queued in the
+/// outbox) to the channel accepting it, p50/p99 over N sequential
+/// children; then outbox throughput with N queued at once.
+pub async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
+    let dir = tempfile_dir()?;
+    let store = Store::open(&format!("sqlite://{}/cp.db", dir.display())).await?;
+    let hub = LocalHub::new(&["team".to_string()]);
+    let team = hub.channel("team").expect("configured").clone();
+    let mut channels = ChannelSet::default();
+    channels.insert(team.clone());
+    let worker = crate::outbox::spawn(store.clone(), channels);
+
+    let mut seen = 0;
+    let mut micros = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        store
+            .enqueue_announcement(
+                &format!("lat-{i}"),
+                "local.team",
+                "general",
+                None,
+                &format!("Status: success\nResult: {i}"),
+            )
+            .await?;
+        let events = team.wait_events_after(seen).await;
+        seen = events.last().map(|e| e.seq).unwrap_or(seen);
+        micros.push(t.elapsed().as_micros() as u64);
+    }
+    micros.sort_unstable();
+    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    println!("announcement latency (queued -> delivered to a local channel), n={n}");
+    println!(
+        "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
+        pct(0.5),
+        pct(0.9),
+        pct(0.99),
+        pct(1.0)
+    );
+
+    let t = Instant::now();
+    for i in 0..n {
+        store
+            .enqueue_announcement(
+                &format!("tp-{i}"),
+                "local.team",
+                "general",
+                None,
+                &format!("Status: success\nResult: {i}"),
+            )
+            .await?;
+    }
+    let queued = t.elapsed();
+    while team.events_after(seen).len() < n {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    let all = t.elapsed();
+    println!("outbox throughput, n={n} queued at once");
+    println!(
+        "  queued in {:>7.1} ms; all delivered after {:>7.1} ms = {:>6.0} announcements/s",
+        queued.as_secs_f64() * 1e3,
+        all.as_secs_f64() * 1e3,
+        n as f64 / all.as_secs_f64()
+    );
+    worker.abort();
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(ExitCode::SUCCESS)
+}

@@ -76,6 +76,11 @@ enum BenchCommand {
         #[arg(long, default_value_t = 1000)]
         n: usize,
     },
+    /// Child completion to announcement delivered (p50/p99) and outbox throughput.
+    Announce {
+        #[arg(long, default_value_t = 500)]
+        n: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -103,6 +108,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 which: BenchCommand::Approvals { n },
             } => bench::approvals(n).await,
+            Command::Bench {
+                which: BenchCommand::Announce { n },
+            } => bench::announcements(n).await,
         }
     });
     match result {

@@ -19,6 +19,8 @@ fn backoff_ms(attempts: i64) -> i64 {
 pub fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
+            // Register interest before reading, so a row queued meanwhile wakes us.
+            let queued = store.outbox_queued();
             match store.due_announcements(100).await {
                 Ok(rows) => {
                     for row in rows {
@@ -27,7 +29,10 @@ pub fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> 
                 }
                 Err(e) => tracing::error!(error = %e, "cannot read the announce outbox"),
             }
-            tokio::time::sleep(POLL).await;
+            tokio::select! {
+                _ = queued => {}
+                _ = tokio::time::sleep(POLL) => {}
+            }
         }
     })
 }

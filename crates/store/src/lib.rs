@@ -89,6 +89,9 @@ pub(crate) enum Pools {
 pub struct Store {
     pools: Pools,
     writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Woken when this process queues an announcement (other processes
+    /// sharing a PostgreSQL control plane are found by polling).
+    outbox_ready: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Store {
@@ -136,6 +139,7 @@ impl Store {
         Ok(Store {
             pools,
             writes: Default::default(),
+            outbox_ready: Default::default(),
         })
     }
 
@@ -148,6 +152,16 @@ impl Store {
 
     pub(crate) fn count_write(&self) {
         self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Resolves when an announcement is queued by this process after this
+    /// call (the future registers at creation, before it is first polled).
+    pub fn outbox_queued(&self) -> tokio::sync::futures::Notified<'_> {
+        self.outbox_ready.notified()
+    }
+
+    pub(crate) fn wake_outbox(&self) {
+        self.outbox_ready.notify_waiters();
     }
 
     /// Write statements executed through this handle (and its clones).

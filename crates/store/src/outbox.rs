@@ -41,6 +41,7 @@ impl Store {
         .bind(now)
         .bind(now)
         })?;
+        self.wake_outbox();
         Ok(added == 1)
     }
 

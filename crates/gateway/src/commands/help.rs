@@ -8,7 +8,7 @@ pub fn apply() -> String {
         "/status — agent, model, session and today's costs",
         "/agents — the configured agents",
         "/stop — abort the current turn and every child it started",
-        "/subagents list | info <id|#> | log <id|#> [limit] [tools] | kill <id|#|all> | pause | resume",
+        "/subagents list | info <id|#> | log <id|#> [limit] [tools] | send <id|#> <message> | kill <id|#|all> | pause | resume",
         "/approve <id> [always], /deny <id> [reason] — answer an approval prompt",
         "Anything else goes to the agent.",
     ]

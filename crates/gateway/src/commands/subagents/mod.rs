@@ -7,6 +7,7 @@ pub(crate) mod kill;
 mod list;
 mod log;
 mod pause;
+mod send;
 
 use super::CommandContext;
 use switchboard_store::{RunRow, now_ms};
@@ -20,6 +21,7 @@ pub enum Sub {
     Info(String),
     Log { target: String, limit: usize, tools: bool },
     Kill(String),
+    Send { target: String, message: String },
     Pause,
     Resume,
     Usage(String),
@@ -48,10 +50,15 @@ pub fn parse(args: &[&str]) -> Sub {
         Some("kill") => target()
             .map(Sub::Kill)
             .unwrap_or_else(|| Sub::Usage("/subagents kill <id|#|all>".into())),
+        Some("send") if args.len() >= 3 => Sub::Send {
+            target: args[1].to_string(),
+            message: args[2..].join(" "),
+        },
+        Some("send") => Sub::Usage("/subagents send <id|#> <message>".into()),
         Some("pause") => Sub::Pause,
         Some("resume") => Sub::Resume,
         Some(other) => Sub::Usage(format!(
-            "unknown /subagents command '{other}'; use list, info, log, kill, pause or resume"
+            "unknown /subagents command '{other}'; use list, info, log, send, kill, pause or resume"
         )),
     }
 }
@@ -62,6 +69,7 @@ pub async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
         Sub::Info(t) => info::apply(ctx, t).await,
         Sub::Log { target, limit, tools } => log::apply(ctx, target, *limit, *tools).await,
         Sub::Kill(t) => kill::apply(ctx, t).await,
+        Sub::Send { target, message } => send::apply(ctx, target, message).await,
         Sub::Pause => pause::apply(ctx, true),
         Sub::Resume => pause::apply(ctx, false),
         Sub::Usage(u) => format!("Usage: {u}"),

@@ -9,6 +9,7 @@ pub mod core;
 pub mod cost;
 pub mod cron;
 pub mod delegation;
+mod kill;
 pub mod message;
 pub mod policy;
 pub mod progress;

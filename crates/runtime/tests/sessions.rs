@@ -354,3 +354,65 @@ async fn cleanup_delete_archives_the_transcript_right_after_the_announce() {
     let name = archived.expect("a transcript file");
     assert!(name.starts_with(&format!("{run_id}.jsonl.deleted.")), "{name}");
 }
+
+#[tokio::test]
+async fn the_parent_can_message_list_and_kill_its_children() {
+    let f = fx("").await;
+    f.main.push(Step::tool_call(
+        "sessions_spawn",
+        json!({"task": "long job", "agentId": "worker", "label": "long"}),
+    ));
+    // The child takes a step, then hangs on its second model call.
+    f.work.push(
+        Step::tool_call("memory_recall", json!({"query": "x"}))
+            .when_last_contains("long job")
+            .delay(Duration::from_millis(300)),
+    );
+    f.work.push(
+        Step::text("never")
+            .when(|r| {
+                r.to_string()
+                    .contains("Message from the session that started you (main): stop early")
+            })
+            .delay(Duration::from_secs(60)),
+    );
+    f.main.push(Step::text("spawned").when_last_contains("accepted"));
+    f.turn("start").await;
+    let (run_id, key) = accepted(&tool_results(&f.main.requests()[1])[0]);
+    f.main.push(Step::tool_call(
+        "sessions_send",
+        json!({"sessionKey": key, "message": "stop early"}),
+    ));
+    f.main
+        .push(Step::tool_call("subagents", json!({"action": "list"})).when_last_contains("(running)"));
+    f.main.push(Step::text("sent").when_last_contains("\"children\""));
+    f.turn("tell it").await;
+    let results = tool_results(f.main.requests().last().unwrap());
+    let n = results.len();
+    assert_eq!(
+        results[n - 2],
+        format!("delivered to {key} (running); it sees the message at its next step")
+    );
+    let list: Value = serde_json::from_str(&results[n - 1]).unwrap();
+    assert_eq!(list["children"][0]["label"], "long");
+    // Wait until the child is hanging on the call that saw the message.
+    for _ in 0..200 {
+        if f.work.in_flight() == 1 && f.work.remaining() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(f.work.remaining(), 0, "the child's second call saw the message");
+    f.main
+        .push(Step::tool_call("subagents", json!({"action": "kill", "runId": run_id})));
+    f.main.push(Step::text("killed").when_last_contains("killed 1 run(s)"));
+    assert_eq!(f.turn("kill it").await, "killed");
+    assert_eq!(f.store().run(&run_id).await.unwrap().unwrap().status, "cancelled");
+    for _ in 0..50 {
+        if f.work.in_flight() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(f.work.in_flight(), 0, "the hanging call was cut");
+}

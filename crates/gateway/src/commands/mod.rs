@@ -35,7 +35,9 @@ pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender:
             Vec::new()
         }
     };
-    subagents::kill::kill_tree(runtime, rows, &format!("stopped by {sender} with /stop"))
+    runtime
+        .core()
+        .kill_tree(rows, &format!("stopped by {sender} with /stop"))
         .await
         .len()
 }

@@ -10,12 +10,16 @@ mod archive;
 mod child;
 mod history;
 mod list;
+mod send;
 mod spawn;
+mod subagents_tool;
 
 pub use agents_list::AgentsList;
 pub use history::SessionsHistory;
 pub use list::SessionsList;
+pub use send::SessionsSend;
 pub use spawn::SessionsSpawn;
+pub use subagents_tool::SubagentsTool;
 
 use switchboard_config::Config;
 

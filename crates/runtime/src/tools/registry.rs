@@ -26,6 +26,8 @@ impl ToolRegistry {
             Arc::new(crate::sessions::SessionsList),
             Arc::new(crate::sessions::SessionsHistory),
             Arc::new(crate::sessions::AgentsList),
+            Arc::new(crate::sessions::SessionsSend),
+            Arc::new(crate::sessions::SubagentsTool),
         ];
         Self { tools }
     }

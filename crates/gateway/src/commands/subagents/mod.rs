@@ -3,7 +3,7 @@
 //! a label.
 
 mod info;
-pub(crate) mod kill;
+mod kill;
 mod list;
 mod log;
 mod pause;

@@ -66,7 +66,9 @@ impl ProgressRecorder {
                 timeout_budget_secs,
                 ..Progress::default()
             }),
-            written: Mutex::new((0, false)),
+            // The first write waits a full interval too: short runs end
+            // before it, and their final progress is flushed once.
+            written: Mutex::new((now_ms(), false)),
         }
     }
 
@@ -81,7 +83,7 @@ impl ProgressRecorder {
         {
             let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
             let now = now_ms();
-            if w.0 != 0 && now - w.0 < MIN_WRITE_INTERVAL_MS {
+            if now - w.0 < MIN_WRITE_INTERVAL_MS {
                 w.1 = true;
                 return;
             }

@@ -4,7 +4,7 @@
 //! (several gateways sharing one control plane) through sqlx's native
 //! drivers. All SQL of the project lives in this crate; queries use `$N`
 //! placeholders, which both backends accept, and each method's body is
-//! written once and run against whichever pool is open (`read!`/`write!`).
+//! written once and run against whichever pool is open (`read!`/`exec!`).
 //! Migrations are kept as twins under `migrations/sqlite` and
 //! `migrations/postgres`.
 
@@ -18,24 +18,19 @@ macro_rules! read {
     };
 }
 
-/// Run `$body` with `$p` bound to the pool that serves writes (counted).
-macro_rules! write {
-    ($store:expr, |$p:ident| $body:expr) => {{
-        $store.count_write();
-        match &$store.pools {
-            $crate::Pools::Sqlite { write: $p, .. } => $body,
-            $crate::Pools::Postgres($p) => $body,
-        }
-    }};
-}
-
-/// Execute the statement `$q` (built with `$p` in scope) on the write
-/// pool; yields the number of rows affected.
+/// Execute the statement `$q` (built with `$p` in scope) as a write; yields
+/// the number of rows affected. On SQLite it joins the group commit and
+/// returns once committed.
 macro_rules! exec {
     ($store:expr, |$p:ident| $q:expr) => {{
         $store.count_write();
         match &$store.pools {
-            $crate::Pools::Sqlite { write: $p, .. } => $q.execute($p).await.map(|r| r.rows_affected()),
+            $crate::Pools::Sqlite { group, .. } => {
+                let mut guard = group.lock().await?;
+                let done = $q.execute(&mut **guard.tx()).await.map(|r| r.rows_affected());
+                let epoch = guard.release();
+                group.committed(epoch).await.and(done)
+            }
             $crate::Pools::Postgres($p) => $q.execute($p).await.map(|r| r.rows_affected()),
         }
     }};
@@ -45,6 +40,7 @@ mod approvals;
 mod cost;
 mod cursors;
 mod error;
+mod group;
 mod memory;
 mod outbox;
 mod runs;
@@ -76,10 +72,11 @@ pub enum Backend {
 
 #[derive(Clone)]
 pub(crate) enum Pools {
-    /// One writer connection beside a read pool (see [`Store::open`]).
+    /// One writer connection (behind group commit) beside a read pool
+    /// (see [`Store::open`]).
     Sqlite {
         read: SqlitePool,
-        write: SqlitePool,
+        group: std::sync::Arc<group::GroupWriter>,
     },
     Postgres(PgPool),
 }
@@ -124,7 +121,10 @@ impl Store {
                     .connect_with(options)
                     .await
                     .map_err(failed)?;
-                Pools::Sqlite { read, write }
+                Pools::Sqlite {
+                    read,
+                    group: group::GroupWriter::start(write),
+                }
             }
             Backend::Postgres => {
                 let pool = PgPoolOptions::new()
@@ -172,8 +172,8 @@ impl Store {
     /// Close every connection (flushes SQLite's WAL).
     pub async fn close(&self) {
         match &self.pools {
-            Pools::Sqlite { read, write } => {
-                write.close().await;
+            Pools::Sqlite { read, group } => {
+                group.flush().await;
                 read.close().await;
             }
             Pools::Postgres(p) => p.close().await,

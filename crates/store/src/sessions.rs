@@ -60,36 +60,43 @@ impl Store {
         .await)?)
     }
 
-    /// Append one message to a session's transcript; returns its id.
-    pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<i64, StoreError> {
-        let id: i64 = write!(self, |p| sqlx::query_scalar(
-            "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    /// Append one message to a session's transcript.
+    pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<(), StoreError> {
+        exec!(self, |p| sqlx::query(
+            "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)"
         )
         .bind(session_key)
         .bind(role)
         .bind(body)
-        .bind(now_ms())
-        .fetch_one(p)
-        .await)?;
-        Ok(id)
+        .bind(now_ms()))?;
+        Ok(())
     }
 
-    /// Append several messages in one transaction (a turn's tool results).
+    /// Append several messages at once (a turn's tool results): one
+    /// transaction, so all or none are stored.
     pub async fn append_messages(&self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
+        const INSERT: &str = "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)";
         let now = now_ms();
-        write!(self, |p| {
-            let mut tx = p.begin().await?;
-            for (role, body) in messages {
-                sqlx::query("INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)")
-                    .bind(session_key)
-                    .bind(*role)
-                    .bind(body)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+        self.count_write();
+        match &self.pools {
+            crate::Pools::Sqlite { group, .. } => {
+                let mut guard = group.lock().await?;
+                for (role, body) in messages {
+                    let q = sqlx::query(INSERT).bind(session_key).bind(*role).bind(body).bind(now);
+                    q.execute(&mut **guard.tx()).await?;
+                }
+                let epoch = guard.release();
+                group.committed(epoch).await?;
             }
-            tx.commit().await
-        })?;
+            crate::Pools::Postgres(p) => {
+                let mut tx = p.begin().await?;
+                for (role, body) in messages {
+                    let q = sqlx::query(INSERT).bind(session_key).bind(*role).bind(body).bind(now);
+                    q.execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+            }
+        }
         Ok(())
     }
 

@@ -53,8 +53,10 @@ impl AgentRun {
         }
         messages.extend(history::load(store, &self.ctx.session_key).await?);
         let user = ChatMessage::user(user_text);
-        history::save(store, &self.ctx.session_key, &user).await?;
-        messages.push(user);
+        // Stored while the first model call runs (both are awaited before
+        // anything else is written, so the transcript keeps its order).
+        let mut user_saved = Some(Box::pin(history::save(store, &self.ctx.session_key, &user)));
+        messages.push(user.clone());
 
         let max_iterations = self.profile.max_tool_iterations;
         let specs = if self.profile.agentic {
@@ -89,25 +91,38 @@ impl AgentRun {
                 tools: if offer_tools { specs.clone() } else { Vec::new() },
                 temperature: self.temperature,
             };
+            let call = async {
+                match user_saved.take() {
+                    Some(save) => {
+                        let (answer, saved) = tokio::join!(chain.chat(&request), save);
+                        saved?;
+                        Ok(answer?)
+                    }
+                    None => Ok::<_, TurnError>(chain.chat(&request).await?),
+                }
+            };
             let (response, served) = tokio::select! {
                 _ = self.ctx.cancel.cancelled() => return Err(TurnError::Cancelled),
-                r = chain.chat(&request) => r?,
+                r = call => r?,
             };
             usage.add(response.usage);
             if let Some(p) = &scope.progress {
                 p.model_call().await;
             }
-            let recorded = crate::cost::record(
-                &self.config,
-                store,
-                &scope.cost_chain,
-                &served.name,
-                &served.model,
-                response.usage,
-            );
-            if let Err(e) = recorded.await {
-                tracing::error!(error = %e, "cost ledger write failed");
-            }
+            // The ledger write and the transcript write share a commit.
+            let recorded = async {
+                let r = crate::cost::record(
+                    &self.config,
+                    store,
+                    &scope.cost_chain,
+                    &served.name,
+                    &served.model,
+                    response.usage,
+                );
+                if let Err(e) = r.await {
+                    tracing::error!(error = %e, "cost ledger write failed");
+                }
+            };
             if response.tool_calls.is_empty() || !offer_tools {
                 let text = if response.text.trim().is_empty() && !response.tool_calls.is_empty() {
                     format!(
@@ -117,7 +132,9 @@ impl AgentRun {
                 } else {
                     response.text
                 };
-                history::save(store, &self.ctx.session_key, &ChatMessage::assistant(text.clone())).await?;
+                let answer = ChatMessage::assistant(text.clone());
+                let ((), saved) = tokio::join!(recorded, history::save(store, &self.ctx.session_key, &answer));
+                saved?;
                 return Ok(TurnReply {
                     text,
                     usage,
@@ -134,7 +151,8 @@ impl AgentRun {
                 tool_call_id: None,
                 name: None,
             };
-            history::save(store, &self.ctx.session_key, &assistant).await?;
+            let ((), saved) = tokio::join!(recorded, history::save(store, &self.ctx.session_key, &assistant));
+            saved?;
             let results = self.run_calls(&assistant.tool_calls, &seen).await;
             messages.push(assistant);
             if self.ctx.cancel.is_cancelled() {

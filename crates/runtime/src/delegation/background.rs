@@ -62,12 +62,15 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         };
         let outcome = child::execute(&core2, plan, &message, &id, cancel, timeout, Some(progress.clone())).await;
         heartbeat.abort();
-        progress.flush().await;
-        child::record_end(&core2, &id, &outcome).await;
-        write_artifact(&artifact_dir, &id, &outcome.result).await;
-        if let Err(e) = crate::announce::announce_run(&core2.store, &id).await {
-            tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
-        }
+        // Final progress and the ending share a commit; then the artifact
+        // and the announcement.
+        tokio::join!(progress.flush(), child::record_end(&core2, &id, &outcome));
+        let announced = async {
+            if let Err(e) = crate::announce::announce_run(&core2.store, &id).await {
+                tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
+            }
+        };
+        tokio::join!(write_artifact(&artifact_dir, &id, &outcome.result), announced);
         core2.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
     });

@@ -5,9 +5,8 @@
 use async_trait::async_trait;
 use std::sync::Mutex;
 use std::time::Duration;
-use switchboard_core::ApprovalPrompt;
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{NewApproval, Store, now_ms};
+use switchboard_store::{Store, now_ms};
 use tokio::sync::oneshot;
 
 enum Answer {
@@ -93,40 +92,16 @@ impl ApprovalBroker for CliBroker {
     async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
         let _turn = self.asking.lock().await;
         let deadline = now_ms() + req.timeout_secs as i64 * 1000;
-        let chain = req.caller_chain.join(" > ");
-        let origin_chat = req.origin.as_ref().map(|o| o.chat.clone());
-        let stored = self
-            .store
-            .insert_approval(&NewApproval {
-                id: &req.id,
-                run_id: None,
-                agent: &req.agent,
-                caller_chain: &chain,
-                tool: &req.tool,
-                summary: &req.summary,
-                risk: &req.risk,
-                channel: Some("cli"),
-                chat: origin_chat.as_deref(),
-                thread: None,
-                deadline_at: deadline,
-            })
-            .await;
-        if let Err(e) = stored {
+        let here =
+            switchboard_core::ChatAddress::new("cli", req.origin.as_ref().map(|o| o.chat.clone()).unwrap_or_default());
+        if let Err(e) = crate::approvals::store_request(&self.store, &req, &here, deadline).await {
             // Fail closed: an approval that cannot be audited is not asked.
             tracing::error!(error = %e, "cannot store approval request");
             return ApprovalOutcome::Unavailable {
                 why: "the approval could not be recorded".into(),
             };
         }
-        let prompt = ApprovalPrompt {
-            id: req.id.clone(),
-            agent: req.agent.clone(),
-            caller_chain: req.caller_chain.clone(),
-            tool: req.tool.clone(),
-            summary: req.summary.clone(),
-            risk: req.risk.clone(),
-            deadline_unix: deadline / 1000,
-        };
+        let prompt = crate::approvals::prompt_of(&req, deadline);
         let (tx, rx) = oneshot::channel();
         *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(Pending { id: req.id.clone(), tx });
         println!(

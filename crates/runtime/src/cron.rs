@@ -12,7 +12,7 @@ use croner::Cron;
 use std::str::FromStr;
 use switchboard_config::CronJob;
 use switchboard_core::ChatAddress;
-use switchboard_store::{NewRun, RunEnd, RunStatus};
+use switchboard_store::NewRun;
 use tracing::Instrument;
 
 /// One finished cron run.
@@ -80,20 +80,7 @@ impl Runtime {
             spawn_site = "cron"
         );
         let result = run.run(&job.prompt).instrument(span).await;
-        let (status, output, error, usage) = match &result {
-            Ok(r) => (RunStatus::Completed, Some(r.text.clone()), None, r.usage),
-            Err(e) => (RunStatus::Failed, None, Some(e.to_string()), Default::default()),
-        };
-        let end = RunEnd {
-            output: output.as_deref(),
-            error: error.as_deref(),
-            tokens_in: usage.input_tokens as i64,
-            tokens_out: usage.output_tokens as i64,
-            cost_micros: 0,
-        };
-        if let Err(e) = core.store.finish_run(run_id, status, &end).await {
-            tracing::error!(run_id, error = %e, "cannot record the end of a cron run");
-        }
+        crate::run_end::record(&core.store, run_id, &result).await;
         result
     }
 

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod progress;
 pub mod provider;
 pub mod redact;
+mod run_end;
 mod runtime;
 pub mod scope;
 pub mod sessions;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{NewApproval, Store, now_ms};
+use switchboard_store::{Store, now_ms};
 use tokio::sync::oneshot;
 
 struct Decision {
@@ -153,38 +153,13 @@ impl ApprovalBroker for RouteBroker {
         };
         let timeout = req.timeout_secs.max(1);
         let deadline = now_ms() + timeout as i64 * 1000;
-        let chain = req.caller_chain.join(" > ");
-        let stored = self
-            .store
-            .insert_approval(&NewApproval {
-                id: &req.id,
-                run_id: None,
-                agent: &req.agent,
-                caller_chain: &chain,
-                tool: &req.tool,
-                summary: &req.summary,
-                risk: &req.risk,
-                channel: Some(&target.address.channel),
-                chat: Some(&target.address.chat),
-                thread: target.address.thread.as_deref(),
-                deadline_at: deadline,
-            })
-            .await;
-        if let Err(e) = stored {
+        if let Err(e) = super::store_request(&self.store, &req, &target.address, deadline).await {
             tracing::error!(error = %e, "cannot store an approval request");
             return ApprovalOutcome::Unavailable {
                 why: "the approval request could not be recorded".into(),
             };
         }
-        let prompt = ApprovalPrompt {
-            id: req.id.clone(),
-            agent: req.agent.clone(),
-            caller_chain: req.caller_chain.clone(),
-            tool: req.tool.clone(),
-            summary: req.summary.clone(),
-            risk: req.risk.clone(),
-            deadline_unix: deadline / 1000,
-        };
+        let prompt = super::prompt_of(&req, deadline);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(
             req.id.clone(),

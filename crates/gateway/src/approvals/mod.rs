@@ -4,6 +4,8 @@
 
 mod broker;
 mod expire;
+mod record;
 
 pub use broker::RouteBroker;
 pub use expire::update_expired_prompts;
+pub use record::{prompt_of, store_request};

@@ -6,7 +6,7 @@ use crate::core::{Core, RunParts};
 use crate::tools::ToolRegistry;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_store::{RunEnd, RunStatus};
+use switchboard_store::RunStatus;
 
 pub(crate) struct Child {
     pub parts: RunParts,
@@ -65,32 +65,8 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
                 }
             }
         };
-        let (status, output, error, usage) = match &result {
-            Ok(r) => (RunStatus::Completed, Some(r.text.clone()), None, r.usage),
-            Err(crate::TurnError::Cancelled) => (
-                RunStatus::Cancelled,
-                None,
-                Some("cancelled".to_string()),
-                Default::default(),
-            ),
-            Err(crate::TurnError::Timeout(s)) => (
-                RunStatus::TimedOut,
-                None,
-                Some(format!("timed out after {s}s")),
-                Default::default(),
-            ),
-            Err(e) => (RunStatus::Failed, None, Some(e.to_string()), Default::default()),
-        };
-        let end = RunEnd {
-            output: output.as_deref(),
-            error: error.as_deref(),
-            tokens_in: usage.input_tokens as i64,
-            tokens_out: usage.output_tokens as i64,
-            cost_micros: 0,
-        };
-        if let Err(e) = core.store.finish_run(&run_id, status, &end).await {
-            tracing::error!(run_id, error = %e, "cannot record the end of a child session");
-        }
+        let status = crate::run_end::record(&core.store, &run_id, &result).await;
+        let output = result.as_ref().ok().map(|r| r.text.clone());
         // The announce step runs in the child's own session, without tools,
         // and only after a success: failures are always announced.
         let announce_text = if status == RunStatus::Completed {

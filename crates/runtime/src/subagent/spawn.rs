@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use switchboard_store::{NewRun, RunEnd, RunStatus};
+use switchboard_store::NewRun;
 use tracing::Instrument;
 
 pub struct SpawnSubagent;
@@ -156,26 +156,7 @@ impl Tool for SpawnSubagent {
         let _registration = core.register_run(&uuid, &run.ctx.cancel);
         let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
         let result = run.run(&prompt).instrument(span).await;
-        let (status, output, error, usage) = match &result {
-            Ok(reply) => (RunStatus::Completed, Some(reply.text.as_str()), None, reply.usage),
-            Err(crate::TurnError::Cancelled) => (
-                RunStatus::Cancelled,
-                None,
-                Some("cancelled".to_string()),
-                Default::default(),
-            ),
-            Err(e) => (RunStatus::Failed, None, Some(e.to_string()), Default::default()),
-        };
-        let end = RunEnd {
-            output,
-            error: error.as_deref(),
-            tokens_in: usage.input_tokens as i64,
-            tokens_out: usage.output_tokens as i64,
-            cost_micros: 0,
-        };
-        if let Err(e) = core.store.finish_run(&uuid, status, &end).await {
-            tracing::error!(error = %e, "cannot record the end of a subagent run");
-        }
+        crate::run_end::record(&core.store, &uuid, &result).await;
         match result {
             Ok(reply) if reply.text.trim().is_empty() => ToolResult::ok("subagent completed without output"),
             Ok(reply) => ToolResult::ok(reply.text),

@@ -416,3 +416,62 @@ async fn the_parent_can_message_list_and_kill_its_children() {
     }
     assert_eq!(f.work.in_flight(), 0, "the hanging call was cut");
 }
+
+#[tokio::test]
+async fn a_late_leaf_result_wakes_its_finished_orchestrator_and_reaches_the_chat() {
+    let f = fx("").await;
+    f.main.push(Step::tool_call(
+        "sessions_spawn",
+        json!({"task": "orchestrate quickly", "agentId": "worker"}),
+    ));
+    f.main.push(Step::text("ok").when_last_contains("accepted"));
+    // The orchestrator spawns a slow leaf and ends at once.
+    f.work.push(
+        Step::tool_call("sessions_spawn", json!({"task": "slow leaf"})).when_last_contains("orchestrate quickly"),
+    );
+    f.work
+        .push(Step::text("Leaf started; I am done.").when_last_contains("\"status\":\"accepted\""));
+    f.work.push(Step::text("The leaf is running.").when(|r| {
+        let t = r.to_string();
+        t.contains("Write the announcement") && t.contains("orchestrate quickly") && !t.contains("slow leaf finished")
+    }));
+    f.work.push(
+        Step::text("slow leaf finished: 42")
+            .when_last_contains("slow leaf")
+            .delay(Duration::from_millis(400)),
+    );
+    f.work.push(Step::text("Leaf reports 42.").when(|r| {
+        let t = r.to_string();
+        t.contains("Write the announcement") && t.contains("slow leaf finished")
+    }));
+    // The woken orchestrator passes the result on.
+    f.work
+        .push(Step::text("Late result: the leaf found 42.").when_last_contains("this result arrived since"));
+    f.turn("go").await;
+    let (orchestrator, _) = accepted(&last_tool_result(&f.main));
+    let mut due = Vec::new();
+    for _ in 0..200 {
+        due = f.store().due_announcements(10).await.unwrap();
+        if due.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(due.len(), 2, "{due:?}");
+    assert_eq!(due[0].run_id, orchestrator);
+    assert!(due[0].body.contains("Result: The leaf is running."), "{}", due[0].body);
+    assert!(
+        due[1].run_id.ends_with(&format!(">{orchestrator}")),
+        "{}",
+        due[1].run_id
+    );
+    assert!(
+        due[1].body.contains("Result: Late result: the leaf found 42."),
+        "{}",
+        due[1].body
+    );
+    assert_eq!(
+        (due[1].chat.as_str(), due[1].thread.as_deref()),
+        ("general", Some("t1"))
+    );
+}

@@ -77,6 +77,8 @@ max_actions_per_hour = 1000000
     for _ in 0..n {
         worker_model.push(Step::text("done").delay(latency));
     }
+    main_model.without_recording();
+    worker_model.without_recording();
 
     let writes_before = store.writes();
     let start = Instant::now();

@@ -93,6 +93,8 @@ impl Step {
 #[derive(Default)]
 struct Shared {
     steps: Vec<Option<Step>>,
+    /// Off for benchmarks: keeping every request body costs memory and time.
+    skip_recording: bool,
     requests: Vec<Value>,
     counter: u64,
     in_flight: u32,
@@ -157,6 +159,12 @@ impl ScriptedModel {
         self
     }
 
+    /// Stop keeping request bodies (benchmarks); `requests()` stays empty.
+    pub fn without_recording(&self) -> &Self {
+        self.shared.lock().unwrap().skip_recording = true;
+        self
+    }
+
     /// Every request body received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.lock().unwrap().requests.clone()
@@ -218,7 +226,9 @@ pub fn last_message_text(req: &Value) -> String {
 /// Take the matching step for `req`, recording the request.
 fn take_step(shared: &Mutex<Shared>, req: &Value) -> (Option<Step>, u64) {
     let mut s = shared.lock().unwrap();
-    s.requests.push(req.clone());
+    if !s.skip_recording {
+        s.requests.push(req.clone());
+    }
     s.counter += 1;
     let n = s.counter;
     let pos = s

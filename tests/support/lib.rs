@@ -26,9 +26,18 @@ pub fn binary() -> PathBuf {
         .and_then(|m| m.modified())
         .expect("binary mtime");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    if let Some(newer) = newest_source(&root.join("crates"))
-        .into_iter()
-        .chain(newest_source(&root.join("channels")))
+    // Only the `src` folders of the crates linked into the binary count.
+    let linked = [
+        "crates/core",
+        "crates/config",
+        "crates/store",
+        "crates/runtime",
+        "crates/gateway",
+        "channels/local",
+    ];
+    if let Some(newer) = linked
+        .iter()
+        .filter_map(|c| newest_source(&root.join(c).join("src")))
         .find(|(t, _)| *t > built)
     {
         panic!(

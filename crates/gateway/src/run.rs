@@ -28,6 +28,24 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         .map(|(a, _)| a.clone())
         .collect();
     let hub = LocalHub::new(&local_aliases);
+    for ch in hub.channels() {
+        channels.insert(ch.clone() as Arc<dyn Channel>);
+    }
+    for (name, enabled) in config.channels.instances() {
+        if enabled && channels.get(&name).is_none() {
+            tracing::warn!(channel = %name, "configured, but this build has no adapter for it yet; it is not started");
+        }
+    }
+
+    // Channels are listening before the local API accepts anything, so no
+    // message arrives before the gateway can take it.
+    let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
+    for ch in channels.all() {
+        ch.start(inbound_tx.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
+    }
+    drop(inbound_tx);
     let mut web = None;
     if !local_aliases.is_empty() {
         let (addr, task) = hub
@@ -36,23 +54,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
         tracing::info!(%addr, channels = ?local_aliases, "local channels listening");
         web = Some(task);
-        for ch in hub.channels() {
-            channels.insert(ch.clone() as Arc<dyn Channel>);
-        }
     }
-    for (name, enabled) in config.channels.instances() {
-        if enabled && channels.get(&name).is_none() {
-            tracing::warn!(channel = %name, "configured, but this build has no adapter for it yet; it is not started");
-        }
-    }
-
-    let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
-    for ch in channels.all() {
-        ch.start(inbound_tx.clone())
-            .await
-            .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
-    }
-    drop(inbound_tx);
     let broker = Arc::new(RouteBroker::new(
         config.clone(),
         runtime.store().clone(),

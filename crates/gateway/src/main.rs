@@ -81,6 +81,13 @@ enum BenchCommand {
         #[arg(long, default_value_t = 500)]
         n: usize,
     },
+    /// The whole gateway against an instant model: start-up, DM latency, bursts, RSS.
+    Gateway {
+        #[arg(long, default_value_t = 1000)]
+        messages: usize,
+        #[arg(long, default_value_t = 20)]
+        users: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -111,6 +118,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 which: BenchCommand::Announce { n },
             } => bench::announcements(n).await,
+            Command::Bench {
+                which: BenchCommand::Gateway { messages, users },
+            } => bench::gateway(messages, users).await,
         }
     });
     match result {

@@ -14,7 +14,25 @@ use switchboard_config::Config;
 use switchboard_core::Channel;
 use tokio::signal::unix::{SignalKind, signal};
 
-pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
+/// A started gateway: its channels, runtime and background tasks.
+pub struct Gateway {
+    pub runtime: Arc<switchboard_runtime::Runtime>,
+    pub hub: LocalHub,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Gateway {
+    /// Stop every background task and close the store.
+    pub async fn stop(self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.runtime.store().close().await;
+    }
+}
+
+/// Start everything `run` runs, from the configuration at `config_path`.
+pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let started = bootstrap::start(config_path).await?;
     let runtime = started.runtime.clone();
     let config = runtime.config().clone();
@@ -46,14 +64,14 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
     }
     drop(inbound_tx);
-    let mut web = None;
+    let mut tasks = Vec::new();
     if !local_aliases.is_empty() {
         let (addr, task) = hub
             .serve(&config.web.listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
         tracing::info!(%addr, channels = ?local_aliases, "local channels listening");
-        web = Some(task);
+        tasks.push(task);
     }
     let broker = Arc::new(RouteBroker::new(
         config.clone(),
@@ -62,17 +80,21 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     ));
     runtime.set_route_broker(broker.clone());
     update_expired_prompts(&channels, &started.expired_approvals).await;
-    let delivery = crate::outbox::spawn(runtime.store().clone(), channels.clone());
+    tasks.push(crate::outbox::spawn(runtime.store().clone(), channels.clone()));
     let router = Router::new((*runtime).clone(), channels, broker);
-    let routing = tokio::spawn(router.run(inbound_rx));
-    let scheduler = runtime.spawn_scheduler();
-    let archiver = runtime.spawn_archiver();
+    tasks.push(tokio::spawn(router.run(inbound_rx)));
+    tasks.push(runtime.spawn_scheduler());
+    tasks.push(runtime.spawn_archiver());
     tracing::info!(
         agents = ?config.enabled_agents(),
         database = %config.database_url.split('?').next().unwrap_or(""),
         "switchboard is running; Ctrl-C stops it"
     );
+    Ok(Gateway { runtime, hub, tasks })
+}
 
+pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
+    let gateway = start(config_path).await?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {
@@ -86,13 +108,6 @@ pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         }
     }
     tracing::info!("stopping");
-    scheduler.abort();
-    archiver.abort();
-    routing.abort();
-    delivery.abort();
-    if let Some(w) = web {
-        w.abort();
-    }
-    runtime.store().close().await;
+    gateway.stop().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -159,6 +159,11 @@ impl ScriptedModel {
         self
     }
 
+    /// How many requests were answered (recorded or not).
+    pub fn served(&self) -> u64 {
+        self.shared.lock().unwrap().counter
+    }
+
     /// Stop keeping request bodies (benchmarks); `requests()` stays empty.
     pub fn without_recording(&self) -> &Self {
         self.shared.lock().unwrap().skip_recording = true;

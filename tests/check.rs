@@ -6,7 +6,12 @@ use switchboard_e2e::Sandbox;
 fn shipped_configs_pass() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../config");
     let sandbox = Sandbox::new("");
-    for file in ["switchboard.toml", "examples/ops-room.toml", "examples/openai.toml", "examples/local-ops.toml"] {
+    for file in [
+        "switchboard.toml",
+        "examples/ops-room.toml",
+        "examples/openai.toml",
+        "examples/local-ops.toml",
+    ] {
         let path = format!("{root}/{file}");
         let (code, out, err) = sandbox.run(&["check", "--config", &path]);
         assert_eq!(code, 0, "{file}: {out}{err}");

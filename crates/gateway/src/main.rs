@@ -17,6 +17,11 @@ mod router;
 mod run;
 
 use clap::{Parser, Subcommand};
+
+/// mimalloc: the runtime allocates and frees many small buffers from many
+/// threads (JSON, HTTP, SQL); glibc's malloc showed ~15% of CPU there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -5,6 +5,10 @@
 //! `cargo bench -p switchboard-runtime --bench background_delegations -- [N] [LATENCY_MS]`
 //! (defaults 1000 and 200).
 
+/// The same allocator as the `switchboard` binary.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

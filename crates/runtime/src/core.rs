@@ -37,6 +37,8 @@ pub struct Core {
     pub lane: Arc<tokio::sync::Semaphore>,
     /// Announcements waiting for a running parent loop, by session key.
     pub inbox: Mutex<HashMap<String, Vec<String>>>,
+    /// Writes `delegate_results/*.json` one after another.
+    pub artifacts: crate::artifacts::ArtifactWriter,
 }
 
 /// Everything that differs between one run and another.
@@ -95,6 +97,7 @@ impl Core {
             paused: AtomicBool::new(false),
             lane,
             inbox: Mutex::new(HashMap::new()),
+            artifacts: crate::artifacts::ArtifactWriter::start(),
         })
     }
 

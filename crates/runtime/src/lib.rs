@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod announce;
 pub mod approval;
+mod artifacts;
 pub mod core;
 pub mod cost;
 pub mod cron;

@@ -29,7 +29,7 @@ pub struct Progress {
 }
 
 /// Progress is written at most this often per run (the last state is
-/// flushed when the run ends), so busy runs do not flood the store.
+/// written with the run's ending), so busy runs do not flood the store.
 const MIN_WRITE_INTERVAL_MS: i64 = 1000;
 
 /// Collects progress for one run and writes it to the run's row.
@@ -98,15 +98,6 @@ impl ProgressRecorder {
         }
     }
 
-    /// Write the latest state if a write was held back.
-    pub async fn flush(&self) {
-        let pending = std::mem::replace(&mut self.written.lock().unwrap_or_else(|e| e.into_inner()).1, false);
-        if pending {
-            let json = serde_json::to_string(&self.snapshot()).unwrap_or_default();
-            self.write(json).await;
-        }
-    }
-
     pub async fn model_call(&self) {
         let json = self.update(|p| p.iterations += 1);
         self.save(json).await;
@@ -154,6 +145,13 @@ impl ProgressRecorder {
             }
         });
         self.save(json).await;
+    }
+
+    /// The final progress as JSON, for writing with the run's ending;
+    /// no separate write is then needed.
+    pub fn finish(&self) -> String {
+        self.written.lock().unwrap_or_else(|e| e.into_inner()).1 = false;
+        serde_json::to_string(&self.snapshot()).unwrap_or_default()
     }
 
     pub fn snapshot(&self) -> Progress {

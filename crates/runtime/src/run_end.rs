@@ -28,6 +28,7 @@ pub async fn record(store: &Store, run_id: &str, result: &Result<TurnReply, Turn
         tokens_in: usage.input_tokens as i64,
         tokens_out: usage.output_tokens as i64,
         cost_micros: 0,
+        progress: None,
     };
     if let Err(e) = store.finish_run(run_id, status, &end).await {
         tracing::error!(run_id, error = %e, "cannot record the end of a run");

@@ -82,6 +82,8 @@ pub struct RunScope {
     pub requester: Option<String>,
     /// When this run must end (its own timeout); approvals never wait longer.
     pub deadline: Option<tokio::time::Instant>,
+    /// The session was created for this run: there is no history to load.
+    pub fresh_session: bool,
     /// Progress reporting for registry-tracked runs.
     pub progress: Option<Arc<ProgressRecorder>>,
 }

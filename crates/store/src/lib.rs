@@ -109,7 +109,10 @@ impl Store {
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
-                    .busy_timeout(Duration::from_secs(10));
+                    .busy_timeout(Duration::from_secs(10))
+                    // Statement journals inside the shared write transaction stay in
+                    // memory instead of a temp file opened per statement.
+                    .pragma("temp_store", "memory");
                 let write = SqlitePoolOptions::new()
                     .max_connections(1)
                     .connect_with(options.clone())

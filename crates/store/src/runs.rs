@@ -98,6 +98,8 @@ pub struct RunEnd<'a> {
     pub tokens_in: i64,
     pub tokens_out: i64,
     pub cost_micros: i64,
+    /// The final progress object (JSON), written with the ending.
+    pub progress: Option<&'a str>,
 }
 
 const COLUMNS: &str =
@@ -144,8 +146,8 @@ impl Store {
     pub async fn finish_run(&self, id: &str, status: RunStatus, end: &RunEnd<'_>) -> Result<bool, StoreError> {
         let done = exec!(self, |p| sqlx::query(
             "UPDATE runs SET status = $1, ended_at = $2, output = $3, error = $4, tokens_in = $5, tokens_out = $6,
-                             cost_micros = $7
-             WHERE id = $8 AND status = 'running'",
+                             cost_micros = $7, progress = COALESCE($8, progress)
+             WHERE id = $9 AND status = 'running'",
         )
         .bind(status.as_str())
         .bind(now_ms())
@@ -154,6 +156,7 @@ impl Store {
         .bind(end.tokens_in)
         .bind(end.tokens_out)
         .bind(end.cost_micros)
+        .bind(end.progress)
         .bind(id))?;
         Ok(done == 1)
     }

@@ -51,7 +51,9 @@ impl AgentRun {
         if !self.system_prompt.is_empty() {
             messages.push(ChatMessage::system(self.system_prompt.clone()));
         }
-        messages.extend(history::load(store, &self.ctx.session_key).await?);
+        if !self.ctx.scope.fresh_session {
+            messages.extend(history::load(store, &self.ctx.session_key).await?);
+        }
         let user = ChatMessage::user(user_text);
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).

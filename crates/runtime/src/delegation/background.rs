@@ -62,15 +62,16 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         };
         let outcome = child::execute(&core2, plan, &message, &id, cancel, timeout, Some(progress.clone())).await;
         heartbeat.abort();
-        // Final progress and the ending share a commit; then the artifact
+        // The final progress is written with the ending; then the artifact
         // and the announcement.
-        tokio::join!(progress.flush(), child::record_end(&core2, &id, &outcome));
+        let last = progress.finish();
+        child::record_end(&core2, &id, &outcome, Some(&last)).await;
         let announced = async {
             if let Err(e) = crate::announce::announce_run(&core2.store, &id).await {
                 tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
             }
         };
-        tokio::join!(write_artifact(&artifact_dir, &id, &outcome.result), announced);
+        tokio::join!(write_artifact(&core2, &artifact_dir, &id, &outcome.result), announced);
         core2.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
     });
@@ -79,17 +80,17 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     ))
 }
 
-async fn write_artifact(dir: &std::path::Path, id: &str, result: &Result<String, String>) {
+async fn write_artifact(core: &Core, dir: &std::path::Path, id: &str, result: &Result<String, String>) {
     let output = match result {
-        Ok(text) => text.clone(),
-        Err(e) => e.clone(),
+        Ok(text) => text,
+        Err(e) => e,
     };
-    let body = serde_json::json!({"task_id": id, "output": output});
-    let write = async {
-        tokio::fs::create_dir_all(dir).await?;
-        tokio::fs::write(dir.join(format!("{id}.json")), body.to_string()).await
-    };
-    if let Err(e) = write.await {
+    let body = serde_json::json!({"task_id": id, "output": output}).to_string();
+    if let Err(e) = core
+        .artifacts
+        .write(dir.join(format!("{id}.json")), body.into_bytes())
+        .await
+    {
         tracing::warn!(run_id = %id, error = %e, "cannot write the delegate result artifact");
     }
 }

@@ -98,6 +98,7 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         origin: scope.origin.clone(),
         requester: scope.requester.clone(),
         deadline: None,
+        fresh_session: true,
         progress: None,
     };
     let (policy, registry, broker, scope_for_child): (
@@ -328,8 +329,9 @@ fn render_success(target: &str, reply: &TurnReply, agentic: bool) -> Result<Stri
     }
 }
 
-/// Store how a child ended (the first ending wins over a racing cancel).
-pub(crate) async fn record_end(core: &Core, run_id: &str, outcome: &Outcome) {
+/// Store how a child ended (the first ending wins over a racing cancel),
+/// with its final progress when it has one.
+pub(crate) async fn record_end(core: &Core, run_id: &str, outcome: &Outcome, progress: Option<&str>) {
     let (output, error) = match &outcome.result {
         Ok(text) => (Some(text.as_str()), None),
         Err(e) => (None, Some(e.as_str())),
@@ -341,6 +343,7 @@ pub(crate) async fn record_end(core: &Core, run_id: &str, outcome: &Outcome) {
         tokens_in: usage.input_tokens as i64,
         tokens_out: usage.output_tokens as i64,
         cost_micros: 0,
+        progress,
     };
     if let Err(e) = core.store.finish_run(run_id, outcome.status, &end).await {
         tracing::error!(run_id, error = %e, "cannot record the end of a delegated run");
@@ -356,7 +359,7 @@ pub(crate) async fn run_foreground(core: &Arc<Core>, ctx: &ToolContext, plan: Pl
     }
     let timeout = plan.foreground_timeout;
     let outcome = execute(core, plan, message, &run_id, ctx.cancel.child_token(), timeout, None).await;
-    record_end(core, &run_id, &outcome).await;
+    record_end(core, &run_id, &outcome, None).await;
     match outcome.result {
         Ok(text) => ToolResult::ok(text),
         Err(e) => ToolResult::fail(e),

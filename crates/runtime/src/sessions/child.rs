@@ -43,11 +43,13 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
             p = core.lane.clone().acquire_owned() => p.ok(),
             _ = cancel.cancelled() => None,
         };
-        let announce_parts = RunParts {
+        let mut announce_parts = RunParts {
             registry: ToolRegistry::default(),
             broker: parts.broker.clone(),
             ..clone_parts(&parts)
         };
+        // The announce step reads what the child did.
+        announce_parts.scope.fresh_session = false;
         parts.cancel = cancel.clone();
         let run = core.assemble(parts);
         let span = tracing::info_span!("subagent", agent_alias = %run.ctx.agent, session_key = %run.ctx.session_key, run_id = %run_id);

@@ -200,6 +200,7 @@ impl Tool for SessionsSpawn {
                 cost_chain: vec![agent_id.clone()],
                 origin,
                 requester: ctx.scope.requester.clone(),
+                fresh_session: true,
                 ..RunScope::default()
             },
             memory_readers,

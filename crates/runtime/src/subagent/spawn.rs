@@ -148,6 +148,7 @@ impl Tool for SpawnSubagent {
                 run_id: Some(uuid.clone()),
                 is_subagent: true,
                 is_tree_root: false,
+                fresh_session: true,
                 ..ctx.scope.clone()
             },
             memory_readers,

@@ -329,3 +329,62 @@ async fn anthropic_provider_runs_the_same_loop() {
         "rust"
     );
 }
+
+#[tokio::test]
+async fn model_switch_moves_the_session_to_another_provider() {
+    let first = ScriptedModel::start().await;
+    let second = ScriptedModel::start().await;
+    first.push(Step::tool_call("model_switch", json!({"provider": "second"})));
+    second.push(Step::text("now on the second provider"));
+    second.push(Step::text("still here"));
+    let toml = format!(
+        "{}{}[agents.main]\nmodel_provider = \"first\"\n[risk_profiles.default]\nlevel = \"full\"\n",
+        provider("first", &first.url(), ""),
+        provider("second", &second.url(), "")
+    );
+    let h = harness(&toml).await;
+    let reply = h
+        .turn("switch please", Arc::new(NoApprover("none".into())))
+        .await
+        .unwrap();
+    assert_eq!(reply.text, "now on the second provider");
+    // The choice persists for the session's next turn.
+    assert_eq!(
+        h.turn("and now?", Arc::new(NoApprover("none".into())))
+            .await
+            .unwrap()
+            .text,
+        "still here"
+    );
+    assert_eq!(first.requests().len(), 1);
+    assert_eq!(second.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn read_only_refuses_writes_and_the_daily_limit_stops_calls() {
+    let model = ScriptedModel::start().await;
+    model.push(Step::tool_call("file_write", json!({"path": "x", "content": "y"})).usage(1_000_000, 0));
+    model.push(Step::text("refused"));
+    let toml = format!(
+        "{}[agents.main]\nmodel_provider = \"p\"\n[risk_profiles.default]\nlevel = \"read_only\"\n[cost]\nenabled = true\ndaily_limit_usd = 1.0\n[cost.prices.p]\ninput = 2.0\noutput = 0.0\n",
+        provider("p", &model.url(), "")
+    );
+    let h = harness(&toml).await;
+    // The first call costs $2 (1M input tokens at $2/M), over the $1 daily
+    // limit, so the call that would follow the refused tool is not made.
+    let err = h.turn("write", Arc::new(NoApprover("none".into()))).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the daily cost limit of $1.00 is reached ([cost].daily_limit_usd); it resets at UTC midnight"
+    );
+    assert!(!h.workspace("main").join("x").exists());
+    let history = h.runtime.store().history("agent:main:cli:local", 10).await.unwrap();
+    let tool_row = history.iter().find(|m| m.role == "tool").unwrap();
+    assert!(
+        tool_row
+            .body
+            .contains("file_write refused: risk profile 'default' has level = \\\"read_only\\\""),
+        "{}",
+        tool_row.body
+    );
+}

@@ -1,1 +1,227 @@
-//! telegram adapter for Switchboard (issue pending): implements `switchboard_core::Channel`.
+//! Telegram adapter (teloxide): long polling with the update offset kept in
+//! the control plane, private chats, groups and forum topics, mentions and
+//! replies, HTML rendering split at 4096 characters, typing, approval
+//! prompts with an inline keyboard whose presses arrive as `/approve` and
+//! `/deny` commands, and Telegram's own retry-after on 429.
+
+mod html;
+mod inbound;
+
+use async_trait::async_trait;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use switchboard_core::{
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, CursorStore, Inbound, MessageRef, Outbound, PromptState,
+    split_message,
+};
+use teloxide::RequestError;
+use teloxide::payloads::{EditMessageTextSetters, GetUpdatesSetters, SendMessageSetters};
+use teloxide::prelude::Requester;
+use teloxide::types::{
+    BotCommand, ChatAction, ChatId, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId,
+};
+use tokio::sync::mpsc;
+
+/// Telegram's limit for one message.
+pub const MAX_MESSAGE: usize = 4096;
+
+pub struct TelegramChannel {
+    name: String,
+    bot: teloxide::Bot,
+    cursors: Arc<dyn CursorStore>,
+    username: OnceLock<String>,
+}
+
+fn map_err(e: RequestError) -> ChannelError {
+    match e {
+        RequestError::RetryAfter(s) => ChannelError::RateLimited(u64::from(s.seconds())),
+        RequestError::Network(_) => ChannelError::Transient("the Bot API could not be reached".into()),
+        RequestError::Io(e) => ChannelError::Transient(e.to_string()),
+        other => ChannelError::Permanent(other.to_string()),
+    }
+}
+
+fn chat_id(chat: &str) -> Result<ChatId, ChannelError> {
+    chat.parse::<i64>()
+        .map(ChatId)
+        .map_err(|_| ChannelError::Permanent(format!("'{chat}' is not a Telegram chat id")))
+}
+
+/// Topic 1 ("General") is addressed without a thread id.
+fn topic(address: &ChatAddress) -> Option<ThreadId> {
+    address
+        .thread
+        .as_deref()
+        .and_then(|t| t.parse::<i32>().ok())
+        .filter(|t| *t != 1)
+        .map(|t| ThreadId(MessageId(t)))
+}
+
+impl TelegramChannel {
+    /// `name` is the instance (`telegram.main`), `api_url` the Bot API base.
+    pub fn new(name: &str, token: &str, api_url: &str, cursors: Arc<dyn CursorStore>) -> Result<Self, String> {
+        let url = url::Url::parse(api_url.trim_end_matches('/')).map_err(|e| format!("api_url '{api_url}': {e}"))?;
+        Ok(Self {
+            name: name.to_string(),
+            bot: teloxide::Bot::new(token).set_api_url(url),
+            cursors,
+            username: OnceLock::new(),
+        })
+    }
+
+    async fn send_html(
+        &self,
+        address: &ChatAddress,
+        html: String,
+        markup: Option<InlineKeyboardMarkup>,
+    ) -> Result<MessageRef, ChannelError> {
+        let mut req = self
+            .bot
+            .send_message(chat_id(&address.chat)?, html)
+            .parse_mode(ParseMode::Html);
+        if let Some(t) = topic(address) {
+            req = req.message_thread_id(t);
+        }
+        if let Some(k) = markup {
+            req = req.reply_markup(k);
+        }
+        let m = req.await.map_err(map_err)?;
+        Ok(MessageRef {
+            chat: address.chat.clone(),
+            id: m.id.0.to_string(),
+        })
+    }
+}
+
+#[async_trait]
+impl Channel for TelegramChannel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Learn the bot's name, register its commands, then poll: every
+    /// message people send goes into `inbound`.
+    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
+        let me = self.bot.get_me().await.map_err(map_err)?;
+        let username = me.username().to_string();
+        let _ = self.username.set(username.clone());
+        let commands = [
+            ("help", "What can be typed here"),
+            ("new", "Start a fresh conversation"),
+            ("status", "Agent, model and today's costs"),
+            ("stop", "Abort the current turn and its children"),
+            ("subagents", "List, inspect or stop child runs"),
+            ("approve", "Approve a pending request"),
+            ("deny", "Deny a pending request"),
+        ]
+        .map(|(c, d)| BotCommand::new(c, d));
+        if let Err(e) = self.bot.set_my_commands(commands).await {
+            tracing::warn!(channel = %self.name, error = %map_err(e), "setMyCommands failed");
+        }
+        let poller = Poller {
+            bot: self.bot.clone(),
+            name: self.name.clone(),
+            cursors: self.cursors.clone(),
+            username,
+        };
+        tokio::spawn(poller.run(inbound));
+        Ok(())
+    }
+
+    async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+        let mut refs = Vec::new();
+        for chunk in split_message(&message.text, MAX_MESSAGE) {
+            for html in html::render_within(&chunk, MAX_MESSAGE) {
+                refs.push(self.send_html(&message.address, html, None).await?);
+            }
+        }
+        Ok(refs)
+    }
+
+    async fn typing(&self, address: &ChatAddress) -> Result<(), ChannelError> {
+        let mut req = self.bot.send_chat_action(chat_id(&address.chat)?, ChatAction::Typing);
+        if let Some(t) = topic(address) {
+            req = teloxide::payloads::SendChatActionSetters::message_thread_id(req, t);
+        }
+        req.await.map(|_| ()).map_err(map_err)
+    }
+
+    async fn send_approval_prompt(
+        &self,
+        address: &ChatAddress,
+        prompt: &ApprovalPrompt,
+    ) -> Result<MessageRef, ChannelError> {
+        let keyboard = InlineKeyboardMarkup::new([[
+            InlineKeyboardButton::callback("Allow once", format!("sb:{}:once", prompt.id)),
+            InlineKeyboardButton::callback("Always (this run)", format!("sb:{}:always", prompt.id)),
+            InlineKeyboardButton::callback("Deny", format!("sb:{}:deny", prompt.id)),
+        ]]);
+        self.send_html(address, html::escape(&prompt.render_text()), Some(keyboard))
+            .await
+    }
+
+    async fn update_approval_prompt(
+        &self,
+        message: &MessageRef,
+        prompt: &ApprovalPrompt,
+        state: &PromptState,
+    ) -> Result<(), ChannelError> {
+        let id: i32 = message
+            .id
+            .parse()
+            .map_err(|_| ChannelError::Permanent("bad message id".into()))?;
+        let text = html::escape(&format!("{}\n{}", prompt.render_text(), state.describe()));
+        self.bot
+            .edit_message_text(chat_id(&message.chat)?, MessageId(id), text)
+            .parse_mode(ParseMode::Html)
+            .await
+            .map(|_| ())
+            .map_err(map_err)
+    }
+}
+
+/// Long polling for one instance.
+pub(crate) struct Poller {
+    pub bot: teloxide::Bot,
+    pub name: String,
+    pub cursors: Arc<dyn CursorStore>,
+    pub username: String,
+}
+
+impl Poller {
+    async fn run(self, inbound: mpsc::Sender<Inbound>) {
+        let mut offset: i32 = match self.cursors.load(&self.name).await {
+            Some(c) => c.parse().unwrap_or(0),
+            None => 0,
+        };
+        let mut backoff = Duration::from_millis(500);
+        loop {
+            let updates = match self.bot.get_updates().offset(offset).timeout(20).await {
+                Ok(u) => {
+                    backoff = Duration::from_millis(500);
+                    u
+                }
+                Err(RequestError::RetryAfter(s)) => {
+                    tokio::time::sleep(Duration::from_secs(u64::from(s.seconds()))).await;
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(channel = %self.name, error = %map_err(e), ?backoff, "getUpdates failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                    continue;
+                }
+            };
+            for update in updates {
+                offset = update.id.0 as i32 + 1;
+                if let Some(message) = inbound::convert(&self, &update).await
+                    && inbound.send(message).await.is_err()
+                {
+                    return;
+                }
+                // Saved once handed over: a restart resumes after it.
+                self.cursors.save(&self.name, &offset.to_string()).await;
+            }
+        }
+    }
+}

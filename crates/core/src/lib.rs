@@ -7,11 +7,13 @@
 mod address;
 mod approval;
 mod channel;
+mod cursor;
 mod message;
 mod split;
 
 pub use address::{ChatAddress, UserId};
 pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
 pub use channel::{Channel, ChannelError, MessageRef};
+pub use cursor::CursorStore;
 pub use message::{Inbound, Outbound};
 pub use split::split_message;

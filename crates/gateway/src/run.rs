@@ -49,6 +49,18 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     for ch in hub.channels() {
         channels.insert(ch.clone() as Arc<dyn Channel>);
     }
+    let cursors: Arc<dyn switchboard_core::CursorStore> =
+        Arc::new(crate::channels::StoreCursors(runtime.store().clone()));
+    for (alias, t) in config.channels.telegram.iter().filter(|(_, t)| t.enabled) {
+        let name = format!("telegram.{alias}");
+        let token = t
+            .bot_token
+            .resolve()
+            .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}.bot_token: {e}"))?;
+        let channel = switchboard_channel_telegram::TelegramChannel::new(&name, &token, &t.api_url, cursors.clone())
+            .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
+        channels.insert(Arc::new(channel));
+    }
     for (name, enabled) in config.channels.instances() {
         if enabled && channels.get(&name).is_none() {
             tracing::warn!(channel = %name, "configured, but this build has no adapter for it yet; it is not started");

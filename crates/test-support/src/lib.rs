@@ -3,5 +3,6 @@
 //! drive the real agent loop over real HTTP, deterministically.
 
 mod scripted_model;
+pub mod telegram;
 
 pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools};

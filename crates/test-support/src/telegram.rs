@@ -1,0 +1,277 @@
+//! A loopback Telegram Bot API server for tests: enough of the real API
+//! for teloxide (getMe, getUpdates with offset and long-poll timeout,
+//! sendMessage, editMessageText, answerCallbackQuery, sendChatAction,
+//! setMyCommands, deleteWebhook), supergroups with forum topics, callback
+//! queries, dates in seconds, case-insensitive method names, and a switch
+//! that answers 429 with `retry_after`. Tests inject what people do and
+//! read what the bot sent.
+
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+pub const BOT_ID: i64 = 999_000;
+pub const BOT_USERNAME: &str = "switchboard_bot";
+
+#[derive(Default)]
+struct State_ {
+    updates: Vec<Value>,
+    next_update: i64,
+    next_message: i64,
+    /// Everything the bot did: sendMessage / editMessageText / answerCallbackQuery / sendChatAction.
+    calls: Vec<(String, Value)>,
+    rate_limited: u32,
+    get_updates_calls: u32,
+}
+
+#[derive(Clone)]
+struct Shared {
+    state: Arc<Mutex<State_>>,
+    notify: Arc<Notify>,
+}
+
+/// A running fake Bot API server; stops when dropped.
+pub struct FakeTelegram {
+    addr: std::net::SocketAddr,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeTelegram {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// A chat as Telegram describes it.
+pub fn private_chat(user_id: i64, name: &str) -> Value {
+    json!({"id": user_id, "type": "private", "first_name": name})
+}
+
+/// A forum supergroup.
+pub fn supergroup(chat_id: i64, title: &str) -> Value {
+    json!({"id": chat_id, "type": "supergroup", "title": title, "is_forum": true})
+}
+
+pub fn user(id: i64, name: &str) -> Value {
+    json!({"id": id, "is_bot": false, "first_name": name, "username": name.to_lowercase()})
+}
+
+fn bot_user() -> Value {
+    json!({
+        "id": BOT_ID, "is_bot": true, "first_name": "Switchboard", "username": BOT_USERNAME,
+        "can_join_groups": true, "can_read_all_group_messages": false, "supports_inline_queries": false,
+        "can_connect_to_business": false, "has_main_web_app": false
+    })
+}
+
+impl FakeTelegram {
+    pub async fn start() -> Self {
+        let shared = Shared {
+            state: Arc::new(Mutex::new(State_ {
+                next_update: 1,
+                next_message: 1,
+                ..State_::default()
+            })),
+            notify: Arc::new(Notify::new()),
+        };
+        let app = Router::new()
+            .route("/{bot}/{method}", post(call))
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { addr, shared, task }
+    }
+
+    /// For `[channels.telegram.x].api_url`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn push_update(&self, kind: &str, body: Value) -> i64 {
+        let mut s = self.shared.state.lock().unwrap();
+        let id = s.next_update;
+        s.next_update += 1;
+        s.updates.push(json!({"update_id": id, kind: body}));
+        drop(s);
+        self.shared.notify.notify_waiters();
+        id
+    }
+
+    /// A person writes `text` in `chat`; `thread` is a forum topic id;
+    /// `reply_to` a message (of the bot) being answered. Returns the message id.
+    pub fn message(&self, chat: Value, from: Value, text: &str, thread: Option<i64>, reply_to: Option<Value>) -> i64 {
+        let id = {
+            let mut s = self.shared.state.lock().unwrap();
+            s.next_message += 1;
+            s.next_message
+        };
+        let mut m = json!({"message_id": id, "date": now(), "chat": chat, "from": from, "text": text});
+        if let Some(t) = thread {
+            m["message_thread_id"] = json!(t);
+            m["is_topic_message"] = json!(true);
+        }
+        if let Some(r) = reply_to {
+            m["reply_to_message"] = r;
+        }
+        // Entities for @mentions, as Telegram sends them.
+        if let Some(pos) = text.find(&format!("@{BOT_USERNAME}")) {
+            let offset = text[..pos].encode_utf16().count();
+            m["entities"] = json!([{"type": "mention", "offset": offset, "length": BOT_USERNAME.len() + 1}]);
+        }
+        self.push_update("message", m);
+        id
+    }
+
+    /// A person presses an inline button with `data` under bot message `message`.
+    pub fn press(&self, from: Value, message: Value, data: &str) {
+        let id = format!("cb{}", now());
+        self.push_update(
+            "callback_query",
+            json!({"id": id, "from": from, "message": message, "chat_instance": "ci-1", "data": data}),
+        );
+    }
+
+    /// The next `n` sendMessage calls are answered with 429 and retry_after 1.
+    pub fn rate_limit(&self, n: u32) {
+        self.shared.state.lock().unwrap().rate_limited = n;
+    }
+
+    /// Every call the bot made to `method` (lower case), in order.
+    pub fn calls(&self, method: &str) -> Vec<Value> {
+        let s = self.shared.state.lock().unwrap();
+        s.calls
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// Messages the bot sent (sendMessage results, as Telegram returned them).
+    pub fn sent(&self) -> Vec<Value> {
+        self.calls("sendmessage")
+    }
+
+    pub fn get_updates_calls(&self) -> u32 {
+        self.shared.state.lock().unwrap().get_updates_calls
+    }
+
+    /// Wait until the bot has sent at least `n` messages.
+    pub async fn wait_sent(&self, n: usize, secs: u64) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let sent = self.sent();
+            if sent.len() >= n {
+                return sent;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("the bot sent {} of {n} messages within {secs}s: {sent:#?}", sent.len());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn ok(result: Value) -> Response {
+    Json(json!({"ok": true, "result": result})).into_response()
+}
+
+fn fail(code: u16, description: &str, params: Option<Value>) -> Response {
+    let mut body = json!({"ok": false, "error_code": code, "description": description});
+    if let Some(p) = params {
+        body["parameters"] = p;
+    }
+    (axum::http::StatusCode::from_u16(code).unwrap(), Json(body)).into_response()
+}
+
+async fn call(
+    State(shared): State<Shared>,
+    Path((bot, method)): Path<(String, String)>,
+    body: Option<Json<Value>>,
+) -> Response {
+    if !bot.starts_with("bot") {
+        return fail(404, "Not Found", None);
+    }
+    let method = method.to_lowercase();
+    let args = body.map(|Json(v)| v).unwrap_or(json!({}));
+    match method.as_str() {
+        "getme" => ok(bot_user()),
+        "deletewebhook" | "setmycommands" | "sendchataction" | "answercallbackquery" => {
+            shared.state.lock().unwrap().calls.push((method, args));
+            ok(json!(true))
+        }
+        "getupdates" => {
+            let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
+            let timeout = args.get("timeout").and_then(Value::as_u64).unwrap_or(0).min(30);
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+            shared.state.lock().unwrap().get_updates_calls += 1;
+            loop {
+                let notified = shared.notify.notified();
+                let found: Vec<Value> = {
+                    let s = shared.state.lock().unwrap();
+                    s.updates
+                        .iter()
+                        .filter(|u| u["update_id"].as_i64().unwrap_or(0) >= offset)
+                        .cloned()
+                        .collect()
+                };
+                if !found.is_empty() || tokio::time::Instant::now() >= deadline {
+                    return ok(json!(found));
+                }
+                let _ = tokio::time::timeout_at(deadline, notified).await;
+            }
+        }
+        "sendmessage" | "editmessagetext" => {
+            let mut s = shared.state.lock().unwrap();
+            if method == "sendmessage" && s.rate_limited > 0 {
+                s.rate_limited -= 1;
+                return fail(429, "Too Many Requests: retry after 1", Some(json!({"retry_after": 1})));
+            }
+            let chat_id = args.get("chat_id").cloned().unwrap_or(json!(0));
+            let id = if method == "sendmessage" {
+                s.next_message += 1;
+                s.next_message
+            } else {
+                args.get("message_id").and_then(Value::as_i64).unwrap_or(0)
+            };
+            let chat = if chat_id.as_i64().unwrap_or(0) < 0 {
+                supergroup(chat_id.as_i64().unwrap_or(0), "group")
+            } else {
+                private_chat(chat_id.as_i64().unwrap_or(0), "person")
+            };
+            let mut m = json!({
+                "message_id": id, "date": now(), "chat": chat, "from": bot_user(),
+                "text": args.get("text").cloned().unwrap_or(json!("")),
+            });
+            if let Some(t) = args.get("message_thread_id") {
+                m["message_thread_id"] = t.clone();
+                m["is_topic_message"] = json!(true);
+            }
+            if let Some(k) = args.get("reply_markup") {
+                m["reply_markup"] = k.clone();
+            }
+            let mut record = m.clone();
+            record["parse_mode"] = args.get("parse_mode").cloned().unwrap_or(Value::Null);
+            s.calls.push((method, record));
+            ok(m)
+        }
+        _ => fail(404, "Not Found: method not found", None),
+    }
+}

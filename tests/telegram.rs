@@ -1,0 +1,245 @@
+//! The Telegram adapter through the real `switchboard run`, against a
+//! loopback Bot API server: people write and press buttons; the tests read
+//! what the bot sent.
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
+use switchboard_test_support::{ScriptedModel, Step};
+
+const GROUP: i64 = -100_200;
+const OPS: i64 = -100_300;
+
+fn config(model: &str, tg: &str, port: u16) -> String {
+    format!(
+        r#"{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "p"
+channels = ["telegram.main"]
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["memory_recall"]
+[risk_profiles.default.approval_route]
+approver_channel = "telegram.main"
+approver_recipient = "ops"
+approvers = ["tg:7"]
+timeout_secs = 60
+[channels.telegram.main]
+bot_token = "123:TEST"
+api_url = "{tg}"
+allowed_users = ["*"]
+rooms = {{ "ops" = "{OPS}" }}
+[channels.local.probe]
+allowed_users = []
+"#,
+        provider("p", model, "")
+    )
+}
+
+async fn setup() -> (ScriptedModel, FakeTelegram, Sandbox, Gateway) {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port));
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    (model, tg, sandbox, gw)
+}
+
+fn text(m: &Value) -> &str {
+    m["text"].as_str().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dms_groups_and_topics() {
+    let (model, tg, _sandbox, _gw) = setup().await;
+    model.push(Step::text("Hello Ann.").when_last_contains("hi there"));
+    model.push(Step::text("Topic answer.").when_last_contains("in the topic"));
+    model.push(Step::text("General answer.").when_last_contains("in general"));
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "hi there", None, None);
+    let sent = tg.wait_sent(1, 20).await;
+    assert_eq!(
+        (sent[0]["chat"]["id"].as_i64(), text(&sent[0])),
+        (Some(11), "Hello Ann.")
+    );
+    assert_eq!(sent[0]["parse_mode"], "HTML");
+
+    // In a group, only messages that mention the bot are answered.
+    tg.message(
+        supergroup(GROUP, "team"),
+        user(12, "Bob"),
+        "just chatting",
+        Some(7),
+        None,
+    );
+    tg.message(
+        supergroup(GROUP, "team"),
+        user(12, "Bob"),
+        &format!("@{BOT_USERNAME} in the topic"),
+        Some(7),
+        None,
+    );
+    let sent = tg.wait_sent(2, 20).await;
+    assert_eq!(text(&sent[1]), "Topic answer.");
+    assert_eq!(sent[1]["message_thread_id"], 7, "the reply stays in its topic");
+    // The General topic (1) is addressed without a thread id.
+    tg.message(
+        supergroup(GROUP, "team"),
+        user(12, "Bob"),
+        &format!("@{BOT_USERNAME} in general"),
+        Some(1),
+        None,
+    );
+    let sent = tg.wait_sent(3, 20).await;
+    assert_eq!(text(&sent[2]), "General answer.");
+    assert!(sent[2].get("message_thread_id").is_none(), "{}", sent[2]);
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "the unmentioned message never reached the model"
+    );
+    let commands = tg.calls("setmycommands");
+    assert_eq!(commands.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reply_arrives_as_html_chunks_and_429s_only_delay_it() {
+    let (model, tg, _sandbox, _gw) = setup().await;
+    let long = format!(
+        "Intro <tags> & more\n```\n{}\n```\nEnd.",
+        "line of code with <angle> & ampersand\n".repeat(300)
+    );
+    assert!(long.len() > 10_000);
+    model.push(Step::text(long));
+    tg.rate_limit(2);
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "long please", None, None);
+    tg.wait_sent(3, 30).await;
+    // Let any remaining chunk arrive.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let sent = tg.sent();
+    assert!(sent.len() >= 3, "{} chunks", sent.len());
+    for m in &sent {
+        let t = text(m);
+        assert!(t.chars().count() <= 4096, "{} chars", t.chars().count());
+        assert_eq!(
+            t.matches("<pre>").count(),
+            t.matches("</pre>").count(),
+            "unbalanced <pre> in a chunk"
+        );
+        assert!(!t.contains("<angle>"), "unescaped text: {t}");
+    }
+    let all: String = sent.iter().map(text).collect();
+    assert_eq!(all.matches("&lt;angle&gt;").count(), 300, "no line lost");
+    assert!(all.ends_with("End."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_by_button_only_for_approvers() {
+    let (model, tg, _sandbox, _gw) = setup().await;
+    model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
+    model.push(Step::text("Stored.").when_last_contains("stored memory"));
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "remember it", None, None);
+    let sent = tg.wait_sent(1, 20).await;
+    let prompt = &sent[0];
+    assert_eq!(prompt["chat"]["id"], OPS, "the prompt goes to the ops room");
+    let buttons = prompt["reply_markup"]["inline_keyboard"][0].as_array().unwrap().clone();
+    let labels: Vec<&str> = buttons.iter().map(|b| b["text"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["Allow once", "Always (this run)", "Deny"]);
+    let once = buttons[0]["callback_data"].as_str().unwrap().to_string();
+
+    // Someone who is not an approver presses Allow: refused, still open.
+    tg.press(user(12, "Bob"), prompt.clone(), &once);
+    let sent = tg.wait_sent(2, 20).await;
+    assert!(
+        text(&sent[1]).starts_with("tg:12 may not decide approval "),
+        "{}",
+        text(&sent[1])
+    );
+    assert_eq!(model.requests().len(), 1);
+    // The approver presses Allow: the prompt is edited and the tool runs.
+    tg.press(user(7, "Ops"), prompt.clone(), &once);
+    let sent = tg.wait_sent(4, 20).await;
+    let texts: Vec<&str> = sent.iter().map(text).collect();
+    assert!(texts.contains(&"Stored."), "{texts:?}");
+    let edits = tg.calls("editmessagetext");
+    assert_eq!(edits.len(), 1);
+    assert!(text(&edits[0]).contains("Allowed once by tg:7"), "{}", text(&edits[0]));
+    assert!(
+        tg.calls("answercallbackquery").len() >= 2,
+        "button presses are answered"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_neither_loses_nor_repeats_updates() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port));
+    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::text("first answer").when_last_contains("first"));
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "first", None, None);
+    tg.wait_sent(1, 20).await;
+    gw.kill();
+    // Written while the gateway is down: answered after the restart, once.
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "second", None, None);
+    model.push(Step::text("second answer").when_last_contains("second"));
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let sent = tg.wait_sent(2, 20).await;
+    assert_eq!(text(&sent[1]), "second answer");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(tg.sent().len(), 2, "nothing was answered twice");
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_announcement_lands_in_the_originating_topic() {
+    let (model, reviewer, tg) = (
+        ScriptedModel::start().await,
+        ScriptedModel::start().await,
+        FakeTelegram::start().await,
+    );
+    let port = free_port();
+    let config = config(&model.url(), &tg.url(), port)
+        .replace(
+            "[agents.main]",
+            &format!(
+                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
+                provider("prev", &reviewer.url(), "")
+            ),
+        )
+        .replace(
+            "auto_approve = [\"memory_recall\"]",
+            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
+        );
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "check the deploy", "background": true}),
+    ));
+    model.push(Step::text("Started.").when_last_contains("Background task started"));
+    reviewer.push(Step::text("Deploy looks fine.").delay(Duration::from_millis(200)));
+    tg.message(
+        supergroup(GROUP, "team"),
+        user(12, "Bob"),
+        &format!("@{BOT_USERNAME} check the deploy"),
+        Some(42),
+        None,
+    );
+    let sent = tg.wait_sent(2, 20).await;
+    assert_eq!(text(&sent[0]), "Started.");
+    assert!(
+        text(&sent[1])
+            .starts_with("Status: success\nResult: [Agent 'reviewer' (openai/prev-model)]\nDeploy looks fine."),
+        "{}",
+        text(&sent[1])
+    );
+    assert_eq!(sent[1]["chat"]["id"], GROUP);
+    assert_eq!(
+        sent[1]["message_thread_id"], 42,
+        "the announcement lands in the topic it came from"
+    );
+}

@@ -288,3 +288,95 @@ allowed_users = ["*"]
     std::fs::remove_dir_all(&dir).ok();
     Ok(ExitCode::SUCCESS)
 }
+
+/// `telegram`: the Telegram adapter against a loopback Bot API server and an
+/// instant scripted model, all in this process: round trip per DM (update
+/// injected → reply sent) p50/p90/p99, and updates per second with N
+/// people writing at once.
+pub async fn telegram(messages: usize, burst: usize) -> anyhow::Result<ExitCode> {
+    use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+    use switchboard_test_support::{ScriptedModel, Step};
+
+    let model = ScriptedModel::start().await;
+    model.without_recording();
+    for _ in 0..messages + burst {
+        model.push(Step::text("ok"));
+    }
+    let tg = FakeTelegram::start().await;
+    let dir = tempfile_dir()?;
+    let config = format!(
+        r#"database_url = "sqlite://{d}/cp.db"
+workspace_dir = "{d}/ws"
+[providers.p]
+kind = "openai"
+base_url = "{url}"
+model = "instant"
+max_retries = 0
+[agents.main]
+model_provider = "p"
+channels = ["telegram.main"]
+[risk_profiles.default]
+level = "full"
+[channels.telegram.main]
+bot_token = "123:BENCH"
+api_url = "{tg}"
+allowed_users = ["*"]
+"#,
+        d = dir.display(),
+        url = model.url(),
+        tg = tg.url()
+    );
+    let path = dir.join("switchboard.toml");
+    std::fs::write(&path, config)?;
+    let gw = crate::run::start(&path).await?;
+    let wait_for = |n: usize| {
+        let tg = &tg;
+        async move {
+            while tg.sent().len() < n {
+                tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+            }
+        }
+    };
+    let mut micros = Vec::with_capacity(messages);
+    for i in 0..messages {
+        let t = Instant::now();
+        let id = 1000 + (i % 50) as i64;
+        tg.message(
+            private_chat(id, "Ann"),
+            user(id, "Ann"),
+            &format!("message {i}"),
+            None,
+            None,
+        );
+        wait_for(i + 1).await;
+        micros.push(t.elapsed().as_micros() as u64);
+    }
+    micros.sort_unstable();
+    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    let t = Instant::now();
+    for u in 0..burst {
+        let id = 5000 + u as i64;
+        tg.message(private_chat(id, "P"), user(id, "P"), "all at once", None, None);
+    }
+    wait_for(messages + burst).await;
+    let all = t.elapsed();
+    println!("telegram adapter, loopback Bot API + instant scripted model (same process)");
+    println!(
+        "  one DM, update to reply (n={messages}): p50 {:.2} ms   p90 {:.2} ms   p99 {:.2} ms",
+        pct(0.5),
+        pct(0.9),
+        pct(0.99)
+    );
+    println!(
+        "  {burst} people at once: all answered in {:.1} ms = {:.0} updates/s",
+        all.as_secs_f64() * 1e3,
+        burst as f64 / all.as_secs_f64()
+    );
+    println!(
+        "  model requests per message: {:.2}",
+        model.served() as f64 / (messages + burst) as f64
+    );
+    gw.stop().await;
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(ExitCode::SUCCESS)
+}

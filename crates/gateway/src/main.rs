@@ -86,6 +86,13 @@ enum BenchCommand {
         #[arg(long, default_value_t = 500)]
         n: usize,
     },
+    /// The Telegram adapter against a loopback Bot API: round trip and updates/s.
+    Telegram {
+        #[arg(long, default_value_t = 500)]
+        messages: usize,
+        #[arg(long, default_value_t = 200)]
+        burst: usize,
+    },
     /// The whole gateway against an instant model: start-up, DM latency, bursts, RSS.
     Gateway {
         #[arg(long, default_value_t = 1000)]
@@ -126,6 +133,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 which: BenchCommand::Gateway { messages, users },
             } => bench::gateway(messages, users).await,
+            Command::Bench {
+                which: BenchCommand::Telegram { messages, burst },
+            } => bench::telegram(messages, burst).await,
         }
     });
     match result {

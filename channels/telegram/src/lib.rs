@@ -2,7 +2,9 @@
 //! the control plane, private chats, groups and forum topics, mentions and
 //! replies, HTML rendering split at 4096 characters, typing, approval
 //! prompts with an inline keyboard whose presses arrive as `/approve` and
-//! `/deny` commands, and Telegram's own retry-after on 429.
+//! `/deny` commands, and Telegram's own retry-after on 429. Edited messages
+//! are ignored (the original was already answered); webhooks are not
+//! implemented yet.
 
 mod html;
 mod inbound;

@@ -1,8 +1,7 @@
 //! Telegram updates as `Inbound` messages.
 
-use crate::Poller;
+use crate::{CALLBACK_PREFIX, Poller};
 use switchboard_core::{ChatAddress, Inbound, UserId};
-use teloxide::prelude::Requester;
 use teloxide::types::{Update, UpdateKind};
 
 pub(crate) async fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
@@ -40,11 +39,9 @@ pub(crate) async fn convert(channel: &Poller, update: &Update) -> Option<Inbound
             })
         }
         UpdateKind::CallbackQuery(q) => {
-            // Answer at once so the button stops spinning; the decision
-            // (or the refusal) is posted by the gateway.
-            if let Err(e) = channel.bot.answer_callback_query(q.id.clone()).await {
-                tracing::warn!(error = %e, "answerCallbackQuery failed");
-            }
+            // The gateway's answer to this press (the decision, or the
+            // refusal) comes back as a reply to `cbq:<id>` and is shown as
+            // the callback answer.
             let data = q.data.as_deref()?;
             let mut parts = data.splitn(3, ':');
             let (Some("sb"), Some(id), Some(choice)) = (parts.next(), parts.next(), parts.next()) else {
@@ -67,7 +64,7 @@ pub(crate) async fn convert(channel: &Poller, update: &Update) -> Option<Inbound
                 sender: UserId(format!("tg:{}", q.from.id.0)),
                 sender_name: q.from.full_name(),
                 text,
-                message_id: None,
+                message_id: Some(format!("{CALLBACK_PREFIX}{}", q.id.0)),
                 mentioned: true,
                 direct: m.chat.is_private(),
                 reply_to: None,

@@ -17,7 +17,7 @@ use switchboard_core::{
     split_message,
 };
 use teloxide::RequestError;
-use teloxide::payloads::{EditMessageTextSetters, GetUpdatesSetters, SendMessageSetters};
+use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId,
@@ -26,6 +26,10 @@ use tokio::sync::mpsc;
 
 /// Telegram's limit for one message.
 pub const MAX_MESSAGE: usize = 4096;
+
+/// Inbound button presses carry `cbq:<callback query id>` as their message
+/// id; a reply to one is shown as the answer to the press.
+pub(crate) const CALLBACK_PREFIX: &str = "cbq:";
 
 pub struct TelegramChannel {
     name: String,
@@ -131,6 +135,20 @@ impl Channel for TelegramChannel {
     }
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+        if let Some(id) = message
+            .reply_to
+            .as_deref()
+            .and_then(|r| r.strip_prefix(CALLBACK_PREFIX))
+        {
+            let answer: String = message.text.chars().take(200).collect();
+            self.bot
+                .answer_callback_query(teloxide::types::CallbackQueryId(id.to_string()))
+                .text(answer)
+                .show_alert(true)
+                .await
+                .map_err(map_err)?;
+            return Ok(Vec::new());
+        }
         let mut refs = Vec::new();
         for chunk in split_message(&message.text, MAX_MESSAGE) {
             for html in html::render_within(&chunk, MAX_MESSAGE) {

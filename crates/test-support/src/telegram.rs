@@ -173,6 +173,21 @@ impl FakeTelegram {
         self.shared.state.lock().unwrap().get_updates_calls
     }
 
+    /// Wait until the bot has called `method` at least `n` times.
+    pub async fn wait_calls(&self, method: &str, n: usize, secs: u64) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let calls = self.calls(method);
+            if calls.len() >= n {
+                return calls;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("{method} called {} of {n} times within {secs}s", calls.len());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Wait until the bot has sent at least `n` messages.
     pub async fn wait_sent(&self, n: usize, secs: u64) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);

@@ -248,3 +248,56 @@ async fn a_background_announcement_lands_in_the_originating_topic() {
         "the announcement lands in the topic it came from"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_mode_takes_updates_only_with_the_secret() {
+    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
+    let (port, hook_port) = (free_port(), free_port());
+    let config = config(&model.url(), &tg.url(), port).replace(
+        "rooms = {",
+        &format!(
+            "webhook_url = \"https://bot.example.org/telegram\"\nwebhook_listen = \"127.0.0.1:{hook_port}\"\nwebhook_secret = \"s3cret\"\nrooms = {{"
+        ),
+    );
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let set = tg.wait_calls("setwebhook", 1, 20).await;
+    assert_eq!(set[0]["url"], "https://bot.example.org/telegram");
+    assert_eq!(set[0]["secret_token"], "s3cret");
+    assert!(
+        tg.calls("getupdates").is_empty() && tg.get_updates_calls() == 0,
+        "no polling in webhook mode"
+    );
+
+    model.push(Step::text("via webhook"));
+    let update = json!({"update_id": 1, "message": {
+        "message_id": 5, "date": 1_700_000_000, "chat": private_chat(11, "Ann"), "from": user(11, "Ann"), "text": "hello"
+    }});
+    let http = reqwest::Client::new();
+    let url = format!("http://127.0.0.1:{hook_port}/telegram");
+    let refused = http.post(&url).json(&update).send().await.unwrap();
+    assert_eq!(refused.status(), 401, "no secret, no update");
+    let wrong = http
+        .post(&url)
+        .header("X-Telegram-Bot-Api-Secret-Token", "guess")
+        .json(&update)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let ok = http
+        .post(&url)
+        .header("X-Telegram-Bot-Api-Secret-Token", "s3cret")
+        .json(&update)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    let sent = tg.wait_sent(1, 20).await;
+    assert_eq!(
+        (sent[0]["chat"]["id"].as_i64(), text(&sent[0])),
+        (Some(11), "via webhook")
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(model.requests().len(), 1, "the refused posts never reached the agent");
+}

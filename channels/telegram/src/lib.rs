@@ -3,11 +3,12 @@
 //! replies, HTML rendering split at 4096 characters, typing, approval
 //! prompts with an inline keyboard whose presses arrive as `/approve` and
 //! `/deny` commands, and Telegram's own retry-after on 429. Edited messages
-//! are ignored (the original was already answered); webhooks are not
-//! implemented yet.
+//! are ignored (the original was already answered). Webhook mode, with a
+//! required secret, replaces polling when configured.
 
 mod html;
 mod inbound;
+mod webhook;
 
 use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
@@ -17,7 +18,9 @@ use switchboard_core::{
     split_message,
 };
 use teloxide::RequestError;
-use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendMessageSetters};
+use teloxide::payloads::{
+    AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendMessageSetters, SetWebhookSetters,
+};
 use teloxide::prelude::Requester;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId,
@@ -36,6 +39,17 @@ pub struct TelegramChannel {
     bot: teloxide::Bot,
     cursors: Arc<dyn CursorStore>,
     username: OnceLock<String>,
+    webhook: Option<Webhook>,
+}
+
+/// Webhook mode settings (else long polling).
+#[derive(Debug, Clone)]
+pub struct Webhook {
+    /// The public HTTPS URL Telegram posts to.
+    pub url: String,
+    /// The local address to listen on.
+    pub listen: String,
+    pub secret: String,
 }
 
 fn map_err(e: RequestError) -> ChannelError {
@@ -65,13 +79,23 @@ fn topic(address: &ChatAddress) -> Option<ThreadId> {
 
 impl TelegramChannel {
     /// `name` is the instance (`telegram.main`), `api_url` the Bot API base.
-    pub fn new(name: &str, token: &str, api_url: &str, cursors: Arc<dyn CursorStore>) -> Result<Self, String> {
+    pub fn new(
+        name: &str,
+        token: &str,
+        api_url: &str,
+        cursors: Arc<dyn CursorStore>,
+        webhook: Option<Webhook>,
+    ) -> Result<Self, String> {
         let url = url::Url::parse(api_url.trim_end_matches('/')).map_err(|e| format!("api_url '{api_url}': {e}"))?;
+        if let Some(w) = &webhook {
+            url::Url::parse(&w.url).map_err(|e| format!("webhook_url '{}': {e}", w.url))?;
+        }
         Ok(Self {
             name: name.to_string(),
             bot: teloxide::Bot::new(token).set_api_url(url),
             cursors,
             username: OnceLock::new(),
+            webhook,
         })
     }
 
@@ -130,7 +154,24 @@ impl Channel for TelegramChannel {
             cursors: self.cursors.clone(),
             username,
         };
-        tokio::spawn(poller.run(inbound));
+        match &self.webhook {
+            Some(w) => {
+                let url = url::Url::parse(&w.url).map_err(|e| ChannelError::Permanent(e.to_string()))?;
+                self.bot
+                    .set_webhook(url)
+                    .secret_token(w.secret.clone())
+                    .await
+                    .map_err(map_err)?;
+                webhook::serve(poller, w.secret.clone(), &w.listen, inbound)
+                    .await
+                    .map_err(|e| ChannelError::Permanent(format!("cannot listen on {}: {e}", w.listen)))?;
+            }
+            None => {
+                // getUpdates is refused while a webhook is set.
+                self.bot.delete_webhook().await.map_err(map_err)?;
+                tokio::spawn(poller.run(inbound));
+            }
+        }
         Ok(())
     }
 

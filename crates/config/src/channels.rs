@@ -91,6 +91,17 @@ pub struct TelegramChannel {
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
+    /// Webhook mode: the public HTTPS URL Telegram posts updates to (else
+    /// long polling). Needs `webhook_listen` and `webhook_secret`.
+    #[serde(default)]
+    pub webhook_url: Option<String>,
+    /// Local address the webhook server listens on, e.g. `127.0.0.1:8443`
+    /// (behind your TLS-terminating proxy).
+    #[serde(default)]
+    pub webhook_listen: Option<String>,
+    /// Secret Telegram sends with every update; requests without it are refused.
+    #[serde(default)]
+    pub webhook_secret: Option<Secret>,
 }
 
 fn telegram_api() -> String {

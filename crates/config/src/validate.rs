@@ -360,6 +360,26 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
             ));
         }
         user_list(&at("allowed_users"), &t.allowed_users, true, v);
+        if let Some(url) = &t.webhook_url {
+            if !url.starts_with("https://") {
+                v.push(Problem::new(at("webhook_url"), "Telegram only posts to https:// URLs"));
+            }
+            if t.webhook_listen
+                .as_deref()
+                .is_none_or(|l| l.parse::<std::net::SocketAddr>().is_err())
+            {
+                v.push(Problem::new(
+                    at("webhook_listen"),
+                    "webhook mode needs a local address like 127.0.0.1:8443",
+                ));
+            }
+            if t.webhook_secret.is_none() {
+                v.push(Problem::new(
+                    at("webhook_secret"),
+                    "webhook mode needs a secret so that only Telegram can post updates",
+                ));
+            }
+        }
     }
     for (name, d) in &c.channels.discord {
         user_list(

@@ -57,8 +57,19 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
             .bot_token
             .resolve()
             .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}.bot_token: {e}"))?;
-        let channel = switchboard_channel_telegram::TelegramChannel::new(&name, &token, &t.api_url, cursors.clone())
-            .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
+        let webhook = match (&t.webhook_url, &t.webhook_listen, &t.webhook_secret) {
+            (Some(url), Some(listen), Some(secret)) => Some(switchboard_channel_telegram::Webhook {
+                url: url.clone(),
+                listen: listen.clone(),
+                secret: secret
+                    .resolve()
+                    .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}.webhook_secret: {e}"))?,
+            }),
+            _ => None,
+        };
+        let channel =
+            switchboard_channel_telegram::TelegramChannel::new(&name, &token, &t.api_url, cursors.clone(), webhook)
+                .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
         channels.insert(Arc::new(channel));
     }
     for (name, enabled) in config.channels.instances() {

@@ -216,19 +216,43 @@ fn fail(code: u16, description: &str, params: Option<Value>) -> Response {
     (axum::http::StatusCode::from_u16(code).unwrap(), Json(body)).into_response()
 }
 
+/// Arguments from a JSON body, or from `multipart/form-data` (which
+/// teloxide uses for methods that may upload files, like setWebhook).
+fn arguments(headers: &axum::http::HeaderMap, body: &[u8]) -> Value {
+    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if let Some(boundary) = content_type.split("boundary=").nth(1) {
+        let text = String::from_utf8_lossy(body);
+        let mut args = serde_json::Map::new();
+        for part in text.split(&format!("--{}", boundary.trim_matches('"'))) {
+            let Some((head, value)) = part.split_once("\r\n\r\n") else {
+                continue;
+            };
+            let Some(name) = head.split("name=\"").nth(1).and_then(|n| n.split('"').next()) else {
+                continue;
+            };
+            let value = value.trim_end_matches("\r\n");
+            let parsed = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
+            args.insert(name.to_string(), parsed);
+        }
+        return Value::Object(args);
+    }
+    serde_json::from_slice(body).unwrap_or(json!({}))
+}
+
 async fn call(
     State(shared): State<Shared>,
     Path((bot, method)): Path<(String, String)>,
-    body: Option<Json<Value>>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
 ) -> Response {
     if !bot.starts_with("bot") {
         return fail(404, "Not Found", None);
     }
     let method = method.to_lowercase();
-    let args = body.map(|Json(v)| v).unwrap_or(json!({}));
+    let args = arguments(&headers, &body);
     match method.as_str() {
         "getme" => ok(bot_user()),
-        "deletewebhook" | "setmycommands" | "sendchataction" | "answercallbackquery" => {
+        "deletewebhook" | "setwebhook" | "setmycommands" | "sendchataction" | "answercallbackquery" => {
             shared.state.lock().unwrap().calls.push((method, args));
             ok(json!(true))
         }

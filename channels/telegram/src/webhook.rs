@@ -1,0 +1,68 @@
+//! Webhook mode: Telegram posts updates to a local server (behind the
+//! operator's TLS proxy). Every request must carry the configured secret in
+//! `X-Telegram-Bot-Api-Secret-Token`; anything else is refused.
+
+use crate::{Poller, inbound};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use std::sync::Arc;
+use switchboard_core::Inbound;
+use teloxide::types::Update;
+use tokio::sync::mpsc;
+
+struct Hook {
+    poller: Poller,
+    secret: String,
+    inbound: mpsc::Sender<Inbound>,
+}
+
+/// Serve updates posted to `listen` until the task is aborted.
+pub(crate) async fn serve(
+    poller: Poller,
+    secret: String,
+    listen: &str,
+    inbound: mpsc::Sender<Inbound>,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    let hook = Arc::new(Hook {
+        poller,
+        secret,
+        inbound,
+    });
+    let app = axum::Router::new()
+        .route("/", post(receive))
+        .route("/{*path}", post(receive))
+        .with_state(hook);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "telegram webhook server stopped");
+        }
+    });
+    Ok(())
+}
+
+async fn receive(State(hook): State<Arc<Hook>>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let secret = headers
+        .get("x-telegram-bot-api-secret-token")
+        .and_then(|v| v.to_str().ok());
+    if secret != Some(hook.secret.as_str()) {
+        tracing::warn!(channel = %hook.poller.name, "webhook request without the right secret refused");
+        return StatusCode::UNAUTHORIZED;
+    }
+    let update: Update = match serde_json::from_slice(&body) {
+        Ok(u) => u,
+        Err(e) => {
+            tracing::warn!(channel = %hook.poller.name, error = %e, "unreadable webhook update");
+            return StatusCode::BAD_REQUEST;
+        }
+    };
+    if let Some(message) = inbound::convert(&hook.poller, &update).await
+        && hook.inbound.send(message).await.is_err()
+    {
+        // Telegram retries on errors: the gateway is stopping.
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    StatusCode::OK
+}

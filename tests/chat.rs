@@ -175,9 +175,9 @@ async fn a_spawned_sessions_announcement_is_printed_in_the_terminal() {
     let mut chat = sandbox.chat(&[]);
     chat.send("count files in the background");
     chat.expect("main> Started a helper.", 20);
-    chat.expect("[announcement]", 20);
-    chat.expect("Status: success", 5);
-    chat.expect("Result: There are 3 files.", 5);
+    chat.expect_anywhere("[announcement]", 20);
+    chat.expect_anywhere("Status: success", 5);
+    chat.expect_anywhere("Result: There are 3 files.", 5);
     chat.send("/subagents list");
     let line = chat.expect("#1 ", 5);
     assert!(

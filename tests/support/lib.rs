@@ -178,6 +178,16 @@ impl Chat {
         }
     }
 
+    /// Like [`Chat::expect`], but a line already read (by an earlier
+    /// `expect` that skipped it) counts too: for output whose order against
+    /// other output is not fixed, such as announcements.
+    pub fn expect_anywhere(&mut self, needle: &str, secs: u64) -> String {
+        if let Some(line) = self.seen.iter().find(|l| l.contains(needle)) {
+            return line.clone();
+        }
+        self.expect(needle, secs)
+    }
+
     /// Close stdin and wait for the process; returns its exit code and the
     /// rest of stdout.
     pub fn finish(mut self) -> (i32, Vec<String>) {

@@ -85,7 +85,7 @@ allowed_users = ["cli:alice"]
     }
     approver.abort();
     micros.sort_unstable();
-    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| percentile(&micros, p);
     println!("approval round trip (instant approver), n={n}");
     println!(
         "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
@@ -97,6 +97,53 @@ allowed_users = ["cli:alice"]
     println!("  store writes per round trip: {:.1}", store.writes() as f64 / n as f64);
     std::fs::remove_dir_all(&dir).ok();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `p` quantile of sorted microsecond samples, in milliseconds.
+fn percentile(sorted_micros: &[u64], p: f64) -> f64 {
+    let i = ((sorted_micros.len() as f64 * p) as usize).min(sorted_micros.len() - 1);
+    sorted_micros[i] as f64 / 1000.0
+}
+
+/// A scripted model answering `replies` requests at once, and a config in
+/// a new folder whose agent `main` uses it and answers on `channel`; `extra`
+/// adds the channel's own tables. Returns the model, the folder and the config path.
+async fn instant_setup(
+    replies: usize,
+    channel: &str,
+    extra: &str,
+) -> anyhow::Result<(
+    switchboard_test_support::ScriptedModel,
+    std::path::PathBuf,
+    std::path::PathBuf,
+)> {
+    use switchboard_test_support::{ScriptedModel, Step};
+    let model = ScriptedModel::start().await;
+    model.without_recording();
+    for _ in 0..replies {
+        model.push(Step::text("ok"));
+    }
+    let dir = tempfile_dir()?;
+    let config = format!(
+        r#"database_url = "sqlite://{d}/cp.db"
+workspace_dir = "{d}/ws"
+[providers.p]
+kind = "openai"
+base_url = "{url}"
+model = "instant"
+max_retries = 0
+[agents.main]
+model_provider = "p"
+channels = ["{channel}"]
+[risk_profiles.default]
+level = "full"
+{extra}"#,
+        d = dir.display(),
+        url = model.url()
+    );
+    let path = dir.join("switchboard.toml");
+    std::fs::write(&path, config)?;
+    Ok((model, dir, path))
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
@@ -135,7 +182,7 @@ pub async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
         micros.push(t.elapsed().as_micros() as u64);
     }
     micros.sort_unstable();
-    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| percentile(&micros, p);
     println!("announcement latency (queued -> delivered to a local channel), n={n}");
     println!(
         "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
@@ -193,37 +240,13 @@ fn rss_mib(field: &str) -> f64 {
 /// process, so RSS and CPU include it.
 pub async fn gateway(messages: usize, users: usize) -> anyhow::Result<ExitCode> {
     use switchboard_core::{Inbound, UserId};
-    use switchboard_test_support::{ScriptedModel, Step};
 
-    let model = ScriptedModel::start().await;
-    model.without_recording();
-    for _ in 0..messages + users {
-        model.push(Step::text("ok"));
-    }
-    let dir = tempfile_dir()?;
-    let config = format!(
-        r#"database_url = "sqlite://{d}/cp.db"
-workspace_dir = "{d}/ws"
-[web]
-listen = "127.0.0.1:0"
-[providers.p]
-kind = "openai"
-base_url = "{url}"
-model = "instant"
-max_retries = 0
-[agents.main]
-model_provider = "p"
-channels = ["local.bench"]
-[risk_profiles.default]
-level = "full"
-[channels.local.bench]
-allowed_users = ["*"]
-"#,
-        d = dir.display(),
-        url = model.url()
-    );
-    let path = dir.join("switchboard.toml");
-    std::fs::write(&path, config)?;
+    let (model, dir, path) = instant_setup(
+        messages + users,
+        "local.bench",
+        "[web]\nlisten = \"127.0.0.1:0\"\n[channels.local.bench]\nallowed_users = [\"*\"]\n",
+    )
+    .await?;
     let t = Instant::now();
     let gw = crate::run::start(&path).await?;
     let startup = t.elapsed();
@@ -251,7 +274,7 @@ allowed_users = ["*"]
         micros.push(t.elapsed().as_micros() as u64);
     }
     micros.sort_unstable();
-    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| percentile(&micros, p);
 
     let t = Instant::now();
     for u in 0..users {
@@ -295,39 +318,17 @@ allowed_users = ["*"]
 /// people writing at once.
 pub async fn telegram(messages: usize, burst: usize) -> anyhow::Result<ExitCode> {
     use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
-    use switchboard_test_support::{ScriptedModel, Step};
 
-    let model = ScriptedModel::start().await;
-    model.without_recording();
-    for _ in 0..messages + burst {
-        model.push(Step::text("ok"));
-    }
     let tg = FakeTelegram::start().await;
-    let dir = tempfile_dir()?;
-    let config = format!(
-        r#"database_url = "sqlite://{d}/cp.db"
-workspace_dir = "{d}/ws"
-[providers.p]
-kind = "openai"
-base_url = "{url}"
-model = "instant"
-max_retries = 0
-[agents.main]
-model_provider = "p"
-channels = ["telegram.main"]
-[risk_profiles.default]
-level = "full"
-[channels.telegram.main]
-bot_token = "123:BENCH"
-api_url = "{tg}"
-allowed_users = ["*"]
-"#,
-        d = dir.display(),
-        url = model.url(),
-        tg = tg.url()
-    );
-    let path = dir.join("switchboard.toml");
-    std::fs::write(&path, config)?;
+    let (model, dir, path) = instant_setup(
+        messages + burst,
+        "telegram.main",
+        &format!(
+            "[channels.telegram.main]\nbot_token = \"123:BENCH\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+            tg.url()
+        ),
+    )
+    .await?;
     let gw = crate::run::start(&path).await?;
     let wait_for = |n: usize| {
         let tg = &tg;
@@ -352,7 +353,7 @@ allowed_users = ["*"]
         micros.push(t.elapsed().as_micros() as u64);
     }
     micros.sort_unstable();
-    let pct = |p: f64| micros[((micros.len() as f64 * p) as usize).min(micros.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| percentile(&micros, p);
     let t = Instant::now();
     for u in 0..burst {
         let id = 5000 + u as i64;

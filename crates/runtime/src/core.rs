@@ -42,6 +42,7 @@ pub struct Core {
 }
 
 /// Everything that differs between one run and another.
+#[derive(Clone)]
 pub struct RunParts {
     pub agent: String,
     pub session_key: String,

@@ -29,7 +29,7 @@ const ANNOUNCE_PROMPT: &str = "Your task has ended. Write the announcement for w
 pub(crate) fn start(core: Arc<Core>, child: Child) {
     tokio::spawn(async move {
         let Child {
-            mut parts,
+            parts,
             task,
             run_id,
             requester_session,
@@ -43,14 +43,15 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
             p = core.lane.clone().acquire_owned() => p.ok(),
             _ = cancel.cancelled() => None,
         };
+        // A tool-free run in the same session, with its own cancellation.
         let mut announce_parts = RunParts {
             registry: ToolRegistry::default(),
-            broker: parts.broker.clone(),
-            ..clone_parts(&parts)
+            events: None,
+            cancel: tokio_util::sync::CancellationToken::new(),
+            ..parts.clone()
         };
         // The announce step reads what the child did.
         announce_parts.scope.fresh_session = false;
-        parts.cancel = cancel.clone();
         let run = core.assemble(parts);
         let span = tracing::info_span!("subagent", agent_alias = %run.ctx.agent, session_key = %run.ctx.session_key, run_id = %run_id);
         // The permit is held through the announce step: both are the child's work.
@@ -96,26 +97,6 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
         drop(permit);
         crate::sessions::child::write_transcript(&core, &run_id, delete).await;
     });
-}
-
-fn clone_parts(p: &RunParts) -> RunParts {
-    RunParts {
-        agent: p.agent.clone(),
-        session_key: p.session_key.clone(),
-        policy: p.policy.clone(),
-        approval_profile: p.approval_profile.clone(),
-        registry: p.registry.clone(),
-        chain: p.chain.clone(),
-        temperature: p.temperature,
-        runtime_profile_name: p.runtime_profile_name.clone(),
-        profile: p.profile.clone(),
-        system_prompt: p.system_prompt.clone(),
-        broker: p.broker.clone(),
-        events: None,
-        cancel: tokio_util::sync::CancellationToken::new(),
-        scope: p.scope.clone(),
-        memory_readers: p.memory_readers.clone(),
-    }
 }
 
 /// Children of the main session announce into the chat (outbox); nested

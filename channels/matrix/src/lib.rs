@@ -1,1 +1,225 @@
-//! matrix adapter for Switchboard (issue pending): implements `switchboard_core::Channel`.
+//! Matrix adapter (matrix-sdk): password or access-token login restored
+//! from a session file, the SDK's SQLite state and crypto store under the
+//! data directory (so encrypted rooms are readable and a restart keeps its
+//! device), a sync loop whose token is kept in the control plane (a restart
+//! resumes after the last handed-over event and never answers old messages
+//! again), auto-join of configured rooms and of invitations from allowed
+//! people, threads (`m.thread`), replies, mentions (`m.mentions`, user id,
+//! display name, replies to the bot, threads the bot answers in), Markdown
+//! rendered to `formatted_body`, replies split below the 32 KiB body limit,
+//! typing notices, reactions, and approval prompts decided by reactions
+//! (✅ once, ♾️ always, ❌ deny) or the text commands. Edits (`m.replace`)
+//! of people's messages are ignored: the original was already answered.
+
+mod content;
+mod errors;
+mod inbound;
+mod login;
+mod recent;
+mod sync;
+
+use async_trait::async_trait;
+use matrix_sdk::Client;
+use matrix_sdk::ruma::RoomId;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use switchboard_core::{
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, CursorStore, Inbound, MessageRef, Outbound, PromptState,
+};
+use tokio::sync::mpsc;
+
+pub use errors::retry_after_of;
+
+/// How the bot signs in.
+#[derive(Clone)]
+pub enum Auth {
+    Password(String),
+    AccessToken(String),
+}
+
+/// Everything the adapter needs from the configuration.
+#[derive(Clone)]
+pub struct Settings {
+    /// Instance name, `matrix.<alias>`.
+    pub name: String,
+    pub homeserver: String,
+    pub user_id: String,
+    pub auth: Auth,
+    /// Where the SDK keeps its state, crypto keys and our session file.
+    pub store_dir: PathBuf,
+    /// Passphrase for the SDK's SQLite store, if any.
+    pub store_passphrase: Option<String>,
+    /// Rooms (ids or aliases) joined at start.
+    pub auto_join: Vec<String>,
+    /// Invitations from these people are accepted (`"*"`: anyone); empty: none.
+    pub invites_from: Vec<String>,
+    /// Long-poll timeout of one `/sync`.
+    pub sync_timeout: Duration,
+}
+
+/// The approval reactions and what each one means.
+pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"), ("❌", "deny")];
+
+pub struct MatrixChannel {
+    settings: Settings,
+    cursors: Arc<dyn CursorStore>,
+    client: OnceLock<Client>,
+    state: Arc<State>,
+}
+
+/// What the adapter remembers between events.
+#[derive(Default)]
+pub(crate) struct State {
+    /// Prompt event id → approval id, for prompts still open.
+    prompts: Mutex<HashMap<String, String>>,
+    /// Events the bot sent (replies to them mention the bot).
+    sent: Mutex<recent::Recent>,
+    /// Thread roots the bot has answered in (later messages there are for it).
+    threads: Mutex<recent::Recent>,
+}
+
+impl State {
+    fn remember_sent(&self, event_id: &str, thread: Option<&str>) {
+        self.sent.lock().expect("sent lock").insert(event_id.to_string());
+        if let Some(t) = thread {
+            self.threads.lock().expect("threads lock").insert(t.to_string());
+        }
+    }
+}
+
+impl MatrixChannel {
+    pub fn new(settings: Settings, cursors: Arc<dyn CursorStore>) -> Result<Self, String> {
+        url_ok(&settings.homeserver)?;
+        matrix_sdk::ruma::UserId::parse(settings.user_id.as_str())
+            .map_err(|e| format!("user_id '{}': {e}", settings.user_id))?;
+        Ok(Self {
+            settings,
+            cursors,
+            client: OnceLock::new(),
+            state: Arc::new(State::default()),
+        })
+    }
+
+    fn client(&self) -> Result<&Client, ChannelError> {
+        self.client
+            .get()
+            .ok_or_else(|| ChannelError::Transient("the Matrix client has not signed in yet".into()))
+    }
+
+    fn room(&self, chat: &str) -> Result<matrix_sdk::Room, ChannelError> {
+        let id =
+            RoomId::parse(chat).map_err(|_| ChannelError::Permanent(format!("'{chat}' is not a Matrix room id")))?;
+        self.client()?
+            .get_room(&id)
+            .ok_or_else(|| ChannelError::Permanent(format!("the bot is not in room {chat}")))
+    }
+
+    /// Send one event's content; returns its event id.
+    async fn send_content(
+        &self,
+        room: &matrix_sdk::Room,
+        event_type: &str,
+        content: serde_json::Value,
+    ) -> Result<String, ChannelError> {
+        let sent = room.send_raw(event_type, content).await.map_err(errors::map)?;
+        Ok(sent.response.event_id.to_string())
+    }
+
+    /// Add a reaction (`key`) to a message.
+    pub async fn react(&self, message: &MessageRef, key: &str) -> Result<(), ChannelError> {
+        let room = self.room(&message.chat)?;
+        self.send_content(&room, "m.reaction", content::reaction(&message.id, key))
+            .await
+            .map(|_| ())
+    }
+}
+
+fn url_ok(url: &str) -> Result<(), String> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(format!("homeserver '{url}' is not an http(s) URL"))
+    }
+}
+
+#[async_trait]
+impl Channel for MatrixChannel {
+    fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    /// Sign in (or restore the stored session), join the configured rooms,
+    /// skip history on the very first start, then sync in the background.
+    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
+        let client = login::connect(&self.settings).await?;
+        let _ = self.client.set(client.clone());
+        let mut syncer = sync::Syncer::new(client, self.settings.clone(), self.cursors.clone(), self.state.clone());
+        syncer.prepare().await?;
+        tokio::spawn(syncer.run(inbound));
+        Ok(())
+    }
+
+    async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+        let room = self.room(&message.address.chat)?;
+        let thread = message.address.thread.as_deref();
+        let mut refs = Vec::new();
+        for chunk in content::split(&message.text) {
+            let body = content::message(&chunk, thread, message.reply_to.as_deref());
+            let id = self.send_content(&room, "m.room.message", body).await?;
+            self.state.remember_sent(&id, thread);
+            refs.push(MessageRef {
+                chat: message.address.chat.clone(),
+                id,
+            });
+        }
+        Ok(refs)
+    }
+
+    async fn typing(&self, address: &ChatAddress) -> Result<(), ChannelError> {
+        self.room(&address.chat)?.typing_notice(true).await.map_err(errors::map)
+    }
+
+    async fn send_approval_prompt(
+        &self,
+        address: &ChatAddress,
+        prompt: &ApprovalPrompt,
+    ) -> Result<MessageRef, ChannelError> {
+        let room = self.room(&address.chat)?;
+        let text = content::prompt_text(prompt, None);
+        let body = content::message(&text, address.thread.as_deref(), None);
+        let id = self.send_content(&room, "m.room.message", body).await?;
+        self.state.remember_sent(&id, address.thread.as_deref());
+        self.state
+            .prompts
+            .lock()
+            .expect("prompts lock")
+            .insert(id.clone(), prompt.id.clone());
+        let message = MessageRef {
+            chat: address.chat.clone(),
+            id,
+        };
+        // The choices as ready-made reactions: one click adds the approver's own.
+        for (key, _) in REACTIONS {
+            if let Err(e) = self.react(&message, key).await {
+                tracing::warn!(channel = %self.settings.name, error = %e, "cannot add an approval reaction");
+            }
+        }
+        Ok(message)
+    }
+
+    async fn update_approval_prompt(
+        &self,
+        message: &MessageRef,
+        prompt: &ApprovalPrompt,
+        state: &PromptState,
+    ) -> Result<(), ChannelError> {
+        let room = self.room(&message.chat)?;
+        let text = content::prompt_text(prompt, Some(state));
+        self.send_content(&room, "m.room.message", content::replacement(&message.id, &text))
+            .await?;
+        self.state.prompts.lock().expect("prompts lock").remove(&message.id);
+        Ok(())
+    }
+}

@@ -1,0 +1,48 @@
+//! matrix-sdk errors as channel errors: 429 `M_LIMIT_EXCEEDED` becomes a
+//! rate limit with the server's `retry_after_ms`, connection failures and
+//! 5xx are transient, the rest permanent.
+
+use matrix_sdk::HttpError;
+use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
+use std::time::{Duration, SystemTime};
+use switchboard_core::ChannelError;
+
+/// How long the homeserver asked us to wait, when it rate-limited us.
+pub fn retry_after_of(kind: Option<&ErrorKind>) -> Option<Duration> {
+    match kind? {
+        ErrorKind::LimitExceeded(data) => Some(match &data.retry_after {
+            Some(RetryAfter::Delay(d)) => *d,
+            Some(RetryAfter::DateTime(t)) => t.duration_since(SystemTime::now()).unwrap_or_default(),
+            None => Duration::from_secs(1),
+        }),
+        _ => None,
+    }
+}
+
+pub(crate) fn map_http(e: &HttpError) -> ChannelError {
+    if let Some(wait) = retry_after_of(e.client_api_error_kind()) {
+        return ChannelError::RateLimited(wait.as_millis().div_ceil(1000).max(1) as u64);
+    }
+    match e {
+        HttpError::Reqwest(_) => ChannelError::Transient("the homeserver could not be reached".into()),
+        HttpError::Cached(inner) => map_http(inner),
+        _ => match e.as_client_api_error() {
+            Some(api) if api.status_code.is_server_error() => {
+                ChannelError::Transient(format!("the homeserver answered {}", api.status_code))
+            }
+            Some(api) => ChannelError::Permanent(format!(
+                "the homeserver refused the request ({}): {}",
+                api.status_code,
+                api.error_kind().map(|k| k.errcode().to_string()).unwrap_or_default()
+            )),
+            None => ChannelError::Transient(e.to_string()),
+        },
+    }
+}
+
+pub(crate) fn map(e: matrix_sdk::Error) -> ChannelError {
+    match e {
+        matrix_sdk::Error::Http(h) => map_http(&h),
+        other => ChannelError::Permanent(other.to_string()),
+    }
+}

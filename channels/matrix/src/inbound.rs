@@ -1,0 +1,291 @@
+//! Room events (as JSON) turned into `Inbound` messages: text messages with
+//! their thread, reply and mention, and reactions on open approval prompts
+//! turned into `/approve` and `/deny` commands.
+
+use crate::{REACTIONS, State};
+use serde_json::Value;
+use switchboard_core::{ChatAddress, Inbound, UserId};
+
+/// The bot, as inbound events see it.
+pub(crate) struct Bot<'a> {
+    pub channel: &'a str,
+    pub user_id: &'a str,
+    pub display_name: Option<&'a str>,
+}
+
+/// The room an event arrived in.
+pub(crate) struct Room<'a> {
+    pub id: &'a str,
+    /// Two people at most: a direct conversation.
+    pub direct: bool,
+}
+
+/// A reaction key without emoji variation selectors.
+fn normalize(key: &str) -> String {
+    key.chars().filter(|c| *c != '\u{fe0f}').collect()
+}
+
+/// Turn one timeline event into a message for the router, if it is one.
+pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Option<Inbound> {
+    let sender = ev["sender"].as_str()?;
+    if sender == bot.user_id {
+        return None;
+    }
+    let event_id = ev["event_id"].as_str()?;
+    let content = &ev["content"];
+    let relates = &content["m.relates_to"];
+    match ev["type"].as_str()? {
+        "m.reaction" => approval_reaction(relates, sender, room, bot, state),
+        "m.room.message" => {
+            // Edits are ignored: the original was already answered.
+            if relates["rel_type"] == "m.replace" || content.get("m.new_content").is_some() {
+                return None;
+            }
+            if content["msgtype"] != "m.text" {
+                return None;
+            }
+            let body = strip_reply_fallback(content["body"].as_str()?);
+            let thread = (relates["rel_type"] == "m.thread")
+                .then(|| relates["event_id"].as_str().map(str::to_string))
+                .flatten();
+            let falling_back = relates["is_falling_back"].as_bool().unwrap_or(false);
+            let reply_to = relates["m.in_reply_to"]["event_id"]
+                .as_str()
+                .filter(|_| thread.is_none() || !falling_back)
+                .map(str::to_string);
+            let explicit = content["m.mentions"]["user_ids"]
+                .as_array()
+                .is_some_and(|ids| ids.iter().any(|u| u == bot.user_id));
+            let named = find_name(&body, bot).is_some();
+            let replied_to_bot = reply_to
+                .as_deref()
+                .is_some_and(|r| state.sent.lock().expect("sent").contains(r));
+            let bot_thread = thread
+                .as_deref()
+                .is_some_and(|t| state.threads.lock().expect("threads").contains(t));
+            let mentioned = explicit || named || replied_to_bot || bot_thread;
+            let text = if named { strip_name(&body, bot) } else { body };
+            // In group rooms every conversation is a thread: a message at
+            // the top level starts one under itself, and the answer goes there.
+            let thread = match thread {
+                Some(t) => Some(t),
+                None if !room.direct => Some(event_id.to_string()),
+                None => None,
+            };
+            Some(Inbound {
+                address: ChatAddress::new(bot.channel, room.id).with_thread(thread),
+                sender: UserId(sender.to_string()),
+                sender_name: sender.to_string(),
+                text,
+                message_id: Some(event_id.to_string()),
+                mentioned,
+                direct: room.direct,
+                reply_to,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// ✅ ♾️ ❌ on an open approval prompt, as the matching text command.
+fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, state: &State) -> Option<Inbound> {
+    if relates["rel_type"] != "m.annotation" {
+        return None;
+    }
+    let target = relates["event_id"].as_str()?;
+    let key = normalize(relates["key"].as_str()?);
+    let id = state.prompts.lock().expect("prompts").get(target).cloned()?;
+    let choice = REACTIONS.iter().find(|(k, _)| normalize(k) == key)?.1;
+    let text = match choice {
+        "once" => format!("/approve {id}"),
+        "always" => format!("/approve {id} always"),
+        _ => format!("/deny {id}"),
+    };
+    Some(Inbound {
+        address: ChatAddress::new(bot.channel, room.id),
+        sender: UserId(sender.to_string()),
+        sender_name: sender.to_string(),
+        text,
+        // The answer (decision or refusal) replies to the prompt.
+        message_id: Some(target.to_string()),
+        mentioned: true,
+        direct: room.direct,
+        reply_to: None,
+    })
+}
+
+/// Older clients quote the message replied to as `> ` lines before a blank line.
+fn strip_reply_fallback(body: &str) -> String {
+    if !body.starts_with("> ") {
+        return body.to_string();
+    }
+    match body.split_once("\n\n") {
+        Some((quote, rest)) if quote.lines().all(|l| l.starts_with('>')) => rest.to_string(),
+        _ => body.to_string(),
+    }
+}
+
+/// Where the bot's user id or display name appears in `body` (byte range).
+fn find_name(body: &str, bot: &Bot) -> Option<(usize, usize)> {
+    let lower = body.to_lowercase();
+    // Lowercasing may change byte lengths; only trust ASCII-stable positions.
+    if lower.len() != body.len() {
+        return body.find(bot.user_id).map(|i| (i, i + bot.user_id.len()));
+    }
+    let candidates = std::iter::once(bot.user_id).chain(bot.display_name.filter(|n| !n.trim().is_empty()));
+    for name in candidates {
+        if let Some(i) = lower.find(&name.to_lowercase()) {
+            return Some((i, i + name.len()));
+        }
+    }
+    None
+}
+
+/// `Bot: what's up` → `what's up`.
+fn strip_name(body: &str, bot: &Bot) -> String {
+    match find_name(body, bot) {
+        Some((start, end)) => {
+            let rest = body[end..].trim_start_matches([':', ',']);
+            format!("{}{}", &body[..start], rest).trim().to_string()
+        }
+        None => body.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const BOT: Bot = Bot {
+        channel: "matrix.main",
+        user_id: "@bot:hs",
+        display_name: Some("Switchboard"),
+    };
+    const GROUP: Room = Room {
+        id: "!g:hs",
+        direct: false,
+    };
+    const DM: Room = Room {
+        id: "!d:hs",
+        direct: true,
+    };
+
+    fn text(sender: &str, body: &str, extra: Value) -> Value {
+        let mut content = json!({ "msgtype": "m.text", "body": body });
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                content[k] = v;
+            }
+        }
+        json!({ "type": "m.room.message", "event_id": "$e1", "sender": sender, "content": content })
+    }
+
+    #[test]
+    fn group_message_by_display_name_starts_a_thread_under_itself() {
+        let s = State::default();
+        let m = convert(
+            &text("@ann:hs", "Switchboard: deploy status?", json!({})),
+            &GROUP,
+            &BOT,
+            &s,
+        )
+        .unwrap();
+        assert!(m.mentioned && !m.direct);
+        assert_eq!(m.text, "deploy status?");
+        assert_eq!(m.address.thread.as_deref(), Some("$e1"));
+        assert_eq!(m.sender.as_str(), "@ann:hs");
+    }
+
+    #[test]
+    fn unmentioned_group_message_is_not_a_mention_and_dm_has_no_thread() {
+        let s = State::default();
+        let g = convert(&text("@ann:hs", "lunch?", json!({})), &GROUP, &BOT, &s).unwrap();
+        assert!(!g.mentioned);
+        let d = convert(&text("@ann:hs", "lunch?", json!({})), &DM, &BOT, &s).unwrap();
+        assert!(d.direct && d.address.thread.is_none());
+    }
+
+    #[test]
+    fn m_mentions_replies_to_the_bot_and_bot_threads_count_as_mentions() {
+        let s = State::default();
+        let explicit = text("@ann:hs", "hey", json!({ "m.mentions": { "user_ids": ["@bot:hs"] } }));
+        assert!(convert(&explicit, &GROUP, &BOT, &s).unwrap().mentioned);
+        s.remember_sent("$bot1", Some("$root"));
+        let reply = text(
+            "@ann:hs",
+            "and then?",
+            json!({ "m.relates_to": { "m.in_reply_to": { "event_id": "$bot1" } } }),
+        );
+        let r = convert(&reply, &GROUP, &BOT, &s).unwrap();
+        assert!(r.mentioned);
+        assert_eq!(r.reply_to.as_deref(), Some("$bot1"));
+        let in_thread = text(
+            "@ann:hs",
+            "more",
+            json!({ "m.relates_to": { "rel_type": "m.thread", "event_id": "$root", "is_falling_back": true, "m.in_reply_to": { "event_id": "$x" } } }),
+        );
+        let t = convert(&in_thread, &GROUP, &BOT, &s).unwrap();
+        assert!(t.mentioned);
+        assert_eq!(t.address.thread.as_deref(), Some("$root"));
+        assert_eq!(t.reply_to, None);
+        let other_thread = in_thread.to_string().replace("$root", "$other");
+        let o = convert(&serde_json::from_str(&other_thread).unwrap(), &GROUP, &BOT, &s).unwrap();
+        assert!(!o.mentioned);
+    }
+
+    #[test]
+    fn own_messages_edits_and_notices_are_ignored() {
+        let s = State::default();
+        assert!(convert(&text("@bot:hs", "Switchboard", json!({})), &DM, &BOT, &s).is_none());
+        let edit = text(
+            "@ann:hs",
+            "* fixed",
+            json!({ "m.new_content": { "body": "fixed" }, "m.relates_to": { "rel_type": "m.replace", "event_id": "$e0" } }),
+        );
+        assert!(convert(&edit, &DM, &BOT, &s).is_none());
+        let notice = text("@ann:hs", "fyi", json!({ "msgtype": "m.notice" }));
+        assert!(convert(&notice, &DM, &BOT, &s).is_none());
+    }
+
+    #[test]
+    fn reply_fallback_is_stripped() {
+        let s = State::default();
+        let m = convert(
+            &text("@ann:hs", "> <@bot:hs> earlier\n> text\n\nreal question", json!({})),
+            &DM,
+            &BOT,
+            &s,
+        )
+        .unwrap();
+        assert_eq!(m.text, "real question");
+    }
+
+    #[test]
+    fn reactions_on_open_prompts_become_commands() {
+        let s = State::default();
+        s.prompts.lock().unwrap().insert("$prompt".into(), "ab12".into());
+        let react = |key: &str, target: &str| {
+            json!({ "type": "m.reaction", "event_id": "$r", "sender": "@op:hs",
+                    "content": { "m.relates_to": { "rel_type": "m.annotation", "event_id": target, "key": key } } })
+        };
+        let once = convert(&react("✅", "$prompt"), &GROUP, &BOT, &s).unwrap();
+        assert_eq!(once.text, "/approve ab12");
+        assert_eq!(once.message_id.as_deref(), Some("$prompt"));
+        assert!(once.mentioned && once.address.thread.is_none());
+        assert_eq!(
+            convert(&react("♾", "$prompt"), &GROUP, &BOT, &s).unwrap().text,
+            "/approve ab12 always"
+        );
+        assert_eq!(
+            convert(&react("♾️", "$prompt"), &GROUP, &BOT, &s).unwrap().text,
+            "/approve ab12 always"
+        );
+        assert_eq!(
+            convert(&react("❌", "$prompt"), &GROUP, &BOT, &s).unwrap().text,
+            "/deny ab12"
+        );
+        assert!(convert(&react("👍", "$prompt"), &GROUP, &BOT, &s).is_none());
+        assert!(convert(&react("✅", "$elsewhere"), &GROUP, &BOT, &s).is_none());
+    }
+}

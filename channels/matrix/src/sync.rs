@@ -1,0 +1,210 @@
+//! The sync loop: one `/sync` long poll after another from the token kept
+//! in the control plane. Events are handed to the router before the token
+//! moves on, so a crash replays rather than loses; history from before the
+//! bot's first start, and from before it joined a room, is not answered.
+
+use crate::inbound::{self, Bot, Room};
+use crate::{Settings, State, errors};
+use matrix_sdk::Client;
+use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::api::client::filter::{FilterDefinition, RoomEventFilter};
+use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
+use matrix_sdk::ruma::{OwnedRoomOrAliasId, RoomId, UInt};
+use matrix_sdk::sync::{JoinedRoomUpdate, SyncResponse};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::{ChannelError, CursorStore, Inbound, UserId};
+use tokio::sync::mpsc;
+
+/// Events per room one sync may carry before the timeline is cut.
+const TIMELINE_LIMIT: u32 = 200;
+
+pub(crate) struct Syncer {
+    client: Client,
+    settings: Settings,
+    cursors: Arc<dyn CursorStore>,
+    state: Arc<State>,
+    display_name: Option<String>,
+    token: Option<String>,
+}
+
+fn filter() -> Filter {
+    let mut def = FilterDefinition::default();
+    // Lazy loading makes the server send room summaries (member counts),
+    // which tell direct conversations from group rooms.
+    def.room.state = RoomEventFilter::with_lazy_loading();
+    def.room.timeline = RoomEventFilter::with_lazy_loading();
+    def.room.timeline.limit = Some(UInt::from(TIMELINE_LIMIT));
+    Filter::FilterDefinition(def)
+}
+
+fn json_of(raw: &impl AsRawJson) -> Option<Value> {
+    serde_json::from_str(raw.raw_json()).ok()
+}
+
+/// Raw events of any kind, read as plain JSON.
+trait AsRawJson {
+    fn raw_json(&self) -> &str;
+}
+
+impl<T> AsRawJson for matrix_sdk::ruma::serde::Raw<T> {
+    fn raw_json(&self) -> &str {
+        self.json().get()
+    }
+}
+
+impl Syncer {
+    pub fn new(client: Client, settings: Settings, cursors: Arc<dyn CursorStore>, state: Arc<State>) -> Self {
+        Self {
+            client,
+            settings,
+            cursors,
+            state,
+            display_name: None,
+            token: None,
+        }
+    }
+
+    /// Learn the bot's display name, take the stored sync token (or, on the
+    /// very first start, sync once to skip everything before now) and join
+    /// the configured rooms.
+    pub async fn prepare(&mut self) -> Result<(), ChannelError> {
+        self.display_name = self.client.account().get_display_name().await.ok().flatten();
+        self.token = self.cursors.load(&self.settings.name).await;
+        if self.token.is_none() {
+            let first = self
+                .client
+                .sync_once(SyncSettings::new().filter(filter()).timeout(Duration::ZERO))
+                .await
+                .map_err(errors::map)?;
+            self.accept_invites(&first).await;
+            self.save_token(first.next_batch).await;
+        }
+        for room in &self.settings.auto_join {
+            let Ok(id) = OwnedRoomOrAliasId::try_from(room.as_str()) else {
+                tracing::warn!(channel = %self.settings.name, %room, "auto_join entry is not a room id or alias");
+                continue;
+            };
+            if let Err(e) = self.client.join_room_by_id_or_alias(&id, &[]).await {
+                tracing::warn!(channel = %self.settings.name, %room, error = %errors::map(e), "cannot join a configured room");
+            }
+        }
+        Ok(())
+    }
+
+    async fn save_token(&mut self, token: String) {
+        if self.token.as_deref() != Some(token.as_str()) {
+            self.cursors.save(&self.settings.name, &token).await;
+            self.token = Some(token);
+        }
+    }
+
+    /// Sync until the router hangs up; failures back off and retry.
+    pub async fn run(mut self, inbound: mpsc::Sender<Inbound>) {
+        let mut backoff = Duration::from_millis(500);
+        loop {
+            let mut settings = SyncSettings::new().filter(filter()).timeout(self.settings.sync_timeout);
+            if let Some(t) = &self.token {
+                settings = settings.token(t.clone());
+            }
+            match self.client.sync_once(settings).await {
+                Ok(response) => {
+                    backoff = Duration::from_millis(500);
+                    self.accept_invites(&response).await;
+                    for (room_id, update) in &response.rooms.joined {
+                        if !self.deliver(room_id, update, &inbound).await {
+                            return;
+                        }
+                    }
+                    self.save_token(response.next_batch).await;
+                }
+                Err(e) => match errors::map(e) {
+                    ChannelError::RateLimited(secs) => tokio::time::sleep(Duration::from_secs(secs)).await,
+                    other => {
+                        tracing::warn!(channel = %self.settings.name, error = %other, ?backoff, "sync failed; retrying");
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(8));
+                    }
+                },
+            }
+        }
+    }
+
+    /// Hand one room's new events to the router; false once it hung up.
+    async fn deliver(&self, room_id: &RoomId, update: &JoinedRoomUpdate, inbound: &mpsc::Sender<Inbound>) -> bool {
+        if update.timeline.limited {
+            tracing::warn!(channel = %self.settings.name, room = %room_id, "more events than one sync carries; the oldest were skipped");
+        }
+        let events: Vec<Value> = update.timeline.events.iter().filter_map(|e| json_of(e.raw())).collect();
+        // A room joined in this batch: what came before the join is history.
+        let start = events
+            .iter()
+            .rposition(|e| {
+                e["type"] == "m.room.member"
+                    && e["state_key"] == self.settings.user_id.as_str()
+                    && e["content"]["membership"] == "join"
+                    && e["unsigned"]["prev_content"]["membership"] != "join"
+            })
+            .map_or(0, |i| i + 1);
+        let direct = self.is_direct(room_id).await;
+        let room = Room {
+            id: room_id.as_str(),
+            direct,
+        };
+        let bot = Bot {
+            channel: &self.settings.name,
+            user_id: &self.settings.user_id,
+            display_name: self.display_name.as_deref(),
+        };
+        for event in &events[start..] {
+            if event["type"] == "m.room.encrypted" {
+                tracing::warn!(channel = %self.settings.name, room = %room_id, "an encrypted message could not be decrypted");
+                continue;
+            }
+            if let Some(message) = inbound::convert(event, &room, &bot, &self.state)
+                && inbound.send(message).await.is_err()
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn is_direct(&self, room_id: &RoomId) -> bool {
+        let Some(room) = self.client.get_room(room_id) else {
+            return false;
+        };
+        room.joined_members_count() == 2 || room.is_direct().await.unwrap_or(false)
+    }
+
+    /// Join rooms people in `invites_from` invited the bot to.
+    async fn accept_invites(&self, response: &SyncResponse) {
+        for (room_id, invited) in &response.rooms.invited {
+            let inviter = invited
+                .invite_state
+                .events
+                .iter()
+                .filter_map(json_of)
+                .find(|e| {
+                    e["type"] == "m.room.member"
+                        && e["state_key"] == self.settings.user_id.as_str()
+                        && e["content"]["membership"] == "invite"
+                })
+                .and_then(|e| e["sender"].as_str().map(str::to_string));
+            let Some(inviter) = inviter else { continue };
+            if !UserId(inviter.clone()).is_listed_in(&self.settings.invites_from) {
+                tracing::info!(channel = %self.settings.name, room = %room_id, %inviter, "invitation ignored: the inviter is not allowed");
+                continue;
+            }
+            match self.client.join_room_by_id(room_id).await {
+                Ok(_) => {
+                    tracing::info!(channel = %self.settings.name, room = %room_id, %inviter, "joined on invitation")
+                }
+                Err(e) => {
+                    tracing::warn!(channel = %self.settings.name, room = %room_id, error = %errors::map(e), "cannot accept an invitation")
+                }
+            }
+        }
+    }
+}

@@ -20,7 +20,7 @@ mod sync;
 
 use async_trait::async_trait;
 use matrix_sdk::Client;
-use matrix_sdk::ruma::RoomId;
+use matrix_sdk::ruma::{RoomId, TransactionId};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -58,6 +58,9 @@ pub struct Settings {
     /// Long-poll timeout of one `/sync`.
     pub sync_timeout: Duration,
 }
+
+/// Tries per event before the failure is handed to the caller.
+const SEND_RETRIES: u32 = 6;
 
 /// The approval reactions and what each one means.
 pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"), ("❌", "deny")];
@@ -116,15 +119,37 @@ impl MatrixChannel {
             .ok_or_else(|| ChannelError::Permanent(format!("the bot is not in room {chat}")))
     }
 
-    /// Send one event's content; returns its event id.
+    /// Send one event's content; returns its event id. Rate limits and
+    /// transient failures are retried here, per event, with one transaction
+    /// id: the homeserver drops a repeat of an event it already took, and
+    /// the parts of a long reply already sent are not sent again.
     async fn send_content(
         &self,
         room: &matrix_sdk::Room,
         event_type: &str,
         content: serde_json::Value,
     ) -> Result<String, ChannelError> {
-        let sent = room.send_raw(event_type, content).await.map_err(errors::map)?;
-        Ok(sent.response.event_id.to_string())
+        let txn = TransactionId::new();
+        let mut attempt = 0u32;
+        loop {
+            let result = room
+                .send_raw(event_type, content.clone())
+                .with_transaction_id(&txn)
+                .await
+                .map_err(errors::map);
+            let wait = match result {
+                Ok(sent) => return Ok(sent.response.event_id.to_string()),
+                Err(ChannelError::RateLimited(secs)) if attempt < SEND_RETRIES => Duration::from_secs(secs),
+                Err(ChannelError::Transient(e)) if attempt < SEND_RETRIES => {
+                    let backoff = Duration::from_millis(250 * 2u64.pow(attempt.min(5)));
+                    tracing::warn!(channel = %self.settings.name, error = %e, ?backoff, "send failed; retrying");
+                    backoff
+                }
+                Err(e) => return Err(e),
+            };
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
     }
 
     /// Add a reaction (`key`) to a message.

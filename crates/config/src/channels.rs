@@ -104,6 +104,10 @@ pub struct TelegramChannel {
     pub webhook_secret: Option<Secret>,
 }
 
+fn sync_timeout() -> u64 {
+    30
+}
+
 fn telegram_api() -> String {
     "https://api.telegram.org".into()
 }
@@ -135,6 +139,19 @@ pub struct MatrixChannel {
     pub access_token: Option<Secret>,
     #[serde(default)]
     pub auto_join: Vec<String>,
+    /// Accept invitations from people `allowed_users` admits.
+    #[serde(default)]
+    pub join_on_invite: bool,
+    /// Where matrix-sdk keeps its state, crypto keys and session
+    /// (default `data/matrix/<alias>`).
+    #[serde(default)]
+    pub store_dir: Option<String>,
+    /// Passphrase that encrypts matrix-sdk's store.
+    #[serde(default)]
+    pub store_passphrase: Option<Secret>,
+    /// Long-poll timeout of one `/sync`, in seconds.
+    #[serde(default = "sync_timeout")]
+    pub sync_timeout_secs: u64,
     #[serde(default)]
     pub allowed_users: Vec<String>,
     #[serde(default = "crate::agent::yes")]

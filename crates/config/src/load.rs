@@ -107,6 +107,10 @@ impl Config {
         for (name, c) in self.channels.matrix.iter().filter(|(_, c)| c.enabled) {
             check(format!("channels.matrix.{name}.password"), c.password.as_ref());
             check(format!("channels.matrix.{name}.access_token"), c.access_token.as_ref());
+            check(
+                format!("channels.matrix.{name}.store_passphrase"),
+                c.store_passphrase.as_ref(),
+            );
         }
         out
     }

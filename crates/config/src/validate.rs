@@ -409,6 +409,17 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
                 "set password or access_token",
             ));
         }
+        if !(1..=300).contains(&m.sync_timeout_secs) {
+            v.push(Problem::new(at("sync_timeout_secs"), "must be between 1 and 300"));
+        }
+        for (i, room) in m.auto_join.iter().enumerate() {
+            if !(room.starts_with('!') || room.starts_with('#')) || !room.contains(':') {
+                v.push(Problem::new(
+                    format!("channels.matrix.{name}.auto_join[{i}]"),
+                    format!("'{room}' is not a room id (!id:server) or alias (#name:server)"),
+                ));
+            }
+        }
         user_list(&at("allowed_users"), &m.allowed_users, true, v);
     }
 }

@@ -12,6 +12,7 @@ mod cli_broker;
 mod cli_channel;
 mod commands;
 mod logging;
+mod matrix;
 mod outbox;
 mod router;
 mod run;

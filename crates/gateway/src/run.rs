@@ -72,6 +72,10 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
                 .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
         channels.insert(Arc::new(channel));
     }
+    for (alias, m) in config.channels.matrix.iter().filter(|(_, m)| m.enabled) {
+        let channel = crate::matrix::channel(alias, m, cursors.clone())?;
+        channels.insert(Arc::new(channel));
+    }
     for (name, enabled) in config.channels.instances() {
         if enabled && channels.get(&name).is_none() {
             tracing::warn!(channel = %name, "configured, but this build has no adapter for it yet; it is not started");

@@ -3,6 +3,7 @@
 //! drive the real agent loop over real HTTP, deterministically.
 
 mod scripted_model;
+pub mod synapse;
 pub mod telegram;
 
 pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools};

@@ -1,0 +1,352 @@
+//! A real Synapse homeserver on a loopback port, for the Matrix adapter's
+//! tests and benchmark, and people who talk to it over the client-server
+//! API. Synapse comes from PyPI (`./scripts/test.sh` installs it into
+//! `~/.cache/switchboard-synapse`); `SWITCHBOARD_TEST_SYNAPSE_PYTHON` names
+//! another interpreter that has it.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The Python that has `matrix-synapse` installed.
+pub fn python() -> PathBuf {
+    if let Ok(p) = std::env::var("SWITCHBOARD_TEST_SYNAPSE_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let p = PathBuf::from(home).join(".cache/switchboard-synapse/bin/python");
+    assert!(
+        p.exists(),
+        "Synapse is not installed at {}: run ./scripts/test.sh (it installs matrix-synapse there) or set SWITCHBOARD_TEST_SYNAPSE_PYTHON",
+        p.display()
+    );
+    p
+}
+
+/// Rate limits for messages sent by one user.
+#[derive(Clone, Copy)]
+pub struct MessageRate {
+    pub per_second: f64,
+    pub burst: u32,
+}
+
+pub struct Synapse {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn config(dir: &Path, port: u16, rate: Option<MessageRate>) -> String {
+    let d = dir.display();
+    let generous = "{per_second: 10000, burst_count: 10000}";
+    let message = match rate {
+        Some(r) => format!("{{per_second: {}, burst_count: {}}}", r.per_second, r.burst),
+        None => generous.to_string(),
+    };
+    format!(
+        r#"server_name: "localhost"
+pid_file: "{d}/homeserver.pid"
+listeners:
+  - port: {port}
+    bind_addresses: ["127.0.0.1"]
+    type: http
+    tls: false
+    x_forwarded: false
+    resources:
+      - names: [client]
+        compress: false
+database:
+  name: sqlite3
+  args:
+    database: "{d}/homeserver.db"
+media_store_path: "{d}/media"
+signing_key_path: "{d}/localhost.signing.key"
+report_stats: false
+macaroon_secret_key: "switchboard-test-macaroon"
+form_secret: "switchboard-test-form"
+registration_shared_secret: "switchboard-test-registration"
+trusted_key_servers: []
+suppress_key_server_warning: true
+enable_registration: true
+enable_registration_without_verification: true
+default_room_version: "11"
+presence:
+  enabled: false
+url_preview_enabled: false
+rc_message: {message}
+rc_registration: {generous}
+rc_login:
+  address: {generous}
+  account: {generous}
+  failed_attempts: {generous}
+rc_joins:
+  local: {generous}
+  remote: {generous}
+rc_invites:
+  per_room: {generous}
+  per_user: {generous}
+  per_issuer: {generous}
+rc_admin_redaction: {generous}
+"#
+    )
+}
+
+impl Synapse {
+    /// A fresh homeserver with generous rate limits.
+    pub async fn start() -> Self {
+        Self::start_with(None).await
+    }
+
+    /// A fresh homeserver; `rate` limits messages per user when set.
+    pub async fn start_with(rate: Option<MessageRate>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        std::fs::write(dir.path().join("homeserver.yaml"), config(dir.path(), port, rate)).unwrap();
+        let status = Command::new(python())
+            .args([
+                "-m",
+                "synapse.app.homeserver",
+                "-c",
+                "homeserver.yaml",
+                "--generate-keys",
+            ])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run Synapse to generate its signing key");
+        assert!(status.success(), "Synapse could not generate its signing key");
+        let mut s = Self { child: None, dir, port };
+        s.resume().await;
+        s
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Start (again) on the same port and database; wait until it answers.
+    pub async fn resume(&mut self) {
+        assert!(self.child.is_none(), "Synapse is already running");
+        let log = std::fs::File::create(self.dir.path().join("synapse.log")).unwrap();
+        let child = Command::new(python())
+            .args(["-m", "synapse.app.homeserver", "-c", "homeserver.yaml"])
+            .current_dir(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start Synapse");
+        self.child = Some(child);
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(r) = http.get(format!("{}/_matrix/client/versions", self.url())).send().await
+                && r.status().is_success()
+            {
+                return;
+            }
+            if let Some(c) = self.child.as_mut()
+                && let Ok(Some(status)) = c.try_wait()
+            {
+                let log = std::fs::read_to_string(self.dir.path().join("synapse.log")).unwrap_or_default();
+                panic!("Synapse exited ({status}) while starting:\n{log}");
+            }
+            assert!(Instant::now() < deadline, "Synapse did not answer within 60 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Stop the homeserver (the database stays for `resume`).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Register a user through the client-server API.
+    pub async fn register(&self, localpart: &str, password: &str) -> Person {
+        let http = reqwest::Client::new();
+        let r: Value = http
+            .post(format!("{}/_matrix/client/v3/register", self.url()))
+            .json(&json!({
+                "username": localpart, "password": password,
+                "auth": { "type": "m.login.dummy" }, "inhibit_login": false
+            }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let token = r["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("registering {localpart} failed: {r}"));
+        Person {
+            user_id: r["user_id"].as_str().unwrap().to_string(),
+            token: token.to_string(),
+            base: self.url(),
+            http,
+            txn: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Drop for Synapse {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Someone with an account on the test homeserver.
+pub struct Person {
+    pub user_id: String,
+    pub token: String,
+    base: String,
+    http: reqwest::Client,
+    txn: AtomicU64,
+}
+
+impl Person {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut req = self
+            .http
+            .request(method, format!("{}/_matrix/client/v3{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
+        let status = resp.status();
+        let v: Value = resp.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "{path} answered {status}: {v}");
+        v
+    }
+
+    /// Create a room, inviting `invite`; `direct` marks it a DM.
+    pub async fn create_room(&self, name: &str, invite: &[&str], direct: bool) -> String {
+        let body = json!({
+            "name": name, "invite": invite, "is_direct": direct,
+            "preset": if direct { "trusted_private_chat" } else { "private_chat" },
+        });
+        let r = self.call(reqwest::Method::POST, "/createRoom", Some(body)).await;
+        r["room_id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn join(&self, room: &str) {
+        self.call(reqwest::Method::POST, &format!("/join/{}", enc(room)), Some(json!({})))
+            .await;
+    }
+
+    pub async fn invite(&self, room: &str, user: &str) {
+        let body = json!({ "user_id": user });
+        self.call(
+            reqwest::Method::POST,
+            &format!("/rooms/{}/invite", enc(room)),
+            Some(body),
+        )
+        .await;
+    }
+
+    /// Send any event; returns its id.
+    pub async fn send_event(&self, room: &str, event_type: &str, content: Value) -> String {
+        let txn = self.txn.fetch_add(1, Ordering::Relaxed);
+        let path = format!("/rooms/{}/send/{event_type}/t{txn}-{}", enc(room), std::process::id());
+        let r = self.call(reqwest::Method::PUT, &path, Some(content)).await;
+        r["event_id"].as_str().unwrap().to_string()
+    }
+
+    /// A plain text message at the top level of a room.
+    pub async fn say(&self, room: &str, body: &str) -> String {
+        self.send_event(room, "m.room.message", json!({ "msgtype": "m.text", "body": body }))
+            .await
+    }
+
+    /// A message that mentions `user` the way Element does (`m.mentions`).
+    pub async fn mention(&self, room: &str, user: &str, body: &str) -> String {
+        let content = json!({ "msgtype": "m.text", "body": body, "m.mentions": { "user_ids": [user] } });
+        self.send_event(room, "m.room.message", content).await
+    }
+
+    /// A message inside the thread rooted at `root`.
+    pub async fn say_in_thread(&self, room: &str, root: &str, body: &str) -> String {
+        let content = json!({
+            "msgtype": "m.text", "body": body,
+            "m.relates_to": { "rel_type": "m.thread", "event_id": root, "is_falling_back": true,
+                              "m.in_reply_to": { "event_id": root } }
+        });
+        self.send_event(room, "m.room.message", content).await
+    }
+
+    pub async fn react(&self, room: &str, event_id: &str, key: &str) -> String {
+        let content = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": event_id, "key": key } });
+        self.send_event(room, "m.reaction", content).await
+    }
+
+    /// Every event in the room, oldest first (up to the last 1000).
+    pub async fn events(&self, room: &str) -> Vec<Value> {
+        let r = self
+            .call(
+                reqwest::Method::GET,
+                &format!("/rooms/{}/messages?dir=b&limit=1000", enc(room)),
+                None,
+            )
+            .await;
+        let mut events = r["chunk"].as_array().cloned().unwrap_or_default();
+        events.reverse();
+        events
+    }
+
+    /// Messages `sender` posted in the room, oldest first.
+    pub async fn messages_from(&self, room: &str, sender: &str) -> Vec<Value> {
+        self.events(room)
+            .await
+            .into_iter()
+            .filter(|e| e["type"] == "m.room.message" && e["sender"] == sender)
+            .collect()
+    }
+
+    /// Wait until `sender` has posted a message matching `pred`.
+    pub async fn wait_for(&self, room: &str, sender: &str, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let messages = self.messages_from(room, sender).await;
+            if let Some(m) = messages.iter().find(|m| pred(m)) {
+                return m.clone();
+            }
+            if Instant::now() > deadline {
+                let bodies: Vec<&str> = messages.iter().map(body).collect();
+                panic!("no matching message from {sender} in {room} within {secs} s; it posted: {bodies:#?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The plain body of a message event.
+pub fn body(event: &Value) -> &str {
+    event["content"]["body"].as_str().unwrap_or("")
+}
+
+/// The thread root a message belongs to, if any.
+pub fn thread_of(event: &Value) -> Option<&str> {
+    let r = &event["content"]["m.relates_to"];
+    (r["rel_type"] == "m.thread").then(|| r["event_id"].as_str()).flatten()
+}
+
+fn enc(s: &str) -> String {
+    s.replace('!', "%21")
+        .replace('#', "%23")
+        .replace(':', "%3A")
+        .replace('$', "%24")
+}

@@ -1,0 +1,321 @@
+//! The Matrix adapter through the real `switchboard run`, against a real
+//! Synapse homeserver on loopback: people register, create rooms, write,
+//! react and read what the bot posted, all over the client-server API.
+
+use serde_json::json;
+use std::time::Duration;
+use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_test_support::synapse::{Person, Synapse, body, thread_of};
+use switchboard_test_support::{ScriptedModel, Step};
+
+const BOT: &str = "@bot:localhost";
+const OP: &str = "@op:localhost";
+
+struct World {
+    synapse: Synapse,
+    ann: Person,
+    bob: Person,
+    op: Person,
+    group: String,
+    ops: String,
+    dm: String,
+}
+
+/// A homeserver with the bot, Ann, Bob and an operator; a group room
+/// (Ann, Bob, bot), an ops room (operator, Bob, bot) and Ann's DM with the bot.
+async fn world() -> World {
+    let synapse = Synapse::start().await;
+    synapse.register("bot", "bot-password").await;
+    let (ann, bob, op) = (
+        synapse.register("ann", "pw-ann").await,
+        synapse.register("bob", "pw-bob").await,
+        synapse.register("op", "pw-op").await,
+    );
+    let group = ann.create_room("team", &[BOT, &bob.user_id], false).await;
+    bob.join(&group).await;
+    let ops = op.create_room("ops", &[BOT, &bob.user_id], false).await;
+    bob.join(&ops).await;
+    let dm = ann.create_room("", &[BOT], true).await;
+    World {
+        synapse,
+        ann,
+        bob,
+        op,
+        group,
+        ops,
+        dm,
+    }
+}
+
+fn config(model: &str, w: &World, port: u16) -> String {
+    format!(
+        r#"{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "p"
+channels = ["matrix.main"]
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["memory_recall"]
+[risk_profiles.default.approval_route]
+approver_channel = "matrix.main"
+approver_recipient = "ops"
+approvers = ["{OP}"]
+timeout_secs = 60
+[channels.matrix.main]
+homeserver = "{hs}"
+user_id = "{BOT}"
+password = "bot-password"
+auto_join = ["{group}", "{ops}", "{dm}"]
+allowed_users = ["*"]
+rooms = {{ "ops" = "{ops}" }}
+[channels.local.probe]
+allowed_users = []
+"#,
+        provider("p", model, ""),
+        hs = w.synapse.url(),
+        group = w.group,
+        ops = w.ops,
+        dm = w.dm,
+    )
+}
+
+async fn setup() -> (ScriptedModel, World, Sandbox, Gateway, u16) {
+    let model = ScriptedModel::start().await;
+    let w = world().await;
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&model.url(), &w, port));
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    (model, w, sandbox, gw, port)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mentions_are_answered_in_threads_and_dms_always() {
+    let (model, w, _sandbox, _gw, _) = setup().await;
+    model.push(Step::text("Deploy is **green**.").when_last_contains("deploy status"));
+    model.push(Step::text("Still green.").when_last_contains("and now"));
+    model.push(Step::text("Hi Ann.").when_last_contains("hello in private"));
+
+    // Not mentioned in a group room: ignored.
+    w.ann.say(&w.group, "just chatting").await;
+    // Mentioned: answered in a thread under the question.
+    let question = w.ann.mention(&w.group, BOT, "bot: deploy status?").await;
+    let answer = w
+        .ann
+        .wait_for(&w.group, BOT, 30, |m| body(m) == "Deploy is **green**.")
+        .await;
+    assert_eq!(thread_of(&answer), Some(question.as_str()), "{answer}");
+    assert!(
+        answer["content"]["formatted_body"]
+            .as_str()
+            .unwrap()
+            .contains("<strong>green</strong>")
+    );
+    // Inside that thread the bot follows without being named again, and
+    // it is the same conversation.
+    w.ann.say_in_thread(&w.group, &question, "and now?").await;
+    let follow = w.ann.wait_for(&w.group, BOT, 30, |m| body(m) == "Still green.").await;
+    assert_eq!(thread_of(&follow), Some(question.as_str()));
+    let second = &model.requests()[1];
+    assert!(
+        second.to_string().contains("deploy status"),
+        "the thread keeps its history"
+    );
+
+    // A DM is answered without a mention, outside any thread.
+    w.ann.say(&w.dm, "hello in private").await;
+    let dm = w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "Hi Ann.").await;
+    assert_eq!(thread_of(&dm), None);
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "the unmentioned message never reached the model"
+    );
+    let said: Vec<String> = w
+        .ann
+        .messages_from(&w.group, BOT)
+        .await
+        .iter()
+        .map(|m| body(m).to_string())
+        .collect();
+    assert_eq!(said, ["Deploy is **green**.", "Still green."]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reply_is_split_and_every_part_renders() {
+    let (model, w, _sandbox, _gw, _) = setup().await;
+    let long = format!(
+        "# Report\n```\n{}```\nEnd of **report**.",
+        "log line with <angle> & ampersand, padded to be long enough\n".repeat(1500)
+    );
+    assert!(long.len() > 80_000);
+    model.push(Step::text(long));
+    w.ann.say(&w.dm, "the full log please").await;
+    w.ann
+        .wait_for(&w.dm, BOT, 30, |m| body(m).ends_with("End of **report**."))
+        .await;
+    let parts = w.ann.messages_from(&w.dm, BOT).await;
+    assert!(parts.len() >= 3, "{} parts", parts.len());
+    let mut lines = 0;
+    for p in &parts {
+        let b = body(p);
+        assert!(b.len() <= 32 * 1024, "a body of {} bytes", b.len());
+        let html = p["content"]["formatted_body"].as_str().expect("every part has HTML");
+        assert_eq!(
+            html.matches("<pre>").count(),
+            html.matches("</pre>").count(),
+            "unbalanced <pre>"
+        );
+        assert!(!html.contains("<angle>"), "unescaped HTML");
+        lines += b.matches("log line with <angle>").count();
+    }
+    assert_eq!(lines, 1500, "no line lost");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_by_reaction_count_only_for_approvers() {
+    let (model, w, _sandbox, _gw, _) = setup().await;
+    model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
+    model.push(Step::text("Stored.").when_last_contains("stored memory"));
+    w.ann.say(&w.dm, "remember it").await;
+    let prompt =
+        w.op.wait_for(&w.ops, BOT, 30, |m| body(m).starts_with("Approval needed"))
+            .await;
+    let prompt_id = prompt["event_id"].as_str().unwrap().to_string();
+    assert!(body(&prompt).contains("tool: memory_store"), "{}", body(&prompt));
+    // The bot offers the three choices as reactions.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let keys: Vec<String> =
+            w.op.events(&w.ops)
+                .await
+                .iter()
+                .filter(|e| e["type"] == "m.reaction" && e["content"]["m.relates_to"]["event_id"] == prompt_id.as_str())
+                .map(|e| e["content"]["m.relates_to"]["key"].as_str().unwrap().to_string())
+                .collect();
+        if keys.len() == 3 {
+            assert_eq!(keys, ["✅", "♾️", "❌"]);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "reactions offered: {keys:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Bob is in the ops room but not an approver: his ✅ is refused.
+    w.bob.react(&w.ops, &prompt_id, "✅").await;
+    let refusal =
+        w.op.wait_for(&w.ops, BOT, 30, |m| {
+            body(m).starts_with("@bob:localhost may not decide")
+        })
+        .await;
+    assert!(
+        body(&refusal).ends_with("The request stays open."),
+        "{}",
+        body(&refusal)
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(model.requests().len(), 1, "the tool did not run");
+
+    // The operator's ✅ runs it; the prompt is edited to say so.
+    w.op.react(&w.ops, &prompt_id, "✅").await;
+    w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "Stored.").await;
+    let edit =
+        w.op.wait_for(&w.ops, BOT, 30, |m| {
+            m["content"]["m.relates_to"]["rel_type"] == "m.replace"
+        })
+        .await;
+    assert_eq!(edit["content"]["m.relates_to"]["event_id"], prompt_id.as_str());
+    let new_body = edit["content"]["m.new_content"]["body"].as_str().unwrap();
+    assert!(new_body.contains(&format!("Allowed once by {OP}")), "{new_body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_announcement_lands_in_the_thread_and_subagents_list_works() {
+    let (model, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let w = world().await;
+    let port = free_port();
+    let config = config(&model.url(), &w, port)
+        .replace(
+            "[agents.main]",
+            &format!(
+                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
+                provider("prev", &reviewer.url(), "")
+            ),
+        )
+        .replace(
+            "auto_approve = [\"memory_recall\"]",
+            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
+        );
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "check the deploy", "background": true}),
+    ));
+    model.push(Step::text("Started.").when_last_contains("Background task started"));
+    reviewer.push(Step::text("Deploy looks fine.").delay(Duration::from_millis(300)));
+    let question = w.bob.mention(&w.group, BOT, "bot: check the deploy").await;
+    let announced = w
+        .bob
+        .wait_for(&w.group, BOT, 30, |m| body(m).starts_with("Status: success"))
+        .await;
+    assert!(
+        body(&announced)
+            .starts_with("Status: success\nResult: [Agent 'reviewer' (openai/prev-model)]\nDeploy looks fine."),
+        "{}",
+        body(&announced)
+    );
+    assert_eq!(
+        thread_of(&announced),
+        Some(question.as_str()),
+        "the announcement lands in the thread the work was asked for in"
+    );
+    let started = w.bob.wait_for(&w.group, BOT, 30, |m| body(m) == "Started.").await;
+    assert_eq!(thread_of(&started), Some(question.as_str()));
+
+    // /subagents list from that thread answers there and shows the task.
+    w.bob.say_in_thread(&w.group, &question, "/subagents list").await;
+    let list = w
+        .bob
+        .wait_for(&w.group, BOT, 30, |m| body(m).starts_with("Subagents of this chat"))
+        .await;
+    assert_eq!(thread_of(&list), Some(question.as_str()));
+    assert!(
+        body(&list).contains("reviewer") && body(&list).contains("completed"),
+        "{}",
+        body(&list)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_restart_old_messages_are_not_answered_again() {
+    let model = ScriptedModel::start().await;
+    let w = world().await;
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&model.url(), &w, port));
+    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::text("first answer").when_last_contains("first"));
+    w.ann.say(&w.dm, "first").await;
+    w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "first answer").await;
+    gw.kill();
+    // Written while the gateway is down: answered after the restart, once.
+    w.ann.say(&w.dm, "second").await;
+    model.push(Step::text("second answer").when_last_contains("second"));
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "second answer").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let said: Vec<String> = w
+        .ann
+        .messages_from(&w.dm, BOT)
+        .await
+        .iter()
+        .map(|m| body(m).to_string())
+        .collect();
+    assert_eq!(said, ["first answer", "second answer"], "nothing answered twice");
+    assert_eq!(model.requests().len(), 2);
+    let log = std::fs::read_dir(sandbox.path().join("data/matrix/main"))
+        .unwrap()
+        .count();
+    assert!(log > 0, "the SDK keeps its store under the data directory");
+}

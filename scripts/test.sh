@@ -3,7 +3,9 @@
 #
 # Peers: a throwaway PostgreSQL server on a free loopback port (installed
 # from Debian's packages when missing), so the store is exercised on both
-# backends. The scripted model server is started by the tests themselves.
+# backends; matrix-synapse from PyPI in a cached virtualenv (each Matrix test
+# starts its own homeserver with it). The scripted model server is started by
+# the tests themselves.
 # Set SWITCHBOARD_SKIP_POSTGRES=1 to run without PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +58,17 @@ if [ "${SWITCHBOARD_SKIP_POSTGRES:-0}" != 1 ]; then
         -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR" start >/dev/null
     export SWITCHBOARD_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 fi
+
+# Synapse (the Matrix homeserver the Matrix tests start) from PyPI, into a
+# cached virtualenv outside the clone.
+SYNAPSE_VENV="${SWITCHBOARD_SYNAPSE_VENV:-$HOME/.cache/switchboard-synapse}"
+if ! "$SYNAPSE_VENV/bin/python" -c 'import synapse' >/dev/null 2>&1; then
+    log "installing matrix-synapse into $SYNAPSE_VENV"
+    rm -rf "$SYNAPSE_VENV"
+    python3 -m venv "$SYNAPSE_VENV"
+    "$SYNAPSE_VENV/bin/pip" install -q --disable-pip-version-check matrix-synapse
+fi
+export SWITCHBOARD_TEST_SYNAPSE_PYTHON="$SYNAPSE_VENV/bin/python"
 
 log "building"
 cargo build --workspace --all-targets

@@ -319,3 +319,124 @@ async fn after_a_restart_old_messages_are_not_answered_again() {
         .count();
     assert!(log > 0, "the SDK keeps its store under the data directory");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_lost_while_the_homeserver_is_down_for_ten_seconds() {
+    let (model, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let mut w = world().await;
+    let port = free_port();
+    let config = config(&model.url(), &w, port)
+        .replace(
+            "[agents.main]",
+            &format!(
+                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
+                provider("prev", &reviewer.url(), "")
+            ),
+        )
+        .replace(
+            "auto_approve = [\"memory_recall\"]",
+            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
+        );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "check the deploy", "background": true}),
+    ));
+    // Both the reply and the background result are ready while the
+    // homeserver is down.
+    model.push(
+        Step::text("Started, results follow.")
+            .when_last_contains("Background task started")
+            .delay(Duration::from_secs(3)),
+    );
+    reviewer.push(Step::text("Deploy looks fine.").delay(Duration::from_secs(2)));
+    let question = w.bob.mention(&w.group, BOT, "bot: check the deploy").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while reviewer.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the delegate never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    w.synapse.stop();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    w.synapse.resume().await;
+
+    let announced = w
+        .bob
+        .wait_for(&w.group, BOT, 90, |m| body(m).starts_with("Status: success"))
+        .await;
+    assert_eq!(thread_of(&announced), Some(question.as_str()));
+    let reply = tokio::time::timeout(
+        Duration::from_secs(60),
+        w.bob
+            .wait_for(&w.group, BOT, 90, |m| body(m) == "Started, results follow."),
+    )
+    .await;
+    let reply = reply.unwrap_or_else(|_| panic!("no reply; gateway log:\n{}", gw.log()));
+    assert_eq!(thread_of(&reply), Some(question.as_str()));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let said: Vec<String> = w
+        .bob
+        .messages_from(&w.group, BOT)
+        .await
+        .iter()
+        .map(|m| body(m).lines().next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(said.len(), 2, "each exactly once: {said:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limited_sends_wait_for_the_homeserver_and_lose_nothing() {
+    use switchboard_test_support::synapse::MessageRate;
+    let model = ScriptedModel::start().await;
+    let synapse = Synapse::start_with(Some(MessageRate {
+        per_second: 0.5,
+        burst: 2,
+    }))
+    .await;
+    synapse.register("bot", "bot-password").await;
+    let ann = synapse.register("ann", "pw-ann").await;
+    let dm = ann.create_room("", &[BOT], true).await;
+    let port = free_port();
+    let config = format!(
+        r#"{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "p"
+channels = ["matrix.main"]
+[channels.matrix.main]
+homeserver = "{}"
+user_id = "{BOT}"
+password = "bot-password"
+auto_join = ["{dm}"]
+allowed_users = ["*"]
+[channels.local.probe]
+allowed_users = []
+"#,
+        provider("p", &model.url(), ""),
+        synapse.url()
+    );
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let parts: Vec<String> = (0..5).map(|i| format!("part {i} ").repeat(3000)).collect();
+    model.push(Step::text(parts.join("\n\n")));
+    ann.say(&dm, "five parts please").await;
+    ann.wait_for(&dm, BOT, 60, |m| body(m).starts_with("part 4")).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let said: Vec<String> = ann
+        .messages_from(&dm, BOT)
+        .await
+        .iter()
+        .map(|m| body(m)[..6].to_string())
+        .collect();
+    assert_eq!(
+        said,
+        ["part 0", "part 1", "part 2", "part 3", "part 4"],
+        "in order, once each"
+    );
+    assert!(
+        synapse.log().contains(" 429 \"PUT /_matrix/client/v3/rooms/"),
+        "the homeserver did rate-limit the bot"
+    );
+}

@@ -158,6 +158,11 @@ impl Gateway {
         }
     }
 
+    /// What the gateway logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     /// Kill the process at once (no clean shutdown), as a crash would.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -43,6 +43,11 @@ pub(crate) fn map_http(e: &HttpError) -> ChannelError {
 pub(crate) fn map(e: matrix_sdk::Error) -> ChannelError {
     match e {
         matrix_sdk::Error::Http(h) => map_http(&h),
+        // Another request this one waited on (the room's encryption state,
+        // say) failed: as transient as that failure was.
+        matrix_sdk::Error::ConcurrentRequestFailed => {
+            ChannelError::Transient("a request this one depended on failed".into())
+        }
         other => ChannelError::Permanent(other.to_string()),
     }
 }

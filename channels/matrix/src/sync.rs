@@ -133,9 +133,6 @@ impl Syncer {
 
     /// Hand one room's new events to the router; false once it hung up.
     async fn deliver(&self, room_id: &RoomId, update: &JoinedRoomUpdate, inbound: &mpsc::Sender<Inbound>) -> bool {
-        if update.timeline.limited {
-            tracing::warn!(channel = %self.settings.name, room = %room_id, "more events than one sync carries; the oldest were skipped");
-        }
         let events: Vec<Value> = update.timeline.events.iter().filter_map(|e| json_of(e.raw())).collect();
         // A room joined in this batch: what came before the join is history.
         let start = events
@@ -147,6 +144,9 @@ impl Syncer {
                     && e["unsigned"]["prev_content"]["membership"] != "join"
             })
             .map_or(0, |i| i + 1);
+        if update.timeline.limited && start == 0 {
+            tracing::warn!(channel = %self.settings.name, room = %room_id, "more events than one sync carries; the oldest were skipped");
+        }
         let direct = self.is_direct(room_id).await;
         let room = Room {
             id: room_id.as_str(),

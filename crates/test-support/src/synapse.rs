@@ -70,6 +70,7 @@ database:
   args:
     database: "{d}/homeserver.db"
 media_store_path: "{d}/media"
+log_config: "{d}/log.yaml"
 signing_key_path: "{d}/localhost.signing.key"
 report_stats: false
 macaroon_secret_key: "switchboard-test-macaroon"
@@ -101,6 +102,24 @@ rc_admin_redaction: {generous}
     )
 }
 
+/// Requests with their status codes (`synapse.access`) on stderr.
+const LOG_CONFIG: &str = r#"version: 1
+formatters:
+  plain:
+    format: "%(asctime)s %(name)s %(levelname)s %(message)s"
+handlers:
+  console:
+    class: logging.StreamHandler
+    formatter: plain
+loggers:
+  synapse.access:
+    level: INFO
+root:
+  level: WARNING
+  handlers: [console]
+disable_existing_loggers: false
+"#;
+
 impl Synapse {
     /// A fresh homeserver with generous rate limits.
     pub async fn start() -> Self {
@@ -112,6 +131,7 @@ impl Synapse {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         std::fs::write(dir.path().join("homeserver.yaml"), config(dir.path(), port, rate)).unwrap();
+        std::fs::write(dir.path().join("log.yaml"), LOG_CONFIG).unwrap();
         let status = Command::new(python())
             .args([
                 "-m",
@@ -138,7 +158,11 @@ impl Synapse {
     /// Start (again) on the same port and database; wait until it answers.
     pub async fn resume(&mut self) {
         assert!(self.child.is_none(), "Synapse is already running");
-        let log = std::fs::File::create(self.dir.path().join("synapse.log")).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("synapse.log"))
+            .unwrap();
         let child = Command::new(python())
             .args(["-m", "synapse.app.homeserver", "-c", "homeserver.yaml"])
             .current_dir(self.dir.path())
@@ -164,6 +188,11 @@ impl Synapse {
             assert!(Instant::now() < deadline, "Synapse did not answer within 60 s");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// What the homeserver logged so far (requests with their status codes).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("synapse.log")).unwrap_or_default()
     }
 
     /// Stop the homeserver (the database stays for `resume`).

@@ -272,6 +272,17 @@ impl Person {
         r["room_id"].as_str().unwrap().to_string()
     }
 
+    /// Create an end-to-end encrypted group room, inviting `invite`.
+    pub async fn create_encrypted_room(&self, name: &str, invite: &[&str]) -> String {
+        let body = json!({
+            "name": name, "invite": invite, "preset": "private_chat",
+            "initial_state": [{ "type": "m.room.encryption", "state_key": "",
+                                "content": { "algorithm": "m.megolm.v1.aes-sha2" } }],
+        });
+        let r = self.call(reqwest::Method::POST, "/createRoom", Some(body)).await;
+        r["room_id"].as_str().unwrap().to_string()
+    }
+
     pub async fn join(&self, room: &str) {
         self.call(reqwest::Method::POST, &format!("/join/{}", enc(room)), Some(json!({})))
             .await;

@@ -206,6 +206,32 @@ fn matrix_without_credentials() {
 }
 
 #[test]
+fn matrix_rooms_and_sync_timeout_are_checked() {
+    let base =
+        "[channels.matrix.main]\nhomeserver = 'http://127.0.0.1:8008'\nuser_id = '@bot:localhost'\npassword = 'pw'\n";
+    assert_problem(
+        &format!("{base}auto_join = ['!ok:localhost', 'ops-room']"),
+        "channels.matrix.main.auto_join[1]",
+        "is not a room id",
+    );
+    assert_problem(
+        &format!("{base}sync_timeout_secs = 0"),
+        "channels.matrix.main.sync_timeout_secs",
+        "between 1 and 300",
+    );
+    // An unset secret is a warning (the variable may be set where it runs).
+    let text = format!("{BASE}\n{base}store_passphrase = 'env:SWITCHBOARD_TEST_UNSET_PASSPHRASE'");
+    let config = Config::from_toml_str(&text, "test.toml").expect("valid");
+    let warnings: Vec<String> = config.warnings().iter().map(|p| p.to_string()).collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("channels.matrix.main.store_passphrase:")),
+        "{warnings:#?}"
+    );
+}
+
+#[test]
 fn bad_database_url() {
     assert_problem("database_url = 'mysql://x'", "database_url", "unsupported database URL");
 }

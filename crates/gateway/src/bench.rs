@@ -100,7 +100,7 @@ allowed_users = ["cli:alice"]
 }
 
 /// The `p` quantile of sorted microsecond samples, in milliseconds.
-fn percentile(sorted_micros: &[u64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted_micros: &[u64], p: f64) -> f64 {
     let i = ((sorted_micros.len() as f64 * p) as usize).min(sorted_micros.len() - 1);
     sorted_micros[i] as f64 / 1000.0
 }
@@ -108,7 +108,7 @@ fn percentile(sorted_micros: &[u64], p: f64) -> f64 {
 /// A scripted model answering `replies` requests at once, and a config in
 /// a new folder whose agent `main` uses it and answers on `channel`; `extra`
 /// adds the channel's own tables. Returns the model, the folder and the config path.
-async fn instant_setup(
+pub(crate) async fn instant_setup(
     replies: usize,
     channel: &str,
     extra: &str,

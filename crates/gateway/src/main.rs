@@ -4,6 +4,7 @@
 mod approvals;
 mod approvals_cmd;
 mod bench;
+mod bench_matrix;
 mod bootstrap;
 mod channels;
 mod chat;
@@ -94,6 +95,17 @@ enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         burst: usize,
     },
+    /// The Matrix adapter against a real Synapse (needs ./scripts/test.sh's venv):
+    /// round trip and messages/s, beside a minimal raw-API echo bot.
+    Matrix {
+        #[arg(long, default_value_t = 200)]
+        messages: usize,
+        #[arg(long, default_value_t = 200)]
+        burst: usize,
+        /// Rooms the burst is spread over (one conversation each).
+        #[arg(long, default_value_t = 10)]
+        rooms: usize,
+    },
     /// The whole gateway against an instant model: start-up, DM latency, bursts, RSS.
     Gateway {
         #[arg(long, default_value_t = 1000)]
@@ -137,6 +149,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 which: BenchCommand::Telegram { messages, burst },
             } => bench::telegram(messages, burst).await,
+            Command::Bench {
+                which: BenchCommand::Matrix { messages, burst, rooms },
+            } => bench_matrix::matrix(messages, burst, rooms).await,
         }
     });
     match result {

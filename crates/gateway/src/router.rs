@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Tries per reply before giving up on a channel that keeps failing.
 const SEND_ATTEMPTS: u32 = 8;
+/// How often a typing notice is renewed while a turn runs.
+const TYPING_RENEWAL: std::time::Duration = std::time::Duration::from_secs(4);
 
 struct Session {
     queue: mpsc::UnboundedSender<Inbound>,
@@ -170,9 +172,17 @@ impl Router {
         while let Some(m) = queue.recv().await {
             let cancel = CancellationToken::new();
             *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
-            if let Some(ch) = self.channels.get(&m.address.channel) {
-                let _ = ch.typing(&m.address).await;
-            }
+            // Typing shows while the turn runs (platforms let it lapse after
+            // a few seconds, so it is renewed), without delaying the turn.
+            let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
+                let address = m.address.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let _ = ch.typing(&address).await;
+                        tokio::time::sleep(TYPING_RENEWAL).await;
+                    }
+                })
+            });
             let result = self
                 .runtime
                 .run_turn(TurnRequest {
@@ -187,6 +197,9 @@ impl Router {
                 })
                 .await;
             current.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(t) = typing {
+                t.abort();
+            }
             let text = match result {
                 Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
                 Ok(reply) => reply.text,

@@ -10,19 +10,25 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The Python that has `matrix-synapse` installed.
-pub fn python() -> PathBuf {
+/// The Python that has `matrix-synapse` installed, or what to do about it.
+pub fn find_python() -> Result<PathBuf, String> {
     if let Ok(p) = std::env::var("SWITCHBOARD_TEST_SYNAPSE_PYTHON") {
-        return PathBuf::from(p);
+        return Ok(PathBuf::from(p));
     }
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let p = PathBuf::from(home).join(".cache/switchboard-synapse/bin/python");
-    assert!(
-        p.exists(),
-        "Synapse is not installed at {}: run ./scripts/test.sh (it installs matrix-synapse there) or set SWITCHBOARD_TEST_SYNAPSE_PYTHON",
-        p.display()
-    );
-    p
+    if p.exists() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "Synapse is not installed at {}: run ./scripts/test.sh (it installs matrix-synapse there) or set SWITCHBOARD_TEST_SYNAPSE_PYTHON",
+            p.display()
+        ))
+    }
+}
+
+fn python() -> PathBuf {
+    find_python().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Rate limits for messages sent by one user.
@@ -98,6 +104,7 @@ rc_invites:
   per_user: {generous}
   per_issuer: {generous}
 rc_admin_redaction: {generous}
+rc_room_creation: {generous}
 "#
     )
 }
@@ -373,6 +380,58 @@ impl Person {
     }
 }
 
+/// The first event a watcher yields: from here on, nothing is missed.
+pub const WATCH_READY: &str = "switchboard.watch.ready";
+
+impl Person {
+    /// Follow this account's `/sync` as a client would: every timeline event
+    /// that arrives after now, with its `room_id`, as soon as it arrives.
+    pub fn watch(&self) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (http, url, token) = (
+            self.http.clone(),
+            format!("{}/_matrix/client/v3/sync", self.base),
+            self.token.clone(),
+        );
+        tokio::spawn(async move {
+            let filter = r#"{"room":{"timeline":{"limit":1000}},"presence":{"types":[]}}"#;
+            let mut since: Option<String> = None;
+            loop {
+                let mut full = format!("{url}?timeout=30000&filter={}", percent(filter));
+                if let Some(s) = &since {
+                    full.push_str(&format!("&since={}", percent(s)));
+                }
+                let response = http.get(&full).bearer_auth(&token).send().await;
+                let Ok(v) = (match response {
+                    Ok(r) => r.json::<Value>().await,
+                    Err(e) => Err(e),
+                }) else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                if since.is_some()
+                    && let Some(rooms) = v["rooms"]["join"].as_object()
+                {
+                    for (room, r) in rooms {
+                        for ev in r["timeline"]["events"].as_array().into_iter().flatten() {
+                            let mut ev = ev.clone();
+                            ev["room_id"] = json!(room);
+                            if tx.send(ev).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+                if since.is_none() && tx.send(json!({ "type": WATCH_READY })).is_err() {
+                    return;
+                }
+                since = v["next_batch"].as_str().map(str::to_string);
+            }
+        });
+        rx
+    }
+}
+
 /// The plain body of a message event.
 pub fn body(event: &Value) -> &str {
     event["content"]["body"].as_str().unwrap_or("")
@@ -389,4 +448,14 @@ fn enc(s: &str) -> String {
         .replace('#', "%23")
         .replace(':', "%3A")
         .replace('$', "%24")
+}
+
+/// Percent-encode everything but unreserved characters.
+fn percent(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

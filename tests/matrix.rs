@@ -440,3 +440,31 @@ allowed_users = []
         "the homeserver did rate-limit the bot"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_started_while_the_homeserver_is_down_connects_when_it_is_back() {
+    let model = ScriptedModel::start().await;
+    let mut w = world().await;
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&model.url(), &w, port));
+    w.synapse.stop();
+    // The other channels (here the local probe) come up regardless.
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        gw.log()
+            .contains("the homeserver cannot be reached; retrying in the background"),
+        "{}",
+        gw.log()
+    );
+    w.synapse.resume().await;
+    model.push(Step::text("Back online.").when_last_contains("are you there"));
+    // Joined and syncing once the homeserver answers; then answered.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !gw.log().contains("connected to the homeserver") {
+        assert!(std::time::Instant::now() < deadline, "{}", gw.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    w.ann.say(&w.dm, "are you there?").await;
+    w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "Back online.").await;
+}

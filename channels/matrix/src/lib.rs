@@ -68,8 +68,33 @@ pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"),
 pub struct MatrixChannel {
     settings: Settings,
     cursors: Arc<dyn CursorStore>,
-    client: OnceLock<Client>,
+    client: Arc<OnceLock<Client>>,
     state: Arc<State>,
+}
+
+/// What signing in needs, movable into a background retry.
+struct Connector {
+    settings: Settings,
+    cursors: Arc<dyn CursorStore>,
+    client: Arc<OnceLock<Client>>,
+    state: Arc<State>,
+}
+
+impl Connector {
+    /// Sign in, then take the sync position and join the configured rooms.
+    async fn connect(&self) -> Result<sync::Syncer, ChannelError> {
+        let client = match self.client.get() {
+            Some(c) => c.clone(),
+            None => {
+                let c = login::connect(&self.settings).await?;
+                let _ = self.client.set(c.clone());
+                c
+            }
+        };
+        let mut syncer = sync::Syncer::new(client, self.settings.clone(), self.cursors.clone(), self.state.clone());
+        syncer.prepare().await?;
+        Ok(syncer)
+    }
 }
 
 /// What the adapter remembers between events.
@@ -100,9 +125,18 @@ impl MatrixChannel {
         Ok(Self {
             settings,
             cursors,
-            client: OnceLock::new(),
+            client: Arc::new(OnceLock::new()),
             state: Arc::new(State::default()),
         })
+    }
+
+    fn connector(&self) -> Connector {
+        Connector {
+            settings: self.settings.clone(),
+            cursors: self.cursors.clone(),
+            client: self.client.clone(),
+            state: self.state.clone(),
+        }
     }
 
     fn client(&self) -> Result<&Client, ChannelError> {
@@ -177,11 +211,35 @@ impl Channel for MatrixChannel {
 
     /// Sign in (or restore the stored session), join the configured rooms,
     /// skip history on the very first start, then sync in the background.
+    /// A homeserver that cannot be reached yet does not stop the gateway:
+    /// the adapter keeps trying in the background (sends wait in the outbox
+    /// meanwhile). A refused login or a broken store does.
     async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
-        let client = login::connect(&self.settings).await?;
-        let _ = self.client.set(client.clone());
-        let mut syncer = sync::Syncer::new(client, self.settings.clone(), self.cursors.clone(), self.state.clone());
-        syncer.prepare().await?;
+        let syncer = match self.connector().connect().await {
+            Ok(s) => s,
+            Err(e @ (ChannelError::Transient(_) | ChannelError::RateLimited(_))) => {
+                tracing::warn!(channel = %self.settings.name, error = %e, "the homeserver cannot be reached; retrying in the background");
+                let this = self.connector();
+                tokio::spawn(async move {
+                    let mut backoff = Duration::from_secs(1);
+                    loop {
+                        tokio::time::sleep(backoff).await;
+                        match this.connect().await {
+                            Ok(syncer) => {
+                                tracing::info!(channel = %this.settings.name, "connected to the homeserver");
+                                return syncer.run(inbound).await;
+                            }
+                            Err(e) => {
+                                tracing::warn!(channel = %this.settings.name, error = %e, ?backoff, "still cannot connect; retrying");
+                                backoff = (backoff * 2).min(Duration::from_secs(30));
+                            }
+                        }
+                    }
+                });
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         tokio::spawn(syncer.run(inbound));
         Ok(())
     }

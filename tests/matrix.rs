@@ -468,3 +468,48 @@ async fn a_gateway_started_while_the_homeserver_is_down_connects_when_it_is_back
     w.ann.say(&w.dm, "are you there?").await;
     w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "Back online.").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invitations_are_accepted_only_from_allowed_people() {
+    let model = ScriptedModel::start().await;
+    let w = world().await;
+    let eve = w.synapse.register("eve", "pw-eve").await;
+    let port = free_port();
+    let config = config(&model.url(), &w, port).replace(
+        "allowed_users = [\"*\"]\nrooms",
+        &format!(
+            "allowed_users = [\"{}\", \"{}\", \"{OP}\"]\njoin_on_invite = true\nrooms",
+            w.ann.user_id, w.bob.user_id
+        ),
+    );
+    assert!(config.contains("join_on_invite = true"));
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let from_eve = eve.create_room("eve's room", &[BOT], false).await;
+    let from_bob = w.bob.create_room("bob's room", &[BOT], false).await;
+    model.push(Step::text("Joined and listening.").when_last_contains("welcome"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let joined = |events: &[serde_json::Value]| {
+        events
+            .iter()
+            .any(|e| e["type"] == "m.room.member" && e["state_key"] == BOT && e["content"]["membership"] == "join")
+    };
+    while !joined(&w.bob.events(&from_bob).await) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bot did not accept Bob's invitation"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    w.bob.mention(&from_bob, BOT, "bot: welcome!").await;
+    let answer = w
+        .bob
+        .wait_for(&from_bob, BOT, 30, |m| body(m) == "Joined and listening.")
+        .await;
+    assert_eq!(
+        thread_of(&answer),
+        None,
+        "a room of two people is a direct conversation"
+    );
+    assert!(!joined(&eve.events(&from_eve).await), "Eve is not in allowed_users");
+}

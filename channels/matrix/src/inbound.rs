@@ -125,28 +125,31 @@ fn strip_reply_fallback(body: &str) -> String {
     }
 }
 
-/// Where the bot's user id or display name appears in `body` (byte range).
+/// Where the bot is named in `body` (byte range): its user id anywhere, or
+/// its display name opening the message the way clients address people
+/// (`Name: ...`, `Name, ...`) — a short name elsewhere in a sentence is
+/// too often just a word.
 fn find_name(body: &str, bot: &Bot) -> Option<(usize, usize)> {
-    let lower = body.to_lowercase();
-    // Lowercasing may change byte lengths; only trust ASCII-stable positions.
-    if lower.len() != body.len() {
-        return body.find(bot.user_id).map(|i| (i, i + bot.user_id.len()));
+    if let Some(i) = body.find(bot.user_id) {
+        return Some((i, i + bot.user_id.len()));
     }
-    let candidates = std::iter::once(bot.user_id).chain(bot.display_name.filter(|n| !n.trim().is_empty()));
-    for name in candidates {
-        if let Some(i) = lower.find(&name.to_lowercase()) {
-            return Some((i, i + name.len()));
-        }
-    }
-    None
+    let name = bot.display_name.map(str::trim).filter(|n| !n.is_empty())?;
+    let head = body.get(..name.len())?;
+    let addressed = body[name.len()..].starts_with([':', ',']) || body.len() == name.len();
+    (head.eq_ignore_ascii_case(name) && addressed).then_some((0, name.len()))
 }
 
 /// `Bot: what's up` → `what's up`.
 fn strip_name(body: &str, bot: &Bot) -> String {
     match find_name(body, bot) {
         Some((start, end)) => {
-            let rest = body[end..].trim_start_matches([':', ',']);
-            format!("{}{}", &body[..start], rest).trim().to_string()
+            let before = body[..start].trim_end();
+            let rest = body[end..].trim_start_matches([':', ',']).trim_start();
+            match (before.is_empty(), rest.is_empty()) {
+                (true, _) => rest.trim_end().to_string(),
+                (false, true) => before.to_string(),
+                (false, false) => format!("{before} {}", rest.trim_end()),
+            }
         }
         None => body.to_string(),
     }
@@ -195,6 +198,17 @@ mod tests {
         assert_eq!(m.text, "deploy status?");
         assert_eq!(m.address.thread.as_deref(), Some("$e1"));
         assert_eq!(m.sender.as_str(), "@ann:hs");
+    }
+
+    #[test]
+    fn the_display_name_counts_only_when_it_addresses_the_bot() {
+        let s = State::default();
+        let named = |body: &str| convert(&text("@ann:hs", body, json!({})), &GROUP, &BOT, &s).unwrap();
+        assert!(named("switchboard, status?").mentioned);
+        assert_eq!(named("switchboard, status?").text, "status?");
+        assert!(!named("the switchboard is down").mentioned);
+        assert!(named("ping @bot:hs please").mentioned);
+        assert_eq!(named("ping @bot:hs please").text, "ping please");
     }
 
     #[test]

@@ -148,6 +148,7 @@ impl Syncer {
             tracing::warn!(channel = %self.settings.name, room = %room_id, "more events than one sync carries; the oldest were skipped");
         }
         let direct = self.is_direct(room_id).await;
+        tracing::debug!(channel = %self.settings.name, room = %room_id, direct, events = events.len() - start, "room events");
         let room = Room {
             id: room_id.as_str(),
             direct,

@@ -14,14 +14,17 @@ const BOT: &str = "@bot:localhost";
 
 /// A bot that answers every message from someone else with "ok", using
 /// nothing but `/sync` and `/send`: the floor any Matrix bot pays.
-fn spawn_echo(echo: Person) {
+async fn spawn_echo(echo: Person) {
+    let mut events = echo.watch();
+    ready(&mut events).await;
     tokio::spawn(async move {
-        let mut events = echo.watch();
         while let Some(ev) = events.recv().await {
             if ev["type"] == "m.room.message" && ev["sender"] != echo.user_id.as_str() {
                 let room = ev["room_id"].as_str().unwrap_or_default().to_string();
-                echo.send_event(&room, "m.room.message", json!({"msgtype": "m.text", "body": "ok"}))
-                    .await;
+                let content = json!({"msgtype": "m.text", "body": "ok"});
+                if let Err(e) = echo.send_event_retrying(&room, "m.room.message", content, 10).await {
+                    eprintln!("echo bot: a reply could not be sent: {e}");
+                }
             }
         }
     });
@@ -133,7 +136,7 @@ pub async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyhow::Resu
     let started = Instant::now();
     let gw = crate::run::start(&path).await?;
     let start_ms = started.elapsed().as_secs_f64() * 1e3;
-    spawn_echo(echo);
+    spawn_echo(echo).await;
     let mut events = ann.watch();
     ready(&mut events).await;
 

@@ -82,6 +82,7 @@ impl Router {
         }
         let command = commands::parse(&m.text);
         if command.is_none() && !m.direct && !m.mentioned && config.channels.require_mention(&channel) {
+            tracing::debug!(%channel, chat = %m.address.chat, sender = %m.sender, "not mentioned in a group: ignored");
             return;
         }
         match command {

@@ -313,6 +313,39 @@ impl Person {
         r["event_id"].as_str().unwrap().to_string()
     }
 
+    /// Send an event, retrying failures (same transaction id, so at most
+    /// once) for up to `attempts` tries; returns the event id or the last error.
+    pub async fn send_event_retrying(
+        &self,
+        room: &str,
+        event_type: &str,
+        content: Value,
+        attempts: u32,
+    ) -> Result<String, String> {
+        let txn = self.txn.fetch_add(1, Ordering::Relaxed);
+        let url = format!(
+            "{}/_matrix/client/v3/rooms/{}/send/{event_type}/r{txn}-{}",
+            self.base,
+            enc(room),
+            std::process::id()
+        );
+        let mut last = String::new();
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+            }
+            match self.http.put(&url).bearer_auth(&self.token).json(&content).send().await {
+                Ok(r) if r.status().is_success() => {
+                    let v: Value = r.json().await.map_err(|e| e.to_string())?;
+                    return Ok(v["event_id"].as_str().unwrap_or_default().to_string());
+                }
+                Ok(r) => last = format!("{}: {}", r.status(), r.text().await.unwrap_or_default()),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(last)
+    }
+
     /// A plain text message at the top level of a room.
     pub async fn say(&self, room: &str, body: &str) -> String {
         self.send_event(room, "m.room.message", json!({ "msgtype": "m.text", "body": body }))
@@ -402,10 +435,13 @@ impl Person {
                     full.push_str(&format!("&since={}", percent(s)));
                 }
                 let response = http.get(&full).bearer_auth(&token).send().await;
-                let Ok(v) = (match response {
-                    Ok(r) => r.json::<Value>().await,
-                    Err(e) => Err(e),
-                }) else {
+                // A failed or refused sync is retried from the same place:
+                // only a real answer moves the position on.
+                let v = match response {
+                    Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
+                    _ => None,
+                };
+                let Some(v) = v.filter(|v| v["next_batch"].is_string()) else {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 };

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_e2e::{Gateway, Sandbox, free_port, matrix_config, provider};
 use switchboard_test_support::synapse::{Person, Synapse, body, thread_of};
 use switchboard_test_support::{ScriptedModel, Step};
 
@@ -79,6 +79,23 @@ allowed_users = []
         ops = w.ops,
         dm = w.dm,
     )
+}
+
+/// `config`, plus an agent `reviewer` on its own model that `main` may
+/// delegate to without asking.
+fn delegating_config(model: &ScriptedModel, reviewer: &ScriptedModel, w: &World, port: u16) -> String {
+    config(&model.url(), w, port)
+        .replace(
+            "[agents.main]",
+            &format!(
+                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
+                provider("prev", &reviewer.url(), "")
+            ),
+        )
+        .replace(
+            "auto_approve = [\"memory_recall\"]",
+            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
+        )
 }
 
 async fn setup() -> (ScriptedModel, World, Sandbox, Gateway, u16) {
@@ -235,18 +252,7 @@ async fn a_background_announcement_lands_in_the_thread_and_subagents_list_works(
     let (model, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
     let w = world().await;
     let port = free_port();
-    let config = config(&model.url(), &w, port)
-        .replace(
-            "[agents.main]",
-            &format!(
-                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
-                provider("prev", &reviewer.url(), "")
-            ),
-        )
-        .replace(
-            "auto_approve = [\"memory_recall\"]",
-            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
-        );
+    let config = delegating_config(&model, &reviewer, &w, port);
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::tool_call(
@@ -325,18 +331,7 @@ async fn nothing_is_lost_while_the_homeserver_is_down_for_ten_seconds() {
     let (model, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
     let mut w = world().await;
     let port = free_port();
-    let config = config(&model.url(), &w, port)
-        .replace(
-            "[agents.main]",
-            &format!(
-                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
-                provider("prev", &reviewer.url(), "")
-            ),
-        )
-        .replace(
-            "auto_approve = [\"memory_recall\"]",
-            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
-        );
+    let config = delegating_config(&model, &reviewer, &w, port);
     let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::tool_call(
@@ -398,25 +393,7 @@ async fn rate_limited_sends_wait_for_the_homeserver_and_lose_nothing() {
     let ann = synapse.register("ann", "pw-ann").await;
     let dm = ann.create_room("", &[BOT], true).await;
     let port = free_port();
-    let config = format!(
-        r#"{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "p"
-channels = ["matrix.main"]
-[channels.matrix.main]
-homeserver = "{}"
-user_id = "{BOT}"
-password = "bot-password"
-auto_join = ["{dm}"]
-allowed_users = ["*"]
-[channels.local.probe]
-allowed_users = []
-"#,
-        provider("p", &model.url(), ""),
-        synapse.url()
-    );
+    let config = matrix_config(&model.url(), &synapse.url(), &dm, port, "");
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
     let parts: Vec<String> = (0..5).map(|i| format!("part {i} ").repeat(3000)).collect();

@@ -8,7 +8,7 @@ use matrix_sdk::ruma::OwnedRoomId;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_e2e::{Gateway, Sandbox, free_port, matrix_config};
 use switchboard_test_support::synapse::Synapse;
 use switchboard_test_support::{ScriptedModel, Step};
 
@@ -22,25 +22,12 @@ async fn an_encrypted_room_is_read_and_answered_encrypted() {
     let ann_http = synapse.register("ann", "pw-ann").await;
     let room = ann_http.create_encrypted_room("secret", &[BOT]).await;
     let port = free_port();
-    let config = format!(
-        r#"{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "p"
-channels = ["matrix.main"]
-[channels.matrix.main]
-homeserver = "{}"
-user_id = "{BOT}"
-password = "bot-password"
-auto_join = ["{room}"]
-allowed_users = ["*"]
-require_mention_in_groups = false
-[channels.local.probe]
-allowed_users = []
-"#,
-        provider("p", &model.url(), ""),
-        synapse.url()
+    let config = matrix_config(
+        &model.url(),
+        &synapse.url(),
+        &room,
+        port,
+        "require_mention_in_groups = false",
     );
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;

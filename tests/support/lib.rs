@@ -212,3 +212,29 @@ pub fn provider(name: &str, url: &str, extra: &str) -> String {
         "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
     )
 }
+
+/// A gateway config with one agent answering on `matrix.main` (the bot
+/// `@bot:localhost`, password `bot-password`) at `homeserver`, joining
+/// `room`, the local probe channel on `port`; `extra` goes into the
+/// Matrix table.
+pub fn matrix_config(model: &str, homeserver: &str, room: &str, port: u16, extra: &str) -> String {
+    format!(
+        r#"{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "p"
+channels = ["matrix.main"]
+[channels.matrix.main]
+homeserver = "{homeserver}"
+user_id = "@bot:localhost"
+password = "bot-password"
+auto_join = ["{room}"]
+allowed_users = ["*"]
+{extra}
+[channels.local.probe]
+allowed_users = []
+"#,
+        provider("p", model, "")
+    )
+}

@@ -381,10 +381,10 @@ async fn nothing_is_lost_while_the_homeserver_is_down_for_ten_seconds() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rate_limited_sends_wait_for_the_homeserver_and_lose_nothing() {
+async fn rate_limits_and_an_outage_mid_reply_lose_and_repeat_nothing() {
     use switchboard_test_support::synapse::MessageRate;
     let model = ScriptedModel::start().await;
-    let synapse = Synapse::start_with(Some(MessageRate {
+    let mut synapse = Synapse::start_with(Some(MessageRate {
         per_second: 0.5,
         burst: 2,
     }))
@@ -395,11 +395,17 @@ async fn rate_limited_sends_wait_for_the_homeserver_and_lose_nothing() {
     let port = free_port();
     let config = matrix_config(&model.url(), &synapse.url(), &dm, port, "");
     let sandbox = Sandbox::new(&config);
-    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let gw = Gateway::start(&sandbox, port, "probe").await;
     let parts: Vec<String> = (0..5).map(|i| format!("part {i} ").repeat(3000)).collect();
     model.push(Step::text(parts.join("\n\n")));
     ann.say(&dm, "five parts please").await;
-    ann.wait_for(&dm, BOT, 60, |m| body(m).starts_with("part 4")).await;
+    // The first part is out; the homeserver goes away for 10 s while the
+    // rest waits on the rate limit.
+    ann.wait_for(&dm, BOT, 60, |m| body(m).starts_with("part 0")).await;
+    synapse.stop();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    synapse.resume().await;
+    ann.wait_for(&dm, BOT, 90, |m| body(m).starts_with("part 4")).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let said: Vec<String> = ann
         .messages_from(&dm, BOT)
@@ -411,6 +417,10 @@ async fn rate_limited_sends_wait_for_the_homeserver_and_lose_nothing() {
         said,
         ["part 0", "part 1", "part 2", "part 3", "part 4"],
         "in order, once each"
+    );
+    assert!(
+        gw.log().contains("resuming a message that failed part-way"),
+        "the retry resumed after the parts already posted"
     );
     assert!(
         synapse.log().contains(" 429 \"PUT /_matrix/client/v3/rooms/"),

@@ -17,6 +17,7 @@ mod inbound;
 mod login;
 mod recent;
 mod sync;
+mod unfinished;
 
 use async_trait::async_trait;
 use matrix_sdk::Client;
@@ -60,7 +61,7 @@ pub struct Settings {
 }
 
 /// Tries per event before the failure is handed to the caller.
-const SEND_RETRIES: u32 = 6;
+const SEND_RETRIES: u32 = 4;
 
 /// The approval reactions and what each one means.
 pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"), ("❌", "deny")];
@@ -106,6 +107,8 @@ pub(crate) struct State {
     sent: Mutex<recent::Recent>,
     /// Thread roots the bot has answered in (later messages there are for it).
     threads: Mutex<recent::Recent>,
+    /// Messages whose sending failed part-way, for the caller's retry.
+    unfinished: Mutex<unfinished::Table>,
 }
 
 impl State {
@@ -163,12 +166,22 @@ impl MatrixChannel {
         event_type: &str,
         content: serde_json::Value,
     ) -> Result<String, ChannelError> {
-        let txn = TransactionId::new();
+        self.send_content_as(room, event_type, content, &TransactionId::new())
+            .await
+    }
+
+    async fn send_content_as(
+        &self,
+        room: &matrix_sdk::Room,
+        event_type: &str,
+        content: serde_json::Value,
+        txn: &TransactionId,
+    ) -> Result<String, ChannelError> {
         let mut attempt = 0u32;
         loop {
             let result = room
                 .send_raw(event_type, content.clone())
-                .with_transaction_id(&txn)
+                .with_transaction_id(txn)
                 .await
                 .map_err(errors::map);
             let wait = match result {
@@ -247,15 +260,34 @@ impl Channel for MatrixChannel {
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
         let room = self.room(&message.address.chat)?;
         let thread = message.address.thread.as_deref();
-        let mut refs = Vec::new();
-        for chunk in content::split(&message.text) {
+        // A retry of a message that failed part-way resumes where it
+        // stopped, with the failed part's transaction id: no part twice.
+        let key = unfinished::key(message);
+        let resumed = self.state.unfinished.lock().expect("unfinished lock").take(key);
+        let (mut refs, mut txn) = match resumed {
+            Some(u) => {
+                tracing::info!(channel = %self.settings.name, already_sent = u.sent.len(), "resuming a message that failed part-way");
+                (u.sent, u.txn)
+            }
+            None => (Vec::new(), TransactionId::new()),
+        };
+        for chunk in content::split(&message.text).into_iter().skip(refs.len()) {
             let body = content::message(&chunk, thread, message.reply_to.as_deref());
-            let id = self.send_content(&room, "m.room.message", body).await?;
-            self.state.remember_sent(&id, thread);
-            refs.push(MessageRef {
-                chat: message.address.chat.clone(),
-                id,
-            });
+            match self.send_content_as(&room, "m.room.message", body, &txn).await {
+                Ok(id) => {
+                    self.state.remember_sent(&id, thread);
+                    refs.push(MessageRef {
+                        chat: message.address.chat.clone(),
+                        id,
+                    });
+                    txn = TransactionId::new();
+                }
+                Err(e) => {
+                    let u = unfinished::Unfinished { sent: refs, txn };
+                    self.state.unfinished.lock().expect("unfinished lock").put(key, u);
+                    return Err(e);
+                }
+            }
         }
         Ok(refs)
     }

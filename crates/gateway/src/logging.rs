@@ -1,5 +1,6 @@
 //! Logs go to stderr through `tracing`; `RUST_LOG` (or `SWITCHBOARD_LOG`)
-//! overrides the level, `--log-format json` gives one JSON object per line.
+//! overrides the level (and the quieting of noisy dependencies),
+//! `--log-format json` gives one JSON object per line.
 
 use tracing_subscriber::EnvFilter;
 
@@ -9,11 +10,16 @@ pub enum Format {
     Json,
 }
 
+/// matrix-sdk logs expected 404s (account data never set, rooms without
+/// encryption state) and missing key backups as errors; the Matrix adapter
+/// logs the failures that matter itself, with context.
+const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error";
+
 pub fn init(format: Format, default_level: &str) {
     let filter = std::env::var("SWITCHBOARD_LOG")
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())
-        .unwrap_or_else(|| default_level.to_string());
+        .unwrap_or_else(|| format!("{default_level},{QUIET}"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::new(filter))
         .with_writer(std::io::stderr);

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use switchboard_core::ChannelError;
 
 /// How long the homeserver asked us to wait, when it rate-limited us.
-pub fn retry_after_of(kind: Option<&ErrorKind>) -> Option<Duration> {
+pub(crate) fn retry_after_of(kind: Option<&ErrorKind>) -> Option<Duration> {
     match kind? {
         ErrorKind::LimitExceeded(data) => Some(match &data.retry_after {
             Some(RetryAfter::Delay(d)) => *d,

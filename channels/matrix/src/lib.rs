@@ -31,8 +31,6 @@ use switchboard_core::{
 };
 use tokio::sync::mpsc;
 
-pub use errors::retry_after_of;
-
 /// How the bot signs in.
 #[derive(Clone)]
 pub enum Auth {
@@ -67,21 +65,18 @@ const SEND_RETRIES: u32 = 4;
 pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"), ("❌", "deny")];
 
 pub struct MatrixChannel {
+    inner: Arc<Inner>,
+}
+
+/// The adapter's parts, shared with its background tasks.
+struct Inner {
     settings: Settings,
     cursors: Arc<dyn CursorStore>,
-    client: Arc<OnceLock<Client>>,
+    client: OnceLock<Client>,
     state: Arc<State>,
 }
 
-/// What signing in needs, movable into a background retry.
-struct Connector {
-    settings: Settings,
-    cursors: Arc<dyn CursorStore>,
-    client: Arc<OnceLock<Client>>,
-    state: Arc<State>,
-}
-
-impl Connector {
+impl Inner {
     /// Sign in, then take the sync position and join the configured rooms.
     async fn connect(&self) -> Result<sync::Syncer, ChannelError> {
         let client = match self.client.get() {
@@ -126,22 +121,17 @@ impl MatrixChannel {
         matrix_sdk::ruma::UserId::parse(settings.user_id.as_str())
             .map_err(|e| format!("user_id '{}': {e}", settings.user_id))?;
         Ok(Self {
-            settings,
-            cursors,
-            client: Arc::new(OnceLock::new()),
-            state: Arc::new(State::default()),
+            inner: Arc::new(Inner {
+                settings,
+                cursors,
+                client: OnceLock::new(),
+                state: Arc::new(State::default()),
+            }),
         })
     }
+}
 
-    fn connector(&self) -> Connector {
-        Connector {
-            settings: self.settings.clone(),
-            cursors: self.cursors.clone(),
-            client: self.client.clone(),
-            state: self.state.clone(),
-        }
-    }
-
+impl Inner {
     fn client(&self) -> Result<&Client, ChannelError> {
         self.client
             .get()
@@ -156,10 +146,7 @@ impl MatrixChannel {
             .ok_or_else(|| ChannelError::Permanent(format!("the bot is not in room {chat}")))
     }
 
-    /// Send one event's content; returns its event id. Rate limits and
-    /// transient failures are retried here, per event, with one transaction
-    /// id: the homeserver drops a repeat of an event it already took, and
-    /// the parts of a long reply already sent are not sent again.
+    /// Send one event's content; returns its event id.
     async fn send_content(
         &self,
         room: &matrix_sdk::Room,
@@ -170,6 +157,9 @@ impl MatrixChannel {
             .await
     }
 
+    /// Send one event's content as transaction `txn`. Rate limits and
+    /// transient failures are retried here, per event, with that id: the
+    /// homeserver drops a repeat of an event it already took.
     async fn send_content_as(
         &self,
         room: &matrix_sdk::Room,
@@ -200,7 +190,7 @@ impl MatrixChannel {
     }
 
     /// Add a reaction (`key`) to a message.
-    pub async fn react(&self, message: &MessageRef, key: &str) -> Result<(), ChannelError> {
+    async fn react(&self, message: &MessageRef, key: &str) -> Result<(), ChannelError> {
         let room = self.room(&message.chat)?;
         self.send_content(&room, "m.reaction", content::reaction(&message.id, key))
             .await
@@ -219,7 +209,7 @@ fn url_ok(url: &str) -> Result<(), String> {
 #[async_trait]
 impl Channel for MatrixChannel {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.inner.settings.name
     }
 
     /// Sign in (or restore the stored session), join the configured rooms,
@@ -228,11 +218,11 @@ impl Channel for MatrixChannel {
     /// the adapter keeps trying in the background (sends wait in the outbox
     /// meanwhile). A refused login or a broken store does.
     async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
-        let syncer = match self.connector().connect().await {
+        let syncer = match self.inner.connect().await {
             Ok(s) => s,
             Err(e @ (ChannelError::Transient(_) | ChannelError::RateLimited(_))) => {
-                tracing::warn!(channel = %self.settings.name, error = %e, "the homeserver cannot be reached; retrying in the background");
-                let this = self.connector();
+                tracing::warn!(channel = %self.inner.settings.name, error = %e, "the homeserver cannot be reached; retrying in the background");
+                let this = self.inner.clone();
                 tokio::spawn(async move {
                     let mut backoff = Duration::from_secs(1);
                     loop {
@@ -258,24 +248,24 @@ impl Channel for MatrixChannel {
     }
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
-        let room = self.room(&message.address.chat)?;
+        let room = self.inner.room(&message.address.chat)?;
         let thread = message.address.thread.as_deref();
         // A retry of a message that failed part-way resumes where it
         // stopped, with the failed part's transaction id: no part twice.
         let key = unfinished::key(message);
-        let resumed = self.state.unfinished.lock().expect("unfinished lock").take(key);
+        let resumed = self.inner.state.unfinished.lock().expect("unfinished lock").take(key);
         let (mut refs, mut txn) = match resumed {
             Some(u) => {
-                tracing::info!(channel = %self.settings.name, already_sent = u.sent.len(), "resuming a message that failed part-way");
+                tracing::info!(channel = %self.inner.settings.name, already_sent = u.sent.len(), "resuming a message that failed part-way");
                 (u.sent, u.txn)
             }
             None => (Vec::new(), TransactionId::new()),
         };
         for chunk in content::split(&message.text).into_iter().skip(refs.len()) {
             let body = content::message(&chunk, thread, message.reply_to.as_deref());
-            match self.send_content_as(&room, "m.room.message", body, &txn).await {
+            match self.inner.send_content_as(&room, "m.room.message", body, &txn).await {
                 Ok(id) => {
-                    self.state.remember_sent(&id, thread);
+                    self.inner.state.remember_sent(&id, thread);
                     refs.push(MessageRef {
                         chat: message.address.chat.clone(),
                         id,
@@ -284,7 +274,7 @@ impl Channel for MatrixChannel {
                 }
                 Err(e) => {
                     let u = unfinished::Unfinished { sent: refs, txn };
-                    self.state.unfinished.lock().expect("unfinished lock").put(key, u);
+                    self.inner.state.unfinished.lock().expect("unfinished lock").put(key, u);
                     return Err(e);
                 }
             }
@@ -293,7 +283,11 @@ impl Channel for MatrixChannel {
     }
 
     async fn typing(&self, address: &ChatAddress) -> Result<(), ChannelError> {
-        self.room(&address.chat)?.typing_notice(true).await.map_err(errors::map)
+        self.inner
+            .room(&address.chat)?
+            .typing_notice(true)
+            .await
+            .map_err(errors::map)
     }
 
     async fn send_approval_prompt(
@@ -301,12 +295,13 @@ impl Channel for MatrixChannel {
         address: &ChatAddress,
         prompt: &ApprovalPrompt,
     ) -> Result<MessageRef, ChannelError> {
-        let room = self.room(&address.chat)?;
+        let room = self.inner.room(&address.chat)?;
         let text = content::prompt_text(prompt, None);
         let body = content::message(&text, address.thread.as_deref(), None);
-        let id = self.send_content(&room, "m.room.message", body).await?;
-        self.state.remember_sent(&id, address.thread.as_deref());
-        self.state
+        let id = self.inner.send_content(&room, "m.room.message", body).await?;
+        self.inner.state.remember_sent(&id, address.thread.as_deref());
+        self.inner
+            .state
             .prompts
             .lock()
             .expect("prompts lock")
@@ -317,8 +312,8 @@ impl Channel for MatrixChannel {
         };
         // The choices as ready-made reactions: one click adds the approver's own.
         for (key, _) in REACTIONS {
-            if let Err(e) = self.react(&message, key).await {
-                tracing::warn!(channel = %self.settings.name, error = %e, "cannot add an approval reaction");
+            if let Err(e) = self.inner.react(&message, key).await {
+                tracing::warn!(channel = %self.inner.settings.name, error = %e, "cannot add an approval reaction");
             }
         }
         Ok(message)
@@ -330,11 +325,17 @@ impl Channel for MatrixChannel {
         prompt: &ApprovalPrompt,
         state: &PromptState,
     ) -> Result<(), ChannelError> {
-        let room = self.room(&message.chat)?;
+        let room = self.inner.room(&message.chat)?;
         let text = content::prompt_text(prompt, Some(state));
-        self.send_content(&room, "m.room.message", content::replacement(&message.id, &text))
+        self.inner
+            .send_content(&room, "m.room.message", content::replacement(&message.id, &text))
             .await?;
-        self.state.prompts.lock().expect("prompts lock").remove(&message.id);
+        self.inner
+            .state
+            .prompts
+            .lock()
+            .expect("prompts lock")
+            .remove(&message.id);
         Ok(())
     }
 }

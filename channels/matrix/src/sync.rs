@@ -9,6 +9,7 @@ use matrix_sdk::Client;
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::ruma::api::client::filter::{FilterDefinition, RoomEventFilter};
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
+use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::{OwnedRoomOrAliasId, RoomId, UInt};
 use matrix_sdk::sync::{JoinedRoomUpdate, SyncResponse};
 use serde_json::Value;
@@ -39,19 +40,9 @@ fn filter() -> Filter {
     Filter::FilterDefinition(def)
 }
 
-fn json_of(raw: &impl AsRawJson) -> Option<Value> {
-    serde_json::from_str(raw.raw_json()).ok()
-}
-
-/// Raw events of any kind, read as plain JSON.
-trait AsRawJson {
-    fn raw_json(&self) -> &str;
-}
-
-impl<T> AsRawJson for matrix_sdk::ruma::serde::Raw<T> {
-    fn raw_json(&self) -> &str {
-        self.json().get()
-    }
+/// A raw event of any kind, read as plain JSON.
+fn json_of<T>(raw: &Raw<T>) -> Option<Value> {
+    serde_json::from_str(raw.json().get()).ok()
 }
 
 impl Syncer {

@@ -72,6 +72,7 @@ impl Gateway {
     pub async fn send(&self, alias: &str, chat: &str, user: &str, text: &str, mentioned: bool, direct: bool) {
         self.post(
             alias,
+            "send",
             json!({"chat": chat, "user": user, "text": text, "mentioned": mentioned, "direct": direct}),
         )
         .await;
@@ -81,22 +82,24 @@ impl Gateway {
     pub async fn send_in_thread(&self, alias: &str, chat: &str, thread: &str, user: &str, text: &str) {
         self.post(
             alias,
+            "send",
             json!({"chat": chat, "thread": thread, "user": user, "text": text, "mentioned": true}),
         )
         .await;
     }
 
-    async fn post(&self, alias: &str, body: Value) {
+    /// POST `body` to `/local/<alias>/<action>`, which must succeed.
+    async fn post(&self, alias: &str, action: &str, body: Value) {
         let r = self
             .http
-            .post(format!("{}/local/{alias}/send", self.base))
+            .post(format!("{}/local/{alias}/{action}", self.base))
             .json(&body)
             .send()
             .await
             .unwrap();
         assert!(
             r.status().is_success(),
-            "send failed: {}",
+            "{action} failed: {}",
             r.text().await.unwrap_or_default()
         );
     }
@@ -104,18 +107,7 @@ impl Gateway {
     /// A person presses an approval button.
     pub async fn press(&self, alias: &str, chat: &str, user: &str, approval_id: &str, choice: &str) {
         let body = json!({"chat": chat, "user": user, "approval_id": approval_id, "choice": choice});
-        let r = self
-            .http
-            .post(format!("{}/local/{alias}/press", self.base))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            r.status().is_success(),
-            "press failed: {}",
-            r.text().await.unwrap_or_default()
-        );
+        self.post(alias, "press", body).await;
     }
 
     /// Simulate the platform being down (or back).

@@ -291,15 +291,19 @@ impl Person {
     }
 
     pub async fn join(&self, room: &str) {
-        self.call(reqwest::Method::POST, &format!("/join/{}", enc(room)), Some(json!({})))
-            .await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/join/{}", percent(room)),
+            Some(json!({})),
+        )
+        .await;
     }
 
     pub async fn invite(&self, room: &str, user: &str) {
         let body = json!({ "user_id": user });
         self.call(
             reqwest::Method::POST,
-            &format!("/rooms/{}/invite", enc(room)),
+            &format!("/rooms/{}/invite", percent(room)),
             Some(body),
         )
         .await;
@@ -307,10 +311,9 @@ impl Person {
 
     /// Send any event; returns its id.
     pub async fn send_event(&self, room: &str, event_type: &str, content: Value) -> String {
-        let txn = self.txn.fetch_add(1, Ordering::Relaxed);
-        let path = format!("/rooms/{}/send/{event_type}/t{txn}-{}", enc(room), std::process::id());
-        let r = self.call(reqwest::Method::PUT, &path, Some(content)).await;
-        r["event_id"].as_str().unwrap().to_string()
+        self.send_event_retrying(room, event_type, content, 1)
+            .await
+            .unwrap_or_else(|e| panic!("sending {event_type} into {room} failed: {e}"))
     }
 
     /// Send an event, retrying failures (same transaction id, so at most
@@ -326,7 +329,7 @@ impl Person {
         let url = format!(
             "{}/_matrix/client/v3/rooms/{}/send/{event_type}/r{txn}-{}",
             self.base,
-            enc(room),
+            percent(room),
             std::process::id()
         );
         let mut last = String::new();
@@ -378,7 +381,7 @@ impl Person {
         let r = self
             .call(
                 reqwest::Method::GET,
-                &format!("/rooms/{}/messages?dir=b&limit=1000", enc(room)),
+                &format!("/rooms/{}/messages?dir=b&limit=1000", percent(room)),
                 None,
             )
             .await;
@@ -477,13 +480,6 @@ pub fn body(event: &Value) -> &str {
 pub fn thread_of(event: &Value) -> Option<&str> {
     let r = &event["content"]["m.relates_to"];
     (r["rel_type"] == "m.thread").then(|| r["event_id"].as_str()).flatten()
-}
-
-fn enc(s: &str) -> String {
-    s.replace('!', "%21")
-        .replace('#', "%23")
-        .replace(':', "%3A")
-        .replace('$', "%24")
 }
 
 /// Percent-encode everything but unreserved characters.

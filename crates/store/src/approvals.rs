@@ -1,5 +1,6 @@
 //! Approval requests and decisions: the audit trail of who allowed what.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
@@ -45,32 +46,36 @@ const COLUMNS: &str = "id, agent, caller_chain, tool, summary, risk, channel, ch
 
 impl Store {
     pub async fn insert_approval(&self, a: &NewApproval<'_>) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
+        self.exec(
+            Stmt::new(
+                "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
                                     status, deadline_at, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12)",
+            )
+            .bind(a.id)
+            .bind(a.run_id)
+            .bind(a.agent)
+            .bind(a.caller_chain)
+            .bind(a.tool)
+            .bind(a.summary)
+            .bind(a.risk)
+            .bind(a.channel)
+            .bind(a.chat)
+            .bind(a.thread)
+            .bind(a.deadline_at)
+            .bind(now_ms()),
         )
-        .bind(a.id)
-        .bind(a.run_id)
-        .bind(a.agent)
-        .bind(a.caller_chain)
-        .bind(a.tool)
-        .bind(a.summary)
-        .bind(a.risk)
-        .bind(a.channel)
-        .bind(a.chat)
-        .bind(a.thread)
-        .bind(a.deadline_at)
-        .bind(now_ms()))?;
+        .await?;
         Ok(())
     }
 
     pub async fn set_approval_prompt(&self, id: &str, prompt_message: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "UPDATE approvals SET prompt_message = $1 WHERE id = $2"
+        self.exec(
+            Stmt::new("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
+                .bind(prompt_message)
+                .bind(id),
         )
-        .bind(prompt_message)
-        .bind(id))?;
+        .await?;
         Ok(())
     }
 
@@ -84,16 +89,20 @@ impl Store {
         from: Option<&str>,
         reason: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let done = exec!(self, |p| sqlx::query(
-            "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
+        let done = self
+            .exec(
+                Stmt::new(
+                    "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
              WHERE id = $6 AND status = 'pending'",
-        )
-        .bind(status)
-        .bind(now_ms())
-        .bind(by)
-        .bind(from)
-        .bind(reason)
-        .bind(id))?;
+                )
+                .bind(status)
+                .bind(now_ms())
+                .bind(by)
+                .bind(from)
+                .bind(reason)
+                .bind(id),
+            )
+            .await?;
         Ok(done == 1)
     }
 

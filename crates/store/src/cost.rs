@@ -1,5 +1,6 @@
 //! The daily cost ledger, per agent, in micro-dollars.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 use sqlx::FromRow;
 
@@ -38,8 +39,7 @@ impl Store {
         tokens_out: i64,
         cost_micros: i64,
     ) -> Result<(), StoreError> {
-        exec!(self, |p| {
-            sqlx::query(
+        self.exec(Stmt::new(
             "INSERT INTO cost_ledger (agent, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, 1, $3, $4, $5)
              ON CONFLICT (agent, day) DO UPDATE SET calls = cost_ledger.calls + 1,
                tokens_in = cost_ledger.tokens_in + excluded.tokens_in,
@@ -50,8 +50,7 @@ impl Store {
         .bind(day)
         .bind(tokens_in)
         .bind(tokens_out)
-        .bind(cost_micros)
-        })?;
+        .bind(cost_micros)).await?;
         Ok(())
     }
 
@@ -88,15 +87,13 @@ impl Store {
     /// (the spender and its bounded ancestors).
     pub async fn attribute_cost(&self, agents: &[String], day: &str, cost_micros: i64) -> Result<(), StoreError> {
         for agent in agents {
-            exec!(self, |p| {
-                sqlx::query(
+            self.exec(Stmt::new(
                 "INSERT INTO cost_attribution (agent, day, cost_micros) VALUES ($1, $2, $3)
                  ON CONFLICT (agent, day) DO UPDATE SET cost_micros = cost_attribution.cost_micros + excluded.cost_micros",
             )
             .bind(agent)
             .bind(day)
-            .bind(cost_micros)
-            })?;
+            .bind(cost_micros)).await?;
         }
         Ok(())
     }

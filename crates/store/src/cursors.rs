@@ -1,6 +1,7 @@
 //! Channel cursors: where each channel resumes (Telegram update offset,
 //! Matrix sync token), so a restart neither loses nor repeats messages.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 
 impl Store {
@@ -14,13 +15,16 @@ impl Store {
     }
 
     pub async fn set_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "INSERT INTO channel_cursors (channel, cursor, updated_at) VALUES ($1, $2, $3)
+        self.exec(
+            Stmt::new(
+                "INSERT INTO channel_cursors (channel, cursor, updated_at) VALUES ($1, $2, $3)
              ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
+            )
+            .bind(channel)
+            .bind(cursor)
+            .bind(now_ms()),
         )
-        .bind(channel)
-        .bind(cursor)
-        .bind(now_ms()))?;
+        .await?;
         Ok(())
     }
 }

@@ -10,6 +10,8 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
+    #[error("database write failed: {0}")]
+    Write(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
 }

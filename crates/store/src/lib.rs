@@ -4,7 +4,7 @@
 //! (several gateways sharing one control plane) through sqlx's native
 //! drivers. All SQL of the project lives in this crate; queries use `$N`
 //! placeholders, which both backends accept, and each method's body is
-//! written once and run against whichever pool is open (`read!`/`exec!`).
+//! written once and run against whichever pool is open (`read!`, and `Stmt` values for writes).
 //! Migrations are kept as twins under `migrations/sqlite` and
 //! `migrations/postgres`.
 
@@ -18,33 +18,16 @@ macro_rules! read {
     };
 }
 
-/// Execute the statement `$q` (built with `$p` in scope) as a write; yields
-/// the number of rows affected. On SQLite it joins the group commit and
-/// returns once committed.
-macro_rules! exec {
-    ($store:expr, |$p:ident| $q:expr) => {{
-        $store.count_write();
-        match &$store.pools {
-            $crate::Pools::Sqlite { group, .. } => {
-                let mut guard = group.lock().await?;
-                let done = $q.execute(&mut **guard.tx()).await.map(|r| r.rows_affected());
-                let epoch = guard.release();
-                group.committed(epoch).await.and(done)
-            }
-            $crate::Pools::Postgres($p) => $q.execute($p).await.map(|r| r.rows_affected()),
-        }
-    }};
-}
-
 mod approvals;
 mod cost;
 mod cursors;
 mod error;
-mod group;
 mod memory;
 mod outbox;
 mod runs;
 mod sessions;
+mod sqlite_writer;
+mod stmt;
 
 pub use approvals::{ApprovalRow, NewApproval};
 pub use cost::{CostTotals, utc_day};
@@ -72,11 +55,11 @@ pub enum Backend {
 
 #[derive(Clone)]
 pub(crate) enum Pools {
-    /// One writer connection (behind group commit) beside a read pool
-    /// (see [`Store::open`]).
+    /// One writer thread (group commit) beside a read pool (see
+    /// [`Store::open`]).
     Sqlite {
         read: SqlitePool,
-        group: std::sync::Arc<group::GroupWriter>,
+        writer: std::sync::Arc<sqlite_writer::SqliteWriter>,
     },
     Postgres(PgPool),
 }
@@ -97,8 +80,9 @@ impl Store {
     ///
     /// SQLite allows one writer at a time; several pooled writers would
     /// contend on its file lock and back off in sleeps. So on SQLite all
-    /// writes queue for one connection while reads use a pool of their own
-    /// (WAL lets them run beside the writer).
+    /// writes queue for one connection on a thread of its own (group
+    /// commit, see `sqlite_writer`) while reads use a pool (WAL lets them
+    /// run beside the writer).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         let (backend, url) = normalize_url(url)?;
         let failed = |e: sqlx::Error| StoreError::Connect(redact_url(&url), e.to_string());
@@ -113,12 +97,15 @@ impl Store {
                     // Statement journals inside the shared write transaction stay in
                     // memory instead of a temp file opened per statement.
                     .pragma("temp_store", "memory");
-                let write = SqlitePoolOptions::new()
+                let migrate = SqlitePoolOptions::new()
                     .max_connections(1)
                     .connect_with(options.clone())
                     .await
                     .map_err(failed)?;
-                SQLITE_MIGRATIONS.run(&write).await?;
+                SQLITE_MIGRATIONS.run(&migrate).await?;
+                migrate.close().await;
+                let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
+                    .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
                 let read = SqlitePoolOptions::new()
                     .max_connections(4)
                     .connect_with(options)
@@ -126,7 +113,7 @@ impl Store {
                     .map_err(failed)?;
                 Pools::Sqlite {
                     read,
-                    group: group::GroupWriter::start(write),
+                    writer: std::sync::Arc::new(writer),
                 }
             }
             Backend::Postgres => {
@@ -153,8 +140,30 @@ impl Store {
         }
     }
 
-    pub(crate) fn count_write(&self) {
+    /// Run one write statement; returns the rows it changed. On SQLite it
+    /// joins the group commit and returns once committed.
+    pub(crate) async fn exec(&self, stmt: stmt::Stmt) -> Result<u64, StoreError> {
+        Ok(self.exec_all(vec![stmt]).await?.first().copied().unwrap_or(0))
+    }
+
+    /// Run several write statements atomically (all or none).
+    pub(crate) async fn exec_all(&self, stmts: Vec<stmt::Stmt>) -> Result<Vec<u64>, StoreError> {
         self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match &self.pools {
+            Pools::Sqlite { writer, .. } => writer.write(stmts).await.map_err(StoreError::Write),
+            Pools::Postgres(p) => {
+                if let [one] = stmts.as_slice() {
+                    return Ok(vec![one.pg_query().execute(p).await?.rows_affected()]);
+                }
+                let mut tx = p.begin().await?;
+                let mut changed = Vec::with_capacity(stmts.len());
+                for s in &stmts {
+                    changed.push(s.pg_query().execute(&mut *tx).await?.rows_affected());
+                }
+                tx.commit().await?;
+                Ok(changed)
+            }
+        }
     }
 
     /// Resolves when an announcement is queued by this process after this
@@ -175,8 +184,8 @@ impl Store {
     /// Close every connection (flushes SQLite's WAL).
     pub async fn close(&self) {
         match &self.pools {
-            Pools::Sqlite { read, group } => {
-                group.flush().await;
+            Pools::Sqlite { read, writer } => {
+                writer.flush().await;
                 read.close().await;
             }
             Pools::Postgres(p) => p.close().await,
@@ -201,8 +210,13 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
     };
     let path_part = rest.trim_start_matches("//");
     let (path, query) = path_part.split_once('?').unwrap_or((path_part, ""));
-    if path != ":memory:"
-        && let Some(parent) = Path::new(path).parent()
+    if path == ":memory:" || path.is_empty() {
+        return Err(StoreError::Connect(
+            url.to_string(),
+            "an in-memory SQLite database cannot be shared by the writer and the readers; give a file path (sqlite://data/control_plane.db)".into(),
+        ));
+    }
+    if let Some(parent) = Path::new(path).parent()
         && !parent.as_os_str().is_empty()
     {
         std::fs::create_dir_all(parent)
@@ -214,6 +228,12 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
         query.to_string()
     };
     Ok((Backend::Sqlite, format!("sqlite://{path}?{query}")))
+}
+
+/// The file of a normalized `sqlite://PATH?QUERY` URL.
+fn sqlite_path(url: &str) -> &str {
+    let rest = url.trim_start_matches("sqlite://");
+    rest.split_once('?').map_or(rest, |(path, _)| path)
 }
 
 /// A URL with any password replaced, safe for logs and errors.

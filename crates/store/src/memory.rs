@@ -1,5 +1,6 @@
 //! Agent memory rows, keyed by agent alias.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
@@ -15,15 +16,18 @@ impl Store {
     /// Store or replace `agent`'s memory under `key`.
     pub async fn memory_store(&self, agent: &str, key: &str, content: &str) -> Result<(), StoreError> {
         let now = now_ms();
-        exec!(self, |p| sqlx::query(
-            "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
+        self.exec(
+            Stmt::new(
+                "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (agent, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+            )
+            .bind(agent)
+            .bind(key)
+            .bind(content)
+            .bind(now)
+            .bind(now),
         )
-        .bind(agent)
-        .bind(key)
-        .bind(content)
-        .bind(now)
-        .bind(now))?;
+        .await?;
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! a channel outage or a restart delays them but never loses them. One row
 //! per run (`run_id` is unique), so a run is announced once.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::FromRow;
 
@@ -28,8 +29,7 @@ impl Store {
         body: &str,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
-        let added = exec!(self, |p| {
-            sqlx::query(
+        let added = self.exec(Stmt::new(
             "INSERT INTO announce_outbox (run_id, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
              VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7) ON CONFLICT (run_id) DO NOTHING",
         )
@@ -39,8 +39,7 @@ impl Store {
         .bind(thread)
         .bind(body)
         .bind(now)
-        .bind(now)
-        })?;
+        .bind(now)).await?;
         self.wake_outbox();
         Ok(added == 1)
     }
@@ -58,22 +57,22 @@ impl Store {
     }
 
     pub async fn mark_announced(&self, id: i64) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
+        self.exec(Stmt::new(
             "UPDATE announce_outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1 WHERE id = $2"
         )
         .bind(now_ms())
-        .bind(id))?;
+        .bind(id)).await?;
         Ok(())
     }
 
     /// Record a failed attempt; the next one is due after `retry_in_ms`.
     pub async fn retry_announcement(&self, id: i64, retry_in_ms: i64, error: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
+        self.exec(Stmt::new(
             "UPDATE announce_outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3"
         )
         .bind(now_ms() + retry_in_ms)
         .bind(error)
-        .bind(id))?;
+        .bind(id)).await?;
         Ok(())
     }
 

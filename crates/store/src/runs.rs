@@ -2,6 +2,7 @@
 //! cron) as a row with its parent, owner chain, status, heartbeat, progress,
 //! usage and outcome.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
@@ -111,8 +112,7 @@ impl Store {
     pub async fn insert_run(&self, r: &NewRun) -> Result<(), StoreError> {
         let now = now_ms();
         let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        exec!(self, |p| {
-            sqlx::query(
+        self.exec(Stmt::new(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
                                origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester,
                                requester_session)
@@ -136,15 +136,14 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(&r.requester)
-        .bind(&r.requester_session)
-        })?;
+        .bind(&r.requester_session)).await?;
         Ok(())
     }
 
     /// Finish a running run. Returns false when it had already ended (a
     /// cancel raced the completion): the first ending wins.
     pub async fn finish_run(&self, id: &str, status: RunStatus, end: &RunEnd<'_>) -> Result<bool, StoreError> {
-        let done = exec!(self, |p| sqlx::query(
+        let done = self.exec(Stmt::new(
             "UPDATE runs SET status = $1, ended_at = $2, output = $3, error = $4, tokens_in = $5, tokens_out = $6,
                              cost_micros = $7, progress = COALESCE($8, progress)
              WHERE id = $9 AND status = 'running'",
@@ -157,27 +156,29 @@ impl Store {
         .bind(end.tokens_out)
         .bind(end.cost_micros)
         .bind(end.progress)
-        .bind(id))?;
+        .bind(id)).await?;
         Ok(done == 1)
     }
 
     pub async fn heartbeat_run(&self, id: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'"
+        self.exec(
+            Stmt::new("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
+                .bind(now_ms())
+                .bind(id),
         )
-        .bind(now_ms())
-        .bind(id))?;
+        .await?;
         Ok(())
     }
 
     /// Store a run's progress object (JSON) and refresh its heartbeat.
     pub async fn set_run_progress(&self, id: &str, progress_json: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3"
+        self.exec(
+            Stmt::new("UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3")
+                .bind(progress_json)
+                .bind(now_ms())
+                .bind(id),
         )
-        .bind(progress_json)
-        .bind(now_ms())
-        .bind(id))?;
+        .await?;
         Ok(())
     }
 
@@ -253,9 +254,12 @@ impl Store {
     }
 
     pub async fn mark_archived(&self, id: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query("UPDATE runs SET archived_at = $1 WHERE id = $2")
-            .bind(now_ms())
-            .bind(id))?;
+        self.exec(
+            Stmt::new("UPDATE runs SET archived_at = $1 WHERE id = $2")
+                .bind(now_ms())
+                .bind(id),
+        )
+        .await?;
         Ok(())
     }
 
@@ -288,11 +292,11 @@ impl Store {
         )
         .fetch_all(p)
         .await)?;
-        exec!(self, |p| sqlx::query(
+        self.exec(Stmt::new(
             "UPDATE runs SET status = 'lost', ended_at = $1, error = 'the gateway stopped while this run was active'
              WHERE status = 'running'",
         )
-        .bind(now_ms()))?;
+        .bind(now_ms())).await?;
         Ok(ids)
     }
 }

@@ -1,6 +1,7 @@
 //! Sessions and their transcripts. A message body is opaque JSON owned by
 //! the runtime; the store keeps it in order.
 
+use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::FromRow;
 
@@ -36,17 +37,20 @@ impl Store {
         thread: Option<&str>,
     ) -> Result<(), StoreError> {
         let now = now_ms();
-        exec!(self, |p| sqlx::query(
-            "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
+        self.exec(
+            Stmt::new(
+                "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO NOTHING",
+            )
+            .bind(key)
+            .bind(agent)
+            .bind(channel)
+            .bind(chat)
+            .bind(thread)
+            .bind(now)
+            .bind(now),
         )
-        .bind(key)
-        .bind(agent)
-        .bind(channel)
-        .bind(chat)
-        .bind(thread)
-        .bind(now)
-        .bind(now))?;
+        .await?;
         Ok(())
     }
 
@@ -62,13 +66,14 @@ impl Store {
 
     /// Append one message to a session's transcript.
     pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)"
+        self.exec(
+            Stmt::new("INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(session_key)
+                .bind(role)
+                .bind(body)
+                .bind(now_ms()),
         )
-        .bind(session_key)
-        .bind(role)
-        .bind(body)
-        .bind(now_ms()))?;
+        .await?;
         Ok(())
     }
 
@@ -77,36 +82,22 @@ impl Store {
     pub async fn append_messages(&self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
         const INSERT: &str = "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)";
         let now = now_ms();
-        self.count_write();
-        match &self.pools {
-            crate::Pools::Sqlite { group, .. } => {
-                let mut guard = group.lock().await?;
-                for (role, body) in messages {
-                    let q = sqlx::query(INSERT).bind(session_key).bind(*role).bind(body).bind(now);
-                    q.execute(&mut **guard.tx()).await?;
-                }
-                let epoch = guard.release();
-                group.committed(epoch).await?;
-            }
-            crate::Pools::Postgres(p) => {
-                let mut tx = p.begin().await?;
-                for (role, body) in messages {
-                    let q = sqlx::query(INSERT).bind(session_key).bind(*role).bind(body).bind(now);
-                    q.execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-            }
-        }
+        let stmts = messages
+            .iter()
+            .map(|(role, body)| Stmt::new(INSERT).bind(session_key).bind(*role).bind(body).bind(now))
+            .collect();
+        self.exec_all(stmts).await?;
         Ok(())
     }
 
     /// Mark a session as used now (once per turn, not per message).
     pub async fn touch_session(&self, key: &str) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "UPDATE sessions SET updated_at = $1 WHERE key = $2"
+        self.exec(
+            Stmt::new("UPDATE sessions SET updated_at = $1 WHERE key = $2")
+                .bind(now_ms())
+                .bind(key),
         )
-        .bind(now_ms())
-        .bind(key))?;
+        .await?;
         Ok(())
     }
 
@@ -135,23 +126,25 @@ impl Store {
         .bind(key)
         .fetch_one(p)
         .await)?;
-        exec!(self, |p| sqlx::query(
-            "UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3"
+        self.exec(
+            Stmt::new("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
+                .bind(last.unwrap_or(0))
+                .bind(now_ms())
+                .bind(key),
         )
-        .bind(last.unwrap_or(0))
-        .bind(now_ms())
-        .bind(key))?;
+        .await?;
         Ok(())
     }
 
     /// Remember (or clear) the provider a session switched to with `model_switch`.
     pub async fn set_model_override(&self, key: &str, provider: Option<&str>) -> Result<(), StoreError> {
-        exec!(self, |p| sqlx::query(
-            "UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3"
+        self.exec(
+            Stmt::new("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
+                .bind(provider)
+                .bind(now_ms())
+                .bind(key),
         )
-        .bind(provider)
-        .bind(now_ms())
-        .bind(key))?;
+        .await?;
         Ok(())
     }
 }

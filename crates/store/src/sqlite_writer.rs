@@ -1,0 +1,270 @@
+//! Group commit for SQLite on a writer thread of its own.
+//!
+//! SQLite allows one writer at a time. Every write of the process goes to
+//! one connection on one thread: the thread takes all the writes queued
+//! since it last looked, runs them inside one transaction and commits once,
+//! then answers each writer. Under load many writes share one commit (the
+//! costly part of a SQLite write) and each statement costs only SQLite's
+//! own work: no hand-off to another thread per statement. Alone, a writer
+//! pays one commit as before. A writer is answered only after its
+//! statements are committed, so they are durable and visible to readers.
+//!
+//! A job is atomic: its statements run under a savepoint, and a failing
+//! statement undoes the job alone, not the other jobs of the batch.
+
+use crate::stmt::{Arg, Stmt};
+use rusqlite::Connection;
+use std::sync::mpsc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// At most this many jobs share one transaction.
+const MAX_BATCH: usize = 4096;
+
+type Reply = oneshot::Sender<Result<Vec<u64>, String>>;
+
+enum Job {
+    Write(Vec<Stmt>, Reply),
+    /// Answered once every job queued before it is committed.
+    Flush(oneshot::Sender<()>),
+}
+
+pub(crate) struct SqliteWriter {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl SqliteWriter {
+    /// Open the database file at `path` (already created and migrated) and
+    /// start the writer thread. The thread ends when the writer is dropped.
+    pub fn start(path: &str) -> Result<Self, String> {
+        let conn = Connection::open(path).map_err(|e| e.to_string())?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(|e| e.to_string())?;
+        // WAL is a property of the file (set by the first open); NORMAL
+        // syncs at checkpoints, not at every commit; statement journals
+        // stay in memory.
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;")
+            .map_err(|e| e.to_string())?;
+        conn.set_prepared_statement_cache_capacity(64);
+        let (jobs, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || run(conn, rx))
+            .map_err(|e| format!("cannot start the SQLite writer thread: {e}"))?;
+        Ok(Self { jobs })
+    }
+
+    /// Run `statements` as one atomic job; returns the rows each changed.
+    pub async fn write(&self, statements: Vec<Stmt>) -> Result<Vec<u64>, String> {
+        let (tx, rx) = oneshot::channel();
+        self.jobs
+            .send(Job::Write(statements, tx))
+            .map_err(|_| "the SQLite writer has stopped".to_string())?;
+        rx.await.map_err(|_| "the SQLite writer has stopped".to_string())?
+    }
+
+    /// Wait until everything queued so far is committed.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.jobs.send(Job::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+fn run(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        run_batch(&mut conn, batch);
+    }
+}
+
+fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
+    let mut done: Vec<(Reply, Result<Vec<u64>, String>)> = Vec::with_capacity(batch.len());
+    let mut flushes = Vec::new();
+    let mut open = false;
+    for job in batch {
+        let (statements, reply) = match job {
+            Job::Write(s, r) => (s, r),
+            Job::Flush(f) => {
+                flushes.push(f);
+                continue;
+            }
+        };
+        if !open {
+            if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+                let _ = reply.send(Err(format!("cannot begin a write: {e}")));
+                continue;
+            }
+            open = true;
+        }
+        let result = run_job(conn, &statements);
+        if result.is_err() && conn.is_autocommit() {
+            // SQLite rolled the whole transaction back (a full disk, an I/O
+            // error): the jobs before this one are lost too.
+            let why = result.as_ref().err().cloned().unwrap_or_default();
+            for (_, r) in done.iter_mut() {
+                *r = Err(format!("rolled back with a later write: {why}"));
+            }
+            open = false;
+        }
+        done.push((reply, result));
+    }
+    if open && let Err(e) = conn.execute_batch("COMMIT") {
+        tracing::error!(error = %e, jobs = done.len(), "group commit failed");
+        let _ = conn.execute_batch("ROLLBACK");
+        for (_, r) in done.iter_mut() {
+            *r = Err(format!("commit failed: {e}"));
+        }
+    }
+    for (reply, result) in done {
+        let _ = reply.send(result);
+    }
+    for f in flushes {
+        let _ = f.send(());
+    }
+}
+
+/// One job under a savepoint (only when it has several statements: a
+/// single failing statement changes nothing by itself).
+fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
+    if let [one] = statements {
+        return run_statement(conn, one).map(|n| vec![n]);
+    }
+    conn.execute_batch("SAVEPOINT job").map_err(|e| e.to_string())?;
+    let result: Result<Vec<u64>, String> = statements.iter().map(|s| run_statement(conn, s)).collect();
+    let end = if result.is_ok() {
+        "RELEASE job"
+    } else {
+        "ROLLBACK TO job; RELEASE job"
+    };
+    if let Err(e) = conn.execute_batch(end) {
+        return Err(format!("{end}: {e}"));
+    }
+    result
+}
+
+fn run_statement(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
+    let mut st = conn.prepare_cached(stmt.sql).map_err(|e| e.to_string())?;
+    for (i, arg) in stmt.args.iter().enumerate() {
+        let name = format!("${}", i + 1);
+        let index = st
+            .parameter_index(&name)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the statement has no placeholder {name}"))?;
+        let bound = match arg {
+            Arg::Text(Some(s)) => st.raw_bind_parameter(index, s.as_str()),
+            Arg::Int(Some(n)) => st.raw_bind_parameter(index, *n),
+            Arg::Text(None) | Arg::Int(None) => st.raw_bind_parameter(index, rusqlite::types::Null),
+        };
+        bound.map_err(|e| e.to_string())?;
+    }
+    st.raw_execute().map(|n| n as u64).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer(dir: &tempfile::TempDir) -> (SqliteWriter, String) {
+        let path = dir.path().join("w.db").display().to_string();
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT)")
+            .unwrap();
+        (SqliteWriter::start(&path).unwrap(), path)
+    }
+
+    fn keys(path: &str) -> Vec<String> {
+        let conn = Connection::open(path).unwrap();
+        let mut st = conn.prepare("SELECT k FROM t ORDER BY k").unwrap();
+        st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    fn insert(k: &str) -> Stmt {
+        Stmt::new("INSERT INTO t (k, n) VALUES ($1, $2)").bind(k).bind(1i64)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_are_all_committed_and_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, path) = writer(&dir);
+        let w = std::sync::Arc::new(w);
+        let tasks: Vec<_> = (0..300)
+            .map(|i| {
+                let w = w.clone();
+                tokio::spawn(async move { w.write(vec![insert(&format!("k{i:03}"))]).await })
+            })
+            .collect();
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), Ok(vec![1]));
+        }
+        assert_eq!(keys(&path).len(), 300);
+    }
+
+    #[tokio::test]
+    async fn a_failing_job_does_not_undo_the_others_in_its_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, path) = writer(&dir);
+        w.write(vec![insert("dup")]).await.unwrap();
+        // Sent back to back: usually one batch, one transaction.
+        let (a, b, c) = tokio::join!(
+            w.write(vec![insert("a")]),
+            w.write(vec![insert("dup")]),
+            w.write(vec![insert("c")])
+        );
+        assert_eq!(a, Ok(vec![1]));
+        assert!(b.unwrap_err().contains("UNIQUE"), "the duplicate is refused");
+        assert_eq!(c, Ok(vec![1]));
+        assert_eq!(keys(&path), ["a", "c", "dup"]);
+    }
+
+    #[tokio::test]
+    async fn a_job_is_atomic() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, path) = writer(&dir);
+        w.write(vec![insert("dup")]).await.unwrap();
+        let r = w.write(vec![insert("first"), insert("dup"), insert("third")]).await;
+        assert!(r.is_err());
+        assert_eq!(keys(&path), ["dup"], "nothing of the failed job stays");
+        let changed = w
+            .write(vec![
+                insert("x"),
+                Stmt::new("UPDATE t SET n = n + 1 WHERE k IN ($1, $2)")
+                    .bind("x")
+                    .bind("dup"),
+            ])
+            .await;
+        assert_eq!(changed, Ok(vec![1, 2]));
+    }
+
+    #[tokio::test]
+    async fn nulls_and_missing_placeholders() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, path) = writer(&dir);
+        w.write(vec![
+            Stmt::new("INSERT INTO t (k, n) VALUES ($1, $2)")
+                .bind("z")
+                .bind(None::<i64>),
+        ])
+        .await
+        .unwrap();
+        let n: Option<i64> = Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT n FROM t WHERE k = 'z'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, None);
+        let err = w
+            .write(vec![Stmt::new("INSERT INTO t (k) VALUES ($1)").bind("y").bind(2i64)])
+            .await
+            .unwrap_err();
+        assert!(err.contains("no placeholder $2"), "{err}");
+        w.flush().await;
+        assert_eq!(keys(&path), ["z"]);
+    }
+}

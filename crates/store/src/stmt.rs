@@ -1,0 +1,83 @@
+//! A write statement as plain data: SQL with `$N` placeholders and its
+//! arguments. The same value runs on PostgreSQL (through sqlx) and on the
+//! SQLite writer thread, so each write is written once.
+
+use sqlx::postgres::{PgArguments, Postgres};
+
+/// One argument. Nulls keep their type: PostgreSQL wants to know it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Arg {
+    Text(Option<String>),
+    Int(Option<i64>),
+}
+
+impl From<&str> for Arg {
+    fn from(v: &str) -> Self {
+        Arg::Text(Some(v.to_string()))
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Self {
+        Arg::Text(Some(v))
+    }
+}
+impl From<&String> for Arg {
+    fn from(v: &String) -> Self {
+        Arg::Text(Some(v.clone()))
+    }
+}
+impl From<Option<&str>> for Arg {
+    fn from(v: Option<&str>) -> Self {
+        Arg::Text(v.map(str::to_string))
+    }
+}
+impl From<&Option<String>> for Arg {
+    fn from(v: &Option<String>) -> Self {
+        Arg::Text(v.clone())
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Self {
+        Arg::Text(v)
+    }
+}
+impl From<i64> for Arg {
+    fn from(v: i64) -> Self {
+        Arg::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Arg {
+    fn from(v: Option<i64>) -> Self {
+        Arg::Int(v)
+    }
+}
+
+/// A statement and its arguments (`$1` is `args[0]`).
+#[derive(Debug, Clone)]
+pub(crate) struct Stmt {
+    pub sql: &'static str,
+    pub args: Vec<Arg>,
+}
+
+impl Stmt {
+    pub fn new(sql: &'static str) -> Self {
+        Self { sql, args: Vec::new() }
+    }
+
+    pub fn bind(mut self, arg: impl Into<Arg>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// The statement as a sqlx query for PostgreSQL.
+    pub fn pg_query(&self) -> sqlx::query::Query<'static, Postgres, PgArguments> {
+        let mut q = sqlx::query(self.sql);
+        for a in &self.args {
+            q = match a {
+                Arg::Text(v) => q.bind(v.clone()),
+                Arg::Int(v) => q.bind(*v),
+            };
+        }
+        q
+    }
+}

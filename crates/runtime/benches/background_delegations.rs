@@ -120,8 +120,12 @@ max_actions_per_hour = 1000000
         .unwrap();
     let turn_done = start.elapsed();
     assert_eq!(reply.text, "all started");
+    let mut half_done = None;
     loop {
         let done = store.count_runs("delegate", "completed").await.unwrap();
+        if half_done.is_none() && done as usize * 2 >= n {
+            half_done = Some(start.elapsed());
+        }
         if done as usize == n {
             break;
         }
@@ -135,6 +139,20 @@ max_actions_per_hour = 1000000
     println!(
         "  turn returned (all tasks started): {:>8.1} ms",
         turn_done.as_secs_f64() * 1e3
+    );
+    if external.is_none() {
+        let arrivals = worker_model.arrivals();
+        let at = |i: usize| arrivals[i].duration_since(start).as_secs_f64() * 1e3;
+        println!(
+            "  worker requests arrived (first / median / last): {:.1} / {:.1} / {:.1} ms",
+            at(0),
+            at(arrivals.len() / 2),
+            at(arrivals.len() - 1)
+        );
+    }
+    println!(
+        "  half the tasks completed:          {:>8.1} ms",
+        half_done.unwrap_or(wall).as_secs_f64() * 1e3
     );
     println!(
         "  all tasks completed:               {:>8.1} ms",

@@ -99,6 +99,8 @@ struct Shared {
     counter: u64,
     in_flight: u32,
     max_in_flight: u32,
+    /// When each request arrived (cheap; kept even without recording).
+    arrivals: Vec<std::time::Instant>,
 }
 
 /// Counts a request as in flight until dropped (also when the client hangs up).
@@ -109,6 +111,7 @@ impl Flight {
         let mut s = shared.lock().unwrap();
         s.in_flight += 1;
         s.max_in_flight = s.max_in_flight.max(s.in_flight);
+        s.arrivals.push(std::time::Instant::now());
         Flight(shared.clone())
     }
 }
@@ -178,6 +181,11 @@ impl ScriptedModel {
     /// The most requests that were ever being answered at the same time.
     pub fn max_in_flight(&self) -> u32 {
         self.shared.lock().unwrap().max_in_flight
+    }
+
+    /// When each request arrived, in order.
+    pub fn arrivals(&self) -> Vec<std::time::Instant> {
+        self.shared.lock().unwrap().arrivals.clone()
     }
 
     /// Requests being answered right now.
@@ -264,9 +272,14 @@ fn error_reply(reply: &Reply) -> Option<Response> {
     }
 }
 
-async fn next(shared: &Arc<Mutex<Shared>>, req: &Value) -> Result<(Step, u64), Response> {
+/// The step for `req`, after its delay; the request body is dropped before
+/// the wait so that many slow requests in flight hold little memory. Also
+/// returns the requested model.
+async fn next(shared: &Arc<Mutex<Shared>>, req: Value) -> Result<(Step, u64, Value), Response> {
     let _flight = Flight::start(shared);
-    let (step, n) = take_step(shared, req);
+    let (step, n) = take_step(shared, &req);
+    let model = req.get("model").cloned().unwrap_or(Value::Null);
+    drop(req);
     let Some(step) = step else {
         return Err((
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -278,11 +291,11 @@ async fn next(shared: &Arc<Mutex<Shared>>, req: &Value) -> Result<(Step, u64), R
     if let Some(r) = error_reply(&step.reply) {
         return Err(r);
     }
-    Ok((step, n))
+    Ok((step, n, model))
 }
 
 async fn openai(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>) -> Response {
-    let (step, n) = match next(&shared, &req).await {
+    let (step, n, model) = match next(&shared, req).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -301,7 +314,7 @@ async fn openai(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>
     Json(json!({
         "id": format!("chatcmpl-{n}"),
         "object": "chat.completion",
-        "model": req.get("model").cloned().unwrap_or(Value::Null),
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": step.usage.0, "completion_tokens": step.usage.1, "total_tokens": step.usage.0 + step.usage.1}
     }))
@@ -309,7 +322,7 @@ async fn openai(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>
 }
 
 async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>) -> Response {
-    let (step, n) = match next(&shared, &req).await {
+    let (step, n, _) = match next(&shared, req).await {
         Ok(s) => s,
         Err(r) => return r,
     };

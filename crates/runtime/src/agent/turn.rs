@@ -89,8 +89,8 @@ impl AgentRun {
                     crate::cost::CheckError::Store(s) => TurnError::Store(s),
                 })?;
             let request = ChatRequest {
-                messages: messages.clone(),
-                tools: if offer_tools { specs.clone() } else { Vec::new() },
+                messages: &messages,
+                tools: if offer_tools { &specs } else { &[] },
                 temperature: self.temperature,
             };
             let call = async {

@@ -4,6 +4,7 @@ use super::http::HttpSettings;
 use super::{ChatRequest, ChatResponse, Provider, ProviderError};
 use crate::message::{ChatMessage, Role, ToolCall, Usage};
 use async_trait::async_trait;
+use serde::Serialize;
 use serde_json::{Value, json};
 use switchboard_config::ProviderKind;
 
@@ -17,30 +18,69 @@ impl AnthropicProvider {
     }
 }
 
+/// One content block, borrowed from the conversation.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text { text: &'a str },
+    ToolUse { id: &'a str, name: &'a str, input: Value },
+    ToolResult { tool_use_id: &'a str, content: &'a str },
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireBody<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
 /// Content blocks of one message; tool results become `tool_result` blocks
 /// in a user turn, assistant tool calls become `tool_use` blocks.
-fn blocks(m: &ChatMessage) -> Vec<Value> {
+fn blocks(m: &ChatMessage) -> Vec<Block<'_>> {
     match m.role {
-        Role::Tool => vec![json!({
-            "type": "tool_result",
-            "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-            "content": m.content,
-        })],
+        Role::Tool => vec![Block::ToolResult {
+            tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
+            content: &m.content,
+        }],
         _ => {
             let mut out = Vec::new();
             if !m.content.is_empty() {
-                out.push(json!({"type": "text", "text": m.content}));
+                out.push(Block::Text { text: &m.content });
             }
             for c in &m.tool_calls {
                 let input: Value = serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
-                out.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+                out.push(Block::ToolUse {
+                    id: &c.id,
+                    name: &c.name,
+                    input,
+                });
             }
             out
         }
     }
 }
 
-pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequest) -> Value {
+/// The request body, serialized straight from the borrowed conversation.
+pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequest<'_>) -> Vec<u8> {
     let system: Vec<&str> = req
         .messages
         .iter()
@@ -48,7 +88,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
         .map(|m| m.content.as_str())
         .collect();
     // Anthropic wants alternating user/assistant turns: merge neighbours.
-    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut messages: Vec<WireMessage<'_>> = Vec::new();
     for m in req.messages.iter().filter(|m| m.role != Role::System) {
         let role = if m.role == Role::Assistant { "assistant" } else { "user" };
         let b = blocks(m);
@@ -56,29 +96,27 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
             continue;
         }
         match messages.last_mut() {
-            Some((r, existing)) if *r == role => existing.extend(b),
-            _ => messages.push((role, b)),
+            Some(last) if last.role == role => last.content.extend(b),
+            _ => messages.push(WireMessage { role, content: b }),
         }
     }
-    let mut body = json!({
-        "model": model,
-        "max_tokens": 4096,
-        "messages": messages.into_iter().map(|(r, c)| json!({"role": r, "content": c})).collect::<Vec<_>>(),
-    });
-    if !system.is_empty() {
-        body["system"] = json!(system.join("\n\n"));
-    }
-    if let Some(t) = req.temperature.or(temperature) {
-        body["temperature"] = json!(t.min(1.0));
-    }
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    let body = WireBody {
+        model,
+        max_tokens: 4096,
+        messages,
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        temperature: req.temperature.or(temperature).map(|t| t.min(1.0)),
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-    }
-    body
+            .map(|t| WireTool {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&body).expect("a request body of strings and JSON values always serializes")
 }
 
 pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
@@ -119,17 +157,76 @@ impl Provider for AnthropicProvider {
         &self.http.model
     }
 
-    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+    async fn chat(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let url = format!("{}/v1/messages", self.http.base_url.trim_end_matches("/v1"));
         let mut headers = vec![("anthropic-version", "2023-06-01".to_string())];
         if let Some(key) = &self.http.api_key {
             headers.push(("x-api-key", key.clone()));
         }
         let body = request_body(&self.http.model, self.http.temperature, req);
-        let v = self.http.post_json(&url, &headers, &body).await?;
+        let v = self.http.post_json(&url, &headers, body.into()).await?;
         parse_response(&v).ok_or_else(|| {
             tracing::warn!(provider = %self.http.name, "messages response without content blocks");
             ProviderError::InvalidResponse(self.http.name.clone())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolSpec;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_body_has_the_messages_shape() {
+        let call = ToolCall {
+            id: "t1".into(),
+            name: "shell".into(),
+            arguments: r#"{"command":"ls"}"#.into(),
+        };
+        let messages = vec![
+            ChatMessage::system("be brief"),
+            ChatMessage::system("be kind"),
+            ChatMessage::user("list"),
+            ChatMessage {
+                tool_calls: vec![call.clone()],
+                ..ChatMessage::assistant("looking")
+            },
+            ChatMessage::tool_result(&call, "a"),
+            ChatMessage::user("thanks"),
+        ];
+        let tools = vec![Arc::new(ToolSpec {
+            name: "shell".into(),
+            description: "Run a command".into(),
+            parameters: json!({"type": "object"}),
+        })];
+        let req = ChatRequest {
+            messages: &messages,
+            tools: &tools,
+            temperature: Some(1.5),
+        };
+        let body: Value = serde_json::from_slice(&request_body("claude", None, &req)).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "claude",
+                "max_tokens": 4096,
+                "system": "be brief\n\nbe kind",
+                "temperature": 1.0,
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "list"}]},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "looking"},
+                        {"type": "tool_use", "id": "t1", "name": "shell", "input": {"command": "ls"}}
+                    ]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "a"},
+                        {"type": "text", "text": "thanks"}
+                    ]}
+                ],
+                "tools": [{"name": "shell", "description": "Run a command", "input_schema": {"type": "object"}}]
+            })
+        );
     }
 }

@@ -38,7 +38,7 @@ impl ProviderChain {
         &self.links[0]
     }
 
-    pub async fn chat(&self, req: &ChatRequest) -> Result<(ChatResponse, Served), ProviderError> {
+    pub async fn chat(&self, req: &ChatRequest<'_>) -> Result<(ChatResponse, Served), ProviderError> {
         let first = &self.links[0];
         let mut failures = Vec::new();
         for link in &self.links {

@@ -44,17 +44,17 @@ impl HttpSettings {
         })
     }
 
-    /// POST `body` to `url` with `headers`, retrying transient failures.
+    /// POST the JSON `body` to `url` with `headers`, retrying transient failures.
     /// Returns the parsed JSON of a 2xx answer.
     pub async fn post_json(
         &self,
         url: &str,
         headers: &[(&str, String)],
-        body: &serde_json::Value,
+        body: bytes::Bytes,
     ) -> Result<serde_json::Value, ProviderError> {
         let mut attempt = 0;
         loop {
-            let result = self.post_once(url, headers, body).await;
+            let result = self.post_once(url, headers, body.clone()).await;
             match result {
                 Ok(v) => return Ok(v),
                 Err((e, retry_after)) if e.is_transient() && attempt < self.max_retries => {
@@ -74,10 +74,14 @@ impl HttpSettings {
         &self,
         url: &str,
         headers: &[(&str, String)],
-        body: &serde_json::Value,
+        body: bytes::Bytes,
     ) -> Result<serde_json::Value, (ProviderError, Option<Duration>)> {
         let name = || self.name.clone();
-        let mut req = self.client.post(url).json(body);
+        let mut req = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
         for (k, v) in headers {
             req = req.header(*k, v);
         }

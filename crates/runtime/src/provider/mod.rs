@@ -19,11 +19,12 @@ use async_trait::async_trait;
 use std::sync::Arc;
 use switchboard_config::{ProviderConfig, ProviderKind};
 
-/// One request to a model.
-#[derive(Debug, Clone)]
-pub struct ChatRequest {
-    pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
+/// One request to a model. It borrows the conversation and the shared
+/// tool specs: providers serialize straight from them, without copies.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [ChatMessage],
+    pub tools: &'a [Arc<ToolSpec>],
     /// Overrides the provider's configured temperature.
     pub temperature: Option<f64>,
 }
@@ -74,7 +75,7 @@ pub trait Provider: Send + Sync {
     fn kind(&self) -> ProviderKind;
     fn model(&self) -> &str;
     /// One call, retried on transient failures per the provider's settings.
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError>;
+    async fn chat(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;
 }
 
 /// Build the provider for one configuration entry.

@@ -5,7 +5,8 @@ use super::http::HttpSettings;
 use super::{ChatRequest, ChatResponse, Provider, ProviderError};
 use crate::message::{ChatMessage, Role, ToolCall, Usage};
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use switchboard_config::ProviderKind;
 
 pub(crate) struct OpenAiProvider {
@@ -18,38 +19,101 @@ impl OpenAiProvider {
     }
 }
 
-fn message_json(m: &ChatMessage) -> Value {
-    let mut v = json!({ "role": m.role.as_str(), "content": m.content });
-    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
-        v["tool_calls"] = m
-            .tool_calls
-            .iter()
-            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-            .collect();
-    }
-    if let Some(id) = &m.tool_call_id {
-        v["tool_call_id"] = json!(id);
-    }
-    v
+/// One message as the chat completions API wants it, borrowed.
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
 }
 
-pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequest) -> Value {
-    let mut body = json!({
-        "model": model,
-        "messages": req.messages.iter().map(message_json).collect::<Vec<_>>(),
-        "stream": false,
-    });
-    if let Some(t) = req.temperature.or(temperature) {
-        body["temperature"] = json!(t);
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireBody<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
+    let tool_calls = if m.role == Role::Assistant {
+        m.tool_calls
+            .iter()
+            .map(|c| WireCall {
+                id: &c.id,
+                kind: "function",
+                function: WireFunctionCall {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    WireMessage {
+        role: m.role.as_str(),
+        content: &m.content,
+        tool_calls,
+        tool_call_id: m.tool_call_id.as_deref(),
     }
-    if !req.tools.is_empty() {
-        body["tools"] = req
+}
+
+/// The request body, serialized straight from the borrowed conversation.
+pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequest<'_>) -> Vec<u8> {
+    let body = WireBody {
+        model,
+        messages: req.messages.iter().map(wire_message).collect(),
+        stream: false,
+        temperature: req.temperature.or(temperature),
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-    }
-    body
+            .map(|t| WireTool {
+                kind: "function",
+                function: WireFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&body).expect("a request body of strings and JSON values always serializes")
 }
 
 pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
@@ -98,17 +162,80 @@ impl Provider for OpenAiProvider {
         &self.http.model
     }
 
-    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+    async fn chat(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let url = format!("{}/chat/completions", self.http.base_url);
         let mut headers = Vec::new();
         if let Some(key) = &self.http.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let body = request_body(&self.http.model, self.http.temperature, req);
-        let v = self.http.post_json(&url, &headers, &body).await?;
+        let v = self.http.post_json(&url, &headers, body.into()).await?;
         parse_response(&v).ok_or_else(|| {
             tracing::warn!(provider = %self.http.name, "chat completion without choices[0].message");
             ProviderError::InvalidResponse(self.http.name.clone())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolSpec;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_body_has_the_chat_completions_shape() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "shell".into(),
+            arguments: r#"{"command":"ls"}"#.into(),
+        };
+        let messages = vec![
+            ChatMessage::system("be brief"),
+            ChatMessage::user("list"),
+            ChatMessage {
+                tool_calls: vec![call.clone()],
+                ..ChatMessage::assistant("")
+            },
+            ChatMessage::tool_result(&call, "a\nb"),
+        ];
+        let tools = vec![Arc::new(ToolSpec {
+            name: "shell".into(),
+            description: "Run a command".into(),
+            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        })];
+        let req = ChatRequest {
+            messages: &messages,
+            tools: &tools,
+            temperature: None,
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", Some(0.2), &req)).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "stream": false,
+                "temperature": 0.2,
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "list"},
+                    {"role": "assistant", "content": "", "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{\"command\":\"ls\"}"}}
+                    ]},
+                    {"role": "tool", "content": "a\nb", "tool_call_id": "c1"}
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "shell",
+                    "description": "Run a command",
+                    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}
+                }}]
+            })
+        );
+        let bare: Value = serde_json::from_slice(&request_body("m", None, &ChatRequest { tools: &[], ..req })).unwrap();
+        assert!(
+            bare.get("tools").is_none() && bare.get("temperature").is_none(),
+            "{bare}"
+        );
     }
 }

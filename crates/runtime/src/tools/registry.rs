@@ -5,9 +5,20 @@ use crate::message::ToolSpec;
 use std::sync::Arc;
 use switchboard_config::RiskProfile;
 
+/// Each tool with its spec, built once when the tool joins a registry and
+/// shared by every run and request that offers it.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Vec<(Arc<dyn Tool>, Arc<ToolSpec>)>,
+}
+
+fn entry(tool: Arc<dyn Tool>) -> (Arc<dyn Tool>, Arc<ToolSpec>) {
+    let spec = Arc::new(ToolSpec {
+        name: tool.name().to_string(),
+        description: tool.description(),
+        parameters: tool.parameters(),
+    });
+    (tool, spec)
 }
 
 impl ToolRegistry {
@@ -29,12 +40,14 @@ impl ToolRegistry {
             Arc::new(crate::sessions::SessionsSend),
             Arc::new(crate::sessions::SubagentsTool),
         ];
-        Self { tools }
+        Self {
+            tools: tools.into_iter().map(entry).collect(),
+        }
     }
 
     pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.retain(|t| t.name() != tool.name());
-        self.tools.push(tool);
+        self.tools.retain(|(t, _)| t.name() != tool.name());
+        self.tools.push(entry(tool));
         self
     }
 
@@ -50,30 +63,24 @@ impl ToolRegistry {
 
     fn retain(&self, keep: impl Fn(&str) -> bool) -> Self {
         Self {
-            tools: self.tools.iter().filter(|t| keep(t.name())).cloned().collect(),
+            tools: self.tools.iter().filter(|(t, _)| keep(t.name())).cloned().collect(),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+        self.tools.iter().find(|(t, _)| t.name() == name).map(|(t, _)| t)
     }
 
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
+        self.tools.iter().map(|(t, _)| t.name()).collect()
     }
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
 
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description(),
-                parameters: t.parameters(),
-            })
-            .collect()
+    /// The specs of the offered tools (shared, not copied).
+    pub fn specs(&self) -> Vec<Arc<ToolSpec>> {
+        self.tools.iter().map(|(_, spec)| spec.clone()).collect()
     }
 }

@@ -4,6 +4,7 @@
 //! it (steps without a matcher accept anything), waits the step's delay and
 //! answers with its reply. Every request body is recorded for assertions.
 
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -95,6 +96,8 @@ struct Shared {
     steps: Vec<Option<Step>>,
     /// Off for benchmarks: keeping every request body costs memory and time.
     skip_recording: bool,
+    /// Whether any step ever had a matcher (then bodies must be parsed).
+    any_matcher: bool,
     requests: Vec<Value>,
     counter: u64,
     in_flight: u32,
@@ -158,7 +161,9 @@ impl ScriptedModel {
     }
 
     pub fn push(&self, step: Step) -> &Self {
-        self.shared.lock().unwrap().steps.push(Some(step));
+        let mut s = self.shared.lock().unwrap();
+        s.any_matcher |= step.matcher.is_some();
+        s.steps.push(Some(step));
         self
     }
 
@@ -237,18 +242,43 @@ pub fn last_message_text(req: &Value) -> String {
 }
 
 /// Take the matching step for `req`, recording the request.
-fn take_step(shared: &Mutex<Shared>, req: &Value) -> (Option<Step>, u64) {
+fn take_step(shared: &Mutex<Shared>, req: Option<&Value>) -> (Option<Step>, u64) {
     let mut s = shared.lock().unwrap();
-    if !s.skip_recording {
+    if !s.skip_recording
+        && let Some(req) = req
+    {
         s.requests.push(req.clone());
     }
     s.counter += 1;
     let n = s.counter;
-    let pos = s
-        .steps
-        .iter()
-        .position(|st| st.as_ref().is_some_and(|st| st.matcher.as_ref().is_none_or(|m| m(req))));
+    let pos = s.steps.iter().position(|st| {
+        st.as_ref()
+            .is_some_and(|st| st.matcher.as_ref().is_none_or(|m| req.is_some_and(|r| m(r))))
+    });
     (pos.and_then(|i| s.steps[i].take()), n)
+}
+
+/// The request as a JSON tree when it is recorded or matched; otherwise
+/// only checked and its model read (cheap for benchmarks). Also returns
+/// the requested model.
+fn parse(shared: &Mutex<Shared>, body: &[u8]) -> Result<(Option<Value>, Value), String> {
+    #[derive(serde::Deserialize)]
+    struct ModelOnly {
+        model: Option<String>,
+    }
+    let bad = |e: serde_json::Error| format!("the body is not JSON: {e}");
+    let needs_tree = {
+        let s = shared.lock().unwrap();
+        !s.skip_recording || s.any_matcher
+    };
+    if needs_tree {
+        let v: Value = serde_json::from_slice(body).map_err(bad)?;
+        let model = v.get("model").cloned().unwrap_or(Value::Null);
+        Ok((Some(v), model))
+    } else {
+        let m: ModelOnly = serde_json::from_slice(body).map_err(bad)?;
+        Ok((None, m.model.map(Value::String).unwrap_or(Value::Null)))
+    }
 }
 
 fn error_reply(reply: &Reply) -> Option<Response> {
@@ -275,11 +305,11 @@ fn error_reply(reply: &Reply) -> Option<Response> {
 /// The step for `req`, after its delay; the request body is dropped before
 /// the wait so that many slow requests in flight hold little memory. Also
 /// returns the requested model.
-async fn next(shared: &Arc<Mutex<Shared>>, req: Value) -> Result<(Step, u64, Value), Response> {
+async fn next(shared: &Arc<Mutex<Shared>>, body: Bytes) -> Result<(Step, u64, Value), Response> {
     let _flight = Flight::start(shared);
-    let (step, n) = take_step(shared, &req);
-    let model = req.get("model").cloned().unwrap_or(Value::Null);
-    drop(req);
+    let (req, model) = parse(shared, &body).map_err(|e| (StatusCode::BAD_REQUEST, e).into_response())?;
+    let (step, n) = take_step(shared, req.as_ref());
+    drop((req, body));
     let Some(step) = step else {
         return Err((
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -294,8 +324,8 @@ async fn next(shared: &Arc<Mutex<Shared>>, req: Value) -> Result<(Step, u64, Val
     Ok((step, n, model))
 }
 
-async fn openai(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>) -> Response {
-    let (step, n, model) = match next(&shared, req).await {
+async fn openai(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {
+    let (step, n, model) = match next(&shared, body).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -321,8 +351,8 @@ async fn openai(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>
     .into_response()
 }
 
-async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, Json(req): Json<Value>) -> Response {
-    let (step, n, _) = match next(&shared, req).await {
+async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {
+    let (step, n, _) = match next(&shared, body).await {
         Ok(s) => s,
         Err(r) => return r,
     };

@@ -116,6 +116,7 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
+    switchboard_runtime::process::disable_transparent_huge_pages();
     let cli = Cli::parse();
     // The terminal chat keeps the screen for the conversation: only errors
     // are logged there unless SWITCHBOARD_LOG asks for more.

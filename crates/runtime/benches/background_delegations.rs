@@ -2,6 +2,11 @@
 //! fixed latency: wall time until every task row is `completed`, compared
 //! with that latency; peak RSS; control-plane writes per second.
 //!
+//! Two rounds run in one process: the first starts cold (no open
+//! connection to the model server, so every child opens one), the second
+//! right after it, as a running gateway would, with the provider's
+//! connection pool holding the first round's connections.
+//!
 //! `cargo bench -p switchboard-runtime --bench background_delegations -- [N] [LATENCY_MS]`
 //! (defaults 1000 and 200).
 
@@ -29,8 +34,126 @@ fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// Files in every `delegate_results` folder under `root`.
+fn count_artifacts(root: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else { return 0 };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| {
+            if e.file_name() == "delegate_results" {
+                std::fs::read_dir(e.path()).map(|d| d.count()).unwrap_or(0)
+            } else {
+                count_artifacts(&e.path())
+            }
+        })
+        .sum()
+}
+
+struct Bench {
+    runtime: Runtime,
+    store: Store,
+    main_model: ScriptedModel,
+    worker_model: ScriptedModel,
+    /// Workers answered by a scripted model in another process.
+    external: bool,
+    dir: tempfile::TempDir,
+    n: usize,
+    latency: Duration,
+}
+
+impl Bench {
+    async fn round(&self, name: &str, round: usize) {
+        let n = self.n;
+        let calls: Vec<(String, String)> = (0..n)
+            .map(|i| {
+                let args = json!({"agent": "worker", "prompt": format!("task {round}.{i}"), "background": true});
+                ("delegate".to_string(), args.to_string())
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> = calls.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        self.main_model.push(Step::tool_calls(&refs));
+        self.main_model.push(Step::text("all started"));
+        for _ in 0..n {
+            self.worker_model.push(Step::text("done").delay(self.latency));
+        }
+        let before = (n * round) as i64;
+        let arrivals_before = self.worker_model.arrivals().len();
+        let writes_before = self.store.writes();
+        let start = Instant::now();
+        let reply = self
+            .runtime
+            .run_turn(TurnRequest {
+                agent: "main".into(),
+                session_key: format!("bench-{round}"),
+                origin: None,
+                sender: None,
+                text: "fan out".into(),
+                broker: Arc::new(NoApprover("bench".into())),
+                cancel: Default::default(),
+                events: None,
+            })
+            .await
+            .unwrap();
+        let turn_done = start.elapsed();
+        assert_eq!(reply.text, "all started");
+        let mut half_done = None;
+        loop {
+            let done = (self.store.count_runs("delegate", "completed").await.unwrap() - before) as usize;
+            if half_done.is_none() && done * 2 >= n {
+                half_done = Some(start.elapsed());
+            }
+            if done == n {
+                break;
+            }
+            let failed = self.store.count_runs("delegate", "failed").await.unwrap();
+            assert_eq!(failed, 0, "some background tasks failed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let wall = start.elapsed();
+        // The result files are written after the rows, by a low-priority thread.
+        let artifacts = loop {
+            if count_artifacts(self.dir.path()) >= n * (round + 1) {
+                break start.elapsed();
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        let writes = self.store.writes() - writes_before;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!("{name}:");
+        println!("  turn returned (all tasks started): {:>8.1} ms", ms(turn_done));
+        if !self.external {
+            let arrivals = &self.worker_model.arrivals()[arrivals_before..];
+            let at = |i: usize| ms(arrivals[i].duration_since(start));
+            println!(
+                "  worker requests arrived:           {:>8.1} ms first, {:.1} median, {:.1} last",
+                at(0),
+                at(arrivals.len() / 2),
+                at(arrivals.len() - 1)
+            );
+        }
+        println!(
+            "  half the tasks completed:          {:>8.1} ms",
+            ms(half_done.unwrap_or(wall))
+        );
+        println!("  all tasks completed:               {:>8.1} ms", ms(wall));
+        println!(
+            "  wall / latency:                    {:>8.2}x (target < 2x)",
+            wall.as_secs_f64() / self.latency.as_secs_f64()
+        );
+        println!("  all result files written:          {:>8.1} ms", ms(artifacts));
+        println!(
+            "  store writes:                      {writes:>8} ({:.0}/s)",
+            writes as f64 / wall.as_secs_f64()
+        );
+        println!("  peak RSS so far:                   {:>8.1} MiB", peak_rss_mib());
+    }
+}
+
 #[tokio::main]
 async fn main() {
+    // As the `switchboard` binary does.
+    switchboard_runtime::process::disable_transparent_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let latency = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(200));
@@ -38,7 +161,7 @@ async fn main() {
     let main_model = ScriptedModel::start().await;
     let worker_model = ScriptedModel::start().await;
     // BENCH_WORKER_URL points the workers at a scripted model in another
-    // process (`scripted-model --replies N --delay-ms L`), so the gateway
+    // process (`scripted-model --replies 2N --delay-ms L`), so the gateway
     // does not share its process with the fake server.
     let external = std::env::var("BENCH_WORKER_URL").ok();
     let dir = tempfile::tempdir().unwrap();
@@ -72,107 +195,22 @@ max_actions_per_hour = 1000000
     let config = Config::from_toml_str(&toml, "bench").unwrap();
     let store = Store::open(&config.database_url).await.unwrap();
     let runtime = Runtime::new(Arc::new(config), store.clone()).unwrap();
-
-    let calls: Vec<(String, String)> = (0..n)
-        .map(|i| {
-            let args = json!({"agent": "worker", "prompt": format!("task {i}"), "background": true});
-            ("delegate".to_string(), args.to_string())
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = calls.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    main_model.push(Step::tool_calls(&refs));
-    main_model.push(Step::text("all started"));
-    for _ in 0..n {
-        worker_model.push(Step::text("done").delay(latency));
-    }
     main_model.without_recording();
     worker_model.without_recording();
-
-    let writes_before = store.writes();
-    let start = Instant::now();
-    if std::env::var("BENCH_DEBUG").is_ok() {
-        let (store, wm) = (store.clone(), worker_model.url());
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                let running = store.count_runs("delegate", "running").await.unwrap_or(-1);
-                let done = store.count_runs("delegate", "completed").await.unwrap_or(-1);
-                eprintln!(
-                    "{:?} running={running} completed={done} writes={} {wm}",
-                    start.elapsed(),
-                    store.writes()
-                );
-            }
-        });
-    }
-    let reply = runtime
-        .run_turn(TurnRequest {
-            agent: "main".into(),
-            session_key: "bench".into(),
-            origin: None,
-            sender: None,
-            text: "fan out".into(),
-            broker: Arc::new(NoApprover("bench".into())),
-            cancel: Default::default(),
-            events: None,
-        })
-        .await
-        .unwrap();
-    let turn_done = start.elapsed();
-    assert_eq!(reply.text, "all started");
-    let mut half_done = None;
-    loop {
-        let done = store.count_runs("delegate", "completed").await.unwrap();
-        if half_done.is_none() && done as usize * 2 >= n {
-            half_done = Some(start.elapsed());
-        }
-        if done as usize == n {
-            break;
-        }
-        let failed = store.count_runs("delegate", "failed").await.unwrap();
-        assert_eq!(failed, 0, "some background tasks failed");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let wall = start.elapsed();
-    let writes = store.writes() - writes_before;
+    let bench = Bench {
+        runtime,
+        store,
+        main_model,
+        worker_model,
+        external: external.is_some(),
+        dir,
+        n,
+        latency,
+    };
     println!("background delegations: n={n} model latency={} ms", latency.as_millis());
-    println!(
-        "  turn returned (all tasks started): {:>8.1} ms",
-        turn_done.as_secs_f64() * 1e3
-    );
+    bench.round("cold (every child opens a connection)", 0).await;
+    bench.round("warm (pooled connections from the first round)", 1).await;
     if external.is_none() {
-        let arrivals = worker_model.arrivals();
-        let at = |i: usize| arrivals[i].duration_since(start).as_secs_f64() * 1e3;
-        println!(
-            "  worker requests arrived (first / median / last): {:.1} / {:.1} / {:.1} ms",
-            at(0),
-            at(arrivals.len() / 2),
-            at(arrivals.len() - 1)
-        );
-    }
-    println!(
-        "  half the tasks completed:          {:>8.1} ms",
-        half_done.unwrap_or(wall).as_secs_f64() * 1e3
-    );
-    println!(
-        "  all tasks completed:               {:>8.1} ms",
-        wall.as_secs_f64() * 1e3
-    );
-    println!(
-        "  wall / latency:                    {:>8.2}x (target < 2x)",
-        wall.as_secs_f64() / latency.as_secs_f64()
-    );
-    println!("  peak RSS:                          {:>8.1} MiB", peak_rss_mib());
-    println!(
-        "  store writes:                      {writes:>8} ({:.0}/s)",
-        writes as f64 / wall.as_secs_f64()
-    );
-    if external.is_none() {
-        println!(
-            "  worker model max in flight:        {:>8}",
-            worker_model.max_in_flight()
-        );
-    } else {
-        println!("  worker model: in another process");
+        println!("worker model max in flight: {}", bench.worker_model.max_in_flight());
     }
 }

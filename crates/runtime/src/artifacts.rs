@@ -20,6 +20,8 @@ impl ArtifactWriter {
         std::thread::Builder::new()
             .name("artifact-writer".into())
             .spawn(move || {
+                // Results are read from the run rows; the files may lag.
+                crate::process::run_thread_when_idle();
                 let mut made: HashSet<PathBuf> = HashSet::new();
                 for (path, bytes, done) in rx {
                     let result = (|| {

@@ -13,6 +13,7 @@ pub mod delegation;
 mod kill;
 pub mod message;
 pub mod policy;
+pub mod process;
 pub mod progress;
 pub mod provider;
 pub mod redact;

@@ -388,3 +388,50 @@ async fn read_only_refuses_writes_and_the_daily_limit_stops_calls() {
         tool_row.body
     );
 }
+
+#[tokio::test]
+async fn many_calls_in_one_answer_keep_their_order() {
+    let model = ScriptedModel::start().await;
+    // Shell calls (a process each) between quick file writes, so calls end
+    // out of order; more calls than are started between checks.
+    let calls: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            if i % 2 == 0 {
+                ("shell".to_string(), json!({"command": format!("echo {i}")}).to_string())
+            } else {
+                let args = json!({"path": format!("f{i}.txt"), "content": format!("{i}")});
+                ("file_write".to_string(), args.to_string())
+            }
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = calls.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
+    model.push(Step::tool_calls(&refs));
+    model.push(Step::text("all done"));
+    let h = harness(&format!("{}{PROFILE}", provider("primary", &model.url(), ""))).await;
+    let reply = h.turn("go", Arc::new(NoApprover("none".into()))).await.unwrap();
+    assert_eq!(reply.text, "all done");
+    assert_eq!(reply.tools_completed, 40);
+    let results = tool_results(&model.requests()[1]);
+    assert_eq!(results.len(), 40);
+    for (i, r) in results.iter().enumerate() {
+        if i % 2 == 0 {
+            assert_eq!(r.trim(), i.to_string(), "result {i} out of order: {results:?}");
+        } else {
+            assert!(r.starts_with("wrote"), "result {i}: {r}");
+        }
+    }
+    let ids: Vec<String> = model.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str().map(str::to_string))
+        .collect();
+    let asked: Vec<String> = model.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, asked, "each result follows its call's position");
+}

@@ -189,7 +189,7 @@ impl AgentRun {
         seen: &Mutex<HashSet<String>>,
     ) -> Vec<(ChatMessage, bool)> {
         if self.profile.parallel_tools && calls.len() > 1 {
-            futures::future::join_all(calls.iter().map(|c| self.run_call(c, seen))).await
+            self.run_calls_at_once(calls, seen).await
         } else {
             let mut out = Vec::with_capacity(calls.len());
             for c in calls {
@@ -197,5 +197,38 @@ impl AgentRun {
             }
             out
         }
+    }
+
+    /// Every call at once, results in call order. Calls are started a few
+    /// at a time, and between those starts the calls already under way
+    /// move on as soon as they can: with a thousand calls, the first
+    /// background task is running long before the thousandth call has
+    /// been looked at, instead of after all of them.
+    async fn run_calls_at_once(
+        &self,
+        calls: &[crate::message::ToolCall],
+        seen: &Mutex<HashSet<String>>,
+    ) -> Vec<(ChatMessage, bool)> {
+        use futures::{FutureExt, StreamExt};
+        const STARTED_BETWEEN_CHECKS: usize = 16;
+        let mut results: Vec<Option<(ChatMessage, bool)>> = (0..calls.len()).map(|_| None).collect();
+        let mut running = futures::stream::FuturesUnordered::new();
+        for (i, call) in calls.iter().enumerate() {
+            running.push(self.run_call(call, seen).map(move |r| (i, r)));
+            if (i + 1) % STARTED_BETWEEN_CHECKS == 0 {
+                // Polled once, without waiting: wake-ups are kept for the
+                // wait below.
+                while let Some(Some((j, r))) = running.next().now_or_never() {
+                    results[j] = Some(r);
+                }
+            }
+        }
+        while let Some((j, r)) = running.next().await {
+            results[j] = Some(r);
+        }
+        results
+            .into_iter()
+            .map(|r| r.expect("every call yields one result"))
+            .collect()
     }
 }

@@ -2,10 +2,10 @@
 //! fixed latency: wall time until every task row is `completed`, compared
 //! with that latency; peak RSS; control-plane writes per second.
 //!
-//! Two rounds run in one process: the first starts cold (no open
-//! connection to the model server, so every child opens one), the second
-//! right after it, as a running gateway would, with the provider's
-//! connection pool holding the first round's connections.
+//! Three rounds run one after the other in one process, as bursts reach a
+//! running gateway: the first starts cold (no open connection to the model
+//! server, so every child opens one); later rounds reuse the connections
+//! the provider's pool kept and open only the ones it lacks (printed).
 //!
 //! `cargo bench -p switchboard-runtime --bench background_delegations -- [N] [LATENCY_MS]`
 //! (defaults 1000 and 200).
@@ -79,6 +79,7 @@ impl Bench {
         }
         let before = (n * round) as i64;
         let arrivals_before = self.worker_model.arrivals().len();
+        let connections_before = self.worker_model.connections();
         let writes_before = self.store.writes();
         let start = Instant::now();
         let reply = self
@@ -131,6 +132,10 @@ impl Bench {
                 at(arrivals.len() / 2),
                 at(arrivals.len() - 1)
             );
+            println!(
+                "  new connections to the model:      {:>8}",
+                self.worker_model.connections() - connections_before
+            );
         }
         println!(
             "  half the tasks completed:          {:>8.1} ms",
@@ -161,7 +166,7 @@ async fn main() {
     let main_model = ScriptedModel::start().await;
     let worker_model = ScriptedModel::start().await;
     // BENCH_WORKER_URL points the workers at a scripted model in another
-    // process (`scripted-model --replies 2N --delay-ms L`), so the gateway
+    // process (`scripted-model --replies 3N --delay-ms L`), so the gateway
     // does not share its process with the fake server.
     let external = std::env::var("BENCH_WORKER_URL").ok();
     let dir = tempfile::tempdir().unwrap();
@@ -208,8 +213,11 @@ max_actions_per_hour = 1000000
         latency,
     };
     println!("background delegations: n={n} model latency={} ms", latency.as_millis());
-    bench.round("cold (every child opens a connection)", 0).await;
-    bench.round("warm (pooled connections from the first round)", 1).await;
+    bench
+        .round("round 1 (cold: no connection to the model is open)", 0)
+        .await;
+    bench.round("round 2 (the pool holds round 1's connections)", 1).await;
+    bench.round("round 3", 2).await;
     if external.is_none() {
         println!("worker model max in flight: {}", bench.worker_model.max_in_flight());
     }

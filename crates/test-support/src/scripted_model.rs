@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -102,6 +103,8 @@ struct Shared {
     counter: u64,
     in_flight: u32,
     max_in_flight: u32,
+    /// Connections accepted.
+    connections: u64,
     /// When each request arrived (cheap; kept even without recording).
     arrivals: Vec<std::time::Instant>,
 }
@@ -149,6 +152,8 @@ impl ScriptedModel {
             .await
             .expect("bind loopback");
         let addr = listener.local_addr().unwrap();
+        let counted = shared.clone();
+        let listener = listener.tap_io(move |_| counted.lock().unwrap().connections += 1);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -186,6 +191,11 @@ impl ScriptedModel {
     /// The most requests that were ever being answered at the same time.
     pub fn max_in_flight(&self) -> u32 {
         self.shared.lock().unwrap().max_in_flight
+    }
+
+    /// How many connections clients have opened so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.lock().unwrap().connections
     }
 
     /// When each request arrived, in order.

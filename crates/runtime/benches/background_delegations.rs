@@ -2,6 +2,8 @@
 //! fixed latency: wall time until every task row is `completed`, compared
 //! with that latency; peak RSS; control-plane writes per second.
 //!
+//! The scripted models run on threads of their own (or, with
+//! `BENCH_WORKER_URL`, the workers' model in another process).
 //! Three rounds run one after the other in one process, as bursts reach a
 //! running gateway: the first starts cold (no open connection to the model
 //! server, so every child opens one); later rounds reuse the connections
@@ -155,16 +157,34 @@ impl Bench {
     }
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
     // As the `switchboard` binary does.
     switchboard_runtime::process::disable_transparent_huge_pages();
+    // The scripted models get a runtime (threads) of their own, as a model
+    // server in another process would have: otherwise the fake server's
+    // work would queue on the gateway's own worker threads.
+    let models = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("model-server")
+        .enable_all()
+        .build()
+        .unwrap();
+    let main_model = models.block_on(ScriptedModel::start());
+    let worker_model = models.block_on(ScriptedModel::start());
+    let gateway = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    gateway.block_on(run(main_model, worker_model));
+    drop(gateway);
+    drop(models);
+}
+
+async fn run(main_model: ScriptedModel, worker_model: ScriptedModel) {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let latency = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(200));
 
-    let main_model = ScriptedModel::start().await;
-    let worker_model = ScriptedModel::start().await;
     // BENCH_WORKER_URL points the workers at a scripted model in another
     // process (`scripted-model --replies 3N --delay-ms L`), so the gateway
     // does not share its process with the fake server.

@@ -4,7 +4,8 @@
 //! (several gateways sharing one control plane) through sqlx's native
 //! drivers. All SQL of the project lives in this crate; queries use `$N`
 //! placeholders, which both backends accept, and each method's body is
-//! written once and run against whichever pool is open (`read!`, and `Stmt` values for writes).
+//! written once and run against whichever backend is open (`read!` for
+//! reads; writes are `Stmt` values, see `exec`).
 //! Migrations are kept as twins under `migrations/sqlite` and
 //! `migrations/postgres`.
 
@@ -94,8 +95,7 @@ impl Store {
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
-                    // Statement journals inside the shared write transaction stay in
-                    // memory instead of a temp file opened per statement.
+                    // Temporary tables and indexes of reads stay in memory.
                     .pragma("temp_store", "memory");
                 let migrate = SqlitePoolOptions::new()
                     .max_connections(1)

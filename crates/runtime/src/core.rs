@@ -39,6 +39,9 @@ pub struct Core {
     pub inbox: Mutex<HashMap<String, Vec<String>>>,
     /// Writes `delegate_results/*.json` one after another.
     pub artifacts: crate::artifacts::ArtifactWriter,
+    /// `delegate` bound to an identity (and whether the run may only
+    /// delegate), built once: it depends only on the configuration.
+    pub delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
 }
 
 /// Everything that differs between one run and another.
@@ -98,6 +101,7 @@ impl Core {
             paused: AtomicBool::new(false),
             lane,
             inbox: Mutex::new(HashMap::new()),
+            delegate_tools: Mutex::new(HashMap::new()),
             artifacts: crate::artifacts::ArtifactWriter::start(),
         })
     }

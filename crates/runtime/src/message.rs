@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -76,13 +77,25 @@ impl ChatMessage {
     }
 }
 
-/// What a model is told about one tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a model is told about one tool. Built once per tool and shared by
+/// every request that offers it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
+    /// JSON Schema of the arguments object, serialized once: requests copy
+    /// it as text.
+    pub parameters: Box<RawValue>,
+}
+
+impl ToolSpec {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: &Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters: serde_json::value::to_raw_value(parameters).expect("a JSON value always serializes"),
+        }
+    }
 }
 
 /// Token usage of one or more model calls.

@@ -19,7 +19,7 @@ pub use tool::DelegateTool;
 
 use crate::core::Core;
 use crate::scope::RunScope;
-use crate::tools::ToolRegistry;
+use crate::tools::{BoundTool, ToolRegistry};
 use std::sync::Arc;
 use switchboard_config::DelegationMode;
 
@@ -30,21 +30,32 @@ pub fn bind_delegate_tool(core: &Arc<Core>, identity: &str, registry: ToolRegist
     if registry.get("delegate").is_none() {
         return registry;
     }
-    let allowed = core
-        .config
-        .risk_profile_of(identity)
-        .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
-    let roster = if allowed {
-        reachable(&core.config, identity).into_iter().map(|(a, _)| a).collect()
-    } else {
-        Vec::new()
-    };
-    registry.with(Arc::new(DelegateTool {
-        identity: identity.to_string(),
-        roster,
-        allowed,
-        delegate_only: scope.delegate_only,
-    }))
+    // The bound instance depends only on the configuration, so it (and its
+    // schema) is built once per identity and kind of run.
+    let key = (identity.to_string(), scope.delegate_only);
+    let mut bound = core.delegate_tools.lock().unwrap_or_else(|p| p.into_inner());
+    let tool = bound
+        .entry(key)
+        .or_insert_with(|| {
+            let allowed = core
+                .config
+                .risk_profile_of(identity)
+                .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
+            let roster = if allowed {
+                reachable(&core.config, identity).into_iter().map(|(a, _)| a).collect()
+            } else {
+                Vec::new()
+            };
+            BoundTool::new(Arc::new(DelegateTool {
+                identity: identity.to_string(),
+                roster,
+                allowed,
+                delegate_only: scope.delegate_only,
+            }))
+        })
+        .clone();
+    drop(bound);
+    registry.with_bound(tool)
 }
 
 /// The `delegate` tool before binding (so the risk filter can see its name).

@@ -5,6 +5,7 @@ use super::{ChatRequest, ChatResponse, Provider, ProviderError};
 use crate::message::{ChatMessage, Role, ToolCall, Usage};
 use async_trait::async_trait;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use switchboard_config::ProviderKind;
 
@@ -37,7 +38,7 @@ struct WireMessage<'a> {
 struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: &'a RawValue,
 }
 
 #[derive(Serialize)]
@@ -196,11 +197,11 @@ mod tests {
             ChatMessage::tool_result(&call, "a"),
             ChatMessage::user("thanks"),
         ];
-        let tools = vec![Arc::new(ToolSpec {
-            name: "shell".into(),
-            description: "Run a command".into(),
-            parameters: json!({"type": "object"}),
-        })];
+        let tools = vec![Arc::new(ToolSpec::new(
+            "shell",
+            "Run a command",
+            &json!({"type": "object"}),
+        ))];
         let req = ChatRequest {
             messages: &messages,
             tools: &tools,

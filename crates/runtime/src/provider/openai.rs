@@ -7,6 +7,7 @@ use crate::message::{ChatMessage, Role, ToolCall, Usage};
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use switchboard_config::ProviderKind;
 
 pub(crate) struct OpenAiProvider {
@@ -55,7 +56,7 @@ struct WireTool<'a> {
 struct WireFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a RawValue,
 }
 
 #[derive(Serialize)]
@@ -200,11 +201,11 @@ mod tests {
             },
             ChatMessage::tool_result(&call, "a\nb"),
         ];
-        let tools = vec![Arc::new(ToolSpec {
-            name: "shell".into(),
-            description: "Run a command".into(),
-            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-        })];
+        let tools = vec![Arc::new(ToolSpec::new(
+            "shell",
+            "Run a command",
+            &json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        ))];
         let req = ChatRequest {
             messages: &messages,
             tools: &tools,

@@ -8,7 +8,7 @@ mod model_switch;
 mod registry;
 mod shell;
 
-pub use registry::ToolRegistry;
+pub use registry::{BoundTool, ToolRegistry};
 
 use crate::policy::{Effect, SecurityPolicy};
 use async_trait::async_trait;

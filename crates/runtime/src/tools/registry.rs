@@ -5,20 +5,24 @@ use crate::message::ToolSpec;
 use std::sync::Arc;
 use switchboard_config::RiskProfile;
 
-/// Each tool with its spec, built once when the tool joins a registry and
-/// shared by every run and request that offers it.
-#[derive(Clone, Default)]
-pub struct ToolRegistry {
-    tools: Vec<(Arc<dyn Tool>, Arc<ToolSpec>)>,
+/// A tool with its spec, built once and shared by every registry, run and
+/// request that offers it.
+#[derive(Clone)]
+pub struct BoundTool {
+    tool: Arc<dyn Tool>,
+    spec: Arc<ToolSpec>,
 }
 
-fn entry(tool: Arc<dyn Tool>) -> (Arc<dyn Tool>, Arc<ToolSpec>) {
-    let spec = Arc::new(ToolSpec {
-        name: tool.name().to_string(),
-        description: tool.description(),
-        parameters: tool.parameters(),
-    });
-    (tool, spec)
+impl BoundTool {
+    pub fn new(tool: Arc<dyn Tool>) -> Self {
+        let spec = Arc::new(ToolSpec::new(tool.name(), tool.description(), &tool.parameters()));
+        Self { tool, spec }
+    }
+}
+
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<BoundTool>,
 }
 
 impl ToolRegistry {
@@ -41,13 +45,18 @@ impl ToolRegistry {
             Arc::new(crate::sessions::SubagentsTool),
         ];
         Self {
-            tools: tools.into_iter().map(entry).collect(),
+            tools: tools.into_iter().map(BoundTool::new).collect(),
         }
     }
 
-    pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.retain(|(t, _)| t.name() != tool.name());
-        self.tools.push(entry(tool));
+    pub fn with(self, tool: Arc<dyn Tool>) -> Self {
+        self.with_bound(BoundTool::new(tool))
+    }
+
+    /// Add (or replace by name) a tool whose spec is already built.
+    pub fn with_bound(mut self, bound: BoundTool) -> Self {
+        self.tools.retain(|b| b.tool.name() != bound.tool.name());
+        self.tools.push(bound);
         self
     }
 
@@ -63,16 +72,16 @@ impl ToolRegistry {
 
     fn retain(&self, keep: impl Fn(&str) -> bool) -> Self {
         Self {
-            tools: self.tools.iter().filter(|(t, _)| keep(t.name())).cloned().collect(),
+            tools: self.tools.iter().filter(|b| keep(b.tool.name())).cloned().collect(),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|(t, _)| t.name() == name).map(|(t, _)| t)
+        self.tools.iter().find(|b| b.tool.name() == name).map(|b| &b.tool)
     }
 
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|(t, _)| t.name()).collect()
+        self.tools.iter().map(|b| b.tool.name()).collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -81,6 +90,6 @@ impl ToolRegistry {
 
     /// The specs of the offered tools (shared, not copied).
     pub fn specs(&self) -> Vec<Arc<ToolSpec>> {
-        self.tools.iter().map(|(_, spec)| spec.clone()).collect()
+        self.tools.iter().map(|b| b.spec.clone()).collect()
     }
 }

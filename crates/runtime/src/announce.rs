@@ -68,15 +68,20 @@ pub fn render_with(row: &RunRow, result: Option<&str>) -> String {
 /// Queue the announcement of run `run_id` into the chat it came from.
 /// Returns false when the run has no originating chat or was queued before.
 pub async fn announce_run(store: &Store, run_id: &str) -> Result<bool, StoreError> {
-    let Some(row) = store.run(run_id).await? else {
-        return Ok(false);
-    };
+    match store.run(run_id).await? {
+        Some(row) => announce_row(store, &row).await,
+        None => Ok(false),
+    }
+}
+
+/// Queue the announcement of a finished run whose row is at hand.
+pub async fn announce_row(store: &Store, row: &RunRow) -> Result<bool, StoreError> {
     let (Some(channel), Some(chat)) = (&row.origin_channel, &row.origin_chat) else {
-        tracing::info!(run_id, "finished run has no originating chat; nothing to announce");
+        tracing::info!(run_id = %row.id, "finished run has no originating chat; nothing to announce");
         return Ok(false);
     };
     store
-        .enqueue_announcement(run_id, channel, chat, row.origin_thread.as_deref(), &render(&row))
+        .enqueue_announcement(&row.id, channel, chat, row.origin_thread.as_deref(), &render(row))
         .await
 }
 

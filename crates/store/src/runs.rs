@@ -84,6 +84,43 @@ pub struct RunRow {
     pub requester_session: Option<String>,
 }
 
+impl NewRun {
+    /// The row as `insert_run` (which returned `created_at`) and a
+    /// successful `finish_run` left it, without reading it back: for
+    /// rendering the run's announcement right after it ended.
+    pub fn ended(&self, created_at: i64, status: RunStatus, end: &RunEnd<'_>) -> RunRow {
+        RunRow {
+            id: self.id.clone(),
+            kind: self.kind.clone(),
+            parent_id: self.parent_id.clone(),
+            root_id: self.root_id.clone(),
+            owner_chain: serde_json::to_string(&self.owner_chain).unwrap_or_default(),
+            depth: self.depth,
+            agent: self.agent.clone(),
+            session_key: self.session_key.clone(),
+            origin_channel: self.origin_channel.clone(),
+            origin_chat: self.origin_chat.clone(),
+            origin_thread: self.origin_thread.clone(),
+            label: self.label.clone(),
+            task: self.task.clone(),
+            model: self.model.clone(),
+            status: status.as_str().to_string(),
+            heartbeat_at: Some(created_at),
+            progress: end.progress.map(str::to_string),
+            created_at,
+            started_at: Some(created_at),
+            ended_at: Some(now_ms()),
+            tokens_in: end.tokens_in,
+            tokens_out: end.tokens_out,
+            cost_micros: end.cost_micros,
+            output: end.output.map(str::to_string),
+            error: end.error.map(str::to_string),
+            requester: self.requester.clone(),
+            requester_session: self.requester_session.clone(),
+        }
+    }
+}
+
 impl RunRow {
     /// The owner chain as aliases.
     pub fn owners(&self) -> Vec<String> {
@@ -109,7 +146,8 @@ const COLUMNS: &str =
     tokens_out, cost_micros, output, error, requester, requester_session";
 
 impl Store {
-    pub async fn insert_run(&self, r: &NewRun) -> Result<(), StoreError> {
+    /// Record a run that starts now; returns its `created_at`.
+    pub async fn insert_run(&self, r: &NewRun) -> Result<i64, StoreError> {
         let now = now_ms();
         let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         self.exec(Stmt::new(
@@ -137,7 +175,7 @@ impl Store {
         .bind(now)
         .bind(&r.requester)
         .bind(&r.requester_session)).await?;
-        Ok(())
+        Ok(now)
     }
 
     /// Finish a running run. Returns false when it had already ended (a

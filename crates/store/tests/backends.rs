@@ -1,7 +1,7 @@
 //! The same store behaviour on SQLite and, when `SWITCHBOARD_TEST_POSTGRES_URL`
 //! names a server (CI starts one), on PostgreSQL.
 
-use switchboard_store::{NewApproval, Store, utc_day};
+use switchboard_store::{NewApproval, NewRun, RunEnd, RunRow, RunStatus, Store, utc_day};
 
 async fn postgres_store() -> Option<Store> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
@@ -121,6 +121,60 @@ async fn exercise(store: &Store) {
         Some("cli:ops")
     );
     assert!(store.mark_running_runs_lost().await.unwrap().is_empty());
+    run_rows(store).await;
+}
+
+/// A finished run's row as rebuilt in memory (for its announcement) is the
+/// row as stored.
+async fn run_rows(store: &Store) {
+    let new = NewRun {
+        id: "r1".into(),
+        kind: "delegate".into(),
+        parent_id: Some("p".into()),
+        root_id: "p".into(),
+        owner_chain: vec!["main".into(), "ops".into()],
+        depth: 1,
+        agent: "ops".into(),
+        session_key: "agent:ops:delegate:1".into(),
+        origin_channel: Some("local.team".into()),
+        origin_chat: Some("room".into()),
+        origin_thread: None,
+        label: Some("background".into()),
+        task: Some("check the disks".into()),
+        model: Some("m".into()),
+        requester: Some("local:ann".into()),
+        requester_session: Some("s1".into()),
+    };
+    let created_at = store.insert_run(&new).await.unwrap();
+    let end = RunEnd {
+        output: Some("all fine"),
+        error: None,
+        tokens_in: 12,
+        tokens_out: 3,
+        cost_micros: 0,
+        progress: Some(r#"{"iterations":1}"#),
+    };
+    assert!(store.finish_run("r1", RunStatus::Completed, &end).await.unwrap());
+    let stored = store.run("r1").await.unwrap().unwrap();
+    let rebuilt = new.ended(created_at, RunStatus::Completed, &end);
+    assert!(rebuilt.ended_at.unwrap() >= stored.ended_at.unwrap());
+    let without_end = |r: &RunRow| {
+        format!(
+            "{:?}",
+            RunRow {
+                ended_at: None,
+                ..r.clone()
+            }
+        )
+    };
+    assert_eq!(without_end(&rebuilt), without_end(&stored));
+    // A second ending is refused: the first one stays.
+    assert!(
+        !store
+            .finish_run("r1", RunStatus::Cancelled, &RunEnd::default())
+            .await
+            .unwrap()
+    );
 }
 
 #[tokio::test]

@@ -19,13 +19,16 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     let task_id = uuid::Uuid::new_v4().to_string();
     let mut row = child::new_run(&plan, ctx, &task_id, &message);
     row.label = Some("background".into());
-    if let Err(e) = core.store.insert_run(&row).await {
-        tracing::error!(error = %e, "cannot record a background task");
-        return ToolResult::fail(format!(
-            "Agent '{}' failed: the task could not be recorded",
-            plan.target
-        ));
-    }
+    let created_at = match core.store.insert_run(&row).await {
+        Ok(at) => at,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot record a background task");
+            return ToolResult::fail(format!(
+                "Agent '{}' failed: the task could not be recorded",
+                plan.target
+            ));
+        }
+    };
     // A background task starts a new root: its own tree budget, no ties to
     // the caller's turn.
     plan.parts.scope.tree = plan
@@ -65,9 +68,17 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         // The final progress is written with the ending; then the artifact
         // and the announcement.
         let last = progress.finish();
-        child::record_end(&core2, &id, &outcome, Some(&last)).await;
+        let recorded = child::record_end(&core2, &id, &outcome, Some(&last)).await;
         let announced = async {
-            if let Err(e) = crate::announce::announce_run(&core2.store, &id).await {
+            // When this ending is the one recorded, the row is known without
+            // reading it back; otherwise (a cancel won) it is read.
+            let queued = if recorded {
+                let ended = row.ended(created_at, outcome.status, &child::run_end(&outcome, Some(&last)));
+                crate::announce::announce_row(&core2.store, &ended).await
+            } else {
+                crate::announce::announce_run(&core2.store, &id).await
+            };
+            if let Err(e) = queued {
                 tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
             }
         };

@@ -329,24 +329,37 @@ fn render_success(target: &str, reply: &TurnReply, agentic: bool) -> Result<Stri
     }
 }
 
-/// Store how a child ended (the first ending wins over a racing cancel),
-/// with its final progress when it has one.
-pub(crate) async fn record_end(core: &Core, run_id: &str, outcome: &Outcome, progress: Option<&str>) {
+/// What the run row records of `outcome`.
+pub(crate) fn run_end<'a>(outcome: &'a Outcome, progress: Option<&'a str>) -> RunEnd<'a> {
     let (output, error) = match &outcome.result {
         Ok(text) => (Some(text.as_str()), None),
         Err(e) => (None, Some(e.as_str())),
     };
     let usage = outcome.reply.as_ref().map(|r| r.usage).unwrap_or_default();
-    let end = RunEnd {
+    RunEnd {
         output,
         error,
         tokens_in: usage.input_tokens as i64,
         tokens_out: usage.output_tokens as i64,
         cost_micros: 0,
         progress,
-    };
-    if let Err(e) = core.store.finish_run(run_id, outcome.status, &end).await {
-        tracing::error!(run_id, error = %e, "cannot record the end of a delegated run");
+    }
+}
+
+/// Store how a child ended (the first ending wins over a racing cancel),
+/// with its final progress when it has one. True when this ending is the
+/// one recorded.
+pub(crate) async fn record_end(core: &Core, run_id: &str, outcome: &Outcome, progress: Option<&str>) -> bool {
+    match core
+        .store
+        .finish_run(run_id, outcome.status, &run_end(outcome, progress))
+        .await
+    {
+        Ok(recorded) => recorded,
+        Err(e) => {
+            tracing::error!(run_id, error = %e, "cannot record the end of a delegated run");
+            false
+        }
     }
 }
 

@@ -97,7 +97,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
             }
         };
         if !open {
-            if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            if let Err(e) = control(conn, "BEGIN IMMEDIATE") {
                 let _ = reply.send(Err(format!("cannot begin a write: {e}")));
                 continue;
             }
@@ -115,7 +115,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
         }
         done.push((reply, result));
     }
-    if open && let Err(e) = conn.execute_batch("COMMIT") {
+    if open && let Err(e) = control(conn, "COMMIT") {
         tracing::error!(error = %e, jobs = done.len(), "group commit failed");
         let _ = conn.execute_batch("ROLLBACK");
         for (_, r) in done.iter_mut() {
@@ -149,12 +149,30 @@ fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
     result
 }
 
+/// BEGIN or COMMIT, prepared once.
+fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
+/// `$1`..`$32` without formatting them for every argument.
+const PLACEHOLDERS: [&str; 32] = [
+    "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$16", "$17",
+    "$18", "$19", "$20", "$21", "$22", "$23", "$24", "$25", "$26", "$27", "$28", "$29", "$30", "$31", "$32",
+];
+
 fn run_statement(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
     let mut st = conn.prepare_cached(stmt.sql).map_err(|e| e.to_string())?;
     for (i, arg) in stmt.args.iter().enumerate() {
-        let name = format!("${}", i + 1);
+        let owned;
+        let name = match PLACEHOLDERS.get(i) {
+            Some(n) => *n,
+            None => {
+                owned = format!("${}", i + 1);
+                &owned
+            }
+        };
         let index = st
-            .parameter_index(&name)
+            .parameter_index(name)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("the statement has no placeholder {name}"))?;
         let bound = match arg {

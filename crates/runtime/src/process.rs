@@ -5,10 +5,10 @@
 ///
 /// With THP the allocator's arenas are backed by 2 MiB pages: the first
 /// touch of any byte makes the kernel zero a whole 2 MiB page, so a burst
-/// of new work (a thousand delegations at once) spends most of its CPU
+/// of new work (a thousand delegations at once) spends much of its CPU
 /// zeroing memory it barely uses, and latency jumps. Databases and caches
 /// (Redis, MongoDB) advise the same. Measured with the delegation
-/// benchmark: page-fault time went from ~39% to ~8% of CPU samples.
+/// benchmark: page-fault time went from ~39% to 1-8% of CPU samples.
 pub fn disable_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     {

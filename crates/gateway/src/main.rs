@@ -15,6 +15,7 @@ mod commands;
 mod logging;
 mod matrix;
 mod outbox;
+mod reply;
 mod router;
 mod run;
 

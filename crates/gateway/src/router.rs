@@ -13,7 +13,7 @@ use switchboard_runtime::{Runtime, TurnError, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// Tries per reply before giving up on a channel that keeps failing.
+/// Tries per reply before it goes to the durable outbox.
 const SEND_ATTEMPTS: u32 = 8;
 /// How often a typing notice is renewed while a turn runs.
 const TYPING_RENEWAL: std::time::Duration = std::time::Duration::from_secs(4);
@@ -60,9 +60,7 @@ impl Router {
     async fn reply(&self, to: &Inbound, text: String) {
         let mut out = Outbound::new(to.address.clone(), text);
         out.reply_to = to.message_id.clone();
-        if let Err(e) = self.channels.send(&out, SEND_ATTEMPTS).await {
-            tracing::error!(channel = %to.address.channel, error = %e, "reply could not be delivered");
-        }
+        crate::reply::deliver(&self.channels, self.runtime.store(), &out, SEND_ATTEMPTS).await;
     }
 
     async fn handle(self: Arc<Self>, m: Inbound) {

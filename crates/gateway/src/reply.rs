@@ -1,0 +1,95 @@
+//! Delivering a chat reply: a few tries in memory, then, when the channel
+//! is still down or rate limiting, the durable outbox, which delivers it
+//! once the channel is back (also after a restart). Only a refusal that
+//! retrying cannot fix (a permanent error) drops the reply.
+
+use crate::channels::ChannelSet;
+use switchboard_core::{ChannelError, Outbound};
+use switchboard_store::Store;
+
+/// Send `out`, trying `attempts` times; keep it in the outbox when the
+/// channel keeps failing. Returns whether it was sent now.
+pub async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attempts: u32) -> bool {
+    let error = match channels.send(out, attempts).await {
+        Ok(_) => return true,
+        Err(ChannelError::Permanent(e)) => {
+            tracing::error!(channel = %out.address.channel, error = %e, "reply refused by the channel; not retried");
+            return false;
+        }
+        Err(e) => e,
+    };
+    // Keyed apart from run announcements, which use the run id.
+    let key = format!("reply:{}", uuid::Uuid::new_v4());
+    let address = &out.address;
+    let queued = store
+        .enqueue_announcement(
+            &key,
+            &address.channel,
+            &address.chat,
+            address.thread.as_deref(),
+            &out.text,
+        )
+        .await;
+    match queued {
+        Ok(_) => tracing::warn!(
+            channel = %address.channel, error = %error, outbox = %key,
+            "reply not delivered yet; kept in the outbox until the channel is back"
+        ),
+        Err(e) => tracing::error!(
+            channel = %address.channel, error = %error, store_error = %e,
+            "reply could not be delivered nor kept"
+        ),
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use switchboard_channel_local::LocalHub;
+    use switchboard_core::{Channel, ChatAddress};
+
+    #[tokio::test]
+    async fn a_reply_to_a_channel_that_stays_down_waits_in_the_outbox_and_arrives_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
+            .await
+            .unwrap();
+        let hub = LocalHub::new(&["team".to_string()]);
+        let team = hub.channel("team").unwrap().clone();
+        let mut channels = ChannelSet::default();
+        channels.insert(team.clone() as Arc<dyn Channel>);
+        let address = ChatAddress::new("local.team", "general").with_thread(Some("t9".to_string()));
+
+        // Up: sent at once, nothing kept.
+        assert!(deliver(&channels, &store, &Outbound::new(address.clone(), "first"), 2).await);
+        assert_eq!(store.due_announcements(10).await.unwrap().len(), 0);
+
+        team.set_down(true);
+        assert!(!deliver(&channels, &store, &Outbound::new(address.clone(), "second"), 2).await);
+        let kept = store.due_announcements(10).await.unwrap();
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].run_id.starts_with("reply:"), "{}", kept[0].run_id);
+
+        let worker = crate::outbox::spawn(store.clone(), channels.clone());
+        team.set_down(false);
+        for _ in 0..50 {
+            if team.events_after(0).len() >= 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        worker.abort();
+        let texts: Vec<_> = team.events_after(0).into_iter().map(|e| (e.text, e.thread)).collect();
+        assert_eq!(
+            texts,
+            [
+                ("first".to_string(), Some("t9".to_string())),
+                ("second".to_string(), Some("t9".to_string()))
+            ],
+            "the kept reply arrives once, in its thread"
+        );
+    }
+}

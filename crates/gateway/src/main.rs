@@ -18,6 +18,8 @@ mod outbox;
 mod reply;
 mod router;
 mod run;
+#[cfg(test)]
+mod test_peers;
 
 use clap::{Parser, Subcommand};
 

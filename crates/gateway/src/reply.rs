@@ -46,28 +46,20 @@ pub async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attem
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use switchboard_channel_local::LocalHub;
-    use switchboard_core::{Channel, ChatAddress};
+    use switchboard_core::ChatAddress;
 
     #[tokio::test]
     async fn a_reply_to_a_channel_that_stays_down_waits_in_the_outbox_and_arrives_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
-            .await
-            .unwrap();
-        let hub = LocalHub::new(&["team".to_string()]);
-        let team = hub.channel("team").unwrap().clone();
-        let mut channels = ChannelSet::default();
-        channels.insert(team.clone() as Arc<dyn Channel>);
+        let peers = crate::test_peers::team_channel().await;
+        let (store, team, channels) = (&peers.store, &peers.team, &peers.channels);
         let address = ChatAddress::new("local.team", "general").with_thread(Some("t9".to_string()));
 
         // Up: sent at once, nothing kept.
-        assert!(deliver(&channels, &store, &Outbound::new(address.clone(), "first"), 2).await);
+        assert!(deliver(channels, store, &Outbound::new(address.clone(), "first"), 2).await);
         assert_eq!(store.due_announcements(10).await.unwrap().len(), 0);
 
         team.set_down(true);
-        assert!(!deliver(&channels, &store, &Outbound::new(address.clone(), "second"), 2).await);
+        assert!(!deliver(channels, store, &Outbound::new(address.clone(), "second"), 2).await);
         let kept = store.due_announcements(10).await.unwrap();
         assert_eq!(kept.len(), 1);
         assert!(kept[0].run_id.starts_with("reply:"), "{}", kept[0].run_id);

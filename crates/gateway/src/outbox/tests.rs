@@ -1,20 +1,11 @@
 //! The outbox worker against a local channel that goes down and comes back.
 
 use super::*;
-use std::sync::Arc;
-use switchboard_channel_local::LocalHub;
-use switchboard_core::Channel;
 
 #[tokio::test]
 async fn an_announcement_waits_out_an_outage_and_arrives_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
-        .await
-        .unwrap();
-    let hub = LocalHub::new(&["team".to_string()]);
-    let team = hub.channel("team").unwrap().clone();
-    let mut channels = ChannelSet::default();
-    channels.insert(team.clone() as Arc<dyn Channel>);
+    let peers = crate::test_peers::team_channel().await;
+    let (store, team, channels) = (&peers.store, &peers.team, peers.channels.clone());
     team.set_down(true);
     assert!(
         store

@@ -147,17 +147,19 @@ impl Store {
     }
 
     /// Run several write statements atomically (all or none).
-    pub(crate) async fn exec_all(&self, stmts: Vec<stmt::Stmt>) -> Result<Vec<u64>, StoreError> {
+    pub(crate) async fn exec_all(&self, mut stmts: Vec<stmt::Stmt>) -> Result<Vec<u64>, StoreError> {
         self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match &self.pools {
             Pools::Sqlite { writer, .. } => writer.write(stmts).await.map_err(StoreError::Write),
             Pools::Postgres(p) => {
-                if let [one] = stmts.as_slice() {
+                if stmts.len() == 1
+                    && let Some(one) = stmts.pop()
+                {
                     return Ok(vec![one.pg_query().execute(p).await?.rows_affected()]);
                 }
                 let mut tx = p.begin().await?;
                 let mut changed = Vec::with_capacity(stmts.len());
-                for s in &stmts {
+                for s in stmts {
                     changed.push(s.pg_query().execute(&mut *tx).await?.rows_affected());
                 }
                 tx.commit().await?;

@@ -69,13 +69,14 @@ impl Stmt {
         self
     }
 
-    /// The statement as a sqlx query for PostgreSQL.
-    pub fn pg_query(&self) -> sqlx::query::Query<'static, Postgres, PgArguments> {
+    /// The statement as a sqlx query for PostgreSQL (the arguments move
+    /// into it).
+    pub fn pg_query(self) -> sqlx::query::Query<'static, Postgres, PgArguments> {
         let mut q = sqlx::query(self.sql);
-        for a in &self.args {
+        for a in self.args {
             q = match a {
-                Arg::Text(v) => q.bind(v.clone()),
-                Arg::Int(v) => q.bind(*v),
+                Arg::Text(v) => q.bind(v),
+                Arg::Int(v) => q.bind(v),
             };
         }
         q

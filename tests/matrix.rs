@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, matrix_config, provider};
+use switchboard_e2e::{Gateway, Sandbox, free_port, matrix_config, ops_room_approvals, with_reviewer};
 use switchboard_test_support::synapse::{Person, Synapse, body, thread_of};
 use switchboard_test_support::{ScriptedModel, Step};
 
@@ -47,55 +47,18 @@ async fn world() -> World {
     }
 }
 
+/// The bot in the three rooms (the ops room named `ops`), approvals routed
+/// there to the operator.
 fn config(model: &str, w: &World, port: u16) -> String {
-    format!(
-        r#"{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "p"
-channels = ["matrix.main"]
-[risk_profiles.default]
-level = "supervised"
-auto_approve = ["memory_recall"]
-[risk_profiles.default.approval_route]
-approver_channel = "matrix.main"
-approver_recipient = "ops"
-approvers = ["{OP}"]
-timeout_secs = 60
-[channels.matrix.main]
-homeserver = "{hs}"
-user_id = "{BOT}"
-password = "bot-password"
-auto_join = ["{group}", "{ops}", "{dm}"]
-allowed_users = ["*"]
-rooms = {{ "ops" = "{ops}" }}
-[channels.local.probe]
-allowed_users = []
-"#,
-        provider("p", model, ""),
-        hs = w.synapse.url(),
-        group = w.group,
-        ops = w.ops,
-        dm = w.dm,
-    )
+    let rooms = [w.group.as_str(), w.ops.as_str(), w.dm.as_str()];
+    let ops_room = format!("rooms = {{ \"ops\" = \"{}\" }}", w.ops);
+    matrix_config(model, &w.synapse.url(), &rooms, port, &ops_room) + &ops_room_approvals("matrix.main", OP)
 }
 
 /// `config`, plus an agent `reviewer` on its own model that `main` may
 /// delegate to without asking.
 fn delegating_config(model: &ScriptedModel, reviewer: &ScriptedModel, w: &World, port: u16) -> String {
-    config(&model.url(), w, port)
-        .replace(
-            "[agents.main]",
-            &format!(
-                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
-                provider("prev", &reviewer.url(), "")
-            ),
-        )
-        .replace(
-            "auto_approve = [\"memory_recall\"]",
-            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
-        )
+    with_reviewer(&config(&model.url(), w, port), &reviewer.url())
 }
 
 async fn setup() -> (ScriptedModel, World, Sandbox, Gateway, u16) {
@@ -393,7 +356,7 @@ async fn rate_limits_and_an_outage_mid_reply_lose_and_repeat_nothing() {
     let ann = synapse.register("ann", "pw-ann").await;
     let dm = ann.create_room("", &[BOT], true).await;
     let port = free_port();
-    let config = matrix_config(&model.url(), &synapse.url(), &dm, port, "");
+    let config = matrix_config(&model.url(), &synapse.url(), &[&dm], port, "");
     let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "probe").await;
     let parts: Vec<String> = (0..5).map(|i| format!("part {i} ").repeat(3000)).collect();

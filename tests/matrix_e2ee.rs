@@ -25,7 +25,7 @@ async fn an_encrypted_room_is_read_and_answered_encrypted() {
     let config = matrix_config(
         &model.url(),
         &synapse.url(),
-        &room,
+        &[&room],
         port,
         "require_mention_in_groups = false",
     );

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_e2e::{Gateway, Sandbox, free_port, ops_room_approvals, provider, with_reviewer};
 use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
@@ -19,15 +19,7 @@ listen = "127.0.0.1:{port}"
 [agents.main]
 model_provider = "p"
 channels = ["telegram.main"]
-[risk_profiles.default]
-level = "supervised"
-auto_approve = ["memory_recall"]
-[risk_profiles.default.approval_route]
-approver_channel = "telegram.main"
-approver_recipient = "ops"
-approvers = ["tg:7"]
-timeout_secs = 60
-[channels.telegram.main]
+{}[channels.telegram.main]
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = ["*"]
@@ -35,7 +27,8 @@ rooms = {{ "ops" = "{OPS}" }}
 [channels.local.probe]
 allowed_users = []
 "#,
-        provider("p", model, "")
+        provider("p", model, ""),
+        ops_room_approvals("telegram.main", "tg:7")
     )
 }
 
@@ -207,18 +200,7 @@ async fn a_background_announcement_lands_in_the_originating_topic() {
         FakeTelegram::start().await,
     );
     let port = free_port();
-    let config = config(&model.url(), &tg.url(), port)
-        .replace(
-            "[agents.main]",
-            &format!(
-                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
-                provider("prev", &reviewer.url(), "")
-            ),
-        )
-        .replace(
-            "auto_approve = [\"memory_recall\"]",
-            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
-        );
+    let config = with_reviewer(&config(&model.url(), &tg.url(), port), &reviewer.url());
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::tool_call(

@@ -215,9 +215,10 @@ pub fn provider(name: &str, url: &str, extra: &str) -> String {
 
 /// A gateway config with one agent answering on `matrix.main` (the bot
 /// `@bot:localhost`, password `bot-password`) at `homeserver`, joining
-/// `room`, the local probe channel on `port`; `extra` goes into the
+/// `rooms`, the local probe channel on `port`; `extra` goes into the
 /// Matrix table.
-pub fn matrix_config(model: &str, homeserver: &str, room: &str, port: u16, extra: &str) -> String {
+pub fn matrix_config(model: &str, homeserver: &str, rooms: &[&str], port: u16, extra: &str) -> String {
+    let rooms = rooms.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
     format!(
         r#"{}
 [web]
@@ -229,7 +230,7 @@ channels = ["matrix.main"]
 homeserver = "{homeserver}"
 user_id = "@bot:localhost"
 password = "bot-password"
-auto_join = ["{room}"]
+auto_join = [{rooms}]
 allowed_users = ["*"]
 {extra}
 [channels.local.probe]
@@ -237,4 +238,38 @@ allowed_users = []
 "#,
         provider("p", model, "")
     )
+}
+
+/// The default risk profile: supervised, `memory_recall` allowed, and
+/// approvals routed to the room named `ops` on `channel`, decided by
+/// `approver`.
+pub fn ops_room_approvals(channel: &str, approver: &str) -> String {
+    format!(
+        r#"[risk_profiles.default]
+level = "supervised"
+auto_approve = ["memory_recall"]
+[risk_profiles.default.approval_route]
+approver_channel = "{channel}"
+approver_recipient = "ops"
+approvers = ["{approver}"]
+timeout_secs = 60
+"#
+    )
+}
+
+/// `config` (with `ops_room_approvals`) plus an agent `reviewer` on the
+/// model at `reviewer_url` that `main` may delegate to without asking.
+pub fn with_reviewer(config: &str, reviewer_url: &str) -> String {
+    config
+        .replace(
+            "[agents.main]",
+            &format!(
+                "{}[agents.reviewer]\nmodel_provider = \"prev\"\n[agents.main]",
+                provider("prev", reviewer_url, "")
+            ),
+        )
+        .replace(
+            "auto_approve = [\"memory_recall\"]",
+            "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
+        )
 }

@@ -2,19 +2,12 @@
 //! `switchboard run` with two local channels: a team chat and an ops room.
 
 use serde_json::{Value, json};
-use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn config(model_url: &str, port: u16, timeout_secs: u64) -> String {
     format!(
-        r#"{provider}
-[web]
-listen = "127.0.0.1:{port}"
-
-[agents.main]
-model_provider = "p"
-channels = ["local.team"]
-
+        r#"{head}
 [risk_profiles.default]
 level = "supervised"
 auto_approve = ["memory_recall"]
@@ -31,7 +24,7 @@ allowed_users = ["cli:bob", "cli:carol"]
 allowed_users = ["cli:alice", "cli:mallory"]
 rooms = {{ "ops-room" = "room-1" }}
 "#,
-        provider = provider("p", model_url, "")
+        head = main_agent_on(model_url, port, "local.team")
     )
 }
 

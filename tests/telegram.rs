@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, ops_room_approvals, provider, with_reviewer};
+use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on, ops_room_approvals, with_reviewer};
 use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
@@ -13,13 +13,7 @@ const OPS: i64 = -100_300;
 
 fn config(model: &str, tg: &str, port: u16) -> String {
     format!(
-        r#"{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "p"
-channels = ["telegram.main"]
-{}[channels.telegram.main]
+        r#"{}{}[channels.telegram.main]
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = ["*"]
@@ -27,7 +21,7 @@ rooms = {{ "ops" = "{OPS}" }}
 [channels.local.probe]
 allowed_users = []
 "#,
-        provider("p", model, ""),
+        main_agent_on(model, port, "telegram.main"),
         ops_room_approvals("telegram.main", "tg:7")
     )
 }

@@ -213,6 +213,15 @@ pub fn provider(name: &str, url: &str, extra: &str) -> String {
     )
 }
 
+/// The start of a gateway config: the model provider `p` at `model`, the
+/// local web API on `port`, and agent `main` answering on `channel`.
+pub fn main_agent_on(model: &str, port: u16, channel: &str) -> String {
+    format!(
+        "{}[web]\nlisten = \"127.0.0.1:{port}\"\n[agents.main]\nmodel_provider = \"p\"\nchannels = [\"{channel}\"]\n",
+        provider("p", model, "")
+    )
+}
+
 /// A gateway config with one agent answering on `matrix.main` (the bot
 /// `@bot:localhost`, password `bot-password`) at `homeserver`, joining
 /// `rooms`, the local probe channel on `port`; `extra` goes into the
@@ -220,13 +229,7 @@ pub fn provider(name: &str, url: &str, extra: &str) -> String {
 pub fn matrix_config(model: &str, homeserver: &str, rooms: &[&str], port: u16, extra: &str) -> String {
     let rooms = rooms.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
     format!(
-        r#"{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "p"
-channels = ["matrix.main"]
-[channels.matrix.main]
+        r#"{}[channels.matrix.main]
 homeserver = "{homeserver}"
 user_id = "@bot:localhost"
 password = "bot-password"
@@ -236,7 +239,7 @@ allowed_users = ["*"]
 [channels.local.probe]
 allowed_users = []
 "#,
-        provider("p", model, "")
+        main_agent_on(model, port, "matrix.main")
     )
 }
 

@@ -68,13 +68,13 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         // The final progress is written with the ending; then the artifact
         // and the announcement.
         let last = progress.finish();
-        let recorded = child::record_end(&core2, &id, &outcome, Some(&last)).await;
+        let end = child::run_end(&outcome, Some(&last));
+        let recorded = child::record_end(&core2, &id, outcome.status, &end).await;
         let announced = async {
             // When this ending is the one recorded, the row is known without
             // reading it back; otherwise (a cancel won) it is read.
             let queued = if recorded {
-                let ended = row.ended(created_at, outcome.status, &child::run_end(&outcome, Some(&last)));
-                crate::announce::announce_row(&core2.store, &ended).await
+                crate::announce::announce_row(&core2.store, &row.ended(created_at, outcome.status, &end)).await
             } else {
                 crate::announce::announce_run(&core2.store, &id).await
             };

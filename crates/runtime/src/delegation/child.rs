@@ -346,15 +346,10 @@ pub(crate) fn run_end<'a>(outcome: &'a Outcome, progress: Option<&'a str>) -> Ru
     }
 }
 
-/// Store how a child ended (the first ending wins over a racing cancel),
-/// with its final progress when it has one. True when this ending is the
-/// one recorded.
-pub(crate) async fn record_end(core: &Core, run_id: &str, outcome: &Outcome, progress: Option<&str>) -> bool {
-    match core
-        .store
-        .finish_run(run_id, outcome.status, &run_end(outcome, progress))
-        .await
-    {
+/// Store how a child ended (the first ending wins over a racing cancel).
+/// True when this ending is the one recorded.
+pub(crate) async fn record_end(core: &Core, run_id: &str, status: RunStatus, end: &RunEnd<'_>) -> bool {
+    match core.store.finish_run(run_id, status, end).await {
         Ok(recorded) => recorded,
         Err(e) => {
             tracing::error!(run_id, error = %e, "cannot record the end of a delegated run");
@@ -372,7 +367,7 @@ pub(crate) async fn run_foreground(core: &Arc<Core>, ctx: &ToolContext, plan: Pl
     }
     let timeout = plan.foreground_timeout;
     let outcome = execute(core, plan, message, &run_id, ctx.cancel.child_token(), timeout, None).await;
-    record_end(core, &run_id, &outcome, None).await;
+    record_end(core, &run_id, outcome.status, &run_end(&outcome, None)).await;
     match outcome.result {
         Ok(text) => ToolResult::ok(text),
         Err(e) => ToolResult::fail(e),

@@ -38,7 +38,7 @@ pub(crate) async fn run(
         };
         let timeout = plan.foreground_timeout;
         let outcome = child::execute(core, plan, message, &run_id, cancel, timeout, None).await;
-        child::record_end(core, &run_id, &outcome, None).await;
+        child::record_end(core, &run_id, outcome.status, &child::run_end(&outcome, None)).await;
         (target.clone(), outcome.result)
     });
     let results = futures::future::join_all(jobs).await;

@@ -164,6 +164,66 @@ async fn approvals_by_button_only_for_approvers() {
     assert!(text(&edits[0]).contains("Allowed once by tg:7"), "{}", text(&edits[0]));
 }
 
+/// A Telegram-routed approval cannot be decided by typing the approver's
+/// Telegram id into a local chat: the local API refuses the id, and the
+/// broker counts decisions only from the platform an id belongs to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_telegram_approval_pressed_from_a_local_chat_is_refused() {
+    let (model, tg, _sandbox, gw) = setup().await;
+    model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
+    model.push(Step::text("Stored.").when_last_contains("stored memory"));
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "remember it", None, None);
+    let prompt = tg.wait_sent(1, 20).await[0].clone();
+    let data = prompt["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = data.split(':').nth(1).unwrap();
+    let typed = json!({"chat": "c", "user": "tg:7", "text": format!("/approve {id}"), "direct": true});
+    let (status, body) = gw.post_raw("/local/probe/send", &[], typed).await;
+    assert_eq!(status, 400, "{body}");
+    let press = json!({"chat": "c", "user": "tg:7", "approval_id": id, "choice": "allow_once"});
+    let (status, _) = gw.post_raw("/local/probe/press", &[], press).await;
+    assert_eq!(status, 400);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(model.requests().len(), 1, "the tool did not run");
+    assert!(tg.calls("editmessagetext").is_empty(), "the prompt is still open");
+    // The approver's own press on Telegram still decides it.
+    tg.press(user(7, "Ops"), prompt.clone(), &data);
+    let sent = tg.wait_sent(2, 20).await;
+    assert_eq!(text(&sent[1]), "Stored.");
+}
+
+/// Lowercasing "İ" makes it longer, so a mention offset found in a
+/// lowercased copy used to cut the original text mid-character: the poller
+/// panicked on that update and again after every restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mention_after_text_that_lowercases_longer_is_answered_and_so_is_the_next() {
+    let (model, tg, _sandbox, _gw) = setup().await;
+    model.push(Step::text("Dotted answer.").when_last_contains("İİİİ"));
+    model.push(Step::text("Next answer.").when_last_contains("next one"));
+    tg.message(
+        supergroup(GROUP, "team"),
+        user(12, "Bob"),
+        &format!("İİİİ @{BOT_USERNAME} hi"),
+        None,
+        None,
+    );
+    tg.message(
+        supergroup(GROUP, "team"),
+        user(12, "Bob"),
+        &format!("@{} the next one", BOT_USERNAME.to_uppercase()),
+        None,
+        None,
+    );
+    let sent = tg.wait_sent(2, 20).await;
+    let answers: Vec<&str> = sent.iter().map(text).collect();
+    assert_eq!(answers, ["Dotted answer.", "Next answer."]);
+    let asked = model.requests();
+    let first = asked[0]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(first, "İİİİ  hi", "the mention is cut out of the original text");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_neither_loses_nor_repeats_updates() {
     let model = ScriptedModel::start().await;

@@ -104,6 +104,17 @@ impl Gateway {
         );
     }
 
+    /// POST `body` to `path` (`/local/<alias>/send`) with extra `headers`,
+    /// whatever the answer: its status and text.
+    pub async fn post_raw(&self, path: &str, headers: &[(&str, &str)], body: Value) -> (u16, String) {
+        let mut req = self.http.post(format!("{}{path}", self.base)).json(&body);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = req.send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap_or_default())
+    }
+
     /// A person presses an approval button.
     pub async fn press(&self, alias: &str, chat: &str, user: &str, approval_id: &str, choice: &str) {
         let body = json!({"chat": chat, "user": user, "approval_id": approval_id, "choice": choice});

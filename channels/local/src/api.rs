@@ -1,8 +1,10 @@
 //! The loopback HTTP API of every local channel instance.
 
+use crate::access;
 use crate::channel::{Event, LocalChannel};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -18,10 +20,12 @@ use switchboard_core::{ChatAddress, Inbound, UserId};
 #[derive(Clone, Default)]
 pub struct LocalHub {
     channels: Arc<BTreeMap<String, Arc<LocalChannel>>>,
+    /// Bearer tokens of the aliases that require one.
+    tokens: Arc<BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
-struct Send {
+pub(crate) struct Send {
     chat: String,
     #[serde(default)]
     thread: Option<String>,
@@ -71,7 +75,14 @@ impl LocalHub {
             .collect();
         Self {
             channels: Arc::new(channels),
+            tokens: Arc::default(),
         }
+    }
+
+    /// Require `Authorization: Bearer <token>` on these aliases.
+    pub fn with_tokens(mut self, tokens: BTreeMap<String, String>) -> Self {
+        self.tokens = Arc::new(tokens);
+        self
     }
 
     pub fn channels(&self) -> impl Iterator<Item = &Arc<LocalChannel>> {
@@ -89,6 +100,7 @@ impl LocalHub {
             .route("/local/{alias}/press", post(press))
             .route("/local/{alias}/events", get(events))
             .route("/local/{alias}/outage", post(outage))
+            .route_layer(middleware::from_fn_with_state(self.clone(), guard))
             .with_state(self.clone())
     }
 
@@ -118,16 +130,47 @@ fn bad(msg: String) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({ "error": msg }))).into_response()
 }
 
+/// Refuse what did not come from this machine's own callers (see `access`).
+async fn guard(
+    State(hub): State<LocalHub>,
+    Path(params): Path<BTreeMap<String, String>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let token = params.get("alias").and_then(|a| hub.tokens.get(a)).map(String::as_str);
+    if let Some((status, error)) = access::refusal(req.headers(), token) {
+        tracing::warn!(%error, "local API request refused");
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
+        return (status, Json(json!({ "error": error }))).into_response();
+    }
+    next.run(req).await
+}
+
+/// What a person wrote, as a message for the gateway; or what to fix.
+pub(crate) fn inbound_of(alias: &str, body: Send, message_id: String) -> Result<Inbound, String> {
+    if body.text.len() > MAX_TEXT {
+        return Err(format!("text is {} bytes; the limit is {MAX_TEXT}", body.text.len()));
+    }
+    if body.chat.is_empty() {
+        return Err("chat must not be empty".into());
+    }
+    access::check_user(&body.user)?;
+    Ok(Inbound {
+        address: ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread),
+        sender: UserId(body.user.clone()),
+        sender_name: body.name.unwrap_or(body.user),
+        text: body.text,
+        message_id: Some(message_id),
+        mentioned: body.mentioned,
+        direct: body.direct,
+        reply_to: body.reply_to,
+    })
+}
+
 async fn send(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body): Json<Send>) -> Response {
     let Some(ch) = hub.channel(&alias) else {
         return unknown(&alias);
     };
-    if body.text.len() > MAX_TEXT {
-        return bad(format!("text is {} bytes; the limit is {MAX_TEXT}", body.text.len()));
-    }
-    if body.chat.is_empty() || body.user.is_empty() {
-        return bad("chat and user must not be empty".into());
-    }
     let message_id = format!(
         "in-{}",
         std::time::SystemTime::now()
@@ -135,15 +178,9 @@ async fn send(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body)
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     );
-    let inbound = Inbound {
-        address: ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread),
-        sender: UserId(body.user.clone()),
-        sender_name: body.name.unwrap_or(body.user),
-        text: body.text,
-        message_id: Some(message_id.clone()),
-        mentioned: body.mentioned,
-        direct: body.direct,
-        reply_to: body.reply_to,
+    let inbound = match inbound_of(&alias, body, message_id.clone()) {
+        Ok(i) => i,
+        Err(e) => return bad(e),
     };
     match ch.receive(inbound).await {
         Ok(()) => (StatusCode::ACCEPTED, Json(json!({ "message_id": message_id }))).into_response(),
@@ -162,6 +199,9 @@ async fn press(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body
         "deny" => format!("/deny {}", body.approval_id),
         other => return bad(format!("unknown choice '{other}'; use allow_once, always or deny")),
     };
+    if let Err(e) = access::check_user(&body.user) {
+        return bad(e);
+    }
     let inbound = Inbound {
         address: ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread),
         sender: UserId(body.user.clone()),
@@ -202,5 +242,33 @@ async fn events(State(hub): State<LocalHub>, Path(alias): Path<String>, Query(q)
             return Json(json!({ "events": found })).into_response();
         }
         let _ = tokio::time::timeout_at(deadline, notified).await;
+    }
+}
+
+/// Whatever a local caller sends, turning it into a message never panics
+/// and admits `cli:` people only.
+#[cfg(test)]
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_request(
+            chat in any::<String>(),
+            thread in proptest::option::of(any::<String>()),
+            user in prop_oneof![any::<String>(), any::<String>().prop_map(|s| format!("cli:{s}")), Just("tg:1".to_string())],
+            text in any::<String>(),
+            name in proptest::option::of(any::<String>()),
+        ) {
+            let body = Send { chat: chat.clone(), thread, user: user.clone(), name, text: text.clone(), mentioned: true, direct: false, reply_to: None };
+            let m = inbound_of("team", body, "in-1".into());
+            let valid = !chat.is_empty() && access::check_user(&user).is_ok();
+            prop_assert_eq!(m.is_ok(), valid);
+            if let Ok(m) = m {
+                prop_assert_eq!(m.text, text);
+                prop_assert_eq!(m.sender.as_str(), user.as_str());
+            }
+        }
     }
 }

@@ -12,9 +12,14 @@
 //! * `POST /local/{alias}/outage` — `{down: true|false}` simulates the
 //!   platform being unreachable.
 //!
+//! Requests must be addressed to a loopback name (`Host`), may not come
+//! from a web page of another site (`Origin`), carry `cli:` people only,
+//! and, when the alias has a `token`, `Authorization: Bearer <token>`.
+//!
 //! The adapter knows nothing of agents: it turns requests into
 //! [`Inbound`] messages and records what the gateway sends.
 
+mod access;
 mod api;
 mod channel;
 

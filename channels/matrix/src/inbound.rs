@@ -303,3 +303,79 @@ mod tests {
         assert!(convert(&react("✅", "$elsewhere"), &GROUP, &BOT, &s).is_none());
     }
 }
+
+/// Whatever a room carries (any Unicode body, any display name, odd
+/// relations, values of the wrong JSON type), converting an event never
+/// panics: the sync token only moves past an event once it was handed on.
+#[cfg(test)]
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn unicode() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "İ",
+            "ẞ",
+            "@bot:hs",
+            "Switchboard",
+            "SWİTCHBOARD",
+            ":",
+            ",",
+            "> ",
+            "\n\n",
+            "\u{301}",
+            "👍🏽",
+        ]);
+        prop::collection::vec(
+            prop_oneof![any::<char>().prop_map(String::from), pieces.prop_map(String::from)],
+            0..30,
+        )
+        .prop_map(|p| p.concat())
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            unicode().prop_map(Value::from),
+            Just(json!(["$root"])),
+            Just(json!({"event_id": "$root"})),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_message_event(
+            body in unicode(),
+            name in unicode(),
+            kind in prop::sample::select(vec!["m.room.message", "m.reaction"]),
+            rel_type in json_value(),
+            event_id in json_value(),
+            reply in json_value(),
+            key in json_value(),
+            mentions in json_value(),
+            direct in any::<bool>(),
+        ) {
+            let state = State::default();
+            state.prompts.lock().unwrap().insert("$root".into(), "ab12".into());
+            state.remember_sent("$root", Some("$root"));
+            let bot = Bot { channel: "matrix.main", user_id: "@bot:hs", display_name: Some(&name) };
+            let room = Room { id: "!r:hs", direct };
+            let ev = json!({
+                "type": kind, "event_id": "$e", "sender": "@ann:hs",
+                "content": {
+                    "msgtype": "m.text", "body": body,
+                    "m.mentions": {"user_ids": mentions},
+                    "m.relates_to": {"rel_type": rel_type, "event_id": event_id, "key": key,
+                                     "m.in_reply_to": {"event_id": reply}},
+                },
+            });
+            let m = convert(&ev, &room, &bot, &state);
+            if kind == "m.room.message" && rel_type != "m.replace" {
+                prop_assert!(m.is_some());
+            }
+        }
+    }
+}

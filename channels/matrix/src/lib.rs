@@ -91,6 +91,24 @@ impl Inner {
         syncer.prepare().await?;
         Ok(syncer)
     }
+
+    /// `connect`, retried with backoff until it succeeds.
+    async fn connect_until_reachable(&self) -> sync::Syncer {
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            tokio::time::sleep(backoff).await;
+            match self.connect().await {
+                Ok(syncer) => {
+                    tracing::info!(channel = %self.settings.name, "connected to the homeserver");
+                    return syncer;
+                }
+                Err(e) => {
+                    tracing::warn!(channel = %self.settings.name, error = %e, ?backoff, "still cannot connect; retrying");
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                }
+            }
+        }
+    }
 }
 
 /// What the adapter remembers between events.
@@ -218,32 +236,29 @@ impl Channel for MatrixChannel {
     /// the adapter keeps trying in the background (sends wait in the outbox
     /// meanwhile). A refused login or a broken store does.
     async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
-        let syncer = match self.inner.connect().await {
-            Ok(s) => s,
+        let first = match self.inner.connect().await {
+            Ok(s) => Some(s),
             Err(e @ (ChannelError::Transient(_) | ChannelError::RateLimited(_))) => {
                 tracing::warn!(channel = %self.inner.settings.name, error = %e, "the homeserver cannot be reached; retrying in the background");
-                let this = self.inner.clone();
-                tokio::spawn(async move {
-                    let mut backoff = Duration::from_secs(1);
-                    loop {
-                        tokio::time::sleep(backoff).await;
-                        match this.connect().await {
-                            Ok(syncer) => {
-                                tracing::info!(channel = %this.settings.name, "connected to the homeserver");
-                                return syncer.run(inbound).await;
-                            }
-                            Err(e) => {
-                                tracing::warn!(channel = %this.settings.name, error = %e, ?backoff, "still cannot connect; retrying");
-                                backoff = (backoff * 2).min(Duration::from_secs(30));
-                            }
-                        }
-                    }
-                });
-                return Ok(());
+                None
             }
             Err(e) => return Err(e),
         };
-        tokio::spawn(syncer.run(inbound));
+        // The sync loop is supervised: if it panics or ends, it signs in
+        // again (restoring the stored session) and resumes from the token.
+        let first = Arc::new(std::sync::Mutex::new(first));
+        let inner = self.inner.clone();
+        switchboard_core::supervise(self.inner.settings.name.clone(), move || {
+            let (inner, inbound, first) = (inner.clone(), inbound.clone(), first.clone());
+            async move {
+                let ready = first.lock().unwrap_or_else(|p| p.into_inner()).take();
+                let syncer = match ready {
+                    Some(s) => s,
+                    None => inner.connect_until_reachable().await,
+                };
+                syncer.run(inbound).await
+            }
+        });
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use matrix_sdk::sync::{JoinedRoomUpdate, SyncResponse};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{ChannelError, CursorStore, Inbound, UserId};
+use switchboard_core::{ChannelError, CursorStore, Inbound, TaskEnd, UserId, guarded};
 use tokio::sync::mpsc;
 
 /// Events per room one sync may carry before the timeline is cut.
@@ -92,7 +92,7 @@ impl Syncer {
     }
 
     /// Sync until the router hangs up; failures back off and retry.
-    pub async fn run(mut self, inbound: mpsc::Sender<Inbound>) {
+    pub async fn run(mut self, inbound: mpsc::Sender<Inbound>) -> TaskEnd {
         let mut backoff = Duration::from_millis(500);
         loop {
             let mut settings = SyncSettings::new().filter(filter()).timeout(self.settings.sync_timeout);
@@ -105,7 +105,7 @@ impl Syncer {
                     self.accept_invites(&response).await;
                     for (room_id, update) in &response.rooms.joined {
                         if !self.deliver(room_id, update, &inbound).await {
-                            return;
+                            return TaskEnd::Stopped;
                         }
                     }
                     self.save_token(response.next_batch).await;
@@ -154,8 +154,12 @@ impl Syncer {
                 tracing::warn!(channel = %self.settings.name, room = %room_id, "an encrypted message could not be decrypted");
                 continue;
             }
-            if let Some(message) = inbound::convert(event, &room, &bot, &self.state)
-                && inbound.send(message).await.is_err()
+            // An event that cannot be converted is logged and skipped, so
+            // the token still moves past it.
+            let what = event["event_id"].as_str().unwrap_or("an event");
+            if let Some(message) = guarded(&self.settings.name, what, || {
+                inbound::convert(event, &room, &bot, &self.state)
+            }) && inbound.send(message).await.is_err()
             {
                 return false;
             }

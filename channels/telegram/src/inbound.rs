@@ -4,22 +4,30 @@ use crate::{CALLBACK_PREFIX, Poller};
 use switchboard_core::{ChatAddress, Inbound, UserId};
 use teloxide::types::{Update, UpdateKind};
 
-pub(crate) async fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
+/// One update as a message for the router, or `None` when it is not one.
+/// A panic here would stop the poller, so the caller runs this guarded.
+pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
     let username = channel.username.as_str();
     match &update.kind {
         UpdateKind::Message(m) => {
             let text = m.text()?.to_string();
             let from = m.from.as_ref()?;
-            let mention = format!("@{username}").to_lowercase();
+            let mention = format!("@{username}");
             let replied_to_bot = m
                 .reply_to_message()
                 .and_then(|r| r.from.as_ref())
                 .is_some_and(|u| u.username.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(username)));
-            let mentioned = !username.is_empty() && text.to_lowercase().contains(&mention) || replied_to_bot;
-            let clean = if mentioned {
-                strip_mention(&text, &mention)
+            let found = if username.is_empty() {
+                None
             } else {
-                text.clone()
+                find_mention(&text, &mention)
+            };
+            let mentioned = found.is_some() || replied_to_bot;
+            let clean = match found {
+                Some(at) => format!("{}{}", &text[..at], &text[at + mention.len()..])
+                    .trim()
+                    .to_string(),
+                None => text.clone(),
             };
             let thread = m
                 .thread_id
@@ -74,13 +82,134 @@ pub(crate) async fn convert(channel: &Poller, update: &Update) -> Option<Inbound
     }
 }
 
-/// `@bot what's up` → `what's up`; `/status@bot` → `/status`.
-fn strip_mention(text: &str, mention: &str) -> String {
-    let lower = text.to_lowercase();
-    match lower.find(mention) {
-        Some(i) => format!("{}{}", &text[..i], &text[i + mention.len()..])
-            .trim()
-            .to_string(),
-        None => text.to_string(),
+/// Where `mention` (`@botname`, ASCII as Telegram usernames are) starts in
+/// `text`, matched without regard to ASCII case and not followed by more
+/// username characters (`@bot` is not in `@bot2`). The offset is a char
+/// boundary of `text` itself: nothing is measured on a transformed copy,
+/// whose byte lengths may differ (`"İ".to_lowercase()` is longer).
+/// `@bot what's up` → `what's up` and `/status@bot` → `/status` cut there.
+pub(crate) fn find_mention(text: &str, mention: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let want = mention.as_bytes();
+    text.char_indices().map(|(i, _)| i).find(|&i| {
+        let end = i + want.len();
+        end <= bytes.len()
+            && bytes[i..end].eq_ignore_ascii_case(want)
+            && !bytes.get(end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_mention;
+
+    fn strip(text: &str) -> Option<String> {
+        let at = find_mention(text, "@Sb_bot")?;
+        Some(format!("{}{}", &text[..at], &text[at + 7..]).trim().to_string())
+    }
+
+    #[test]
+    fn mentions_are_found_in_the_original_text() {
+        assert_eq!(strip("İİİİ @sb_bot hi").as_deref(), Some("İİİİ  hi"));
+        assert_eq!(strip("@SB_BOT what's up").as_deref(), Some("what's up"));
+        assert_eq!(strip("/status@sb_bot").as_deref(), Some("/status"));
+        assert_eq!(strip("ask @sb_bot2 instead"), None);
+        assert_eq!(strip("no mention here"), None);
+        assert_eq!(strip("ẞ@sb_bot"), Some("ẞ".into()));
+    }
+}
+
+/// Whatever people type (any Unicode, any entity offsets, any username
+/// casing), converting an update never panics: a panic here used to stop
+/// the poller on that update forever.
+#[cfg(test)]
+mod never_panics {
+    use super::convert;
+    use crate::Poller;
+    use proptest::prelude::*;
+    use serde_json::json;
+    use std::sync::Arc;
+    use switchboard_core::CursorStore;
+
+    struct NoCursors;
+    #[async_trait::async_trait]
+    impl CursorStore for NoCursors {
+        async fn load(&self, _: &str) -> Option<String> {
+            None
+        }
+        async fn save(&self, _: &str, _: &str) {}
+    }
+
+    fn poller(username: &str) -> Poller {
+        Poller {
+            bot: teloxide::Bot::new("1:test"),
+            name: "telegram.main".into(),
+            cursors: Arc::new(NoCursors),
+            username: username.into(),
+        }
+    }
+
+    fn text_strategy() -> impl Strategy<Value = String> {
+        // Arbitrary Unicode, plus pieces known to change length when
+        // lowercased or to sit next to a mention.
+        let pieces = prop::sample::select(vec![
+            "İ",
+            "ẞ",
+            "Ⱥ",
+            "@sb_bot",
+            "@SB_BOT",
+            "@sb_bot2",
+            "/status@sb_bot",
+            " ",
+            "\u{301}",
+            "👍🏽",
+            "\n",
+        ]);
+        (prop::collection::vec(
+            prop_oneof![any::<char>().prop_map(String::from), pieces.prop_map(String::from)],
+            0..40,
+        ),)
+            .prop_map(|(parts,)| parts.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn any_message_text_and_entities(
+            text in text_strategy(),
+            offset in 0i64..80,
+            length in 0i64..80,
+            private in any::<bool>(),
+            username in prop::sample::select(vec!["sb_bot", "SB_Bot", "", "İbot"]),
+        ) {
+            let chat = if private {
+                json!({"id": 5, "type": "private", "first_name": "Ann"})
+            } else {
+                json!({"id": -100, "type": "supergroup", "title": "t", "is_forum": true})
+            };
+            let update = json!({"update_id": 1, "message": {
+                "message_id": 3, "date": 0, "chat": chat,
+                "from": {"id": 5, "is_bot": false, "first_name": "Ann"},
+                "text": text,
+                "entities": [{"type": "mention", "offset": offset, "length": length}],
+                "message_thread_id": 7, "is_topic_message": true,
+            }});
+            let update = serde_json::from_str(&update.to_string()).expect("a well-formed update");
+            let m = convert(&poller(username), &update);
+            // Telegram never sends an empty text; every other one is a message.
+            prop_assert!(m.is_some() || text.is_empty());
+        }
+
+        #[test]
+        fn any_button_data(data in any::<String>()) {
+            let update = json!({"update_id": 2, "callback_query": {
+                "id": "q1", "from": {"id": 5, "is_bot": false, "first_name": "Ann"}, "chat_instance": "c",
+                "data": data,
+                "message": {"message_id": 3, "date": 0, "chat": {"id": 5, "type": "private", "first_name": "Ann"},
+                            "from": {"id": 9, "is_bot": true, "first_name": "Bot"}, "text": "prompt"},
+            }});
+            let update = serde_json::from_str(&update.to_string()).expect("a well-formed update");
+            let m = convert(&poller("sb_bot"), &update);
+            prop_assert_eq!(m.is_some(), data.starts_with("sb:") && data.matches(':').count() >= 2);
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
     ApprovalPrompt, Channel, ChannelError, ChatAddress, CursorStore, Inbound, MessageRef, Outbound, PromptState,
-    split_message,
+    TaskEnd, guarded, split_message,
 };
 use teloxide::RequestError;
 use teloxide::payloads::{
@@ -169,7 +169,9 @@ impl Channel for TelegramChannel {
             None => {
                 // getUpdates is refused while a webhook is set.
                 self.bot.delete_webhook().await.map_err(map_err)?;
-                tokio::spawn(poller.run(inbound));
+                // A poller that panics or gives up is started again; it
+                // resumes from the offset in the control plane.
+                switchboard_core::supervise(self.name.clone(), move || poller.clone().run(inbound.clone()));
             }
         }
         Ok(())
@@ -242,6 +244,7 @@ impl Channel for TelegramChannel {
 }
 
 /// Long polling for one instance.
+#[derive(Clone)]
 pub(crate) struct Poller {
     pub bot: teloxide::Bot,
     pub name: String,
@@ -250,7 +253,7 @@ pub(crate) struct Poller {
 }
 
 impl Poller {
-    async fn run(self, inbound: mpsc::Sender<Inbound>) {
+    async fn run(self, inbound: mpsc::Sender<Inbound>) -> TaskEnd {
         let mut offset: i32 = match self.cursors.load(&self.name).await {
             Some(c) => c.parse().unwrap_or(0),
             None => 0,
@@ -275,10 +278,13 @@ impl Poller {
             };
             for update in updates {
                 offset = update.id.0 as i32 + 1;
-                if let Some(message) = inbound::convert(&self, &update).await
+                // An update that cannot be converted is logged and skipped:
+                // the offset moves past it, so it is never retried.
+                let what = format!("update {}", update.id.0);
+                if let Some(message) = guarded(&self.name, &what, || inbound::convert(&self, &update))
                     && inbound.send(message).await.is_err()
                 {
-                    return;
+                    return TaskEnd::Stopped;
                 }
                 // Saved once handed over: a restart resumes after it.
                 self.cursors.save(&self.name, &offset.to_string()).await;

@@ -58,7 +58,9 @@ async fn receive(State(hook): State<Arc<Hook>>, headers: HeaderMap, body: Bytes)
             return StatusCode::BAD_REQUEST;
         }
     };
-    if let Some(message) = inbound::convert(&hook.poller, &update).await
+    let what = format!("update {}", update.id.0);
+    if let Some(message) =
+        switchboard_core::guarded(&hook.poller.name, &what, || inbound::convert(&hook.poller, &update))
         && hook.inbound.send(message).await.is_err()
     {
         // Telegram retries on errors: the gateway is stopping.

@@ -172,4 +172,8 @@ pub struct LocalChannel {
     pub require_mention_in_groups: bool,
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
+    /// When set, every request to this alias's API must carry
+    /// `Authorization: Bearer <token>` (inline or `env:NAME`).
+    #[serde(default)]
+    pub token: Option<Secret>,
 }

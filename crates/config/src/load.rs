@@ -104,6 +104,9 @@ impl Config {
         for (name, c) in self.channels.discord.iter().filter(|(_, c)| c.enabled) {
             check(format!("channels.discord.{name}.bot_token"), Some(&c.bot_token));
         }
+        for (name, c) in self.channels.local.iter().filter(|(_, c)| c.enabled) {
+            check(format!("channels.local.{name}.token"), c.token.as_ref());
+        }
         for (name, c) in self.channels.matrix.iter().filter(|(_, c)| c.enabled) {
             check(format!("channels.matrix.{name}.password"), c.password.as_ref());
             check(format!("channels.matrix.{name}.access_token"), c.access_token.as_ref());

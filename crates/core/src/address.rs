@@ -56,6 +56,24 @@ impl UserId {
         &self.0
     }
 
+    /// Whether this id is one the platform of channel instance `channel`
+    /// (`telegram.main`, `local.ops`, `cli`) hands out: `tg:` on Telegram,
+    /// `discord:` on Discord, `@name:server` on Matrix, `cli:` on local
+    /// chats and the terminal. A message whose sender is of another
+    /// platform was not authenticated by the platform it came through.
+    pub fn belongs_to(&self, channel: &str) -> bool {
+        let kind = channel.split_once('.').map_or(channel, |(k, _)| k);
+        let id = self.0.as_str();
+        let rest = match kind {
+            "telegram" => id.strip_prefix("tg:"),
+            "discord" => id.strip_prefix("discord:"),
+            "matrix" => id.strip_prefix('@').filter(|r| r.contains(':')),
+            "local" | "cli" => id.strip_prefix("cli:"),
+            _ => None,
+        };
+        rest.is_some_and(|r| !r.is_empty())
+    }
+
     /// Whether this user is admitted by an `allowed_users`-style list.
     /// `"*"` admits everyone; an empty list admits nobody.
     pub fn is_listed_in(&self, list: &[String]) -> bool {
@@ -72,6 +90,22 @@ impl fmt::Display for UserId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_belong_to_their_platform_only() {
+        let id = |s: &str| UserId(s.to_string());
+        assert!(id("tg:42").belongs_to("telegram.main"));
+        assert!(id("discord:42").belongs_to("discord.main"));
+        assert!(id("@op:hs").belongs_to("matrix.main"));
+        assert!(id("cli:ann").belongs_to("local.ops"));
+        assert!(id("cli:ann").belongs_to("cli"));
+        assert!(!id("tg:42").belongs_to("local.ops"));
+        assert!(!id("@op:hs").belongs_to("telegram.main"));
+        assert!(!id("cli:ann").belongs_to("matrix.main"));
+        assert!(!id("tg:").belongs_to("telegram.main"));
+        assert!(!id("@op").belongs_to("matrix.main"));
+        assert!(!id("tg:1").belongs_to("unknown.x"));
+    }
 
     #[test]
     fn session_key_separates_threads() {

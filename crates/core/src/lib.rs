@@ -7,13 +7,17 @@
 mod address;
 mod approval;
 mod channel;
+mod ct_eq;
 mod cursor;
 mod message;
 mod split;
+mod supervise;
 
 pub use address::{ChatAddress, UserId};
 pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
 pub use channel::{Channel, ChannelError, MessageRef};
+pub use ct_eq::constant_time_eq;
 pub use cursor::CursorStore;
 pub use message::{Inbound, Outbound};
 pub use split::split_message;
+pub use supervise::{TaskEnd, guarded, supervise};

@@ -66,6 +66,12 @@ impl Router {
     async fn handle(self: Arc<Self>, m: Inbound) {
         let config = self.runtime.config().clone();
         let channel = m.address.channel.clone();
+        // Identity comes from the platform that authenticated the person:
+        // an id of another platform on this channel is refused outright.
+        if !m.sender.belongs_to(&channel) {
+            tracing::warn!(%channel, sender = %m.sender, "message whose sender is not an id of this channel's platform refused");
+            return;
+        }
         let allowed = config.channels.allowed_users(&channel).unwrap_or(&[]);
         if !m.sender.is_listed_in(allowed) {
             tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users");

@@ -45,7 +45,16 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         .filter(|(_, c)| c.enabled)
         .map(|(a, _)| a.clone())
         .collect();
-    let hub = LocalHub::new(&local_aliases);
+    let mut tokens = std::collections::BTreeMap::new();
+    for alias in &local_aliases {
+        if let Some(t) = &config.channels.local[alias].token {
+            let token = t
+                .resolve()
+                .map_err(|e| anyhow::anyhow!("channels.local.{alias}.token: {e}"))?;
+            tokens.insert(alias.clone(), token);
+        }
+    }
+    let hub = LocalHub::new(&local_aliases).with_tokens(tokens);
     for ch in hub.channels() {
         channels.insert(ch.clone() as Arc<dyn Channel>);
     }

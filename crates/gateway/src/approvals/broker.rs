@@ -112,6 +112,14 @@ impl RouteBroker {
         let Some(p) = pending.get(id) else {
             return format!("No approval request '{id}' is waiting.");
         };
+        // An approver is recognised only on the platform that vouches for
+        // their id: `tg:7` typed into a local chat is not tg:7.
+        if !user.belongs_to(&from.channel) {
+            return format!(
+                "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
+                from.channel
+            );
+        }
         if !user.is_listed_in(&p.approvers) {
             return format!("{user} may not decide approval {id}: only its approvers can. The request stays open.");
         }
@@ -224,5 +232,57 @@ impl ApprovalBroker for RouteBroker {
                 ApprovalOutcome::TimedOut { after_secs: timeout }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The id a decision names must belong to the platform it came through:
+    /// `tg:7` in a local chat is someone typing a Telegram id, not tg:7.
+    #[tokio::test]
+    async fn a_decision_counts_only_from_the_platform_of_the_id() {
+        let peers = crate::test_peers::team_channel().await;
+        let broker = RouteBroker::new(
+            Arc::new(
+                Config::load(std::path::Path::new(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../config/switchboard.toml"
+                )))
+                .unwrap(),
+            ),
+            peers.store.clone(),
+            peers.channels.clone(),
+        );
+        let (tx, mut rx) = oneshot::channel();
+        broker.pending.lock().unwrap().insert(
+            "ab12".into(),
+            Pending {
+                approvers: vec!["tg:7".into()],
+                tx,
+            },
+        );
+        let local = ChatAddress::new("local.team", "c1");
+        let answer = broker
+            .decide("ab12", &UserId("tg:7".into()), ApprovalChoice::AllowOnce, None, &local)
+            .await;
+        assert!(
+            answer.contains("cannot decide approval ab12 from local.team"),
+            "{answer}"
+        );
+        assert!(rx.try_recv().is_err(), "nothing was decided");
+        let telegram = ChatAddress::new("telegram.main", "-100");
+        let answer = broker
+            .decide(
+                "ab12",
+                &UserId("tg:7".into()),
+                ApprovalChoice::AllowOnce,
+                None,
+                &telegram,
+            )
+            .await;
+        assert_eq!(answer, "Approval ab12: allowed once.");
+        assert_eq!(rx.try_recv().unwrap().by, "tg:7");
     }
 }

@@ -1,0 +1,98 @@
+//! The local API is for this machine's callers: requests addressed to a
+//! foreign host (DNS rebinding) or sent by another site's page are refused,
+//! local chats carry `cli:` people only, and an alias with a token wants it.
+
+use serde_json::json;
+use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on};
+use switchboard_test_support::{ScriptedModel, Step};
+
+async fn setup() -> (ScriptedModel, Sandbox, Gateway) {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let config = format!(
+        "{}[channels.local.team]\nallowed_users = [\"*\"]\n[channels.local.secure]\nallowed_users = [\"*\"]\ntoken = \"env:SB_TEST_LOCAL_TOKEN\"\n",
+        main_agent_on(&model.url(), port, "local.team")
+    );
+    let sandbox = Sandbox::new(&config);
+    // SAFETY: set before the gateway process is spawned, which inherits it.
+    unsafe { std::env::set_var("SB_TEST_LOCAL_TOKEN", "t0ken-for-tests") };
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    (model, sandbox, gw)
+}
+
+fn hello(user: &str) -> serde_json::Value {
+    json!({"chat": "c1", "user": user, "text": "hello", "direct": true})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_hosts_and_origins_are_refused() {
+    let (model, _sandbox, gw) = setup().await;
+    model.push(Step::text("Hi."));
+    let (status, body) = gw
+        .post_raw("/local/team/send", &[("host", "evil.test")], hello("cli:ann"))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("Host 'evil.test' refused"), "{body}");
+    let (status, body) = gw
+        .post_raw("/local/team/send", &[("host", "evil.test:80")], hello("cli:ann"))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = gw
+        .post_raw("/local/team/press", &[("origin", "https://evil.test")], json!({}))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("Origin 'https://evil.test' refused"), "{body}");
+    // A page on this machine (same loopback origin) and plain callers pass.
+    let (status, body) = gw
+        .post_raw(
+            "/local/team/send",
+            &[("origin", "http://localhost:3000")],
+            hello("cli:ann"),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(model.requests().len(), 1, "only the accepted message reached the model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_of_other_platforms_cannot_speak_on_a_local_chat() {
+    let (model, _sandbox, gw) = setup().await;
+    for user in ["tg:12345", "@op:matrix.org", "discord:1", "ann"] {
+        let (status, body) = gw.post_raw("/local/team/send", &[], hello(user)).await;
+        assert_eq!(status, 400, "{user}: {body}");
+        assert!(body.contains("named 'cli:<name>'"), "{body}");
+    }
+    let press = json!({"chat": "c1", "user": "tg:7", "approval_id": "x", "choice": "allow_once"});
+    let (status, _) = gw.post_raw("/local/team/press", &[], press).await;
+    assert_eq!(status, 400);
+    assert!(model.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alias_with_a_token_wants_it() {
+    let (model, _sandbox, gw) = setup().await;
+    model.push(Step::text("Hi."));
+    let (status, body) = gw.post_raw("/local/secure/send", &[], hello("cli:ann")).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("Authorization: Bearer"), "{body}");
+    let (status, _) = gw
+        .post_raw(
+            "/local/secure/send",
+            &[("authorization", "Bearer wrong")],
+            hello("cli:ann"),
+        )
+        .await;
+    assert_eq!(status, 401);
+    let (status, body) = gw
+        .post_raw(
+            "/local/secure/send",
+            &[("authorization", "Bearer t0ken-for-tests")],
+            hello("cli:ann"),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    // The other alias has no token and needs none.
+    let (status, _) = gw.post_raw("/local/team/send", &[], hello("cli:ann")).await;
+    assert_eq!(status, 202);
+}

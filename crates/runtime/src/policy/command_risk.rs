@@ -90,9 +90,16 @@ pub fn classify_command(argv: &[String]) -> CommandRisk {
     let Some(program) = argv.first() else {
         return CommandRisk::Low;
     };
-    let program = program.rsplit('/').next().unwrap_or(program);
+    // A program named by a path is never run (the shell tool runs programs
+    // by name only); judge it as an unknown program.
+    let program = program.as_str();
     let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
     if HIGH.contains(&program) || program.starts_with("mkfs") {
+        return CommandRisk::High;
+    }
+    if super::launchers::launches_programs(argv)
+        || (program == "git" && super::git_rules::launches_programs(&argv[1..]))
+    {
         return CommandRisk::High;
     }
     match program {
@@ -108,14 +115,16 @@ pub fn classify_command(argv: &[String]) -> CommandRisk {
             }
         }
         "chmod" | "chown" if args.iter().any(|a| *a == "-R" || a.contains("777")) => CommandRisk::High,
-        "git" => match args.iter().find(|a| !a.starts_with('-')) {
+        "git" => match super::git_rules::parse(&argv[1..]).subcommand.as_ref() {
             Some(sub) if GIT_READ.contains(sub) => CommandRisk::Low,
             Some(&"push") if args.iter().any(|a| a.starts_with("--force") || *a == "-f") => CommandRisk::High,
             Some(&"reset") if args.contains(&"--hard") => CommandRisk::High,
             Some(&"clean") => CommandRisk::High,
             _ => CommandRisk::Medium,
         },
-        "find" if args.iter().any(|a| *a == "-delete" || a.starts_with("-exec")) => CommandRisk::High,
+        "find" if args.contains(&"-delete") => CommandRisk::High,
+        // -fprint and -fls write files.
+        "find" if args.iter().any(|a| a.starts_with("-fprint") || *a == "-fls") => CommandRisk::Medium,
         "kill" | "pkill" | "killall" | "systemctl" | "service" => {
             if program == "systemctl"
                 && args
@@ -185,7 +194,20 @@ mod tests {
         assert_eq!(risk("git push --force origin main"), CommandRisk::High);
         assert_eq!(risk("rm notes.txt"), CommandRisk::Medium);
         assert_eq!(risk("rm -rf build"), CommandRisk::High);
-        assert_eq!(risk("/usr/bin/sudo ls"), CommandRisk::High);
+        assert_eq!(
+            risk("/usr/bin/sudo ls"),
+            CommandRisk::Medium,
+            "never run: programs run by name"
+        );
+        assert_eq!(risk("./ls"), CommandRisk::Medium);
+        assert_eq!(risk("env touch x"), CommandRisk::High);
+        assert_eq!(risk("env"), CommandRisk::Low);
+        assert_eq!(risk("find . -exec touch x ;"), CommandRisk::High);
+        assert_eq!(risk("find . -fprint out"), CommandRisk::Medium);
+        assert_eq!(risk("git -c core.pager=x log"), CommandRisk::High);
+        assert_eq!(risk("git --no-pager log"), CommandRisk::Low);
+        assert_eq!(risk("git config user.name x"), CommandRisk::High);
+        assert_eq!(risk("rg --pre ./x y"), CommandRisk::High);
         assert_eq!(risk("find . -delete"), CommandRisk::High);
         assert_eq!(risk("touch x"), CommandRisk::Medium);
         assert_eq!(risk("systemctl status nginx"), CommandRisk::Low);

@@ -4,12 +4,15 @@
 mod command_risk;
 mod escalation;
 mod gate;
+mod git_rules;
+mod launchers;
 mod paths;
 mod tracker;
 
 pub use command_risk::{CommandRisk, classify_command, is_dangerous_for_child};
 pub use escalation::{EscalationViolation, SubAgentOverrides};
 pub use gate::{Effect, GateDecision, gate};
+pub(crate) use git_rules::refusal as git_refusal;
 pub use paths::{PathError, resolve_in_workspace};
 pub use tracker::ActionTracker;
 

@@ -1,10 +1,11 @@
 //! `file_read`: read a text file inside the agent workspace.
 
-use super::{Tool, ToolContext, ToolResult, parse_args, truncate};
+use super::{Tool, ToolContext, ToolResult, parse_args};
 use crate::policy::{Effect, resolve_in_workspace};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
 
 pub(crate) struct FileRead;
 
@@ -40,8 +41,30 @@ impl Tool for FileRead {
             Ok(p) => p,
             Err(e) => return ToolResult::fail(e.to_string()),
         };
-        match tokio::fs::read(&path).await {
-            Ok(bytes) => ToolResult::ok(truncate(&String::from_utf8_lossy(&bytes), MAX_READ)),
+        // Read at most the limit (and one byte more, to know there is more).
+        let read = async {
+            let file = tokio::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .await?;
+            let size = file.metadata().await?.len();
+            let mut bytes = Vec::new();
+            file.take(MAX_READ as u64 + 1).read_to_end(&mut bytes).await?;
+            Ok::<_, std::io::Error>((bytes, size))
+        };
+        match read.await {
+            Ok((mut bytes, size)) => {
+                let cut = bytes.len() > MAX_READ;
+                bytes.truncate(MAX_READ);
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                if cut {
+                    text.push_str(&format!(
+                        "\n[truncated: the file is {size} bytes; the first {MAX_READ} are shown]"
+                    ));
+                }
+                ToolResult::ok(text)
+            }
             Err(e) => ToolResult::fail(format!("cannot read '{}': {e}", args.path)),
         }
     }

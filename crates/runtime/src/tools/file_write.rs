@@ -61,6 +61,9 @@ impl Tool for FileWrite {
                 .write(true)
                 .append(args.append)
                 .truncate(!args.append)
+                // The path was resolved link by link; a link put in its
+                // place since is not followed.
+                .custom_flags(libc::O_NOFOLLOW)
                 .open(&path)
                 .await?;
             f.write_all(args.content.as_bytes()).await?;

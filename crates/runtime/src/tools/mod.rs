@@ -97,15 +97,3 @@ pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result
         ))
     })
 }
-
-/// Cut `text` to at most `max` bytes on a char boundary, saying so.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[truncated: {} more bytes]", &text[..end], text.len() - end)
-}

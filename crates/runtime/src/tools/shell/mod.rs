@@ -1,0 +1,146 @@
+//! `shell`: run one allowed program inside the agent workspace.
+//!
+//! There is no shell in between: the command line is split into words and
+//! the program is executed directly, so pipes, redirects and substitutions
+//! cannot smuggle in a second command past the policy. The program is
+//! named (never a path) and found in a fixed search path (`program`);
+//! every word that may name a file stays in the workspace (`paths`); git
+//! runs without configuration that could start programs (`policy::git_rules`).
+//! Output is capped while it is read, and a timeout or cancel kills the
+//! command's whole process group.
+
+mod output;
+mod paths;
+mod program;
+
+use super::{Tool, ToolContext, ToolResult, parse_args};
+use crate::policy::{CommandRisk, Effect, classify_command, git_refusal};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::Duration;
+
+pub(crate) struct Shell;
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+}
+
+const OPERATORS: &[&str] = &["|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1", "&>"];
+
+fn argv_of(args: &Value) -> Option<Vec<String>> {
+    let cmd = args.get("command")?.as_str()?;
+    shell_words::split(cmd).ok()
+}
+
+/// Check the command against the policy; the program to execute.
+fn check_argv(argv: &[String], ctx: &ToolContext) -> Result<std::path::PathBuf, String> {
+    let Some(name) = argv.first() else {
+        return Err("empty command".into());
+    };
+    if argv
+        .iter()
+        .any(|w| OPERATORS.contains(&w.as_str()) || w.contains("$(") || w.contains('`'))
+    {
+        return Err("shell runs one program without a shell: pipes, redirects, ';', '&&', '$(...)' and backticks are not supported; run one command at a time".into());
+    }
+    let executable = program::resolve(name)?;
+    let p = &ctx.policy;
+    if !p.allows_command(name) {
+        return Err(format!(
+            "command '{name}' is not allowed by risk profile '{profile}'; add it to [risk_profiles.{profile}].allowed_commands",
+            profile = p.profile_name
+        ));
+    }
+    if name == "git" {
+        for dir in git_refusal(&argv[1..])? {
+            crate::policy::resolve_in_workspace(&p.workspace, dir, &p.forbidden_paths).map_err(|e| e.to_string())?;
+        }
+    }
+    if p.workspace_only {
+        paths::check(&argv[1..], &p.workspace, &p.forbidden_paths)?;
+    }
+    Ok(executable)
+}
+
+#[async_trait]
+impl Tool for Shell {
+    fn name(&self) -> &'static str {
+        "shell"
+    }
+
+    fn description(&self) -> String {
+        "Run one command (a program from the allowed list and its arguments) in the agent workspace. No pipes or redirects.".into()
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command line, e.g. `ls -la`"}},
+            "required": ["command"]
+        })
+    }
+
+    fn effect(&self, args: &Value) -> Effect {
+        match argv_of(args) {
+            Some(argv) => Effect::Write(classify_command(&argv)),
+            None => Effect::Write(CommandRisk::Medium),
+        }
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: Args = match parse_args("shell", args) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let argv = match shell_words::split(&args.command) {
+            Ok(v) => v,
+            Err(e) => return ToolResult::fail(format!("cannot parse the command line: {e}")),
+        };
+        let executable = match check_argv(&argv, ctx) {
+            Ok(x) => x,
+            Err(e) => return ToolResult::fail(e),
+        };
+        let mut cmd = tokio::process::Command::new(&executable);
+        if argv[0] == "git" {
+            cmd.args(program::GIT_PREFIX);
+        }
+        cmd.args(&argv[1..])
+            .current_dir(&ctx.policy.workspace)
+            .env_clear()
+            .envs(program::environment(&argv[0]))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, so a timeout kills what it started too.
+            .process_group(0)
+            .kill_on_drop(true);
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return ToolResult::fail(format!("cannot start '{}': {e}", argv[0])),
+        };
+        let timeout = Duration::from_secs(ctx.policy.shell_timeout_secs);
+        let run = output::collect(child, timeout, &ctx.cancel).await;
+        let text = run.text();
+        match run.end {
+            output::End::Exited(0) => ToolResult::ok(text),
+            output::End::TimedOut => ToolResult {
+                success: false,
+                output: text,
+                error: Some(format!("command timed out after {}s and was killed", timeout.as_secs())),
+            },
+            output::End::Cancelled => ToolResult::fail("command cancelled"),
+            output::End::Failed(e) => ToolResult::fail(format!("command failed to run: {e}")),
+            end => ToolResult {
+                success: false,
+                output: text,
+                error: Some(match end {
+                    output::End::Exited(c) => format!("command exited with status {c}"),
+                    _ => "command was killed by a signal".into(),
+                }),
+            },
+        }
+    }
+}

@@ -38,14 +38,37 @@ fn split_within(text: &str, chars: usize) -> Vec<String> {
     out
 }
 
-/// An `m.text` message; in a thread when `thread` is set, else a reply to
-/// `reply_to` when set.
-pub fn message(text: &str, thread: Option<&str>, reply_to: Option<&str>) -> Value {
+/// How a text is sent: Markdown rendered to HTML (the model's answers), or
+/// plain (approval prompts, whose tool arguments must never become markup).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Plain,
+}
+
+fn body_of(text: &str, format: Format) -> Value {
     let mut content = json!({ "msgtype": "m.text", "body": text, "m.mentions": {} });
-    if let Some(h) = html(text) {
+    if format == Format::Markdown
+        && let Some(h) = html(text)
+    {
         content["format"] = json!("org.matrix.custom.html");
         content["formatted_body"] = json!(h);
     }
+    content
+}
+
+/// An `m.text` message from Markdown; in a thread when `thread` is set,
+/// else a reply to `reply_to` when set.
+pub fn message(text: &str, thread: Option<&str>, reply_to: Option<&str>) -> Value {
+    related(body_of(text, Format::Markdown), thread, reply_to)
+}
+
+/// A plain `m.text` message (no HTML at all) in `thread`.
+pub fn plain_message(text: &str, thread: Option<&str>) -> Value {
+    related(body_of(text, Format::Plain), thread, None)
+}
+
+fn related(mut content: Value, thread: Option<&str>, reply_to: Option<&str>) -> Value {
     match (thread, reply_to) {
         (Some(root), reply) => {
             content["m.relates_to"] = json!({
@@ -64,8 +87,8 @@ pub fn message(text: &str, thread: Option<&str>, reply_to: Option<&str>) -> Valu
 }
 
 /// An edit (`m.replace`) of the bot's message `event_id` to show `text`.
-pub fn replacement(event_id: &str, text: &str) -> Value {
-    let new = message(text, None, None);
+pub fn replacement(event_id: &str, text: &str, format: Format) -> Value {
+    let new = body_of(text, format);
     let mut content = new.clone();
     content["body"] = json!(format!("* {text}"));
     if let Some(h) = new.get("formatted_body").and_then(Value::as_str) {
@@ -128,10 +151,32 @@ mod tests {
 
     #[test]
     fn edits_carry_new_content() {
-        let e = replacement("$p", "Denied by @a:x.");
+        let e = replacement("$p", "Denied by @a:x.", Format::Markdown);
         assert_eq!(e["m.relates_to"]["rel_type"], "m.replace");
         assert_eq!(e["m.new_content"]["body"], "Denied by @a:x.");
         assert_eq!(e["body"], "* Denied by @a:x.");
+    }
+
+    #[test]
+    fn prompts_carry_no_markup_from_tool_arguments() {
+        let prompt = ApprovalPrompt {
+            id: "ab12".into(),
+            agent: "main".into(),
+            caller_chain: vec![],
+            tool: "file_write".into(),
+            summary: r#"{"path":"<img src=x onerror=alert(1)>","content":"**<b>hi</b>** [x](javascript:y)"}"#.into(),
+            risk: "medium".into(),
+            deadline_unix: 0,
+        };
+        let text = prompt_text(&prompt, None);
+        let sent = plain_message(&text, None);
+        assert!(
+            sent.get("formatted_body").is_none() && sent.get("format").is_none(),
+            "{sent}"
+        );
+        assert!(sent["body"].as_str().unwrap().contains("<img src=x"), "shown as text");
+        let edit = replacement("$p", &prompt_text(&prompt, Some(&PromptState::Expired)), Format::Plain);
+        assert!(edit.get("formatted_body").is_none() && edit["m.new_content"].get("formatted_body").is_none());
     }
 
     #[test]

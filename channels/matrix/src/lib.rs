@@ -312,7 +312,8 @@ impl Channel for MatrixChannel {
     ) -> Result<MessageRef, ChannelError> {
         let room = self.inner.room(&address.chat)?;
         let text = content::prompt_text(prompt, None);
-        let body = content::message(&text, address.thread.as_deref(), None);
+        // Plain text: tool arguments in the summary must not become HTML.
+        let body = content::plain_message(&text, address.thread.as_deref());
         let id = self.inner.send_content(&room, "m.room.message", body).await?;
         self.inner.state.remember_sent(&id, address.thread.as_deref());
         self.inner
@@ -343,7 +344,11 @@ impl Channel for MatrixChannel {
         let room = self.inner.room(&message.chat)?;
         let text = content::prompt_text(prompt, Some(state));
         self.inner
-            .send_content(&room, "m.room.message", content::replacement(&message.id, &text))
+            .send_content(
+                &room,
+                "m.room.message",
+                content::replacement(&message.id, &text, content::Format::Plain),
+            )
             .await?;
         self.inner
             .state

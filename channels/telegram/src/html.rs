@@ -6,6 +6,16 @@ pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// A code block's language for its `class`: the info string's first word
+/// when it looks like a language name (letters, digits, `+#._-`, at most
+/// 32), else none. Anything else could break out of the attribute, and
+/// Telegram refuses a message whose HTML it cannot parse.
+fn language(info: &str) -> Option<&str> {
+    let word = info.split_whitespace().next()?;
+    let ok = word.len() <= 32 && word.chars().all(|c| c.is_ascii_alphanumeric() || "+#._-".contains(c));
+    ok.then_some(word)
+}
+
 /// Render one Markdown chunk.
 pub fn render(markdown: &str) -> String {
     let mut out = String::new();
@@ -18,10 +28,11 @@ pub fn render(markdown: &str) -> String {
                 if line.ends_with('\n') {
                     out.push('\n');
                 }
-            } else if lang.trim().is_empty() {
-                out.push_str("<pre><code>");
             } else {
-                out.push_str(&format!("<pre><code class=\"language-{}\">", escape(lang.trim())));
+                match language(lang) {
+                    Some(l) => out.push_str(&format!("<pre><code class=\"language-{l}\">")),
+                    None => out.push_str("<pre><code>"),
+                }
             }
             in_code = !in_code;
             continue;
@@ -82,6 +93,19 @@ mod tests {
         assert_eq!(
             render("```rust\nfn f() {}\n```\n"),
             "<pre><code class=\"language-rust\">fn f() {}\n</code></pre>\n"
+        );
+    }
+
+    #[test]
+    fn code_block_languages_cannot_become_markup() {
+        assert_eq!(
+            render("```rust\" onclick=\"x\nfn f() {}\n```\n"),
+            "<pre><code>fn f() {}\n</code></pre>\n"
+        );
+        assert_eq!(render("```<b>\nx\n```"), "<pre><code>x\n</code></pre>");
+        assert_eq!(
+            render("```c++ extra words\nx\n```"),
+            "<pre><code class=\"language-c++\">x\n</code></pre>"
         );
     }
 

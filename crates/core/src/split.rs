@@ -13,7 +13,10 @@ pub fn split_message(text: &str, limit: usize) -> Vec<String> {
     let mut rest: &str = text;
     let mut reopen: Option<String> = None;
     while !rest.is_empty() {
-        let prefix = reopen.as_ref().map(|f| format!("{f}\n")).unwrap_or_default();
+        let prefix = reopen
+            .as_ref()
+            .map(|f| format!("{}\n", reopening(f)))
+            .unwrap_or_default();
         // Room for the reopened fence and a closing "\n```".
         let budget = limit.saturating_sub(prefix.chars().count() + 4).max(8);
         let (head, tail) = if rest.chars().count() + prefix.chars().count() <= limit {
@@ -55,6 +58,25 @@ fn cut(s: &str, budget: usize) -> (&str, &str) {
         .unwrap_or(byte_limit);
     let at = if at == 0 { byte_limit } else { at };
     (&s[..at], &s[at..])
+}
+
+/// The longest info string carried over when a fence is reopened; a
+/// longer one (a whole line of text after the backticks) would leave no
+/// room in the next chunk.
+const MAX_INFO: usize = 32;
+
+/// The fence line that reopens `fence` in the next chunk: its backticks and
+/// the first word of its info string (the language), kept short.
+fn reopening(fence: &str) -> String {
+    let ticks = fence.chars().take_while(|c| *c == '`').count().min(8);
+    let lang: String = fence[ticks.min(fence.len())..]
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(MAX_INFO)
+        .collect();
+    format!("{}{lang}", "`".repeat(ticks.max(3)))
 }
 
 /// If `text` ends inside a fenced code block, the opening fence line.
@@ -111,6 +133,55 @@ mod tests {
         }
         assert!(chunks[1].starts_with("```rust\n"));
         assert!(chunks.last().unwrap().ends_with("Outro"));
+    }
+
+    fn bounded(text: &str, limit: usize) {
+        let chunks = split_message(text, limit);
+        let length = text.chars().count();
+        assert!(
+            chunks.len() <= length / limit + 2,
+            "{} chunks for {length} chars at {limit}",
+            chunks.len()
+        );
+        for c in &chunks {
+            assert!(c.chars().count() <= limit, "a chunk of {} chars", c.chars().count());
+        }
+    }
+
+    #[test]
+    fn splitting_never_degenerates() {
+        let long_info = format!(
+            "```{}
+{}
+```
+after",
+            "i".repeat(4000),
+            "code line\n".repeat(900)
+        );
+        bounded(&long_info, 4096);
+        bounded(&"w".repeat(10_000), 4096);
+        bounded(
+            &format!(
+                "```rust
+{}
+```",
+                "x".repeat(10_000)
+            ),
+            4096,
+        );
+        bounded(&format!("```{}", "y".repeat(10_000)), 4096);
+        // The language survives a reopen; a long info line does not.
+        let chunks = split_message(
+            &format!(
+                "```rust {}
+{}
+```",
+                "z".repeat(100),
+                "line\n".repeat(100)
+            ),
+            200,
+        );
+        assert!(chunks[1].starts_with("```rust\n"), "{}", chunks[1]);
     }
 
     #[test]

@@ -101,12 +101,47 @@ fn redact_value(v: &Value) -> Value {
     }
 }
 
-/// A short, redacted, one-line summary of tool arguments.
+/// Arguments that say what a call acts on: shown first, never cut before
+/// bulkier ones.
+const FIRST: &[&str] = &[
+    "command",
+    "path",
+    "key",
+    "agent",
+    "query",
+    "task",
+    "task_id",
+    "session_key",
+    "provider",
+];
+
+/// A short, redacted, one-line summary of tool arguments. What the call
+/// acts on (the path, the command) comes first and shorter values before
+/// longer ones, so a long `content` is what gets cut, never the path.
 pub fn summarize_args(args: &Value) -> String {
-    let text = redact_value(args).to_string();
-    if text.chars().count() > MAX_SUMMARY {
-        let cut: String = text.chars().take(MAX_SUMMARY).collect();
-        format!("{cut}…")
+    let redacted = redact_value(args);
+    let Value::Object(map) = &redacted else {
+        return cut(redacted.to_string(), MAX_SUMMARY);
+    };
+    let mut pairs: Vec<(&String, String)> = map.iter().map(|(k, v)| (k, v.to_string())).collect();
+    pairs.sort_by_key(|(k, v)| (!FIRST.contains(&k.as_str()), v.len()));
+    let mut out = String::from("{");
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        let piece = format!("{}{}:{v}", if i > 0 { "," } else { "" }, Value::String(k.to_string()));
+        let room = MAX_SUMMARY.saturating_sub(out.chars().count());
+        if piece.chars().count() > room {
+            return cut(format!("{out}{piece}"), MAX_SUMMARY);
+        }
+        out.push_str(&piece);
+    }
+    out.push('}');
+    out
+}
+
+fn cut(text: String, max: usize) -> String {
+    if text.chars().count() > max {
+        let kept: String = text.chars().take(max).collect();
+        format!("{kept}…")
     } else {
         text
     }
@@ -129,6 +164,19 @@ mod tests {
             assert!(!s.contains(secret), "{secret} leaked in {s}");
         }
         assert!(s.contains("curl"));
+    }
+
+    #[test]
+    fn what_a_call_acts_on_comes_first_and_content_is_cut_last() {
+        let s = summarize_args(&json!({"content": "x".repeat(450), "path": "deploy/run.sh", "append": false}));
+        assert!(
+            s.starts_with(r#"{"path":"deploy/run.sh","append":false,"content":"xxx"#),
+            "{s}"
+        );
+        assert!(s.ends_with('…') && s.chars().count() == MAX_SUMMARY + 1, "{s}");
+        let short = summarize_args(&json!({"path": "a.txt", "content": "hi"}));
+        assert_eq!(short, r#"{"path":"a.txt","content":"hi"}"#);
+        assert_eq!(summarize_args(&json!("plain")), r#""plain""#);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! asked; a broker (terminal, ops room, ...) decides *how* and returns what
 //! happened, so the model can be told the truth about it.
 
+use crate::policy::CommandRisk;
 use async_trait::async_trait;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -91,18 +92,23 @@ impl ApprovalBroker for NoApprover {
     }
 }
 
-/// "Always (this run)" grants; a fresh one per run, never shared.
+/// "Always (this run)" grants; a fresh one per run, never shared. A grant
+/// is for one tool at one risk class: "always" for `shell ls` (low) does
+/// not let a later high-risk `shell` call through without asking.
 #[derive(Debug, Default)]
-pub struct RunGrants(Mutex<HashSet<String>>);
+pub struct RunGrants(Mutex<HashSet<(String, CommandRisk)>>);
 
 impl RunGrants {
-    pub fn grant(&self, tool: &str) {
+    pub fn grant(&self, tool: &str, risk: CommandRisk) {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(tool.to_string());
+            .insert((tool.to_string(), risk));
     }
-    pub fn has(&self, tool: &str) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).contains(tool)
+    pub fn has(&self, tool: &str, risk: CommandRisk) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&(tool.to_string(), risk))
     }
 }

@@ -299,6 +299,37 @@ async fn independent_with_complete_route_runs_despite_always_ask() {
     );
 }
 
+/// With an operator route, a dangerous command in a delegated run is asked
+/// for every time: an "always" answer does not cover the next one.
+#[tokio::test]
+async fn no_grant_covers_a_dangerous_command_in_a_child() {
+    let f = fx_with("", |c| {
+        let p = c.risk_profiles.get_mut("opsprof").unwrap();
+        p.approval_route = Some(switchboard_config::ApprovalRoute {
+            approver_channel: Some("cli".into()),
+            approver_recipient: Some("ops-room".into()),
+            approvers: vec!["cli:alice".into()],
+            on_no_approver: Default::default(),
+            timeout_secs: 5,
+        });
+    })
+    .await;
+    let broker = FixedBroker::new(switchboard_runtime::ApprovalOutcome::Approved {
+        by: "cli:alice".into(),
+        always: true,
+    });
+    f.h.runtime.set_route_broker(broker.clone());
+    f.ops
+        .push(Step::tool_call("shell", json!({"command": "psql -c 'DROP TABLE a'"})));
+    f.ops
+        .push(Step::tool_call("shell", json!({"command": "psql -c 'DROP TABLE b'"})));
+    f.ops.push(Step::text("tried"));
+    f.delegate(json!({"agent": "ops", "prompt": "x"})).await;
+    let asked: Vec<String> = broker.seen.lock().unwrap().iter().map(|r| r.summary.clone()).collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[1].contains("DROP TABLE b"), "{asked:?}");
+}
+
 #[tokio::test]
 async fn agentic_target_without_a_risk_profile() {
     let f = fx_with("", |c| c.agents.get_mut("ops").unwrap().risk_profile = "missing".into()).await;

@@ -153,6 +153,34 @@ async fn always_grants_cover_the_rest_of_the_run_only() {
     assert_eq!(broker.count(), 2, "a new run asks again");
 }
 
+/// "Always" for a low-risk `shell` call does not cover a medium- or
+/// high-risk one later in the same run.
+#[tokio::test]
+async fn always_grants_are_per_tool_and_risk_class() {
+    let model = ScriptedModel::start().await;
+    model.push(Step::tool_call("shell", json!({"command": "ls"})));
+    model.push(Step::tool_call("shell", json!({"command": "ls -la"})));
+    model.push(Step::tool_call("shell", json!({"command": "rm notes.txt"})));
+    model.push(Step::tool_call("shell", json!({"command": "git push --force"})));
+    model.push(Step::text("ok"));
+    let toml = format!(
+        "{}[agents.main]\nmodel_provider = \"primary\"\n[risk_profiles.default]\nlevel = \"supervised\"\nallowed_commands = [\"ls\", \"rm\", \"git\"]\nblock_high_risk_commands = false\n",
+        provider("primary", &model.url(), "")
+    );
+    let h = harness(&toml).await;
+    let broker = FixedBroker::new(ApprovalOutcome::Approved {
+        by: "cli:ops".into(),
+        always: true,
+    });
+    h.turn("go", broker.clone()).await.unwrap();
+    let risks: Vec<String> = broker.seen.lock().unwrap().iter().map(|r| r.risk.clone()).collect();
+    assert_eq!(
+        risks,
+        ["low", "medium", "high"],
+        "ls -la reused the low grant; the others asked"
+    );
+}
+
 #[tokio::test]
 async fn provider_500_falls_back_without_leaking_details() {
     let primary = ScriptedModel::start().await;

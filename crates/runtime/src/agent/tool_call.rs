@@ -64,10 +64,14 @@ impl AgentRun {
         let is_shell = call.name == "shell";
         let summary = summarize_args(&args);
         let mut decision = gate(profile_name, profile, &call.name, effect, is_shell);
+        // A dangerous command in a child is asked for every time: no
+        // "always" grant covers it, and it never makes one.
+        let mut dangerous = false;
         if self.ctx.scope.is_child() && is_shell && !matches!(decision, GateDecision::Refuse(_)) {
             let command = args.get("command").and_then(Value::as_str).unwrap_or("");
             let operator_route = profile.approval_route.as_ref().is_some_and(|r| r.is_complete());
             if is_dangerous_for_child(command) && !profile.subagent_auto_approve {
+                dangerous = true;
                 decision = if operator_route {
                     GateDecision::Ask
                 } else {
@@ -79,12 +83,12 @@ impl AgentRun {
         }
         match decision {
             GateDecision::Refuse(why) => return ToolResult::fail(why),
-            GateDecision::Ask if !self.grants.has(&call.name) => {
+            GateDecision::Ask if dangerous || !self.grants.has(&call.name, effect.risk()) => {
                 let outcome = self.ask(call, &summary, effect.risk().as_str()).await;
                 match outcome {
                     ApprovalOutcome::Approved { always, .. } => {
-                        if always {
-                            self.grants.grant(&call.name);
+                        if always && !dangerous {
+                            self.grants.grant(&call.name, effect.risk());
                         }
                     }
                     other => {

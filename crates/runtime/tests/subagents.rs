@@ -177,6 +177,42 @@ async fn children_deny_dangerous_commands() {
     );
 }
 
+/// Narrowing overrides are what the child's approval gate uses: spawned
+/// `read_only`, it cannot write; with high-risk commands blocked, `rm -r`
+/// is refused even though the parent's profile lets it through.
+#[tokio::test]
+async fn a_child_is_gated_by_its_narrowed_policy() {
+    let (main, _r, h) = setup("block_high_risk_commands = false\n").await;
+    main.push(Step::tool_call(
+        "spawn_subagent",
+        json!({"prompt": "read-only child", "overrides": {"level": "read_only"}}),
+    ));
+    main.push(
+        Step::tool_call("file_write", json!({"path": "x.txt", "content": "no"})).when_last_contains("read-only child"),
+    );
+    main.push(Step::text("child 1 done").when_last_contains("read_only"));
+    main.push(Step::tool_call(
+        "spawn_subagent",
+        json!({"prompt": "careful child", "overrides": {"block_high_risk_commands": true}}),
+    ));
+    main.push(Step::tool_call("shell", json!({"command": "rm -r old"})).when_last_contains("careful child"));
+    main.push(Step::text("child 2 done").when_last_contains("blocked"));
+    main.push(Step::text("ok"));
+    h.turn("go", none()).await.unwrap();
+    let results: Vec<String> = main.requests().iter().flat_map(|r| tool_results(r)).collect();
+    assert!(
+        results
+            .iter()
+            .any(|r| r.starts_with("Error: file_write refused") && r.contains("read_only")),
+        "{results:?}"
+    );
+    assert!(
+        results.iter().any(|r| r.contains("high-risk command blocked")),
+        "{results:?}"
+    );
+    assert!(!h.workspace("main").join("x.txt").exists());
+}
+
 #[tokio::test]
 async fn aborting_a_turn_stops_agentic_children_but_not_background_tasks() {
     let (main, reviewer, h) = setup("").await;

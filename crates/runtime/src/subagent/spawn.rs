@@ -129,11 +129,17 @@ impl Tool for SpawnSubagent {
             return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));
         }
         let registry = core.builtin.filtered(&policy.profile).without("model_switch");
+        // The child's approval gate decides with the narrowed policy: a
+        // child spawned read_only cannot write, whatever the agent's profile.
+        let mut approval = risk;
+        approval.level = policy.profile.level;
+        approval.block_high_risk_commands = policy.profile.block_high_risk_commands;
+        approval.require_approval_for_medium_risk = policy.profile.require_approval_for_medium_risk;
         let run = core.assemble(RunParts {
             agent: parent.clone(),
             session_key: session_key.clone(),
             policy,
-            approval_profile: (agent_cfg.risk_profile.clone(), risk),
+            approval_profile: (agent_cfg.risk_profile.clone(), approval),
             registry,
             chain: ctx.chain.clone(),
             temperature: ctx.temperature,

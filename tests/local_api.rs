@@ -53,6 +53,10 @@ async fn foreign_hosts_and_origins_are_refused() {
     assert_eq!(status, 202, "{body}");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert_eq!(model.requests().len(), 1, "only the accepted message reached the model");
+    // The refusals were logged, in plain text: the log is a file, not a terminal.
+    let log = gw.log();
+    assert!(log.contains("local API request refused"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in a log file:\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

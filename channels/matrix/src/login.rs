@@ -25,7 +25,8 @@ pub(crate) async fn connect(s: &Settings) -> Result<Client, ChannelError> {
         // A new device needs a fresh crypto store.
         std::fs::remove_dir_all(&s.store_dir).map_err(|e| permanent("cannot reset the Matrix store", e))?;
     }
-    std::fs::create_dir_all(&s.store_dir).map_err(|e| {
+    // The store holds the device's keys: its folder is its owner's only.
+    create_private_dir(&s.store_dir).map_err(|e| {
         permanent(
             &format!("cannot create the Matrix store at {}", s.store_dir.display()),
             e,
@@ -153,4 +154,24 @@ async fn whoami(homeserver: &str, token: &str, user_id: &str) -> Result<String, 
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| ChannelError::Permanent("the access token has no device; log in with a password".into()))
+}
+
+/// Create `dir` (and missing parents) and make it 0700.
+fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(test)]
+mod private_dir_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_store_folder_is_the_owners_only() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("data/matrix/main");
+        super::create_private_dir(&dir).unwrap();
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    }
 }

@@ -43,13 +43,38 @@ pub struct TelegramChannel {
 }
 
 /// Webhook mode settings (else long polling).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Webhook {
     /// The public HTTPS URL Telegram posts to.
     pub url: String,
     /// The local address to listen on.
     pub listen: String,
     pub secret: String,
+}
+
+/// The secret never appears in logs or error messages.
+impl std::fmt::Debug for Webhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhook")
+            .field("url", &self.url)
+            .field("listen", &self.listen)
+            .field("secret", &"***")
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod webhook_tests {
+    #[test]
+    fn the_secret_is_not_in_debug_output() {
+        let w = super::Webhook {
+            url: "https://x".into(),
+            listen: "127.0.0.1:1".into(),
+            secret: "s3cret-value".into(),
+        };
+        let shown = format!("{w:?}");
+        assert!(!shown.contains("s3cret-value") && shown.contains("***"), "{shown}");
+    }
 }
 
 fn map_err(e: RequestError) -> ChannelError {

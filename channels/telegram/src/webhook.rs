@@ -47,7 +47,8 @@ async fn receive(State(hook): State<Arc<Hook>>, headers: HeaderMap, body: Bytes)
     let secret = headers
         .get("x-telegram-bot-api-secret-token")
         .and_then(|v| v.to_str().ok());
-    if secret != Some(hook.secret.as_str()) {
+    let right = secret.is_some_and(|s| switchboard_core::constant_time_eq(s.as_bytes(), hook.secret.as_bytes()));
+    if !right {
         tracing::warn!(channel = %hook.poller.name, "webhook request without the right secret refused");
         return StatusCode::UNAUTHORIZED;
     }

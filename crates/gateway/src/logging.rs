@@ -1,7 +1,9 @@
 //! Logs go to stderr through `tracing`; `RUST_LOG` (or `SWITCHBOARD_LOG`)
 //! overrides the level (and the quieting of noisy dependencies),
-//! `--log-format json` gives one JSON object per line.
+//! `--log-format json` gives one JSON object per line. Colours only when
+//! stderr is a terminal (and `NO_COLOR` is not set).
 
+use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -20,8 +22,11 @@ pub fn init(format: Format, default_level: &str) {
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| format!("{default_level},{QUIET}"));
+    // Colour only on a terminal: a log file or a pipe gets plain text.
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::new(filter))
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     let _ = match format {
         Format::Text => builder.try_init(),

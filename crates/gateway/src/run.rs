@@ -123,7 +123,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     tasks.push(runtime.spawn_archiver());
     tracing::info!(
         agents = ?config.enabled_agents(),
-        database = %config.database_url.split('?').next().unwrap_or(""),
+        database = %switchboard_store::redact_url(&config.database_url),
         "switchboard is running; Ctrl-C stops it"
     );
     Ok(Gateway { runtime, hub, tasks })

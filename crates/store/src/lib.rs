@@ -218,12 +218,8 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
             "an in-memory SQLite database cannot be shared by the writer and the readers; give a file path (sqlite://data/control_plane.db)".into(),
         ));
     }
-    if let Some(parent) = Path::new(path).parent()
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| StoreError::Connect(path.to_string(), format!("cannot create the folder: {e}")))?;
-    }
+    create_private(Path::new(path))
+        .map_err(|e| StoreError::Connect(path.to_string(), format!("cannot create the database: {e}")))?;
     let query = if query.is_empty() {
         "mode=rwc".to_string()
     } else {
@@ -238,8 +234,33 @@ fn sqlite_path(url: &str) -> &str {
     rest.split_once('?').map_or(rest, |(path, _)| path)
 }
 
-/// A URL with any password replaced, safe for logs and errors.
-fn redact_url(url: &str) -> String {
+/// Create the database file readable by its owner only (0600), and its
+/// folder, when missing, likewise (0700). SQLite gives the WAL and shared
+/// memory files the database file's permissions.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+        && !parent.exists()
+    {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A database URL safe for logs and errors: any password replaced, and the
+/// query (which may carry `password=`) left out.
+pub fn redact_url(url: &str) -> String {
+    let url = url.split_once('?').map_or(url, |(base, _)| base);
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &url[s + 3..at];
@@ -260,5 +281,6 @@ mod tests {
     fn passwords_never_appear_in_errors() {
         assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://u:***@h/db");
         assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
+        assert_eq!(redact_url("postgres://u@h/db?password=secret"), "postgres://u@h/db");
     }
 }

@@ -203,3 +203,17 @@ async fn unsupported_url_is_refused() {
     let err = Store::open("mysql://x").await.err().unwrap();
     assert!(err.to_string().contains("use sqlite://PATH"));
 }
+
+/// The control plane holds transcripts and approvals: its file and a folder
+/// created for it are readable by their owner only.
+#[tokio::test]
+async fn a_new_sqlite_database_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new/cp.db");
+    let store = Store::open(&format!("sqlite://{}", path.display())).await.unwrap();
+    store.close().await;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+}

@@ -199,7 +199,7 @@ async fn a_child_is_gated_by_its_narrowed_policy() {
     main.push(Step::text("child 2 done").when_last_contains("blocked"));
     main.push(Step::text("ok"));
     h.turn("go", none()).await.unwrap();
-    let results: Vec<String> = main.requests().iter().flat_map(|r| tool_results(r)).collect();
+    let results: Vec<String> = main.requests().iter().flat_map(tool_results).collect();
     assert!(
         results
             .iter()

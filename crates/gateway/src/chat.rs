@@ -116,7 +116,7 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
                                 r.cancel.cancel();
                                 queue.clear();
                             }
-                            let children = commands::stop_session_children(&runtime, &session_key, &sender).await;
+                            let children = commands::stop_session_children(&runtime, &session_key, &sender, true).await;
                             match (running.is_some(), children) {
                                 (false, 0) => println!("Nothing is running."),
                                 (true, 0) => println!("Stopping the current turn."),

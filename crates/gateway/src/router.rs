@@ -8,7 +8,7 @@ use crate::commands::{self, Command, CommandContext};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use switchboard_config::Config;
-use switchboard_core::{ApprovalChoice, Inbound, Outbound};
+use switchboard_core::{ApprovalChoice, Inbound, Outbound, UserId};
 use switchboard_runtime::{Runtime, TurnError, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -18,9 +18,12 @@ const SEND_ATTEMPTS: u32 = 8;
 /// How often a typing notice is renewed while a turn runs.
 const TYPING_RENEWAL: std::time::Duration = std::time::Duration::from_secs(4);
 
+/// The turn a session is running: how to stop it, and who asked for it.
+type Current = Arc<Mutex<Option<(CancellationToken, UserId)>>>;
+
 struct Session {
     queue: mpsc::UnboundedSender<Inbound>,
-    current: Arc<Mutex<Option<CancellationToken>>>,
+    current: Current,
 }
 
 pub struct Router {
@@ -90,6 +93,9 @@ impl Router {
             return;
         }
         match command {
+            Some(Command::ForAnotherBot) => {
+                tracing::debug!(%channel, sender = %m.sender, "a command for another bot: ignored");
+            }
             Some(Command::Approve { id, always }) => {
                 let choice = if always {
                     ApprovalChoice::Always
@@ -117,16 +123,7 @@ impl Router {
                 match other {
                     None => self.enqueue(agent, session_key, m),
                     Some(Command::Stop) => {
-                        let turn = self.current_turn(&session_key);
-                        if let Some(t) = &turn {
-                            t.cancel();
-                        }
-                        let children = commands::stop_session_children(&self.runtime, &session_key, &m.sender).await;
-                        let text = match (turn.is_some(), children) {
-                            (false, 0) => "Nothing is running.".to_string(),
-                            (true, 0) => "Stopping the current turn.".to_string(),
-                            (_, n) => format!("Stopping the current turn and {n} child session(s)."),
-                        };
+                        let text = self.stop(agent, &session_key, &m).await;
                         self.reply(&m, text).await;
                     }
                     Some(cmd) => {
@@ -145,11 +142,46 @@ impl Router {
         }
     }
 
-    fn current_turn(&self, session_key: &str) -> Option<CancellationToken> {
+    fn current_turn(&self, session_key: &str) -> Option<(CancellationToken, UserId)> {
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         sessions
             .get(session_key)
             .and_then(|s| s.current.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+
+    /// `/stop`: an operator (approver) stops the turn and every child of
+    /// the session; anyone else only their own turn and the children they
+    /// asked for — in a group, one person cannot stop another's work.
+    async fn stop(&self, agent: &str, session_key: &str, m: &Inbound) -> String {
+        let ctx = CommandContext {
+            runtime: &self.runtime,
+            agent,
+            session_key,
+            address: &m.address,
+            sender: &m.sender,
+        };
+        let operator = ctx.sender_may_operate();
+        let turn = self.current_turn(session_key);
+        let mut stopped_turn = false;
+        let mut refused = None;
+        if let Some((token, owner)) = &turn {
+            if operator || *owner == m.sender {
+                token.cancel();
+                stopped_turn = true;
+            } else {
+                refused = Some(owner.clone());
+            }
+        }
+        let children = commands::stop_session_children(&self.runtime, session_key, &m.sender, operator).await;
+        match (stopped_turn, children, refused) {
+            (false, 0, Some(owner)) => {
+                format!("The current turn was started by {owner}; only they or an approver can stop it.")
+            }
+            (false, 0, None) => "Nothing is running.".to_string(),
+            (true, 0, _) => "Stopping the current turn.".to_string(),
+            (true, n, _) => format!("Stopping the current turn and {n} child session(s)."),
+            (false, n, _) => format!("Stopping {n} child session(s) you started."),
+        }
     }
 
     /// Queue a message for its session, starting the session's worker if needed.
@@ -172,11 +204,11 @@ impl Router {
         agent: String,
         session_key: String,
         mut queue: mpsc::UnboundedReceiver<Inbound>,
-        current: Arc<Mutex<Option<CancellationToken>>>,
+        current: Current,
     ) {
         while let Some(m) = queue.recv().await {
             let cancel = CancellationToken::new();
-            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((cancel.clone(), m.sender.clone()));
             // Typing shows while the turn runs (platforms let it lapse after
             // a few seconds, so it is renewed), without delaying the turn.
             let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {

@@ -22,13 +22,15 @@ pub struct CommandContext<'a> {
 }
 
 /// `/stop`: children this session started with `sessions_spawn` are
-/// stopped too (foreground children end with the turn's own cancellation).
-/// Returns how many were stopped.
-pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender: &UserId) -> usize {
+/// stopped too (foreground children end with the turn's own cancellation);
+/// with `everyone = false` only those `sender` asked for. Returns how many
+/// were stopped.
+pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender: &UserId, everyone: bool) -> usize {
     let rows = match runtime.store().runs_of_session(session_key, 100).await {
         Ok(rows) => rows
             .into_iter()
             .filter(|r| r.status == "running" && r.kind == "sessions_spawn")
+            .filter(|r| everyone || r.requester.as_deref() == Some(sender.as_str()))
             .collect(),
         Err(e) => {
             tracing::error!(error = %e, "cannot read this session's children");
@@ -75,6 +77,8 @@ pub enum Command {
     },
     Subagents(subagents::Sub),
     Unknown(String),
+    /// `/cmd@otherbot`: addressed to another bot in the group; ignored.
+    ForAnotherBot,
 }
 
 /// `None` when `text` is not a slash command (it goes to the agent).
@@ -82,8 +86,13 @@ pub fn parse(text: &str) -> Option<Command> {
     let text = text.trim();
     let rest = text.strip_prefix('/')?;
     let mut words = rest.split_whitespace();
-    // `/cmd@botname` is how some platforms address one bot in a group.
-    let name = words.next()?.split('@').next().unwrap_or("").to_lowercase();
+    // `/cmd@botname` is how some platforms address one bot in a group. The
+    // adapter removes this bot's own name, so a name left is another bot's.
+    let word = words.next()?;
+    if word.contains('@') {
+        return Some(Command::ForAnotherBot);
+    }
+    let name = word.to_lowercase();
     let args: Vec<&str> = words.collect();
     Some(match name.as_str() {
         "help" => Command::Help,
@@ -117,6 +126,7 @@ pub async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String {
             format!("No approval request '{id}' is waiting here.")
         }
         Command::Unknown(name) => format!("Unknown command /{name}. Type /help for the list."),
+        Command::ForAnotherBot => String::new(),
     }
 }
 
@@ -128,7 +138,9 @@ mod tests {
     fn parsing() {
         assert_eq!(parse("hello"), None);
         assert_eq!(parse("/help"), Some(Command::Help));
-        assert_eq!(parse("/status@switchboard_bot"), Some(Command::Status));
+        // The adapter strips this bot's own name; another bot's stays.
+        assert_eq!(parse("/status@other_bot"), Some(Command::ForAnotherBot));
+        assert_eq!(parse("/stop@other_bot now"), Some(Command::ForAnotherBot));
         assert_eq!(
             parse("/approve ab12 always"),
             Some(Command::Approve {

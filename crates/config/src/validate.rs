@@ -413,15 +413,37 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
             v.push(Problem::new(at("sync_timeout_secs"), "must be between 1 and 300"));
         }
         for (i, room) in m.auto_join.iter().enumerate() {
-            if !(room.starts_with('!') || room.starts_with('#')) || !room.contains(':') {
+            if !is_room_id(room) && !is_room_alias(room) {
                 v.push(Problem::new(
                     format!("channels.matrix.{name}.auto_join[{i}]"),
-                    format!("'{room}' is not a room id (!id:server) or alias (#name:server)"),
+                    format!("'{room}' is not a room id (!id or !id:server) or alias (#name:server)"),
+                ));
+            }
+        }
+        for (room_name, id) in &m.rooms {
+            if !is_room_id(id) {
+                v.push(Problem::new(
+                    format!("channels.matrix.{name}.rooms.{room_name}"),
+                    format!("'{id}' is not a room id (!id or !id:server); aliases are not accepted here"),
                 ));
             }
         }
         user_list(&at("allowed_users"), &m.allowed_users, true, v);
     }
+}
+
+/// A Matrix room id: `!opaque:server` (room versions up to 11) or
+/// `!opaque` (room version 12 and later, the default of current homeservers).
+fn is_room_id(s: &str) -> bool {
+    s.strip_prefix('!')
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with(':') && !rest.contains(char::is_whitespace))
+}
+
+/// A Matrix room alias: `#name:server`.
+fn is_room_alias(s: &str) -> bool {
+    s.strip_prefix('#')
+        .and_then(|rest| rest.split_once(':'))
+        .is_some_and(|(local, server)| !local.is_empty() && !server.is_empty() && !local.contains(char::is_whitespace))
 }
 
 fn cron(c: &Config, v: &mut Vec<Problem>) {

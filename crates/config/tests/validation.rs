@@ -214,6 +214,14 @@ fn matrix_rooms_and_sync_timeout_are_checked() {
         "channels.matrix.main.auto_join[1]",
         "is not a room id",
     );
+    // Room version 12 ids have no server part; both forms are accepted.
+    let v12 = format!("{BASE}\n{base}auto_join = ['!Abc123defGhi', '!old:localhost', '#ops:localhost']\nrooms = {{ ops = '!Abc123defGhi' }}");
+    Config::from_toml_str(&v12, "test.toml").expect("both room id forms are accepted");
+    assert_problem(
+        &format!("{base}rooms = {{ ops = '#ops:localhost' }}"),
+        "channels.matrix.main.rooms.ops",
+        "is not a room id",
+    );
     assert_problem(
         &format!("{base}sync_timeout_secs = 0"),
         "channels.matrix.main.sync_timeout_secs",

@@ -86,7 +86,6 @@ trusted_key_servers: []
 suppress_key_server_warning: true
 enable_registration: true
 enable_registration_without_verification: true
-default_room_version: "11"
 presence:
   enabled: false
 url_preview_enabled: false

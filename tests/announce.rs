@@ -151,3 +151,43 @@ async fn an_announcement_pending_at_a_crash_is_delivered_once_after_restart() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(gw.events("team", 0).await.len(), 1, "delivered exactly once");
 }
+
+/// A second process on the same database (`switchboard chat` beside the
+/// running gateway) does not mark the gateway's work lost: the task still
+/// finishes and is announced once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_on_the_same_database_leaves_running_work_alone() {
+    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    main.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "reviewer", "prompt": "slow audit", "background": true}),
+    ));
+    main.push(Step::text("Started."));
+    reviewer.push(Step::text("Audit clean.").delay(Duration::from_secs(3)));
+    gw.send("team", "general", "cli:bob", "audit please", true, true).await;
+    let mut cursor = 0;
+    let ack = gw.wait_for("team", &mut cursor, 20, |e| e["kind"] == "message").await;
+    assert_eq!(ack["text"], "Started.");
+    // `chat` starts on the same file while the task runs, and quits.
+    let chat = sandbox.chat(&[]);
+    let (code, _) = chat.finish();
+    assert_eq!(code, 0);
+    let announced = gw
+        .wait_for("team", &mut cursor, 20, |e| {
+            e["text"].as_str().unwrap_or("").starts_with("Status:")
+        })
+        .await;
+    let text = announced["text"].as_str().unwrap();
+    assert!(text.starts_with("Status: success\nResult: [Agent 'reviewer'"), "{text}");
+    assert!(text.contains("Audit clean."), "{text}");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let all = gw.events("team", 0).await;
+    let statuses = all
+        .iter()
+        .filter(|e| e["text"].as_str().unwrap_or("").starts_with("Status:"))
+        .count();
+    assert_eq!(statuses, 1, "announced once");
+}

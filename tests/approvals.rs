@@ -230,10 +230,13 @@ async fn a_request_pending_at_restart_is_shown_as_expired() {
     }
     let (_, out, _) = sandbox.run(&["approvals", "--config", "switchboard.toml"]);
     assert!(out.contains(&format!("{id} expired (the gateway restarted)")), "{out}");
-    // A late answer finds nothing to approve.
+    // A late answer finds nothing to approve, and is told why.
     gw.press("ops", "room-1", "cli:alice", &id, "allow_once").await;
     let late = gw.wait_for("ops", &mut ops, 10, |e| e["kind"] == "message").await;
-    assert_eq!(late["text"], format!("No approval request '{id}' is waiting."));
+    assert_eq!(
+        late["text"],
+        format!("Approval {id} is no longer pending: it was expired.")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -273,4 +276,38 @@ async fn group_chats_need_a_mention_dms_do_not_and_strangers_are_refused() {
         2,
         "the unmentioned message never reached the model"
     );
+}
+
+/// A request whose run was stopped is closed: its prompt says so, and a
+/// later press is told it is no longer pending (the tool never runs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_a_stopped_run_is_closed() {
+    let (model, sandbox, gw) = setup(60).await;
+    model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
+    let (mut team, mut ops) = (0, 0);
+    gw.send("team", "general", "cli:bob", "@bot remember it", true, false)
+        .await;
+    let prompt = gw.wait_for("ops", &mut ops, 20, is_prompt).await;
+    let id = prompt["approval_id"].as_str().unwrap().to_string();
+    gw.send("team", "general", "cli:bob", "/stop", true, false).await;
+    let stopped = gw.wait_for("team", &mut team, 10, |e| e["text"] == "(stopped)").await;
+    assert_eq!(stopped["text"], "(stopped)");
+    let edit = gw.wait_for("ops", &mut ops, 10, |e| e["kind"] == "edit").await;
+    assert!(
+        edit["text"]
+            .as_str()
+            .unwrap()
+            .contains("Cancelled: the run that asked was stopped."),
+        "{edit}"
+    );
+    gw.press("ops", "room-1", "cli:alice", &id, "allow_once").await;
+    let answer = gw.wait_for("ops", &mut ops, 10, |e| e["kind"] == "message").await;
+    assert_eq!(
+        answer["text"],
+        format!("Approval {id} is no longer pending: it was cancelled.")
+    );
+    assert_eq!(model.requests().len(), 1, "the tool never ran");
+    let (code, out, err) = sandbox.run(&["approvals", "--config", "switchboard.toml"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("cancelled"), "{out}");
 }

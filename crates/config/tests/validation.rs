@@ -215,7 +215,9 @@ fn matrix_rooms_and_sync_timeout_are_checked() {
         "is not a room id",
     );
     // Room version 12 ids have no server part; both forms are accepted.
-    let v12 = format!("{BASE}\n{base}auto_join = ['!Abc123defGhi', '!old:localhost', '#ops:localhost']\nrooms = {{ ops = '!Abc123defGhi' }}");
+    let v12 = format!(
+        "{BASE}\n{base}auto_join = ['!Abc123defGhi', '!old:localhost', '#ops:localhost']\nrooms = {{ ops = '!Abc123defGhi' }}"
+    );
     Config::from_toml_str(&v12, "test.toml").expect("both room id forms are accepted");
     assert_problem(
         &format!("{base}rooms = {{ ops = '#ops:localhost' }}"),

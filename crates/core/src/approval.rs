@@ -65,6 +65,8 @@ pub enum PromptState {
         at_unix: i64,
     },
     Expired,
+    /// The run that asked was stopped before anyone decided.
+    Cancelled,
 }
 
 impl PromptState {
@@ -80,6 +82,7 @@ impl PromptState {
                 format!("{what} by {by} at {at_unix} (Unix time).")
             }
             Self::Expired => "Expired: no decision was made in time.".into(),
+            Self::Cancelled => "Cancelled: the run that asked was stopped.".into(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Start-up shared by `run` and `chat`: load the configuration, open the
-//! store, settle what an earlier process left behind, build the runtime.
+//! store, register this process and settle what stopped processes left
+//! behind (see `instance`), build the runtime.
 
 use anyhow::Context;
 use std::path::Path;
@@ -23,31 +24,13 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Started> {
     let store = Store::open(&config.database_url)
         .await
         .with_context(|| "opening the control-plane database (database_url)")?;
-    let lost = store.mark_running_runs_lost().await?;
-    if !lost.is_empty() {
-        tracing::warn!(
-            count = lost.len(),
-            "runs left running by an earlier process are now lost"
-        );
-    }
-    // Background work nobody is waiting for is announced as lost in the chat
-    // that asked for it (foreground children died with their turn).
-    for id in &lost {
-        let background = store
-            .run(id)
-            .await?
-            .is_some_and(|r| r.label.as_deref() == Some("background"));
-        if background {
-            switchboard_runtime::announce::announce_run(&store, id).await?;
-        }
-    }
-    let expired = store.expire_pending_approvals().await?;
-    if !expired.is_empty() {
-        tracing::warn!(
-            count = expired.len(),
-            "approval requests pending at restart are now expired"
-        );
-    }
+    // This process is an instance of the control plane; what instances
+    // that are gone left running is reclaimed (never a live one's).
+    store
+        .register_instance(&crate::instance::host(), std::process::id())
+        .await
+        .with_context(|| "registering this process in the control plane")?;
+    let expired = crate::instance::sweep(&store).await?;
     let runtime = Runtime::new(Arc::new(config), store).with_context(|| "creating agent workspaces (workspace_dir)")?;
     Ok(Started {
         runtime: Arc::new(runtime),

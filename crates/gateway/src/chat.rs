@@ -24,6 +24,7 @@ struct Running {
 
 pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
     let runtime = bootstrap::start(config_path).await?.runtime;
+    let heartbeat = crate::instance::spawn_heartbeat(runtime.store().clone(), |_| Box::pin(async {}));
     let agent = pick_agent(&runtime, agent)?;
     let login = std::env::var("USER")
         .ok()
@@ -153,6 +154,10 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
         }
     }
     delivery.abort();
+    heartbeat.abort();
+    if let Err(e) = runtime.store().unregister_instance().await {
+        tracing::warn!(error = %e, "cannot unregister this process");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -27,6 +27,9 @@ impl Gateway {
         for t in &self.tasks {
             t.abort();
         }
+        if let Err(e) = self.runtime.store().unregister_instance().await {
+            tracing::warn!(error = %e, "cannot unregister this process");
+        }
         self.runtime.store().close().await;
     }
 }
@@ -116,6 +119,11 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     ));
     runtime.set_route_broker(broker.clone());
     update_expired_prompts(&channels, &started.expired_approvals).await;
+    let prompts = channels.clone();
+    tasks.push(crate::instance::spawn_heartbeat(runtime.store().clone(), move |rows| {
+        let channels = prompts.clone();
+        Box::pin(async move { update_expired_prompts(&channels, &rows).await })
+    }));
     tasks.push(crate::outbox::spawn(runtime.store().clone(), channels.clone()));
     let router = Router::new((*runtime).clone(), channels, broker);
     tasks.push(tokio::spawn(router.run(inbound_rx)));

@@ -78,6 +78,7 @@ pub async fn announce_run(store: &Store, run_id: &str) -> Result<bool, StoreErro
 pub async fn announce_row(store: &Store, row: &RunRow) -> Result<bool, StoreError> {
     let (Some(channel), Some(chat)) = (&row.origin_channel, &row.origin_chat) else {
         tracing::info!(run_id = %row.id, "finished run has no originating chat; nothing to announce");
+        store.announcement_not_needed(&row.id).await?;
         return Ok(false);
     };
     store

@@ -41,7 +41,8 @@ pub struct ApprovalRow {
     pub reason: Option<String>,
 }
 
-const COLUMNS: &str = "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
+pub(crate) const COLUMNS: &str =
+    "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
      deadline_at, created_at, decided_at, decided_by, decided_from, reason";
 
 impl Store {
@@ -49,8 +50,8 @@ impl Store {
         self.exec(
             Stmt::new(
                 "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
-                                    status, deadline_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12)",
+                                    status, deadline_at, created_at, instance_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13)",
             )
             .bind(a.id)
             .bind(a.run_id)
@@ -63,7 +64,8 @@ impl Store {
             .bind(a.chat)
             .bind(a.thread)
             .bind(a.deadline_at)
-            .bind(now_ms()),
+            .bind(now_ms())
+            .bind(self.instance_id()),
         )
         .await?;
         Ok(())

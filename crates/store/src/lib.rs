@@ -23,6 +23,7 @@ mod approvals;
 mod cost;
 mod cursors;
 mod error;
+mod instances;
 mod memory;
 mod outbox;
 mod runs;
@@ -33,6 +34,7 @@ mod stmt;
 pub use approvals::{ApprovalRow, NewApproval};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
+pub use instances::{InstanceRow, Reclaimed};
 pub use memory::MemoryRow;
 pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
@@ -73,6 +75,8 @@ pub struct Store {
     /// Woken when this process queues an announcement (other processes
     /// sharing a PostgreSQL control plane are found by polling).
     outbox_ready: std::sync::Arc<tokio::sync::Notify>,
+    /// This process's registration (see `instances`), once made.
+    instance: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 impl Store {
@@ -130,6 +134,7 @@ impl Store {
             pools,
             writes: Default::default(),
             outbox_ready: Default::default(),
+            instance: Default::default(),
         })
     }
 

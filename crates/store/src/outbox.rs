@@ -29,19 +29,26 @@ impl Store {
         body: &str,
     ) -> Result<bool, StoreError> {
         let now = now_ms();
-        let added = self.exec(Stmt::new(
-            "INSERT INTO announce_outbox (run_id, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7) ON CONFLICT (run_id) DO NOTHING",
-        )
-        .bind(run_id)
-        .bind(channel)
-        .bind(chat)
-        .bind(thread)
-        .bind(body)
-        .bind(now)
-        .bind(now)).await?;
+        // Queued and marked announced together: a crash leaves either both
+        // or neither (see `unannounced_runs`).
+        let changed = self
+            .exec_all(vec![
+                Stmt::new(
+                    "INSERT INTO announce_outbox (run_id, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
+                     VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7) ON CONFLICT (run_id) DO NOTHING",
+                )
+                .bind(run_id)
+                .bind(channel)
+                .bind(chat)
+                .bind(thread)
+                .bind(body)
+                .bind(now)
+                .bind(now),
+                Stmt::new("UPDATE runs SET announce = 'done' WHERE id = $1 AND announce = 'pending'").bind(run_id),
+            ])
+            .await?;
         self.wake_outbox();
-        Ok(added == 1)
+        Ok(changed.first() == Some(&1))
     }
 
     /// Pending announcements whose next attempt is due, oldest first.

@@ -51,6 +51,10 @@ pub struct NewRun {
     pub requester: Option<String>,
     /// The session that asked for this run (sessions_spawn children).
     pub requester_session: Option<String>,
+    /// Its end is announced into the chat (background tasks, session
+    /// children): a crash before the announcement is queued is caught at
+    /// the next start.
+    pub announce: bool,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -153,8 +157,8 @@ impl Store {
         self.exec(Stmt::new(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
                                origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester,
-                               requester_session)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17, $18, $19)",
+                               requester_session, instance_id, announce)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17, $18, $19, $20, $21)",
         )
         .bind(&r.id)
         .bind(&r.kind)
@@ -174,7 +178,9 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(&r.requester)
-        .bind(&r.requester_session)).await?;
+        .bind(&r.requester_session)
+        .bind(self.instance_id())
+        .bind(r.announce.then_some("pending"))).await?;
         Ok(now)
     }
 
@@ -320,6 +326,24 @@ impl Store {
         .bind(status)
         .fetch_one(p)
         .await)?)
+    }
+
+    /// Ended runs whose announcement was never queued (a crash came
+    /// between their end and it), oldest first.
+    pub async fn unannounced_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE announce = 'pending' AND status <> 'running' ORDER BY ended_at, id"
+        )))
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// A run's announcement was left out on purpose (an announce step
+    /// answered `ANNOUNCE_SKIP`, or it went to a parent session instead).
+    pub async fn announcement_not_needed(&self, run_id: &str) -> Result<(), StoreError> {
+        self.exec(Stmt::new("UPDATE runs SET announce = 'done' WHERE id = $1 AND announce = 'pending'").bind(run_id))
+            .await?;
+        Ok(())
     }
 
     /// At start: rows an earlier process left `running` become `lost`.

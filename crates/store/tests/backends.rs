@@ -144,6 +144,7 @@ async fn run_rows(store: &Store) {
         model: Some("m".into()),
         requester: Some("local:ann".into()),
         requester_session: Some("s1".into()),
+        announce: true,
     };
     let created_at = store.insert_run(&new).await.unwrap();
     let end = RunEnd {

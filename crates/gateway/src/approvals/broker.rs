@@ -108,6 +108,16 @@ impl RouteBroker {
         reason: Option<String>,
         from: &ChatAddress,
     ) -> String {
+        let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).contains_key(id);
+        if !waiting {
+            // Decided, expired or cancelled already: say which.
+            return match self.store.approval(id).await {
+                Ok(Some(row)) if row.status != "pending" => {
+                    format!("Approval {id} is no longer pending: it was {}.", row.status)
+                }
+                _ => format!("No approval request '{id}' is waiting."),
+            };
+        }
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         let Some(p) = pending.get(id) else {
             return format!("No approval request '{id}' is waiting.");
@@ -152,6 +162,47 @@ impl RouteBroker {
     }
 }
 
+/// Closes a request whose waiting run went away before a decision.
+struct CancelOnDrop<'a> {
+    broker: &'a RouteBroker,
+    id: String,
+    channel: String,
+    message: MessageRef,
+    prompt: ApprovalPrompt,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        self.broker
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+        let store = self.broker.store.clone();
+        let channel = self.broker.channels.get(&self.channel).cloned();
+        let (id, message, prompt) = (self.id.clone(), self.message.clone(), self.prompt.clone());
+        tokio::spawn(async move {
+            if let Err(e) = store
+                .decide_approval(&id, "cancelled", None, None, Some("the run that asked was stopped"))
+                .await
+            {
+                tracing::error!(approval = %id, error = %e, "cannot record a cancelled approval request");
+            }
+            if let Some(ch) = channel
+                && let Err(e) = ch
+                    .update_approval_prompt(&message, &prompt, &PromptState::Cancelled)
+                    .await
+            {
+                tracing::warn!(approval = %id, error = %e, "cannot edit the approval prompt");
+            }
+        });
+    }
+}
+
 #[async_trait]
 impl ApprovalBroker for RouteBroker {
     async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
@@ -193,7 +244,18 @@ impl ApprovalBroker for RouteBroker {
         if let Err(e) = self.store.set_approval_prompt(&req.id, &message.id).await {
             tracing::warn!(error = %e, "cannot store the prompt's message id");
         }
+        // If the run stops while waiting (this future is dropped), the
+        // request is closed as cancelled and its prompt says so.
+        let mut guard = CancelOnDrop {
+            broker: self,
+            id: req.id.clone(),
+            channel: target.address.channel.clone(),
+            message: message.clone(),
+            prompt: prompt.clone(),
+            armed: true,
+        };
         let answer = tokio::time::timeout(Duration::from_secs(timeout), rx).await;
+        guard.armed = false;
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.id);
         let channel = target.address.channel.as_str();
         match answer {

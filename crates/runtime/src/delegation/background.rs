@@ -19,6 +19,8 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     let task_id = uuid::Uuid::new_v4().to_string();
     let mut row = child::new_run(&plan, ctx, &task_id, &message);
     row.label = Some("background".into());
+    // Nobody waits for it: its end is announced into the chat.
+    row.announce = true;
     let created_at = match core.store.insert_run(&row).await {
         Ok(at) => at,
         Err(e) => {

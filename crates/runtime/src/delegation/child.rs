@@ -230,6 +230,7 @@ pub(crate) fn new_run(plan: &Plan, ctx: &ToolContext, id: &str, task: &str) -> N
         model: Some(model),
         requester: ctx.scope.requester.clone(),
         requester_session: Some(ctx.session_key.clone()),
+        announce: false,
     }
 }
 

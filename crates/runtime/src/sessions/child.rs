@@ -93,6 +93,9 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
             deliver(&core, &run_id, &requester_session, depth, &text).await;
         } else {
             tracing::info!(run_id, "announce step answered ANNOUNCE_SKIP; nothing posted");
+            if let Err(e) = core.store.announcement_not_needed(&run_id).await {
+                tracing::warn!(run_id, error = %e, "cannot record that nothing is announced");
+            }
         }
         drop(permit);
         crate::sessions::child::write_transcript(&core, &run_id, delete).await;

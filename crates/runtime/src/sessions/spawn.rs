@@ -160,6 +160,8 @@ impl Tool for SessionsSpawn {
             model: Some(chain.primary().model().to_string()),
             requester: ctx.scope.requester.clone(),
             requester_session: Some(ctx.session_key.clone()),
+            // Children of the main session are announced into the chat.
+            announce: depth < 2,
         };
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));

@@ -124,6 +124,7 @@ impl Tool for SpawnSubagent {
             model: Some(ctx.chain.primary().model().to_string()),
             requester: ctx.scope.requester.clone(),
             requester_session: Some(ctx.session_key.clone()),
+            announce: false,
         };
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));

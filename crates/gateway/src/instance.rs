@@ -1,0 +1,220 @@
+//! This process as one instance of the control plane (see the store's
+//! `instances`): it registers at start, says it is alive every few seconds,
+//! and reclaims what dead instances left — runs become `lost` (background
+//! work and session children are announced as such) and pending approvals
+//! `expired`. An instance is dead when its heartbeat is older than
+//! `LEASE`, or at once when it ran on this host and its process is gone, so
+//! a restart after a crash does not wait for the lease. A second process on
+//! the same database (`switchboard chat` beside `run`) leaves the first
+//! one's work alone.
+
+use std::time::Duration;
+use switchboard_store::{ApprovalRow, InstanceRow, Store, now_ms};
+
+/// How often an instance says it is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A heartbeat older than this means the instance is gone.
+pub const LEASE: Duration = Duration::from_secs(15);
+
+/// This machine's name, to tell whose process ids can be checked here.
+pub fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Whether a process with this id exists on this host.
+fn process_exists(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether `row` is an instance that is gone.
+pub fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
+    if now - row.heartbeat_at > LEASE.as_millis() as i64 {
+        return true;
+    }
+    row.host == this_host && !process_exists(row.pid)
+}
+
+/// Reclaim what dead instances (never this one) left, and announce every
+/// finished run whose announcement was never queued — the runs just lost
+/// among them. Returns the approvals that expired.
+pub async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
+    let this_host = host();
+    let now = now_ms();
+    let dead: Vec<String> = store
+        .instances()
+        .await?
+        .into_iter()
+        .filter(|i| Some(i.id.as_str()) != store.instance_id() && is_dead(i, &this_host, now))
+        .map(|i| i.id)
+        .collect();
+    let reclaimed = store.reclaim(&dead).await?;
+    if !reclaimed.lost_runs.is_empty() {
+        tracing::warn!(
+            count = reclaimed.lost_runs.len(),
+            "runs of a stopped gateway process are now lost"
+        );
+    }
+    if !reclaimed.expired_approvals.is_empty() {
+        tracing::warn!(
+            count = reclaimed.expired_approvals.len(),
+            "approval requests of a stopped gateway process are now expired"
+        );
+    }
+    // Background work recorded before announcements were tracked is
+    // announced as lost as it always was.
+    for id in &reclaimed.lost_runs {
+        if let Some(r) = store.run(id).await?
+            && r.label.as_deref() == Some("background")
+        {
+            switchboard_runtime::announce::announce_row(store, &r).await?;
+        }
+    }
+    for r in store.unannounced_runs().await? {
+        tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");
+        switchboard_runtime::announce::announce_row(store, &r).await?;
+    }
+    Ok(reclaimed.expired_approvals)
+}
+
+/// Say this instance is alive every `HEARTBEAT`, and sweep up after dead
+/// ones; `expired` is told about approvals that expired that way (to edit
+/// their prompts).
+pub fn spawn_heartbeat(
+    store: Store,
+    expired: impl Fn(Vec<ApprovalRow>) -> futures::future::BoxFuture<'static, ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(HEARTBEAT).await;
+            if let Err(e) = store.heartbeat().await {
+                tracing::error!(error = %e, "cannot record this instance's heartbeat");
+                continue;
+            }
+            match sweep(&store).await {
+                Ok(rows) if !rows.is_empty() => expired(rows).await,
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "cannot reclaim the work of stopped instances"),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(host: &str, pid: i64, age_ms: i64) -> InstanceRow {
+        InstanceRow {
+            id: "i".into(),
+            host: host.into(),
+            pid,
+            started_at: 0,
+            heartbeat_at: now_ms() - age_ms,
+        }
+    }
+
+    #[test]
+    fn dead_instances() {
+        let here = host();
+        let me = i64::from(std::process::id());
+        assert!(
+            !is_dead(&row(&here, me, 1000), &here, now_ms()),
+            "this process is alive"
+        );
+        assert!(
+            is_dead(&row(&here, me, 60_000), &here, now_ms()),
+            "a stale heartbeat is dead"
+        );
+        assert!(
+            is_dead(&row(&here, i64::from(i32::MAX), 1000), &here, now_ms()),
+            "no such process here"
+        );
+        assert!(
+            !is_dead(&row("elsewhere", i64::from(i32::MAX), 1000), &here, now_ms()),
+            "another host's process is judged by its heartbeat"
+        );
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+    use switchboard_store::{NewRun, RunEnd, RunStatus};
+
+    fn run(id: &str, announce: bool) -> NewRun {
+        NewRun {
+            id: id.into(),
+            kind: "sessions_spawn".into(),
+            root_id: id.into(),
+            agent: "main".into(),
+            session_key: format!("agent:main:subagent:{id}"),
+            origin_channel: Some("local.team".into()),
+            origin_chat: Some("room".into()),
+            announce,
+            ..NewRun::default()
+        }
+    }
+
+    /// A child that ended just before a crash, its announcement not yet
+    /// queued, is announced by the next start's sweep, once.
+    #[tokio::test]
+    async fn an_ended_run_never_announced_is_announced_once() {
+        let peers = crate::test_peers::team_channel().await;
+        let store = &peers.store;
+        store.register_instance(&host(), std::process::id()).await.unwrap();
+        store.insert_run(&run("child-1", true)).await.unwrap();
+        store.insert_run(&run("quiet-1", false)).await.unwrap();
+        let end = RunEnd {
+            output: Some("done"),
+            ..RunEnd::default()
+        };
+        store.finish_run("child-1", RunStatus::Completed, &end).await.unwrap();
+        store.finish_run("quiet-1", RunStatus::Completed, &end).await.unwrap();
+        sweep(store).await.unwrap();
+        sweep(store).await.unwrap();
+        let queued = store.due_announcements(10).await.unwrap();
+        let ids: Vec<&str> = queued.iter().map(|r| r.run_id.as_str()).collect();
+        assert_eq!(ids, ["child-1"], "announced once; a run that is not announced stays so");
+        assert!(
+            queued[0].body.starts_with("Status: success\nResult: done"),
+            "{}",
+            queued[0].body
+        );
+    }
+
+    /// Only a gone instance's work is reclaimed: a live one's keeps running.
+    #[tokio::test]
+    async fn a_live_instances_runs_are_left_alone() {
+        let peers = crate::test_peers::team_channel().await;
+        let url = format!("sqlite://{}/cp.db", peers._dir.path().display());
+        let live = peers.store.clone();
+        live.register_instance(&host(), std::process::id()).await.unwrap();
+        live.insert_run(&run("live-1", true)).await.unwrap();
+        // A process on this host that has crashed: its pid is gone.
+        let crashed = switchboard_store::Store::open(&url).await.unwrap();
+        crashed.register_instance(&host(), i32::MAX as u32).await.unwrap();
+        crashed.insert_run(&run("crashed-1", true)).await.unwrap();
+        // A second process starts on the same database file.
+        let second = switchboard_store::Store::open(&url).await.unwrap();
+        second.register_instance(&host(), std::process::id()).await.unwrap();
+        sweep(&second).await.unwrap();
+        assert_eq!(second.run("live-1").await.unwrap().unwrap().status, "running");
+        assert_eq!(second.run("crashed-1").await.unwrap().unwrap().status, "lost");
+        let queued = second.due_announcements(10).await.unwrap();
+        let ids: Vec<&str> = queued.iter().map(|r| r.run_id.as_str()).collect();
+        assert_eq!(ids, ["crashed-1"]);
+        assert!(queued[0].body.contains("run lost"), "{}", queued[0].body);
+    }
+}

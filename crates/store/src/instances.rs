@@ -1,0 +1,132 @@
+//! Processes sharing the control plane, and reclaiming what dead ones left:
+//! their running runs become `lost`, their pending approvals `expired`.
+//! Whether an instance is dead is the caller's judgement (heartbeat age,
+//! whether its process still exists); the store only records and reclaims.
+
+use crate::stmt::Stmt;
+use crate::{ApprovalRow, Store, StoreError, now_ms};
+use sqlx::{AssertSqlSafe, FromRow};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct InstanceRow {
+    pub id: String,
+    pub host: String,
+    pub pid: i64,
+    pub started_at: i64,
+    pub heartbeat_at: i64,
+}
+
+/// What reclaiming left behind: runs now lost, approvals now expired.
+#[derive(Debug, Default)]
+pub struct Reclaimed {
+    pub lost_runs: Vec<String>,
+    pub expired_approvals: Vec<ApprovalRow>,
+}
+
+/// Rows of `table` whose instance is not registered (gone, or from before
+/// instances were recorded).
+fn orphan(table: &str) -> String {
+    format!("({table}.instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = {table}.instance_id))")
+}
+
+impl Store {
+    /// Register this process; its runs and approvals carry the id from now on.
+    pub async fn register_instance(&self, host: &str, pid: u32) -> Result<String, StoreError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = now_ms();
+        self.exec(
+            Stmt::new("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5)")
+                .bind(&id)
+                .bind(host)
+                .bind(i64::from(pid))
+                .bind(now)
+                .bind(now),
+        )
+        .await?;
+        let _ = self.instance.set(id.clone());
+        Ok(id)
+    }
+
+    /// This process's instance id, once registered.
+    pub fn instance_id(&self) -> Option<&str> {
+        self.instance.get().map(String::as_str)
+    }
+
+    /// Say this instance is alive.
+    pub async fn heartbeat(&self) -> Result<(), StoreError> {
+        if let Some(id) = self.instance_id() {
+            self.exec(
+                Stmt::new("UPDATE instances SET heartbeat_at = $1 WHERE id = $2")
+                    .bind(now_ms())
+                    .bind(id),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Leave cleanly: what this instance still had running is reclaimed by
+    /// the next process that looks.
+    pub async fn unregister_instance(&self) -> Result<(), StoreError> {
+        if let Some(id) = self.instance_id() {
+            self.exec(Stmt::new("DELETE FROM instances WHERE id = $1").bind(id))
+                .await?;
+        }
+        Ok(())
+    }
+
+    pub async fn instances(&self) -> Result<Vec<InstanceRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
+            "SELECT id, host, pid, started_at, heartbeat_at FROM instances ORDER BY started_at"
+        )
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Forget the instances `dead`, then reclaim every running run and
+    /// pending approval no live instance owns.
+    pub async fn reclaim(&self, dead: &[String]) -> Result<Reclaimed, StoreError> {
+        let forget: Vec<Stmt> = dead
+            .iter()
+            .map(|id| Stmt::new("DELETE FROM instances WHERE id = $1").bind(id))
+            .collect();
+        if !forget.is_empty() {
+            self.exec_all(forget).await?;
+        }
+        let lost_runs: Vec<String> = read!(self, |p| sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT id FROM runs WHERE status = 'running' AND {}",
+            orphan("runs")
+        )))
+        .fetch_all(p)
+        .await)?;
+        let lose: Vec<Stmt> = lost_runs
+            .iter()
+            .map(|id| {
+                Stmt::new(
+                    "UPDATE runs SET status = 'lost', ended_at = $1, error = 'the gateway stopped while this run was active'
+                     WHERE id = $2 AND status = 'running'",
+                )
+                .bind(now_ms())
+                .bind(id)
+            })
+            .collect();
+        if !lose.is_empty() {
+            self.exec_all(lose).await?;
+        }
+        let expired_approvals = read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
+            "SELECT {} FROM approvals WHERE status = 'pending' AND {}",
+            crate::approvals::COLUMNS,
+            orphan("approvals")
+        )))
+        .fetch_all(p)
+        .await)?;
+        for r in &expired_approvals {
+            self.decide_approval(&r.id, "expired", None, None, Some("the gateway restarted"))
+                .await?;
+        }
+        Ok(Reclaimed {
+            lost_runs,
+            expired_approvals,
+        })
+    }
+}

@@ -232,9 +232,10 @@ async fn stop_ends_the_turn_and_the_child_sessions_it_started() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // The turn has ended; bob's /stop stops the child he asked for.
     assert_eq!(
         f.say("cli:bob", "/stop").await,
-        "Stopping the current turn and 1 child session(s)."
+        "Stopping 1 child session(s) you started."
     );
     let stopped = Instant::now();
     while f.main.in_flight() > 0 {

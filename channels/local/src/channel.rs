@@ -23,9 +23,13 @@ pub struct Event {
     pub choices: Vec<String>,
 }
 
+/// Events a local channel keeps in memory.
+pub const MAX_EVENTS: usize = 10_000;
+
 pub struct LocalChannel {
     name: String,
-    events: Mutex<Vec<Event>>,
+    /// The newest `MAX_EVENTS` events and the last sequence number given.
+    events: Mutex<(std::collections::VecDeque<Event>, u64)>,
     pub(crate) notify: Notify,
     inbound: OnceLock<mpsc::Sender<Inbound>>,
     /// When set, sends fail as if the platform were down (for tests of
@@ -37,7 +41,7 @@ impl LocalChannel {
     pub fn new(alias: &str) -> Self {
         Self {
             name: format!("local.{alias}"),
-            events: Mutex::new(Vec::new()),
+            events: Mutex::new(Default::default()),
             notify: Notify::new(),
             inbound: OnceLock::new(),
             down: Default::default(),
@@ -50,21 +54,27 @@ impl LocalChannel {
     }
 
     fn push(&self, mut event: Event) -> Event {
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        event.seq = events.len() as u64 + 1;
+        let mut guard = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let (events, last) = &mut *guard;
+        *last += 1;
+        event.seq = *last;
         if event.message_id.is_empty() {
             event.message_id = format!("m{}", event.seq);
         }
-        events.push(event.clone());
-        drop(events);
+        events.push_back(event.clone());
+        // Older events are dropped: readers long-poll from a recent sequence.
+        while events.len() > MAX_EVENTS {
+            events.pop_front();
+        }
+        drop(guard);
         self.notify.notify_waiters();
         event
     }
 
     /// Events with a sequence number above `after`.
     pub fn events_after(&self, after: u64) -> Vec<Event> {
-        let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        events.iter().filter(|e| e.seq > after).cloned().collect()
+        let guard = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        guard.0.iter().filter(|e| e.seq > after).cloned().collect()
     }
 
     /// Wait until there are events after `after`, then return them.
@@ -180,5 +190,25 @@ impl Channel for LocalChannel {
             choices: Vec::new(),
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_event_log_is_bounded_and_sequences_keep_counting() {
+        let ch = LocalChannel::new("team");
+        for i in 0..MAX_EVENTS + 5 {
+            let out = Outbound::new(ChatAddress::new("local.team", "c"), format!("m{i}"));
+            ch.send(&out).await.unwrap();
+        }
+        let all = ch.events_after(0);
+        assert_eq!(all.len(), MAX_EVENTS);
+        assert_eq!((all[0].seq, all[0].text.as_str()), (6, "m5"));
+        let last = all.last().unwrap();
+        assert_eq!(last.seq, (MAX_EVENTS + 5) as u64);
+        assert_eq!(ch.events_after(last.seq - 1).len(), 1);
     }
 }

@@ -29,6 +29,8 @@ pub struct Config {
     pub web: WebConfig,
     #[serde(default)]
     pub lanes: LanesConfig,
+    #[serde(default)]
+    pub limits: crate::LimitsConfig,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

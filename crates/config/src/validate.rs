@@ -33,6 +33,7 @@ pub(crate) fn validate(c: &Config) -> Vec<Problem> {
     runtime_profiles(c, &mut v);
     cost(c, &mut v);
     lanes(c, &mut v);
+    limits(c, &mut v);
     channels(c, &mut v);
     cron(c, &mut v);
     v
@@ -50,6 +51,16 @@ fn database(c: &Config, v: &mut Vec<Problem>) {
                 c.database_url
             ),
         ));
+    }
+}
+
+fn limits(c: &Config, v: &mut Vec<Problem>) {
+    let l = &c.limits;
+    if !(1..=1000).contains(&l.session_queue) {
+        v.push(Problem::new("limits.session_queue", "must be between 1 and 1000"));
+    }
+    if l.idle_session_secs == 0 {
+        v.push(Problem::new("limits.idle_session_secs", "must be at least 1"));
     }
 }
 

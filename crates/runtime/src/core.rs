@@ -42,6 +42,10 @@ pub struct Core {
     /// `delegate` bound to an identity (and whether the run may only
     /// delegate), built once: it depends only on the configuration.
     pub delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
+    /// One spawn at a time per session, from counting its active children
+    /// to recording the new one, so parallel calls cannot overshoot
+    /// `max_children_per_agent`.
+    spawning: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Everything that differs between one run and another.
@@ -66,9 +70,27 @@ pub struct RunParts {
     pub memory_readers: Vec<String>,
 }
 
+/// Held while a session's spawn is checked and recorded.
+pub struct SpawnTurn {
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 
 impl Core {
+    /// Wait for this session's turn to spawn a child (see `spawning`).
+    pub async fn spawn_turn(&self, session_key: &str) -> SpawnTurn {
+        let lock = {
+            let mut map = self.spawning.lock().unwrap_or_else(|p| p.into_inner());
+            // Forget sessions nobody is spawning in.
+            map.retain(|_, l| Arc::strong_count(l) > 1);
+            map.entry(session_key.to_string()).or_default().clone()
+        };
+        SpawnTurn {
+            _guard: lock.lock_owned().await,
+        }
+    }
+
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
         let lane = Arc::new(tokio::sync::Semaphore::new(
@@ -102,6 +124,7 @@ impl Core {
             lane,
             inbox: Mutex::new(HashMap::new()),
             delegate_tools: Mutex::new(HashMap::new()),
+            spawning: Mutex::new(HashMap::new()),
             artifacts: crate::artifacts::ArtifactWriter::start(),
         })
     }

@@ -290,6 +290,35 @@ async fn refusals_limits_and_model_warning() {
     );
 }
 
+/// Six spawns in one answer run side by side; the per-session cap of
+/// three still holds (each spawn counts and records under the session's
+/// lock).
+#[tokio::test]
+async fn max_children_holds_under_parallel_spawns() {
+    let f = fx("").await;
+    let calls: Vec<(String, String)> = (0..6)
+        .map(|i| {
+            (
+                "sessions_spawn".into(),
+                format!(r#"{{"task": "parallel {i}", "agentId": "worker"}}"#),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = calls.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    f.main.push(Step::tool_calls(&refs));
+    for _ in 0..6 {
+        f.work.push(Step::text("late").delay(Duration::from_secs(5)));
+    }
+    f.main.push(Step::text("ok"));
+    f.turn("go").await;
+    let results = tool_results(&f.main.requests()[1]);
+    let refused = results
+        .iter()
+        .filter(|r| r.contains("child sessions are already active here"))
+        .count();
+    assert_eq!((results.len(), refused), (6, 3), "{results:?}");
+}
+
 #[tokio::test]
 async fn the_lane_never_runs_more_than_max_concurrent() {
     let f = fx("[lanes.subagent]\nmax_concurrent = 2\n").await;

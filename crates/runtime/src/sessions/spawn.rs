@@ -95,6 +95,8 @@ impl Tool for SessionsSpawn {
                 ctx.scope.spawn_depth
             ));
         }
+        // Held until the child is recorded: parallel spawns count one by one.
+        let turn = core.spawn_turn(&ctx.session_key).await;
         let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
             Ok(rows) => rows
                 .iter()
@@ -166,6 +168,7 @@ impl Tool for SessionsSpawn {
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
         }
+        drop(turn);
         let mut system_prompt = target.system_prompt.clone();
         for file in ["AGENTS.md", "TOOLS.md"] {
             if let Ok(text) = std::fs::read_to_string(policy.workspace.join(file)) {

@@ -7,7 +7,7 @@ mod kill;
 mod list;
 mod log;
 mod pause;
-mod send;
+pub mod send;
 
 use super::CommandContext;
 use switchboard_store::{RunRow, now_ms};

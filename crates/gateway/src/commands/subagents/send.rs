@@ -1,32 +1,69 @@
 //! `/subagents send <id|#> <message>`: add a user message to a running
 //! child (it sees it at its next step), or start a new turn in a finished
-//! one and answer with its reply.
+//! one and answer with its reply. In chats that turn waits in the child
+//! session's queue like any other message (the router runs the plan).
 
 use super::{CommandContext, resolve};
 use switchboard_runtime::{NoApprover, TurnRequest};
 
-pub async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str) -> String {
+/// What a `/subagents send` does.
+pub enum Plan {
+    /// Done already (the message reached a running child) or refused.
+    Done(String),
+    /// A new turn in a finished child's session: it waits in that
+    /// session's queue like any message; its answer starts with `prefix`.
+    FollowUp {
+        agent: String,
+        session_key: String,
+        text: String,
+        prefix: String,
+    },
+}
+
+pub async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) -> Plan {
     let r = match resolve(ctx, target).await {
         Ok(r) => r,
-        Err(e) => return e,
+        Err(e) => return Plan::Done(e),
     };
     let short = &r.id[..8.min(r.id.len())];
     let note = format!("Message from {} in the chat: {message}", ctx.sender);
     if r.status == "running" {
         ctx.runtime.core().post_to_inbox(&r.session_key, note);
-        return format!("Sent to {short} (running); it sees the message at its next step.");
+        return Plan::Done(format!(
+            "Sent to {short} (running); it sees the message at its next step."
+        ));
     }
     if ctx.runtime.config().agents.get(&r.agent).is_none_or(|a| !a.enabled) {
-        return format!("Run {short}'s agent '{}' is no longer enabled.", r.agent);
+        return Plan::Done(format!("Run {short}'s agent '{}' is no longer enabled.", r.agent));
     }
+    Plan::FollowUp {
+        prefix: format!("{} (session of {short})> ", r.agent),
+        agent: r.agent,
+        session_key: r.session_key,
+        text: note,
+    }
+}
+
+/// Run the plan here (the terminal chat, which has one person and no
+/// session queue of its own).
+pub async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str) -> String {
+    let (agent, session_key, text, prefix) = match plan(ctx, target, message).await {
+        Plan::Done(text) => return text,
+        Plan::FollowUp {
+            agent,
+            session_key,
+            text,
+            prefix,
+        } => (agent, session_key, text, prefix),
+    };
     let reply = ctx
         .runtime
         .run_turn(TurnRequest {
-            agent: r.agent.clone(),
-            session_key: r.session_key.clone(),
+            agent,
+            session_key,
             origin: Some(ctx.address.clone()),
             sender: Some(ctx.sender.to_string()),
-            text: note,
+            text,
             broker: std::sync::Arc::new(NoApprover(
                 "a follow-up turn of a finished child has no operator".into(),
             )),
@@ -35,7 +72,7 @@ pub async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str) -> Str
         })
         .await;
     match reply {
-        Ok(r2) => format!("{} (session of {short})> {}", r.agent, r2.text),
-        Err(e) => format!("The follow-up turn in {short} failed: {e}"),
+        Ok(r2) => format!("{prefix}{}", r2.text),
+        Err(e) => format!("The follow-up turn failed: {e}"),
     }
 }

@@ -1,36 +1,36 @@
 //! The chat router: every inbound message goes either to a slash command or
 //! to the session of `(channel, chat, thread)`. Turns of one session run one
-//! after another; different sessions run side by side.
+//! after another; different sessions run side by side (`session`). Chat
+//! input is bounded (`[limits]`): a person's message rate, a session's
+//! queue, and how long an idle session stays in memory.
+
+mod rate;
+mod session;
 
 use crate::approvals::RouteBroker;
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
+use session::{Queued, Session};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use switchboard_config::Config;
-use switchboard_core::{ApprovalChoice, Inbound, Outbound, UserId};
-use switchboard_runtime::{Runtime, TurnError, TurnRequest};
+use switchboard_core::{ApprovalChoice, Inbound, Outbound};
+use switchboard_runtime::Runtime;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 /// Tries per reply before it goes to the durable outbox.
 const SEND_ATTEMPTS: u32 = 8;
-/// How often a typing notice is renewed while a turn runs.
-const TYPING_RENEWAL: std::time::Duration = std::time::Duration::from_secs(4);
-
-/// The turn a session is running: how to stop it, and who asked for it.
-type Current = Arc<Mutex<Option<(CancellationToken, UserId)>>>;
-
-struct Session {
-    queue: mpsc::UnboundedSender<Inbound>,
-    current: Current,
-}
+/// The answer to a message that does not fit in its session's queue.
+const BUSY: &str =
+    "Busy: this conversation already has messages waiting. Try again when the current answer has arrived.";
 
 pub struct Router {
     runtime: Runtime,
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
     sessions: Mutex<HashMap<String, Session>>,
+    /// Recent messages per person, for `[limits].messages_per_minute`.
+    rate: Mutex<rate::Window>,
 }
 
 /// The agent that answers on channel instance `channel`.
@@ -49,6 +49,7 @@ impl Router {
             channels,
             broker,
             sessions: Mutex::new(HashMap::new()),
+            rate: Mutex::new(rate::Window::default()),
         })
     }
 
@@ -92,6 +93,31 @@ impl Router {
             tracing::debug!(%channel, chat = %m.address.chat, sender = %m.sender, "not mentioned in a group: ignored");
             return;
         }
+        // Approvals and /stop always get through; everything else counts
+        // against the person's rate.
+        let exempt = matches!(
+            command,
+            Some(Command::Approve { .. } | Command::Deny { .. } | Command::Stop | Command::ForAnotherBot)
+        );
+        if !exempt {
+            let limit = config.limits.messages_per_minute;
+            let verdict =
+                self.rate
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .check(&m.sender, std::time::Instant::now(), limit);
+            if let rate::Verdict::Limited { tell } = verdict {
+                tracing::warn!(%channel, sender = %m.sender, "message over the rate limit dropped");
+                if tell {
+                    let text = format!(
+                        "{} is sending more than {limit} messages a minute; this one was not taken. Wait a moment and send it again.",
+                        m.sender
+                    );
+                    self.reply(&m, text).await;
+                }
+                return;
+            }
+        }
         match command {
             Some(Command::ForAnotherBot) => {
                 tracing::debug!(%channel, sender = %m.sender, "a command for another bot: ignored");
@@ -121,7 +147,41 @@ impl Router {
                 };
                 let session_key = m.address.session_key(agent);
                 match other {
-                    None => self.enqueue(agent, session_key, m),
+                    None => {
+                        let q = Queued { m, follow_up: None };
+                        if let Err(session::Busy(q)) = self.enqueue(agent, session_key, q) {
+                            tracing::warn!(%channel, sender = %q.m.sender, "session queue full; message refused");
+                            self.reply(&q.m, BUSY.to_string()).await;
+                        }
+                    }
+                    Some(Command::Subagents(commands::subagents::Sub::Send { target, message })) => {
+                        let ctx = CommandContext {
+                            runtime: &self.runtime,
+                            agent,
+                            session_key: &session_key,
+                            address: &m.address,
+                            sender: &m.sender,
+                        };
+                        match commands::subagents::send::plan(&ctx, &target, &message).await {
+                            commands::subagents::send::Plan::Done(text) => self.reply(&m, text).await,
+                            commands::subagents::send::Plan::FollowUp {
+                                agent,
+                                session_key,
+                                text,
+                                prefix,
+                            } => {
+                                let mut follow = m.clone();
+                                follow.text = text;
+                                let q = Queued {
+                                    m: follow,
+                                    follow_up: Some(prefix),
+                                };
+                                if self.enqueue(&agent, session_key, q).is_err() {
+                                    self.reply(&m, BUSY.to_string()).await;
+                                }
+                            }
+                        }
+                    }
                     Some(Command::Stop) => {
                         let text = self.stop(agent, &session_key, &m).await;
                         self.reply(&m, text).await;
@@ -140,13 +200,6 @@ impl Router {
                 }
             }
         }
-    }
-
-    fn current_turn(&self, session_key: &str) -> Option<(CancellationToken, UserId)> {
-        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        sessions
-            .get(session_key)
-            .and_then(|s| s.current.lock().unwrap_or_else(|p| p.into_inner()).clone())
     }
 
     /// `/stop`: an operator (approver) stops the turn and every child of
@@ -181,69 +234,6 @@ impl Router {
             (true, 0, _) => "Stopping the current turn.".to_string(),
             (true, n, _) => format!("Stopping the current turn and {n} child session(s)."),
             (false, n, _) => format!("Stopping {n} child session(s) you started."),
-        }
-    }
-
-    /// Queue a message for its session, starting the session's worker if needed.
-    fn enqueue(self: &Arc<Self>, agent: &str, session_key: String, m: Inbound) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        let session = sessions.entry(session_key.clone()).or_insert_with(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            let current = Arc::new(Mutex::new(None));
-            tokio::spawn(
-                self.clone()
-                    .worker(agent.to_string(), session_key.clone(), rx, current.clone()),
-            );
-            Session { queue: tx, current }
-        });
-        let _ = session.queue.send(m);
-    }
-
-    async fn worker(
-        self: Arc<Self>,
-        agent: String,
-        session_key: String,
-        mut queue: mpsc::UnboundedReceiver<Inbound>,
-        current: Current,
-    ) {
-        while let Some(m) = queue.recv().await {
-            let cancel = CancellationToken::new();
-            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((cancel.clone(), m.sender.clone()));
-            // Typing shows while the turn runs (platforms let it lapse after
-            // a few seconds, so it is renewed), without delaying the turn.
-            let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
-                let address = m.address.clone();
-                tokio::spawn(async move {
-                    loop {
-                        let _ = ch.typing(&address).await;
-                        tokio::time::sleep(TYPING_RENEWAL).await;
-                    }
-                })
-            });
-            let result = self
-                .runtime
-                .run_turn(TurnRequest {
-                    agent: agent.clone(),
-                    session_key: session_key.clone(),
-                    origin: Some(m.address.clone()),
-                    sender: Some(m.sender.to_string()),
-                    text: m.text.clone(),
-                    broker: self.broker.clone(),
-                    cancel,
-                    events: None,
-                })
-                .await;
-            current.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(t) = typing {
-                t.abort();
-            }
-            let text = match result {
-                Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
-                Ok(reply) => reply.text,
-                Err(TurnError::Cancelled) => "(stopped)".to_string(),
-                Err(e) => format!("error: {e}"),
-            };
-            self.reply(&m, text).await;
         }
     }
 }

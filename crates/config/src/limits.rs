@@ -1,0 +1,40 @@
+//! `[limits]`: bounds on chat input, so one person (or a flood of
+//! messages) cannot exhaust the gateway.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Messages one conversation may have waiting behind its running turn;
+    /// more get a "busy, try again" answer.
+    #[serde(default = "session_queue")]
+    pub session_queue: u32,
+    /// Messages one person may send per minute, across chats (0 = no limit).
+    #[serde(default = "messages_per_minute")]
+    pub messages_per_minute: u32,
+    /// A conversation idle this long is dropped from memory (its history
+    /// stays in the control plane and is read back on the next message).
+    #[serde(default = "idle_session_secs")]
+    pub idle_session_secs: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            session_queue: session_queue(),
+            messages_per_minute: messages_per_minute(),
+            idle_session_secs: idle_session_secs(),
+        }
+    }
+}
+
+fn session_queue() -> u32 {
+    10
+}
+fn messages_per_minute() -> u32 {
+    30
+}
+fn idle_session_secs() -> u64 {
+    1800
+}

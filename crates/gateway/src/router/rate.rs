@@ -1,0 +1,74 @@
+//! A sliding one-minute window of each person's messages
+//! (`[limits].messages_per_minute`).
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+use switchboard_core::UserId;
+
+const WINDOW: Duration = Duration::from_secs(60);
+
+#[derive(Default)]
+pub struct Window {
+    recent: HashMap<UserId, Person>,
+}
+
+#[derive(Default)]
+struct Person {
+    times: VecDeque<Instant>,
+    /// Told about the limit in this burst already (tell once, not per message).
+    warned: bool,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    /// Over the limit; `tell` is true for the first refused message of a burst.
+    Limited {
+        tell: bool,
+    },
+}
+
+impl Window {
+    /// Count a message from `who` at `now` against `limit` a minute (0 = none).
+    pub fn check(&mut self, who: &UserId, now: Instant, limit: u32) -> Verdict {
+        if limit == 0 {
+            return Verdict::Allowed;
+        }
+        // People who have been quiet for a minute are forgotten.
+        self.recent
+            .retain(|_, p| p.times.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
+        let person = self.recent.entry(who.clone()).or_default();
+        while person.times.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
+            person.times.pop_front();
+        }
+        if person.times.len() >= limit as usize {
+            let tell = !person.warned;
+            person.warned = true;
+            return Verdict::Limited { tell };
+        }
+        person.warned = false;
+        person.times.push_back(now);
+        Verdict::Allowed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_is_limited_and_told_once() {
+        let mut w = Window::default();
+        let ann = UserId("tg:1".into());
+        let bob = UserId("tg:2".into());
+        let t0 = Instant::now();
+        for _ in 0..3 {
+            assert_eq!(w.check(&ann, t0, 3), Verdict::Allowed);
+        }
+        assert_eq!(w.check(&ann, t0, 3), Verdict::Limited { tell: true });
+        assert_eq!(w.check(&ann, t0, 3), Verdict::Limited { tell: false });
+        assert_eq!(w.check(&bob, t0, 3), Verdict::Allowed, "limits are per person");
+        assert_eq!(w.check(&ann, t0 + WINDOW, 3), Verdict::Allowed, "a minute later");
+        assert_eq!(w.check(&ann, t0, 0), Verdict::Allowed, "0 means no limit");
+    }
+}

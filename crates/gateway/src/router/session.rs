@@ -1,0 +1,140 @@
+//! One conversation's queue and worker: turns of a session run one after
+//! another. The queue is bounded (`[limits].session_queue`; a message past
+//! it is answered "busy" instead of piling up), and a worker idle for
+//! `[limits].idle_session_secs` ends and its session leaves memory (the
+//! history is in the control plane and read back on the next message).
+
+use super::Router;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use switchboard_core::{Inbound, UserId};
+use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How often a typing notice is renewed while a turn runs.
+const TYPING_RENEWAL: Duration = Duration::from_secs(4);
+
+/// The turn a session is running: how to stop it, and who asked for it.
+pub(super) type Current = Arc<Mutex<Option<(CancellationToken, UserId)>>>;
+
+pub(super) struct Session {
+    queue: mpsc::Sender<Queued>,
+    current: Current,
+}
+
+/// A message waiting for its turn.
+pub(super) struct Queued {
+    pub m: Inbound,
+    /// A `/subagents send` follow-up in a finished child's session: its
+    /// answer is prefixed with this, and nobody can be asked to approve.
+    pub follow_up: Option<String>,
+}
+
+/// The session's queue is full; the message is handed back.
+pub(super) struct Busy(pub Queued);
+
+impl Router {
+    /// The running turn of `session_key`, if any.
+    pub(super) fn current_turn(&self, session_key: &str) -> Option<(CancellationToken, UserId)> {
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions
+            .get(session_key)
+            .and_then(|s| s.current.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+
+    /// Queue a message for its session, starting the session's worker if
+    /// needed; `Busy` when the session already has a full queue.
+    pub(super) fn enqueue(self: &Arc<Self>, agent: &str, session_key: String, q: Queued) -> Result<(), Busy> {
+        let bound = self.runtime.config().limits.session_queue.max(1) as usize;
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let session = sessions.entry(session_key.clone()).or_insert_with(|| {
+            let (tx, rx) = mpsc::channel(bound);
+            let current = Arc::new(Mutex::new(None));
+            tokio::spawn(
+                self.clone()
+                    .worker(agent.to_string(), session_key.clone(), rx, current.clone()),
+            );
+            Session { queue: tx, current }
+        });
+        session.queue.try_send(q).map_err(|e| Busy(e.into_inner()))
+    }
+
+    /// The next message, or `None` once the session has been idle long
+    /// enough to leave memory (it is removed under the sessions lock, which
+    /// `enqueue` holds while sending, so no message is left behind).
+    async fn next(&self, session_key: &str, queue: &mut mpsc::Receiver<Queued>) -> Option<Queued> {
+        let idle = Duration::from_secs(self.runtime.config().limits.idle_session_secs);
+        loop {
+            match tokio::time::timeout(idle, queue.recv()).await {
+                Ok(q) => return q,
+                Err(_) => {
+                    let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+                    if queue.is_empty() {
+                        sessions.remove(session_key);
+                        tracing::info!(session = %session_key, "idle session left memory");
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn worker(
+        self: Arc<Self>,
+        agent: String,
+        session_key: String,
+        mut queue: mpsc::Receiver<Queued>,
+        current: Current,
+    ) {
+        while let Some(Queued { m, follow_up }) = self.next(&session_key, &mut queue).await {
+            let cancel = CancellationToken::new();
+            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((cancel.clone(), m.sender.clone()));
+            // Typing shows while the turn runs (platforms let it lapse after
+            // a few seconds, so it is renewed), without delaying the turn.
+            let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
+                let address = m.address.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let _ = ch.typing(&address).await;
+                        tokio::time::sleep(TYPING_RENEWAL).await;
+                    }
+                })
+            });
+            let broker: Arc<dyn ApprovalBroker> = match follow_up {
+                Some(_) => Arc::new(NoApprover(
+                    "a follow-up turn of a finished child has no operator".into(),
+                )),
+                None => self.broker.clone(),
+            };
+            let result = self
+                .runtime
+                .run_turn(TurnRequest {
+                    agent: agent.clone(),
+                    session_key: session_key.clone(),
+                    origin: Some(m.address.clone()),
+                    sender: Some(m.sender.to_string()),
+                    text: m.text.clone(),
+                    broker,
+                    cancel,
+                    events: None,
+                })
+                .await;
+            current.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(t) = typing {
+                t.abort();
+            }
+            let text = match result {
+                Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
+                Ok(reply) => reply.text,
+                Err(TurnError::Cancelled) => "(stopped)".to_string(),
+                Err(e) => format!("error: {e}"),
+            };
+            let text = match &follow_up {
+                Some(prefix) => format!("{prefix}{text}"),
+                None => text,
+            };
+            self.reply(&m, text).await;
+        }
+    }
+}

@@ -32,7 +32,7 @@ pub(super) struct Queued {
 }
 
 /// The session's queue is full; the message is handed back.
-pub(super) struct Busy(pub Queued);
+pub(super) struct Busy(pub Box<Queued>);
 
 impl Router {
     /// The running turn of `session_key`, if any.
@@ -57,7 +57,7 @@ impl Router {
             );
             Session { queue: tx, current }
         });
-        session.queue.try_send(q).map_err(|e| Busy(e.into_inner()))
+        session.queue.try_send(q).map_err(|e| Busy(Box::new(e.into_inner())))
     }
 
     /// The next message, or `None` once the session has been idle long

@@ -78,6 +78,15 @@ pub struct SpawnTurn {
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 
 impl Core {
+    /// Where the gateway keeps an agent's records on disk (background
+    /// results, child transcripts): `<workspace_dir>/.records/<agent>/`,
+    /// beside the agent's workspace and so out of its tools' reach — a
+    /// `file_read` or `grep -r` in one chat cannot read what another chat's
+    /// children produced. (Agent aliases cannot start with a dot.)
+    pub fn records_dir(&self, agent: &str) -> PathBuf {
+        PathBuf::from(&self.config.workspace_dir).join(".records").join(agent)
+    }
+
     /// Wait for this session's turn to spawn a child (see `spawning`).
     pub async fn spawn_turn(&self, session_key: &str) -> SpawnTurn {
         let lock = {

@@ -41,6 +41,11 @@ impl Harness {
         self.dir.path().join("ws").join(agent)
     }
 
+    /// The agent's records folder (results, transcripts), beside its workspace.
+    pub fn records(&self, agent: &str) -> std::path::PathBuf {
+        self.dir.path().join("ws").join(".records").join(agent)
+    }
+
     pub async fn turn(&self, text: &str, broker: Arc<dyn ApprovalBroker>) -> Result<TurnReply, TurnError> {
         self.turn_with(text, broker, CancellationToken::new()).await
     }

@@ -479,7 +479,7 @@ async fn background_task_lifecycle() {
         !stored.contains("long job") && !stored.contains("bg result"),
         "progress leaks content: {stored}"
     );
-    let artifact = f.h.workspace("main").join(format!("delegate_results/{id}.json"));
+    let artifact = f.h.records("main").join(format!("delegate_results/{id}.json"));
     let a: Value = serde_json::from_str(&std::fs::read_to_string(artifact).unwrap()).unwrap();
     assert_eq!(
         a,
@@ -487,6 +487,20 @@ async fn background_task_lifecycle() {
     );
     let listed: Value = serde_json::from_str(&f.delegate(json!({"action": "list_results"})).await).unwrap();
     assert_eq!(listed["tasks"][0]["task_id"], id);
+    // The artifact is kept out of the agent's workspace: its tools (in any
+    // chat) cannot read it.
+    assert!(!f.h.workspace("main").join("delegate_results").exists());
+    f.main.push(Step::tool_call(
+        "file_read",
+        json!({"path": format!("../.records/main/delegate_results/{id}.json")}),
+    ));
+    f.main.push(Step::text("done"));
+    f.h.turn("peek", Arc::new(NoApprover("none".into()))).await.unwrap();
+    assert!(
+        last_tool_result(&f.main).contains("is outside the agent workspace"),
+        "{}",
+        last_tool_result(&f.main)
+    );
 }
 
 #[tokio::test]

@@ -146,7 +146,7 @@ async fn spawn_returns_at_once_and_the_result_is_announced_in_the_thread() {
         "{last}"
     );
     // The transcript file exists until archived.
-    let transcript = f.h.workspace("worker").join(format!("sessions/{run_id}.jsonl"));
+    let transcript = f.h.records("worker").join(format!("sessions/{run_id}.jsonl"));
     for _ in 0..100 {
         if transcript.exists() {
             break;
@@ -367,7 +367,7 @@ async fn cleanup_delete_archives_the_transcript_right_after_the_announce() {
         .push(Step::text("Tidied up.").when_last_contains("Write the announcement"));
     f.turn("go").await;
     let (run_id, _) = accepted(&last_tool_result(&f.main));
-    let dir = f.h.workspace("worker").join("sessions");
+    let dir = f.h.records("worker").join("sessions");
     let mut archived = None;
     for _ in 0..200 {
         archived = std::fs::read_dir(&dir).ok().and_then(|d| {
@@ -554,7 +554,7 @@ async fn run_timeout_agents_md_and_archiving_after_the_delay() {
     );
     assert_eq!(f.wait_ended(&quick).await, "completed");
     // archive_after_minutes (60 by default) is not due yet; nothing moves.
-    let transcript = f.h.workspace("worker").join(format!("sessions/{quick}.jsonl"));
+    let transcript = f.h.records("worker").join(format!("sessions/{quick}.jsonl"));
     for _ in 0..100 {
         if transcript.exists() {
             break;
@@ -596,7 +596,7 @@ async fn archiving_is_computed_from_stored_times() {
         .push(Step::text("ANNOUNCE_SKIP").when_last_contains("Write the announcement"));
     f.turn("go").await;
     let (run_id, _) = accepted(&last_tool_result(&f.main));
-    let transcript = f.h.workspace("worker").join(format!("sessions/{run_id}.jsonl"));
+    let transcript = f.h.records("worker").join(format!("sessions/{run_id}.jsonl"));
     for _ in 0..200 {
         if transcript.exists() {
             break;
@@ -606,7 +606,7 @@ async fn archiving_is_computed_from_stored_times() {
     assert!(transcript.exists());
     assert_eq!(f.h.runtime.archive_due().await, 1);
     assert!(!transcript.exists());
-    let names: Vec<String> = std::fs::read_dir(f.h.workspace("worker").join("sessions"))
+    let names: Vec<String> = std::fs::read_dir(f.h.records("worker").join("sessions"))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().to_string())

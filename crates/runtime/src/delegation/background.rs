@@ -1,5 +1,6 @@
 //! Background delegations: a task row in the control plane, a heartbeat,
-//! progress, and a `delegate_results/<uuid>.json` artifact holding only the
+//! progress, and a `delegate_results/<uuid>.json` artifact (under the agent's records
+//! folder, out of the tools' reach) holding only the
 //! task id and output. They are not tied to the turn that started them;
 //! only `cancel_task` (or `/subagents kill`) stops them.
 
@@ -45,7 +46,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(task_id.clone(), cancel.clone());
-    let artifact_dir = ctx.policy.workspace.join("delegate_results");
+    let artifact_dir = core.records_dir(&ctx.agent).join("delegate_results");
     let target = plan.target.clone();
     let timeout = plan.background_timeout;
     let progress = Arc::new(ProgressRecorder::new(&task_id, core.store.clone(), timeout));

@@ -40,13 +40,10 @@ impl Runtime {
             if ended_at + (minutes as i64) * 60_000 > now_ms() {
                 continue;
             }
-            let Some(policy) = core.policies.get(&agent) else {
-                continue;
-            };
             archive_one(
                 core,
                 &id,
-                &policy.workspace.join("sessions").join(format!("{id}.jsonl")),
+                &core.records_dir(&agent).join("sessions").join(format!("{id}.jsonl")),
             )
             .await;
             done += 1;

@@ -229,16 +229,14 @@ async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
     }
 }
 
-/// Write the child's transcript to `<workspace>/sessions/<run id>.jsonl`;
+/// Write the child's transcript to `sessions/<run id>.jsonl` in the agent's
+/// records folder (`Core::records_dir`, out of the tools' reach);
 /// with `cleanup = "delete"`, archive it right away.
 pub(crate) async fn write_transcript(core: &Core, run_id: &str, delete: bool) {
     let Ok(Some(row)) = core.store.run(run_id).await else {
         return;
     };
-    let Some(policy) = core.policies.get(&row.agent) else {
-        return;
-    };
-    let dir = policy.workspace.join("sessions");
+    let dir = core.records_dir(&row.agent).join("sessions");
     let path = dir.join(format!("{run_id}.jsonl"));
     let body = match core.store.history(&row.session_key, 10_000).await {
         Ok(rows) => rows.into_iter().map(|r| r.body).collect::<Vec<_>>().join("\n"),

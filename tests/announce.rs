@@ -28,17 +28,25 @@ allowed_users = ["*"]
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_background_result_is_announced_in_the_originating_thread() {
+/// Two scripted models, a gateway on them, and `main` asked to start
+/// `prompt` as a background delegation (answering `ack`).
+async fn with_background_task(prompt: &str, ack: &str) -> (ScriptedModel, ScriptedModel, Sandbox, Gateway) {
     let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
     let port = free_port();
     let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
     let gw = Gateway::start(&sandbox, port, "team").await;
     main.push(Step::tool_call(
         "delegate",
-        json!({"agent": "reviewer", "prompt": "audit the logs", "background": true}),
+        json!({"agent": "reviewer", "prompt": prompt, "background": true}),
     ));
-    main.push(Step::text("On it; I will report back here."));
+    main.push(Step::text(ack));
+    (main, reviewer, sandbox, gw)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_result_is_announced_in_the_originating_thread() {
+    let (_main, reviewer, _sandbox, gw) =
+        with_background_task("audit the logs", "On it; I will report back here.").await;
     reviewer.push(
         Step::text("No anomalies found.")
             .delay(Duration::from_millis(300))
@@ -157,15 +165,7 @@ async fn an_announcement_pending_at_a_crash_is_delivered_once_after_restart() {
 /// finishes and is announced once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_process_on_the_same_database_leaves_running_work_alone() {
-    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
-    let gw = Gateway::start(&sandbox, port, "team").await;
-    main.push(Step::tool_call(
-        "delegate",
-        json!({"agent": "reviewer", "prompt": "slow audit", "background": true}),
-    ));
-    main.push(Step::text("Started."));
+    let (_main, reviewer, sandbox, gw) = with_background_task("slow audit", "Started.").await;
     reviewer.push(Step::text("Audit clean.").delay(Duration::from_secs(3)));
     gw.send("team", "general", "cli:bob", "audit please", true, true).await;
     let mut cursor = 0;

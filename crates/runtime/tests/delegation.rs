@@ -70,6 +70,17 @@ impl Fx {
     }
 }
 
+/// A complete approval route: cli:alice decides in the ops room.
+fn ops_room_route() -> switchboard_config::ApprovalRoute {
+    switchboard_config::ApprovalRoute {
+        approver_channel: Some("cli".into()),
+        approver_recipient: Some("ops-room".into()),
+        approvers: vec!["cli:alice".into()],
+        on_no_approver: Default::default(),
+        timeout_secs: 5,
+    }
+}
+
 fn error(s: &str) -> String {
     format!("Error: {s}")
 }
@@ -283,13 +294,7 @@ async fn independent_with_complete_route_runs_despite_always_ask() {
     let f = fx_with("", |c| {
         let p = c.risk_profiles.get_mut("opsprof").unwrap();
         p.always_ask = vec!["shell".into()];
-        p.approval_route = Some(switchboard_config::ApprovalRoute {
-            approver_channel: Some("cli".into()),
-            approver_recipient: Some("ops-room".into()),
-            approvers: vec!["cli:alice".into()],
-            on_no_approver: Default::default(),
-            timeout_secs: 5,
-        });
+        p.approval_route = Some(ops_room_route());
     })
     .await;
     f.ops.push(Step::text("ran"));
@@ -305,13 +310,7 @@ async fn independent_with_complete_route_runs_despite_always_ask() {
 async fn no_grant_covers_a_dangerous_command_in_a_child() {
     let f = fx_with("", |c| {
         let p = c.risk_profiles.get_mut("opsprof").unwrap();
-        p.approval_route = Some(switchboard_config::ApprovalRoute {
-            approver_channel: Some("cli".into()),
-            approver_recipient: Some("ops-room".into()),
-            approvers: vec!["cli:alice".into()],
-            on_no_approver: Default::default(),
-            timeout_secs: 5,
-        });
+        p.approval_route = Some(ops_room_route());
     })
     .await;
     let broker = FixedBroker::new(switchboard_runtime::ApprovalOutcome::Approved {

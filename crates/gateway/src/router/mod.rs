@@ -146,24 +146,25 @@ impl Router {
                     return;
                 };
                 let session_key = m.address.session_key(agent);
-                match other {
+                let ctx = CommandContext {
+                    runtime: &self.runtime,
+                    agent,
+                    session_key: &session_key,
+                    address: &m.address,
+                    sender: &m.sender,
+                };
+                let text = match other {
                     None => {
                         let q = Queued { m, follow_up: None };
                         if let Err(session::Busy(q)) = self.enqueue(agent, session_key, q) {
                             tracing::warn!(%channel, sender = %q.m.sender, "session queue full; message refused");
                             self.reply(&q.m, BUSY.to_string()).await;
                         }
+                        return;
                     }
                     Some(Command::Subagents(commands::subagents::Sub::Send { target, message })) => {
-                        let ctx = CommandContext {
-                            runtime: &self.runtime,
-                            agent,
-                            session_key: &session_key,
-                            address: &m.address,
-                            sender: &m.sender,
-                        };
                         match commands::subagents::send::plan(&ctx, &target, &message).await {
-                            commands::subagents::send::Plan::Done(text) => self.reply(&m, text).await,
+                            commands::subagents::send::Plan::Done(text) => text,
                             commands::subagents::send::Plan::FollowUp {
                                 agent,
                                 session_key,
@@ -176,28 +177,17 @@ impl Router {
                                     m: follow,
                                     follow_up: Some(prefix),
                                 };
-                                if self.enqueue(&agent, session_key, q).is_err() {
-                                    self.reply(&m, BUSY.to_string()).await;
+                                if self.enqueue(&agent, session_key, q).is_ok() {
+                                    return;
                                 }
+                                BUSY.to_string()
                             }
                         }
                     }
-                    Some(Command::Stop) => {
-                        let text = self.stop(agent, &session_key, &m).await;
-                        self.reply(&m, text).await;
-                    }
-                    Some(cmd) => {
-                        let ctx = CommandContext {
-                            runtime: &self.runtime,
-                            agent,
-                            session_key: &session_key,
-                            address: &m.address,
-                            sender: &m.sender,
-                        };
-                        let text = commands::apply(&cmd, &ctx).await;
-                        self.reply(&m, text).await;
-                    }
-                }
+                    Some(Command::Stop) => self.stop(&ctx).await,
+                    Some(cmd) => commands::apply(&cmd, &ctx).await,
+                };
+                self.reply(&m, text).await;
             }
         }
     }
@@ -205,27 +195,21 @@ impl Router {
     /// `/stop`: an operator (approver) stops the turn and every child of
     /// the session; anyone else only their own turn and the children they
     /// asked for — in a group, one person cannot stop another's work.
-    async fn stop(&self, agent: &str, session_key: &str, m: &Inbound) -> String {
-        let ctx = CommandContext {
-            runtime: &self.runtime,
-            agent,
-            session_key,
-            address: &m.address,
-            sender: &m.sender,
-        };
+    async fn stop(&self, ctx: &CommandContext<'_>) -> String {
+        let (session_key, sender) = (ctx.session_key, ctx.sender);
         let operator = ctx.sender_may_operate();
         let turn = self.current_turn(session_key);
         let mut stopped_turn = false;
         let mut refused = None;
         if let Some((token, owner)) = &turn {
-            if operator || *owner == m.sender {
+            if operator || owner == sender {
                 token.cancel();
                 stopped_turn = true;
             } else {
                 refused = Some(owner.clone());
             }
         }
-        let children = commands::stop_session_children(&self.runtime, session_key, &m.sender, operator).await;
+        let children = commands::stop_session_children(&self.runtime, session_key, sender, operator).await;
         match (stopped_turn, children, refused) {
             (false, 0, Some(owner)) => {
                 format!("The current turn was started by {owner}; only they or an approver can stop it.")

@@ -463,3 +463,32 @@ async fn invitations_are_accepted_only_from_allowed_people() {
     );
     assert!(!joined(&eve.events(&from_eve).await), "Eve is not in allowed_users");
 }
+
+/// Idle `/sync` long polls on a real Synapse are successes: with a 2 s sync
+/// timeout and 15 s of quiet, nothing is logged as a failure and the next
+/// message is answered as fast as on a busy bot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_bot_answers_its_next_message_at_once() {
+    let model = ScriptedModel::start().await;
+    let w = world().await;
+    let port = free_port();
+    let config = config(&model.url(), &w, port).replace(
+        "[channels.matrix.main]\n",
+        "[channels.matrix.main]\nsync_timeout_secs = 2\n",
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    // Let it join and settle, then stay quiet.
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    model.push(Step::text("Still here.").when_last_contains("after a while"));
+    let sent_at = std::time::Instant::now();
+    w.ann.say(&w.dm, "hello after a while").await;
+    w.ann.wait_for(&w.dm, BOT, 30, |m| body(m) == "Still here.").await;
+    let waited = sent_at.elapsed();
+    assert!(waited < Duration::from_secs(5), "answered after {waited:?}");
+    let log = gw.log();
+    assert!(
+        !log.contains("sync failed"),
+        "idle syncs were logged as failures:\n{log}"
+    );
+}

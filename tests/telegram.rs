@@ -337,3 +337,79 @@ async fn webhook_mode_takes_updates_only_with_the_secret() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(model.requests().len(), 1, "the refused posts never reached the agent");
 }
+
+/// A gateway with 2 s long polls on the loopback Bot API.
+async fn short_polls() -> (ScriptedModel, FakeTelegram, Sandbox, Gateway) {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let config = config(&model.url(), &tg.url(), port).replace(
+        "[channels.telegram.main]\n",
+        "[channels.telegram.main]\npoll_timeout_secs = 2\n",
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    (model, tg, sandbox, gw)
+}
+
+/// Idle long polls are successes: no warnings, no backoff, and the next
+/// message is answered as fast as on a busy bot (the bug: every idle poll
+/// was cut by the HTTP client, logged as an outage and backed off up to
+/// 30 s, so the next message waited ~20 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_bot_answers_its_next_message_at_once() {
+    let (model, tg, _sandbox, gw) = short_polls().await;
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    assert!(tg.get_updates_calls() >= 5, "polled {} times", tg.get_updates_calls());
+    model.push(Step::text("Still here."));
+    let sent_at = std::time::Instant::now();
+    tg.message(
+        private_chat(11, "Ann"),
+        user(11, "Ann"),
+        "hello after a while",
+        None,
+        None,
+    );
+    let sent = tg.wait_sent(1, 20).await;
+    let waited = sent_at.elapsed();
+    assert_eq!(text(&sent[0]), "Still here.");
+    // Far below the 17 s an idle poll used to lose; a held poll answers at once.
+    assert!(waited < Duration::from_secs(5), "answered after {waited:?}");
+    let log = gw.log();
+    assert!(
+        !log.contains("getUpdates failed"),
+        "idle polls were logged as failures:\n{log}"
+    );
+}
+
+/// An outage is one warning and one recovery line, the bot polls again
+/// within the capped backoff once the API is back, and a message written
+/// during the outage is answered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_is_logged_once_and_nothing_is_lost() {
+    let (model, tg, _sandbox, gw) = short_polls().await;
+    model.push(Step::text("Back again."));
+    tg.set_down(true);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    tg.message(
+        private_chat(11, "Ann"),
+        user(11, "Ann"),
+        "during the outage",
+        None,
+        None,
+    );
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let polls_while_down = tg.refused_while_down();
+    tg.set_down(false);
+    let sent = tg.wait_sent(1, 20).await;
+    assert_eq!(text(&sent[0]), "Back again.");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(tg.sent().len(), 1, "answered once");
+    let log = gw.log();
+    assert_eq!(log.matches("getUpdates failed").count(), 1, "{log}");
+    assert_eq!(log.matches("polling recovered").count(), 1, "{log}");
+    assert!(
+        polls_while_down >= 3,
+        "kept polling during the outage ({polls_while_down}):\n{log}"
+    );
+}

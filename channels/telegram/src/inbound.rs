@@ -142,10 +142,12 @@ mod never_panics {
 
     fn poller(username: &str) -> Poller {
         Poller {
-            bot: teloxide::Bot::new("1:test"),
+            url: Arc::new("http://127.0.0.1:9/bot1:test/getUpdates".parse().unwrap()),
+            http: reqwest::Client::new(),
             name: "telegram.main".into(),
             cursors: Arc::new(NoCursors),
             username: username.into(),
+            timeout: std::time::Duration::from_secs(25),
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod html;
 mod inbound;
+mod poller;
 mod webhook;
 
 use async_trait::async_trait;
@@ -15,20 +16,23 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
     ApprovalPrompt, Channel, ChannelError, ChatAddress, CursorStore, Inbound, MessageRef, Outbound, PromptState,
-    TaskEnd, guarded, split_message,
+    split_message,
 };
 use teloxide::RequestError;
-use teloxide::payloads::{
-    AnswerCallbackQuerySetters, EditMessageTextSetters, GetUpdatesSetters, SendMessageSetters, SetWebhookSetters,
-};
+use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, SendMessageSetters, SetWebhookSetters};
 use teloxide::prelude::Requester;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId,
 };
 use tokio::sync::mpsc;
 
+pub(crate) use poller::Poller;
+
 /// Telegram's limit for one message.
 pub const MAX_MESSAGE: usize = 4096;
+
+/// How much longer than a long poll its HTTP client waits.
+const POLL_CLIENT_MARGIN: Duration = Duration::from_secs(10);
 
 /// Inbound button presses carry `cbq:<callback query id>` as their message
 /// id; a reply to one is shown as the answer to the press.
@@ -36,7 +40,12 @@ pub(crate) const CALLBACK_PREFIX: &str = "cbq:";
 
 pub struct TelegramChannel {
     name: String,
+    /// For every call but `getUpdates` (teloxide's short client timeout).
     bot: teloxide::Bot,
+    /// `getUpdates`, made by the poller itself (see `poller`).
+    poll_url: Arc<reqwest::Url>,
+    poll_client: reqwest::Client,
+    poll_timeout: Duration,
     cursors: Arc<dyn CursorStore>,
     username: OnceLock<String>,
     webhook: Option<Webhook>,
@@ -104,20 +113,34 @@ fn topic(address: &ChatAddress) -> Option<ThreadId> {
 
 impl TelegramChannel {
     /// `name` is the instance (`telegram.main`), `api_url` the Bot API base.
+    /// `poll_timeout` is how long Telegram may hold one `getUpdates`.
     pub fn new(
         name: &str,
         token: &str,
         api_url: &str,
         cursors: Arc<dyn CursorStore>,
         webhook: Option<Webhook>,
+        poll_timeout: Duration,
     ) -> Result<Self, String> {
         let url = url::Url::parse(api_url.trim_end_matches('/')).map_err(|e| format!("api_url '{api_url}': {e}"))?;
         if let Some(w) = &webhook {
             url::Url::parse(&w.url).map_err(|e| format!("webhook_url '{}': {e}", w.url))?;
         }
+        // The poll's HTTP client must outlast the poll: an idle long poll
+        // that the client cuts short looks like an unreachable server.
+        let poll_client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(poll_timeout + POLL_CLIENT_MARGIN)
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let poll_url = url::Url::parse(&format!("{}/bot{token}/getUpdates", url.as_str().trim_end_matches('/')))
+            .map_err(|_| "api_url with the bot token is not a URL".to_string())?;
         Ok(Self {
             name: name.to_string(),
             bot: teloxide::Bot::new(token).set_api_url(url),
+            poll_url: Arc::new(poll_url),
+            poll_client,
+            poll_timeout,
             cursors,
             username: OnceLock::new(),
             webhook,
@@ -174,10 +197,12 @@ impl Channel for TelegramChannel {
             tracing::warn!(channel = %self.name, error = %map_err(e), "setMyCommands failed");
         }
         let poller = Poller {
-            bot: self.bot.clone(),
+            url: self.poll_url.clone(),
+            http: self.poll_client.clone(),
             name: self.name.clone(),
             cursors: self.cursors.clone(),
             username,
+            timeout: self.poll_timeout,
         };
         match &self.webhook {
             Some(w) => {
@@ -265,55 +290,5 @@ impl Channel for TelegramChannel {
             .await
             .map(|_| ())
             .map_err(map_err)
-    }
-}
-
-/// Long polling for one instance.
-#[derive(Clone)]
-pub(crate) struct Poller {
-    pub bot: teloxide::Bot,
-    pub name: String,
-    pub cursors: Arc<dyn CursorStore>,
-    pub username: String,
-}
-
-impl Poller {
-    async fn run(self, inbound: mpsc::Sender<Inbound>) -> TaskEnd {
-        let mut offset: i32 = match self.cursors.load(&self.name).await {
-            Some(c) => c.parse().unwrap_or(0),
-            None => 0,
-        };
-        let mut backoff = Duration::from_millis(500);
-        loop {
-            let updates = match self.bot.get_updates().offset(offset).timeout(20).await {
-                Ok(u) => {
-                    backoff = Duration::from_millis(500);
-                    u
-                }
-                Err(RequestError::RetryAfter(s)) => {
-                    tokio::time::sleep(Duration::from_secs(u64::from(s.seconds()))).await;
-                    continue;
-                }
-                Err(e) => {
-                    tracing::warn!(channel = %self.name, error = %map_err(e), ?backoff, "getUpdates failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(30));
-                    continue;
-                }
-            };
-            for update in updates {
-                offset = update.id.0 as i32 + 1;
-                // An update that cannot be converted is logged and skipped:
-                // the offset moves past it, so it is never retried.
-                let what = format!("update {}", update.id.0);
-                if let Some(message) = guarded(&self.name, &what, || inbound::convert(&self, &update))
-                    && inbound.send(message).await.is_err()
-                {
-                    return TaskEnd::Stopped;
-                }
-                // Saved once handed over: a restart resumes after it.
-                self.cursors.save(&self.name, &offset.to_string()).await;
-            }
-        }
     }
 }

@@ -102,6 +102,14 @@ pub struct TelegramChannel {
     /// Secret Telegram sends with every update; requests without it are refused.
     #[serde(default)]
     pub webhook_secret: Option<Secret>,
+    /// How long Telegram may hold one `getUpdates` long poll, in seconds
+    /// (its HTTP client waits 10 s longer).
+    #[serde(default = "poll_timeout")]
+    pub poll_timeout_secs: u64,
+}
+
+fn poll_timeout() -> u64 {
+    25
 }
 
 fn sync_timeout() -> u64 {

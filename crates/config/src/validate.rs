@@ -371,6 +371,9 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
             ));
         }
         user_list(&at("allowed_users"), &t.allowed_users, true, v);
+        if !(1..=60).contains(&t.poll_timeout_secs) {
+            v.push(Problem::new(at("poll_timeout_secs"), "must be between 1 and 60"));
+        }
         if let Some(url) = &t.webhook_url {
             if !url.starts_with("https://") {
                 v.push(Problem::new(at("webhook_url"), "Telegram only posts to https:// URLs"));

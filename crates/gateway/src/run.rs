@@ -79,9 +79,15 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
             }),
             _ => None,
         };
-        let channel =
-            switchboard_channel_telegram::TelegramChannel::new(&name, &token, &t.api_url, cursors.clone(), webhook)
-                .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
+        let channel = switchboard_channel_telegram::TelegramChannel::new(
+            &name,
+            &token,
+            &t.api_url,
+            cursors.clone(),
+            webhook,
+            std::time::Duration::from_secs(t.poll_timeout_secs),
+        )
+        .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
         channels.insert(Arc::new(channel));
     }
     for (alias, m) in config.channels.matrix.iter().filter(|(_, m)| m.enabled) {

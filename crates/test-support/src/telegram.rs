@@ -1,10 +1,11 @@
 //! A loopback Telegram Bot API server for tests: enough of the real API
-//! for teloxide (getMe, getUpdates with offset and long-poll timeout,
-//! sendMessage, editMessageText, answerCallbackQuery, sendChatAction,
-//! setMyCommands, deleteWebhook), supergroups with forum topics, callback
-//! queries, dates in seconds, case-insensitive method names, and a switch
-//! that answers 429 with `retry_after`. Tests inject what people do and
-//! read what the bot sent.
+//! for teloxide (getMe, getUpdates with offset and a long poll held for the
+//! full `timeout` when nothing is waiting, as Telegram does, sendMessage,
+//! editMessageText, answerCallbackQuery, sendChatAction, setMyCommands,
+//! deleteWebhook), supergroups with forum topics, callback queries, dates
+//! in seconds, case-insensitive method names, a switch that answers 429
+//! with `retry_after`, and one that takes the API down (502 Bad Gateway).
+//! Tests inject what people do and read what the bot sent.
 
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -27,6 +28,10 @@ struct State_ {
     calls: Vec<(String, Value)>,
     rate_limited: u32,
     get_updates_calls: u32,
+    /// Answer every call 502 Bad Gateway, as Telegram's front does in an outage.
+    down: bool,
+    /// Calls answered 502 while down.
+    refused: u32,
 }
 
 #[derive(Clone)]
@@ -149,6 +154,13 @@ impl FakeTelegram {
         );
     }
 
+    /// Take the API down (every call, held polls included, answers 502
+    /// Bad Gateway) or bring it back.
+    pub fn set_down(&self, down: bool) {
+        self.shared.state.lock().unwrap().down = down;
+        self.shared.notify.notify_waiters();
+    }
+
     /// The next `n` sendMessage calls are answered with 429 and retry_after 1.
     pub fn rate_limit(&self, n: u32) {
         self.shared.state.lock().unwrap().rate_limited = n;
@@ -167,6 +179,11 @@ impl FakeTelegram {
     /// Messages the bot sent (sendMessage results, as Telegram returned them).
     pub fn sent(&self) -> Vec<Value> {
         self.calls("sendmessage")
+    }
+
+    /// Calls answered 502 because the API was down.
+    pub fn refused_while_down(&self) -> u32 {
+        self.shared.state.lock().unwrap().refused
     }
 
     pub fn get_updates_calls(&self) -> u32 {
@@ -239,6 +256,14 @@ fn arguments(headers: &axum::http::HeaderMap, body: &[u8]) -> Value {
     serde_json::from_slice(body).unwrap_or(json!({}))
 }
 
+fn bad_gateway() -> Response {
+    (
+        axum::http::StatusCode::BAD_GATEWAY,
+        "<html><body>502 Bad Gateway</body></html>",
+    )
+        .into_response()
+}
+
 async fn call(
     State(shared): State<Shared>,
     Path((bot, method)): Path<(String, String)>,
@@ -247,6 +272,13 @@ async fn call(
 ) -> Response {
     if !bot.starts_with("bot") {
         return fail(404, "Not Found", None);
+    }
+    {
+        let mut s = shared.state.lock().unwrap();
+        if s.down {
+            s.refused += 1;
+            return bad_gateway();
+        }
     }
     let method = method.to_lowercase();
     let args = arguments(&headers, &body);
@@ -265,6 +297,9 @@ async fn call(
                 let notified = shared.notify.notified();
                 let found: Vec<Value> = {
                     let s = shared.state.lock().unwrap();
+                    if s.down {
+                        return bad_gateway();
+                    }
                     s.updates
                         .iter()
                         .filter(|u| u["update_id"].as_i64().unwrap_or(0) >= offset)

@@ -69,3 +69,17 @@ async fn receive(State(hook): State<Arc<Hook>>, headers: HeaderMap, body: Bytes)
     }
     StatusCode::OK
 }
+
+#[cfg(test)]
+mod webhook_tests {
+    #[test]
+    fn the_secret_is_not_in_debug_output() {
+        let w = crate::Webhook {
+            url: "https://x".into(),
+            listen: "127.0.0.1:1".into(),
+            secret: "s3cret-value".into(),
+        };
+        let shown = format!("{w:?}");
+        assert!(!shown.contains("s3cret-value") && shown.contains("***"), "{shown}");
+    }
+}

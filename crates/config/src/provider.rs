@@ -41,6 +41,19 @@ pub struct ProviderConfig {
     /// Retries of the same provider on 429/5xx before falling back.
     #[serde(default = "default_retries")]
     pub max_retries: u32,
+    /// Tokens the model's context holds. Unset: asked from the server
+    /// where it says (llama.cpp's `/props`), or learned from its first
+    /// "context exceeded" answer.
+    #[serde(default)]
+    pub context_window: Option<u32>,
+    /// Tokens an answer may take (kept free when the history is fitted to
+    /// the context; Anthropic's `max_tokens`).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+fn default_max_tokens() -> u32 {
+    4096
 }
 
 fn default_timeout() -> u64 {

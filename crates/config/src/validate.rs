@@ -70,6 +70,17 @@ fn is_http_url(u: &str) -> bool {
 
 fn providers(c: &Config, v: &mut Vec<Problem>) {
     for (name, p) in &c.providers {
+        if p.context_window.is_some_and(|w| w < 512) {
+            v.push(Problem::new(
+                format!("providers.{name}.context_window"),
+                "must be at least 512 tokens",
+            ));
+        }
+        if p.max_tokens == 0 {
+            v.push(Problem::new(format!("providers.{name}.max_tokens"), "must be above 0"));
+        }
+    }
+    for (name, p) in &c.providers {
         let at = |k: &str| format!("providers.{name}.{k}");
         if p.model.trim().is_empty() {
             v.push(Problem::new(at("model"), "must name a model"));

@@ -312,16 +312,19 @@ pub async fn gateway(messages: usize, users: usize) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
+/// Idle-then-message rounds of `bench telegram`.
+const IDLE_ROUNDS: usize = 3;
+
 /// `telegram`: the Telegram adapter against a loopback Bot API server and an
 /// instant scripted model, all in this process: round trip per DM (update
 /// injected → reply sent) p50/p90/p99, and updates per second with N
 /// people writing at once.
-pub async fn telegram(messages: usize, burst: usize) -> anyhow::Result<ExitCode> {
+pub async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> anyhow::Result<ExitCode> {
     use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
 
     let tg = FakeTelegram::start().await;
     let (model, dir, path) = instant_setup(
-        messages + burst,
+        messages + burst + IDLE_ROUNDS,
         "telegram.main",
         &format!(
             "[channels.telegram.main]\nbot_token = \"123:BENCH\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
@@ -377,6 +380,23 @@ pub async fn telegram(messages: usize, burst: usize) -> anyhow::Result<ExitCode>
         "  model requests per message: {:.2}",
         model.served() as f64 / (messages + burst) as f64
     );
+    // A quiet bot: the loopback server holds each 25 s poll as Telegram
+    // does; the next message must not wait for a poll to be retried.
+    let mut sent = messages + burst;
+    let rounds = if idle_secs == 0 { 0 } else { IDLE_ROUNDS };
+    for round in 0..rounds {
+        tokio::time::sleep(std::time::Duration::from_secs(idle_secs)).await;
+        let t = Instant::now();
+        let id = 9000 + round as i64;
+        tg.message(private_chat(id, "Q"), user(id, "Q"), "after a quiet while", None, None);
+        sent += 1;
+        wait_for(sent).await;
+        println!(
+            "  first message after {idle_secs} s idle (round {}): {:.2} ms",
+            round + 1,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
     gw.stop().await;
     std::fs::remove_dir_all(&dir).ok();
     Ok(ExitCode::SUCCESS)

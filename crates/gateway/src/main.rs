@@ -98,6 +98,10 @@ enum BenchCommand {
         messages: usize,
         #[arg(long, default_value_t = 200)]
         burst: usize,
+        /// Then stay idle this long (with Telegram's 25 s long polls) and
+        /// time the first message after it, a few times (0 skips it).
+        #[arg(long, default_value_t = 60)]
+        idle_secs: u64,
     },
     /// The Matrix adapter against a real Synapse (needs ./scripts/test.sh's venv):
     /// round trip and messages/s, beside a minimal raw-API echo bot.
@@ -152,8 +156,13 @@ fn main() -> ExitCode {
                 which: BenchCommand::Gateway { messages, users },
             } => bench::gateway(messages, users).await,
             Command::Bench {
-                which: BenchCommand::Telegram { messages, burst },
-            } => bench::telegram(messages, burst).await,
+                which:
+                    BenchCommand::Telegram {
+                        messages,
+                        burst,
+                        idle_secs,
+                    },
+            } => bench::telegram(messages, burst, idle_secs).await,
             Command::Bench {
                 which: BenchCommand::Matrix { messages, burst, rooms },
             } => bench_matrix::matrix(messages, burst, rooms).await,

@@ -463,3 +463,38 @@ async fn many_calls_in_one_answer_keep_their_order() {
         .collect();
     assert_eq!(ids, asked, "each result follows its call's position");
 }
+
+/// An answer stopped at the output limit is marked as cut off; a tool call
+/// cut off mid-arguments is not run and the model is told why.
+#[tokio::test]
+async fn cut_off_answers_are_marked_and_cut_off_calls_are_not_run() {
+    for kind in ["openai", "anthropic"] {
+        let model = ScriptedModel::start().await;
+        model.push(Step::tool_call("file_write", json!({"path": "big.txt", "content": "part"})).cut_off());
+        model.push(Step::text("The report begins: lorem ipsum").cut_off());
+        let providers = if kind == "anthropic" {
+            format!(
+                "[providers.primary]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-x\"\nmax_retries = 0\n",
+                model.url()
+            )
+        } else {
+            provider("primary", &model.url(), "")
+        };
+        let h = harness(&format!("{providers}{PROFILE}")).await;
+        let reply = h.turn("write it", Arc::new(NoApprover("none".into()))).await.unwrap();
+        assert_eq!(
+            reply.text, "The report begins: lorem ipsum\n\n…(cut off at the model's output limit)",
+            "{kind}"
+        );
+        assert!(
+            !h.workspace("main").join("big.txt").exists(),
+            "{kind}: the cut-off call ran"
+        );
+        // The second request carries the tool result that says why.
+        let told = model.requests()[1].to_string();
+        assert!(
+            told.contains("cut off at the model's output limit before its arguments"),
+            "{kind}: {told}"
+        );
+    }
+}

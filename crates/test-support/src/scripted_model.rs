@@ -34,6 +34,9 @@ pub struct Step {
     reply: Reply,
     delay: Duration,
     usage: (u64, u64),
+    /// Stopped at the output limit (`finish_reason: "length"`,
+    /// `stop_reason: "max_tokens"`).
+    cut_off: bool,
 }
 
 impl Step {
@@ -66,7 +69,14 @@ impl Step {
             reply,
             delay: Duration::ZERO,
             usage: (10, 5),
+            cut_off: false,
         }
+    }
+
+    /// The answer stopped at the model's output limit.
+    pub fn cut_off(mut self) -> Self {
+        self.cut_off = true;
+        self
     }
 
     /// Only answer requests whose last message contains `needle`.
@@ -107,6 +117,23 @@ struct Shared {
     connections: u64,
     /// When each request arrived (cheap; kept even without recording).
     arrivals: Vec<std::time::Instant>,
+    /// A context size in tokens (a token counted as four bytes of the
+    /// request body): longer requests are refused as a real server would.
+    context: Option<Context>,
+    /// Requests refused for their length.
+    overflows: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Context {
+    tokens: u64,
+    /// Refuse in llama.cpp's shape (with `n_ctx`) rather than OpenAI's.
+    llama_cpp: bool,
+}
+
+/// The token count the scripted model charges for a request body.
+pub fn tokens_of(body_len: usize) -> u64 {
+    body_len as u64 / 4
 }
 
 /// Counts a request as in flight until dropped (also when the client hangs up).
@@ -175,6 +202,20 @@ impl ScriptedModel {
     /// How many requests were answered (recorded or not).
     pub fn served(&self) -> u64 {
         self.shared.lock().unwrap().counter
+    }
+
+    /// Refuse requests longer than `tokens` (see `tokens_of`) with HTTP 400
+    /// in the shape of llama.cpp's server (`llama_cpp`, which says `n_ctx`),
+    /// or of OpenAI (OpenAI endpoint) and Anthropic (Anthropic endpoint);
+    /// answers report the request's token count as its prompt tokens.
+    pub fn with_context(&self, tokens: u64, llama_cpp: bool) -> &Self {
+        self.shared.lock().unwrap().context = Some(Context { tokens, llama_cpp });
+        self
+    }
+
+    /// Requests refused for exceeding the context.
+    pub fn overflows(&self) -> u32 {
+        self.shared.lock().unwrap().overflows
     }
 
     /// Stop keeping request bodies (benchmarks); `requests()` stays empty.
@@ -315,6 +356,36 @@ fn error_reply(reply: &Reply) -> Option<Response> {
 /// The step for `req`, after its delay; the request body is dropped before
 /// the wait so that many slow requests in flight hold little memory. Also
 /// returns the requested model.
+/// A 400 "context exceeded" answer when `body` is longer than the context.
+fn over_context(shared: &Arc<Mutex<Shared>>, body: &Bytes, anthropic: bool) -> Option<Response> {
+    let mut s = shared.lock().unwrap();
+    let ctx = s.context?;
+    let n = tokens_of(body.len());
+    if n <= ctx.tokens {
+        return None;
+    }
+    s.overflows += 1;
+    let error = if anthropic {
+        json!({"type": "error", "error": {"type": "invalid_request_error",
+               "message": format!("prompt is too long: {n} tokens > {} maximum", ctx.tokens)}})
+    } else if ctx.llama_cpp {
+        json!({"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": n, "n_ctx": ctx.tokens,
+               "message": format!("request ({n} tokens) exceeds the available context size ({} tokens), try increasing it", ctx.tokens)}})
+    } else {
+        json!({"error": {"type": "invalid_request_error", "code": "context_length_exceeded", "param": "messages",
+               "message": format!("This model's maximum context length is {} tokens. However, your messages resulted in {n} tokens.", ctx.tokens)}})
+    };
+    Some((StatusCode::BAD_REQUEST, Json(error)).into_response())
+}
+
+/// The prompt tokens to report: the request's length when a context is set.
+fn prompt_tokens(shared: &Arc<Mutex<Shared>>, body_len: usize, step: &Step) -> u64 {
+    match shared.lock().unwrap().context {
+        Some(_) => tokens_of(body_len),
+        None => step.usage.0,
+    }
+}
+
 async fn next(shared: &Arc<Mutex<Shared>>, body: Bytes) -> Result<(Step, u64, Value), Response> {
     let _flight = Flight::start(shared);
     let (req, model) = parse(shared, &body).map_err(|e| (StatusCode::BAD_REQUEST, e).into_response())?;
@@ -335,6 +406,10 @@ async fn next(shared: &Arc<Mutex<Shared>>, body: Bytes) -> Result<(Step, u64, Va
 }
 
 async fn openai(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {
+    if let Some(refused) = over_context(&shared, &body, false) {
+        return refused;
+    }
+    let body_len = body.len();
     let (step, n, model) = match next(&shared, body).await {
         Ok(s) => s,
         Err(r) => return r,
@@ -351,17 +426,26 @@ async fn openai(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Respon
         }),
         _ => unreachable!("errors answered above"),
     };
+    let finish_reason = match (&step.reply, step.cut_off) {
+        (_, true) => "length",
+        (Reply::ToolCalls(_), false) => "tool_calls",
+        _ => "stop",
+    };
     Json(json!({
         "id": format!("chatcmpl-{n}"),
         "object": "chat.completion",
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": step.usage.0, "completion_tokens": step.usage.1, "total_tokens": step.usage.0 + step.usage.1}
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": prompt_tokens(&shared, body_len, &step), "completion_tokens": step.usage.1, "total_tokens": prompt_tokens(&shared, body_len, &step) + step.usage.1}
     }))
     .into_response()
 }
 
 async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {
+    if let Some(refused) = over_context(&shared, &body, true) {
+        return refused;
+    }
+    let body_len = body.len();
     let (step, n, _) = match next(&shared, body).await {
         Ok(s) => s,
         Err(r) => return r,
@@ -378,13 +462,18 @@ async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Res
             .collect(),
         _ => unreachable!("errors answered above"),
     };
+    let stop_reason = match (&step.reply, step.cut_off) {
+        (_, true) => "max_tokens",
+        (Reply::ToolCalls(_), false) => "tool_use",
+        _ => "end_turn",
+    };
     Json(json!({
         "id": format!("msg_{n}"),
         "type": "message",
         "role": "assistant",
         "content": content,
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": step.usage.0, "output_tokens": step.usage.1}
+        "stop_reason": stop_reason,
+        "usage": {"input_tokens": prompt_tokens(&shared, body_len, &step), "output_tokens": step.usage.1}
     }))
     .into_response()
 }

@@ -11,6 +11,12 @@ use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
+/// Added under an answer that stopped at the model's output limit.
+pub const CUT_OFF_NOTE: &str = "…(cut off at the model's output limit)";
+
+/// The result of a tool call whose arguments the output limit cut off.
+const INCOMPLETE_CALL: &str = "Error: this tool call was cut off at the model's output limit before its arguments were complete, so it was not run. Make the call again with shorter arguments (for example, write a long file in parts with append = true).";
+
 /// Everything one run of an agent needs. Built by the runtime per turn (and
 /// per child run), so approval grants and duplicate guards never leak
 /// between runs.
@@ -131,6 +137,9 @@ impl AgentRun {
                         "(stopped after {iterations} tool iterations without a final answer; raise [runtime_profiles.{}].max_tool_iterations if the task needs more)",
                         self.runtime_profile_name
                     )
+                } else if response.truncated {
+                    tracing::warn!(agent = %self.ctx.agent, model = %served.model, "the answer stopped at the model's output limit");
+                    format!("{}\n\n{CUT_OFF_NOTE}", response.text.trim_end())
                 } else {
                     response.text
                 };
@@ -155,7 +164,17 @@ impl AgentRun {
             };
             let ((), saved) = tokio::join!(recorded, history::save(store, &self.ctx.session_key, &assistant));
             saved?;
-            let results = self.run_calls(&assistant.tool_calls, &seen).await;
+            let results = if response.truncated {
+                // Arguments cut off mid-way are not run: the model is told.
+                tracing::warn!(agent = %self.ctx.agent, model = %served.model, "tool calls stopped at the model's output limit; not run");
+                assistant
+                    .tool_calls
+                    .iter()
+                    .map(|c| (ChatMessage::tool_result(c, INCOMPLETE_CALL.to_string()), false))
+                    .collect()
+            } else {
+                self.run_calls(&assistant.tool_calls, &seen).await
+            };
             messages.push(assistant);
             if self.ctx.cancel.is_cancelled() {
                 return Err(TurnError::Cancelled);

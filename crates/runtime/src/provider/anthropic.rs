@@ -81,7 +81,7 @@ fn blocks(m: &ChatMessage) -> Vec<Block<'_>> {
 }
 
 /// The request body, serialized straight from the borrowed conversation.
-pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequest<'_>) -> Vec<u8> {
+pub(crate) fn request_body(model: &str, temperature: Option<f64>, max_tokens: u32, req: &ChatRequest<'_>) -> Vec<u8> {
     let system: Vec<&str> = req
         .messages
         .iter()
@@ -103,7 +103,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
     }
     let body = WireBody {
         model,
-        max_tokens: 4096,
+        max_tokens,
         messages,
         system: (!system.is_empty()).then(|| system.join("\n\n")),
         temperature: req.temperature.or(temperature).map(|t| t.min(1.0)),
@@ -143,6 +143,7 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
         text,
         tool_calls,
         usage: usage.unwrap_or_default(),
+        truncated: v.get("stop_reason").and_then(Value::as_str) == Some("max_tokens"),
     })
 }
 
@@ -157,6 +158,9 @@ impl Provider for AnthropicProvider {
     fn model(&self) -> &str {
         &self.http.model
     }
+    fn limits(&self) -> &super::ContextLimits {
+        &self.http.limits
+    }
 
     async fn chat(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
         let url = format!("{}/v1/messages", self.http.base_url.trim_end_matches("/v1"));
@@ -164,7 +168,12 @@ impl Provider for AnthropicProvider {
         if let Some(key) = &self.http.api_key {
             headers.push(("x-api-key", key.clone()));
         }
-        let body = request_body(&self.http.model, self.http.temperature, req);
+        let body = request_body(
+            &self.http.model,
+            self.http.temperature,
+            self.http.limits.answer_room,
+            req,
+        );
         let v = self.http.post_json(&url, &headers, body.into()).await?;
         parse_response(&v).ok_or_else(|| {
             tracing::warn!(provider = %self.http.name, "messages response without content blocks");
@@ -207,7 +216,7 @@ mod tests {
             tools: &tools,
             temperature: Some(1.5),
         };
-        let body: Value = serde_json::from_slice(&request_body("claude", None, &req)).unwrap();
+        let body: Value = serde_json::from_slice(&request_body("claude", None, 4096, &req)).unwrap();
         assert_eq!(
             body,
             json!({

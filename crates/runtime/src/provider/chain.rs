@@ -1,5 +1,7 @@
 //! The fallback chain ("Reliable"): the requested provider first, then each
 //! of its `fallbacks` in order. The answer says who actually served it.
+//! Each provider gets the conversation fitted to its own context (see
+//! `fit`); one that answers "context exceeded" gets it cut further, once.
 
 use super::{ChatRequest, ChatResponse, Provider, ProviderError};
 use std::sync::Arc;
@@ -42,7 +44,7 @@ impl ProviderChain {
         let first = &self.links[0];
         let mut failures = Vec::new();
         for link in &self.links {
-            match link.chat(req).await {
+            match fitted_chat(link.as_ref(), req).await {
                 Ok(resp) => {
                     if !failures.is_empty() {
                         tracing::warn!(
@@ -73,5 +75,57 @@ impl ProviderChain {
         Err(ProviderError::AllFailed(
             failures.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
         ))
+    }
+}
+
+/// Share of the budget used for the one retry after a "context exceeded".
+const RETRY_SHARE: f64 = 0.6;
+
+/// One provider's answer, with the history fitted to its context.
+async fn fitted_chat(link: &dyn Provider, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+    link.learn_window().await;
+    let limits = link.limits();
+    let mut share = 1.0;
+    let mut retried = false;
+    loop {
+        let fitted = limits
+            .budget(share)
+            .and_then(|budget| limits.fit(req.messages, req.tools, budget));
+        if let Some(kept) = &fitted {
+            tracing::info!(
+                provider = link.name(),
+                kept = kept.len(),
+                of = req.messages.len(),
+                "history cut to fit the model's context"
+            );
+        }
+        let request = ChatRequest {
+            messages: fitted.as_deref().unwrap_or(req.messages),
+            ..*req
+        };
+        let estimated = limits.tokens(request.messages, request.tools);
+        match link.chat(&request).await {
+            Ok(resp) => {
+                limits.calibrate(
+                    super::fit::estimate(request.messages) + super::estimate_tools(request.tools),
+                    resp.usage.input_tokens,
+                );
+                return Ok(resp);
+            }
+            Err(ProviderError::ContextOverflow(name, n_ctx)) if !retried => {
+                retried = true;
+                match n_ctx {
+                    Some(n) => limits.set_window(n),
+                    // The window was unknown: it is below what was sent.
+                    None if limits.window().is_none() => {
+                        limits.set_window(u32::try_from(estimated * 3 / 4).unwrap_or(u32::MAX).max(512))
+                    }
+                    None => {}
+                }
+                share = RETRY_SHARE;
+                tracing::warn!(provider = %name, "the prompt exceeded the model's context; retrying with a shorter history");
+            }
+            Err(e) => return Err(e),
+        }
     }
 }

@@ -15,6 +15,9 @@ pub(crate) struct HttpSettings {
     pub temperature: Option<f64>,
     pub max_retries: u32,
     pub client: reqwest::Client,
+    pub limits: super::ContextLimits,
+    /// Whether the server was asked for its context size already.
+    pub asked_window: tokio::sync::OnceCell<()>,
 }
 
 impl HttpSettings {
@@ -41,6 +44,8 @@ impl HttpSettings {
             temperature: c.temperature,
             max_retries: c.max_retries,
             client,
+            limits: super::ContextLimits::new(c.context_window, c.max_tokens),
+            asked_window: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -108,13 +113,56 @@ impl HttpSettings {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
             .map(Duration::from_secs_f64);
-        let body_len = resp.bytes().await.map(|b| b.len()).unwrap_or(0);
-        tracing::warn!(provider = %self.name, status = status.as_u16(), body_len, "model provider error status");
+        let body = resp.bytes().await.unwrap_or_default();
+        tracing::warn!(provider = %self.name, status = status.as_u16(), body_len = body.len(), "model provider error status");
         let err = match status.as_u16() {
             401 | 403 => ProviderError::Auth(name()),
             429 => ProviderError::RateLimited(name()),
+            400 | 413 | 422 if is_context_overflow(&body) => {
+                let n_ctx = serde_json::from_slice::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|v| v["error"]["n_ctx"].as_u64())
+                    .and_then(|n| u32::try_from(n).ok());
+                tracing::warn!(provider = %self.name, ?n_ctx, "the prompt exceeded the model's context");
+                ProviderError::ContextOverflow(name(), n_ctx)
+            }
             code => ProviderError::Http(name(), code),
         };
         Err((err, retry_after))
+    }
+}
+
+/// Whether an error answer says the prompt was longer than the context:
+/// OpenAI's `context_length_exceeded`, llama.cpp's
+/// `exceed_context_size_error`, Anthropic's "prompt is too long", vLLM's
+/// "maximum context length", Ollama's and others' wordings.
+fn is_context_overflow(body: &[u8]) -> bool {
+    const MARKERS: &[&str] = &[
+        "context_length_exceeded",
+        "exceed_context_size",
+        "exceeds the available context size",
+        "prompt is too long",
+        "maximum context length",
+        "context window",
+        "too many tokens",
+        "input is too long",
+    ];
+    let text = String::from_utf8_lossy(body).to_lowercase();
+    MARKERS.iter().any(|m| text.contains(m))
+}
+
+#[cfg(test)]
+mod overflow_tests {
+    #[test]
+    fn each_servers_wording_is_recognised() {
+        for body in [
+            r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+            r#"{"error":{"code":400,"message":"request (4233 tokens) exceeds the available context size (4096 tokens)","type":"exceed_context_size_error","n_prompt_tokens":4233,"n_ctx":4096}}"#,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens","code":400}"#,
+        ] {
+            assert!(super::is_context_overflow(body.as_bytes()), "{body}");
+        }
+        assert!(!super::is_context_overflow(br#"{"error":{"message":"invalid model"}}"#));
     }
 }

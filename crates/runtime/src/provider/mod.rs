@@ -6,11 +6,13 @@
 
 mod anthropic;
 mod chain;
+mod fit;
 mod http;
 mod openai;
 mod set;
 
 pub use chain::{ProviderChain, Served};
+pub use fit::{ContextLimits, estimate_tools};
 pub use set::ProviderSet;
 
 use crate::message::ToolCall;
@@ -35,6 +37,9 @@ pub struct ChatResponse {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
+    /// The model stopped at its output limit: the text is cut off, and a
+    /// tool call's arguments may be incomplete.
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +54,10 @@ pub enum ProviderError {
     RateLimited(String),
     #[error("model provider '{0}' failed with HTTP {1}")]
     Http(String, u16),
+    /// The prompt did not fit the model's context; with the context size
+    /// when the server said it.
+    #[error("this conversation is too long for the model of provider '{0}'; send /new to start afresh")]
+    ContextOverflow(String, Option<u32>),
     #[error("model provider '{0}' sent a response that could not be understood")]
     InvalidResponse(String),
     #[error("model provider '{0}' is not usable: {1}")]
@@ -76,6 +85,10 @@ pub trait Provider: Send + Sync {
     fn model(&self) -> &str;
     /// One call, retried on transient failures per the provider's settings.
     async fn chat(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;
+    /// What is known of the model's context (for fitting the history).
+    fn limits(&self) -> &ContextLimits;
+    /// Ask the server for its context size, once, where it says.
+    async fn learn_window(&self) {}
 }
 
 /// Build the provider for one configuration entry.

@@ -118,7 +118,9 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
 }
 
 pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
-    let message = v.get("choices")?.get(0)?.get("message")?;
+    let choice = v.get("choices")?.get(0)?;
+    let message = choice.get("message")?;
+    let truncated = choice.get("finish_reason").and_then(Value::as_str) == Some("length");
     let text = message.get("content").and_then(Value::as_str).unwrap_or("").to_string();
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
@@ -148,6 +150,7 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
         text,
         tool_calls,
         usage: usage.unwrap_or_default(),
+        truncated,
     })
 }
 
@@ -161,6 +164,36 @@ impl Provider for OpenAiProvider {
     }
     fn model(&self) -> &str {
         &self.http.model
+    }
+    fn limits(&self) -> &super::ContextLimits {
+        &self.http.limits
+    }
+
+    /// llama.cpp's server says its context size at `/props` (beside `/v1`).
+    async fn learn_window(&self) {
+        if self.http.limits.window().is_some() {
+            return;
+        }
+        self.http
+            .asked_window
+            .get_or_init(|| async {
+                let root = self.http.base_url.trim_end_matches("/v1");
+                let answer = self
+                    .http
+                    .client
+                    .get(format!("{root}/props"))
+                    .timeout(std::time::Duration::from_secs(5))
+                    .send()
+                    .await;
+                let Ok(r) = answer else { return };
+                let Ok(v) = r.json::<Value>().await else { return };
+                let n_ctx = v["default_generation_settings"]["n_ctx"].as_u64().or_else(|| v["n_ctx"].as_u64());
+                if let Some(n) = n_ctx.and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0) {
+                    tracing::info!(provider = %self.http.name, context_window = n, "the model server said its context size");
+                    self.http.limits.set_window(n);
+                }
+            })
+            .await;
     }
 
     async fn chat(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {

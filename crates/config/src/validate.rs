@@ -407,6 +407,14 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
         }
     }
     for (name, d) in &c.channels.discord {
+        // Refused rather than silently not started: people would write to
+        // a bot that never answers.
+        if d.enabled {
+            v.push(Problem::new(
+                format!("channels.discord.{name}"),
+                "this build has no Discord adapter yet; set enabled = false or remove the table",
+            ));
+        }
         user_list(
             &format!("channels.discord.{name}.allowed_users"),
             &d.allowed_users,

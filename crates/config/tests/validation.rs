@@ -272,3 +272,14 @@ fn delegate_entries_normalize_to_objects() {
     let saved = toml::to_string(&d[0].normalized()).unwrap();
     assert!(saved.contains("mode = \"bounded\""), "{saved}");
 }
+
+#[test]
+fn an_enabled_discord_channel_is_refused_until_the_adapter_exists() {
+    assert_problem(
+        "[channels.discord.main]\nbot_token = 'x'\n",
+        "channels.discord.main",
+        "no Discord adapter yet",
+    );
+    let off = format!("{BASE}\n[channels.discord.main]\nenabled = false\nbot_token = 'x'\n");
+    Config::from_toml_str(&off, "test.toml").expect("a disabled Discord table is fine");
+}

@@ -16,3 +16,4 @@ ALTER TABLE approvals ADD COLUMN instance_id TEXT;
 -- announcement is queued (or skipped on purpose): a crash in between is
 -- found at the next start and announced then.
 ALTER TABLE runs ADD COLUMN announce TEXT;
+CREATE INDEX runs_to_announce ON runs (announce);

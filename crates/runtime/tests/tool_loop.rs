@@ -498,3 +498,23 @@ async fn cut_off_answers_are_marked_and_cut_off_calls_are_not_run() {
         );
     }
 }
+
+/// `file_read` reads at most its limit of a large file and says how big
+/// the file is.
+#[tokio::test]
+async fn file_read_reads_at_most_its_limit() {
+    let model = ScriptedModel::start().await;
+    model.push(Step::tool_call("file_read", json!({"path": "big.log"})));
+    model.push(Step::text("read"));
+    let h = harness(&format!("{}{PROFILE}", provider("primary", &model.url(), ""))).await;
+    std::fs::create_dir_all(h.workspace("main")).unwrap();
+    std::fs::write(h.workspace("main").join("big.log"), "y".repeat(3_000_000)).unwrap();
+    h.turn("read it", Arc::new(NoApprover("none".into()))).await.unwrap();
+    let result = &tool_results(&model.requests()[1])[0];
+    assert!(
+        result.ends_with("[truncated: the file is 3000000 bytes; the first 262144 are shown]"),
+        "{}",
+        &result[result.len() - 100..]
+    );
+    assert!(result.len() < 262_144 + 200);
+}

@@ -1,7 +1,8 @@
 //! A long conversation keeps being answered by a model with a small
-//! context: the history is fitted to the window (learned from the server's
-//! "context exceeded" answer when not configured), a tool call never loses
-//! its result, and a conversation that cannot fit says so in plain words.
+//! context: the history is fitted to the window (configured, asked from
+//! llama.cpp's `/props`, or learned from a "context exceeded" answer), a
+//! tool call never loses its result, and a conversation that cannot fit
+//! says so in plain words.
 
 mod common;
 
@@ -90,10 +91,10 @@ fn check(model: &ScriptedModel, sizes: &[u64], what: &str) {
 }
 
 #[tokio::test]
-async fn a_thirty_turn_chat_fits_a_window_learned_from_llama_cpp() {
+async fn a_thirty_turn_chat_fits_the_window_llama_cpp_reports() {
     let (model, sizes) = thirty_turns(true, "").await;
-    check(&model, &sizes, "llama.cpp shape, window learned");
-    assert_eq!(model.overflows(), 1, "one refusal teaches the window");
+    check(&model, &sizes, "llama.cpp, window from /props");
+    assert_eq!(model.overflows(), 0, "the window was known before the first request");
 }
 
 #[tokio::test]

@@ -174,6 +174,7 @@ impl ScriptedModel {
         let app = Router::new()
             .route("/v1/chat/completions", post(openai))
             .route("/v1/messages", post(anthropic))
+            .route("/props", axum::routing::get(props))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -376,6 +377,14 @@ fn over_context(shared: &Arc<Mutex<Shared>>, body: &Bytes, anthropic: bool) -> O
                "message": format!("This model's maximum context length is {} tokens. However, your messages resulted in {n} tokens.", ctx.tokens)}})
     };
     Some((StatusCode::BAD_REQUEST, Json(error)).into_response())
+}
+
+/// llama.cpp's `/props`: its context size, when the model plays llama.cpp.
+async fn props(State(shared): State<Arc<Mutex<Shared>>>) -> Response {
+    match shared.lock().unwrap().context {
+        Some(c) if c.llama_cpp => Json(json!({"default_generation_settings": {"n_ctx": c.tokens}})).into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 /// The prompt tokens to report: the request's length when a context is set.

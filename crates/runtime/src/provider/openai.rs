@@ -154,6 +154,18 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
     })
 }
 
+/// Whether `base_url` points at a self-hosted server rather than a hosted API.
+fn is_local_server(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.parse::<std::net::IpAddr>().is_ok() || host == "localhost" || !host.contains('.')
+}
+
 #[async_trait]
 impl Provider for OpenAiProvider {
     fn name(&self) -> &str {
@@ -170,8 +182,11 @@ impl Provider for OpenAiProvider {
     }
 
     /// llama.cpp's server says its context size at `/props` (beside `/v1`).
+    /// Asked once, and only of servers on this machine or the local network
+    /// (an IP address, `localhost` or a name without dots): hosted APIs do
+    /// not have it.
     async fn learn_window(&self) {
-        if self.http.limits.window().is_some() {
+        if self.http.limits.window().is_some() || !is_local_server(&self.http.base_url) {
             return;
         }
         self.http
@@ -216,6 +231,21 @@ mod tests {
     use super::*;
     use crate::message::ToolSpec;
     use serde_json::json;
+
+    #[test]
+    fn only_self_hosted_servers_are_asked_for_their_context() {
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://gpu-box:8000/v1",
+            "http://[::1]:8080/v1",
+        ] {
+            assert!(super::is_local_server(local), "{local}");
+        }
+        for hosted in ["https://api.openai.com/v1", "https://openrouter.ai/api/v1", "not a url"] {
+            assert!(!super::is_local_server(hosted), "{hosted}");
+        }
+    }
     use std::sync::Arc;
 
     #[test]

@@ -127,3 +127,58 @@ async fn a_single_message_too_long_for_the_model_says_so() {
         "this conversation is too long for the model of provider 'primary'; send /new to start afresh"
     );
 }
+
+/// The same on an Anthropic-shaped server, which says "prompt is too long"
+/// without a size: the window is guessed from the refused request, and every
+/// tool result still follows its call.
+#[tokio::test]
+async fn an_anthropic_overflow_is_recognised_and_retried_shorter() {
+    let model = ScriptedModel::start().await;
+    model.with_context(CONTEXT, false);
+    let toml = format!(
+        "[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-x\"\nmax_retries = 0\nmax_tokens = 512\n[agents.main]\nmodel_provider = \"claude\"\n[risk_profiles.default]\nlevel = \"full\"\n",
+        model.url()
+    );
+    let h = harness(&toml).await;
+    for i in 0..30 {
+        if i % 3 == 0 {
+            model.push(Step::tool_call("memory_recall", json!({"query": format!("turn {i}")})));
+        }
+        model.push(Step::text(format!("Answer {i}: {}", "words ".repeat(250))));
+        let reply = h
+            .turn(
+                &format!("Question {i}: tell me more."),
+                Arc::new(NoApprover("none".into())),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("turn {i} failed: {e}"));
+        assert!(reply.text.starts_with(&format!("Answer {i}:")), "turn {i}");
+    }
+    assert!(
+        model.overflows() >= 1 && model.overflows() <= 3,
+        "{} refusals",
+        model.overflows()
+    );
+    let mut results_seen = 0;
+    for (i, r) in model.requests().iter().enumerate() {
+        assert!(tokens_of(r.to_string().len()) <= CONTEXT + 16, "request {i}");
+        // A tool_result block answers a tool_use of the message just before.
+        let messages = r["messages"].as_array().unwrap();
+        for (j, m) in messages.iter().enumerate() {
+            for block in m["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    let used = messages[..j]
+                        .last()
+                        .and_then(|p| p["content"].as_array())
+                        .is_some_and(|c| {
+                            c.iter()
+                                .any(|b| b["type"] == "tool_use" && b["id"] == block["tool_use_id"])
+                        });
+                    assert!(used, "request {i}: a tool result without its call");
+                    results_seen += 1;
+                }
+            }
+        }
+    }
+    assert!(results_seen >= 10, "tool results were checked ({results_seen})");
+}

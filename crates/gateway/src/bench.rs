@@ -137,6 +137,10 @@ model_provider = "p"
 channels = ["{channel}"]
 [risk_profiles.default]
 level = "full"
+# Benchmarks measure throughput: no per-person rate, a deep queue.
+[limits]
+messages_per_minute = 0
+session_queue = 1000
 {extra}"#,
         d = dir.display(),
         url = model.url()

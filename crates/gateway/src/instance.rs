@@ -210,8 +210,8 @@ mod sweep_tests {
         let second = switchboard_store::Store::open(&url).await.unwrap();
         second.register_instance(&host(), std::process::id()).await.unwrap();
         sweep(&second).await.unwrap();
-        assert_eq!(second.run("live-1").await.unwrap().unwrap().status, "running");
-        assert_eq!(second.run("crashed-1").await.unwrap().unwrap().status, "lost");
+        assert_eq!(second.run("live-1").await.unwrap().unwrap().status.as_str(), "running");
+        assert_eq!(second.run("crashed-1").await.unwrap().unwrap().status.as_str(), "lost");
         let queued = second.due_announcements(10).await.unwrap();
         let ids: Vec<&str> = queued.iter().map(|r| r.run_id.as_str()).collect();
         assert_eq!(ids, ["crashed-1"]);

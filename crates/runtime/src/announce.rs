@@ -3,6 +3,7 @@
 //! the work was asked for. Status comes from the run row (runtime signals),
 //! never from model text.
 
+use switchboard_store::RunStatus;
 use switchboard_store::{RunRow, Store, StoreError};
 
 /// `1.8k`, `950`.
@@ -46,7 +47,7 @@ pub fn render_with(row: &RunRow, result: Option<&str>) -> String {
     if let Some(e) = &row.error {
         notes.push(e.clone());
     }
-    if row.status == "lost" || row.status == "cancelled" {
+    if row.status == RunStatus::Lost || row.status == RunStatus::Cancelled {
         notes.push(format!("run {}", row.status));
     }
     notes.push(format!("agent {} via {}", row.agent, row.kind));

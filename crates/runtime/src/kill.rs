@@ -20,7 +20,7 @@ impl Core {
             tree.push(r);
         }
         let mut killed = Vec::new();
-        for r in tree.iter().filter(|r| r.status == "running") {
+        for r in tree.iter().filter(|r| r.status == RunStatus::Running) {
             let end = RunEnd {
                 error: Some(reason),
                 ..RunEnd::default()

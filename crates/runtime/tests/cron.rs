@@ -29,6 +29,6 @@ async fn a_cron_run_is_top_level_and_may_spawn_once() {
     let spawned = store.runs_owned_by("spawn_subagent", "main", 5).await.unwrap();
     assert_eq!(spawned.len(), 1);
     assert_eq!(spawned[0].parent_id.as_deref(), Some(run.run_id.as_str()));
-    assert_eq!(spawned[0].status, "completed");
+    assert_eq!(spawned[0].status.as_str(), "completed");
     assert_eq!(tool_results(model.requests().last().unwrap()), ["3 incidents"]);
 }

@@ -569,7 +569,7 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
     assert_eq!(results[0], error(&format!("No result found for task_id '{id}'")));
     assert_eq!(results[1], error(&format!("No result found for task_id '{id}'")));
     let row = f2.h.runtime.store().run(&id).await.unwrap().unwrap();
-    assert_eq!(row.status, "running", "the task must still be running");
+    assert_eq!(row.status.as_str(), "running", "the task must still be running");
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::ChatAddress;
 use switchboard_runtime::{NoApprover, TurnRequest};
+use switchboard_store::RunStatus;
 use switchboard_store::Store;
 use switchboard_test_support::{ScriptedModel, Step, offered_tools};
 
@@ -70,8 +71,8 @@ impl Fx {
     async fn wait_ended(&self, run_id: &str) -> String {
         for _ in 0..200 {
             let r = self.store().run(run_id).await.unwrap().unwrap();
-            if r.status != "running" && !self.store().announcements_of(run_id).await.unwrap().is_empty() {
-                return r.status;
+            if r.status != RunStatus::Running && !self.store().announcements_of(run_id).await.unwrap().is_empty() {
+                return r.status.to_string();
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
@@ -112,7 +113,7 @@ async fn spawn_returns_at_once_and_the_result_is_announced_in_the_thread() {
     );
     assert_eq!(key, format!("agent:worker:subagent:{run_id}"));
     assert_eq!(
-        f.store().run(&run_id).await.unwrap().unwrap().status,
+        f.store().run(&run_id).await.unwrap().unwrap().status.as_str(),
         "running",
         "the turn did not wait"
     );
@@ -176,7 +177,10 @@ async fn announce_skip_posts_nothing() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(f.store().run(&run_id).await.unwrap().unwrap().status, "completed");
+    assert_eq!(
+        f.store().run(&run_id).await.unwrap().unwrap().status.as_str(),
+        "completed"
+    );
     assert!(f.store().announcements_of(&run_id).await.unwrap().is_empty());
 }
 
@@ -436,7 +440,10 @@ async fn the_parent_can_message_list_and_kill_its_children() {
         .push(Step::tool_call("subagents", json!({"action": "kill", "runId": run_id})));
     f.main.push(Step::text("killed").when_last_contains("killed 1 run(s)"));
     assert_eq!(f.turn("kill it").await, "killed");
-    assert_eq!(f.store().run(&run_id).await.unwrap().unwrap().status, "cancelled");
+    assert_eq!(
+        f.store().run(&run_id).await.unwrap().unwrap().status.as_str(),
+        "cancelled"
+    );
     for _ in 0..50 {
         if f.work.in_flight() == 0 {
             break;

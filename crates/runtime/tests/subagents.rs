@@ -8,6 +8,7 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_runtime::{NoApprover, TurnError};
+use switchboard_store::RunStatus;
 use switchboard_test_support::{ScriptedModel, Step, offered_tools};
 use tokio_util::sync::CancellationToken;
 
@@ -249,7 +250,7 @@ async fn aborting_a_turn_stops_agentic_children_but_not_background_tasks() {
     let store = h.runtime.store();
     let rows = store.runs_owned_by("delegate", "main", 10).await.unwrap();
     let fg = rows.iter().find(|r| r.task.as_deref() == Some("fg-job")).unwrap();
-    assert_eq!(fg.status, "cancelled");
+    assert_eq!(fg.status.as_str(), "cancelled");
     // The hanging model call was abandoned, not waited for.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
@@ -266,7 +267,7 @@ async fn aborting_a_turn_stops_agentic_children_but_not_background_tasks() {
         .clone();
     let mut status = String::new();
     for _ in 0..100 {
-        status = store.run(&bg_id).await.unwrap().unwrap().status;
+        status = store.run(&bg_id).await.unwrap().unwrap().status.to_string();
         if status != "running" {
             break;
         }
@@ -304,12 +305,12 @@ async fn aborting_stops_parallel_children_and_spawned_subagents() {
     let delegates = store.runs_owned_by("delegate", "main", 10).await.unwrap();
     assert_eq!(delegates.len(), 2);
     assert!(
-        delegates.iter().all(|r| r.status == "cancelled"),
+        delegates.iter().all(|r| r.status == RunStatus::Cancelled),
         "{:?}",
         delegates.iter().map(|r| &r.status).collect::<Vec<_>>()
     );
     let subs = store.runs_owned_by("spawn_subagent", "main", 10).await.unwrap();
-    assert_eq!(subs[0].status, "cancelled");
+    assert_eq!(subs[0].status.as_str(), "cancelled");
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(reviewer.in_flight() + main.in_flight(), 0, "no model call left running");
 }
@@ -395,9 +396,12 @@ async fn background_rows_become_lost_after_a_restart() {
     let id = h.runtime.store().runs_owned_by("delegate", "main", 1).await.unwrap()[0]
         .id
         .clone();
-    assert_eq!(h.runtime.store().run(&id).await.unwrap().unwrap().status, "running");
+    assert_eq!(
+        h.runtime.store().run(&id).await.unwrap().unwrap().status.as_str(),
+        "running"
+    );
     // A new process opening the same control plane settles what was left.
     let store = switchboard_store::Store::open(&url).await.unwrap();
     assert_eq!(store.mark_running_runs_lost().await.unwrap(), vec![id.clone()]);
-    assert_eq!(store.run(&id).await.unwrap().unwrap().status, "lost");
+    assert_eq!(store.run(&id).await.unwrap().unwrap().status.as_str(), "lost");
 }

@@ -17,6 +17,15 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    const ALL: [Self; 6] = [
+        Self::Running,
+        Self::Completed,
+        Self::Failed,
+        Self::Cancelled,
+        Self::TimedOut,
+        Self::Lost,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -26,6 +35,36 @@ impl RunStatus {
             Self::TimedOut => "timed_out",
             Self::Lost => "lost",
         }
+    }
+
+    /// Whether the run has ended (any status but `running`).
+    pub fn is_ended(self) -> bool {
+        self != Self::Running
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Views (tool results, `/subagents`) show the stored word.
+impl serde::Serialize for RunStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Decoding a stored status: an unknown word is a corrupt row, not a
+/// status nobody handles.
+impl TryFrom<String> for RunStatus {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown run status '{s}'"))
     }
 }
 
@@ -73,7 +112,8 @@ pub struct RunRow {
     pub label: Option<String>,
     pub task: Option<String>,
     pub model: Option<String>,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: RunStatus,
     pub heartbeat_at: Option<i64>,
     pub progress: Option<String>,
     pub created_at: i64,
@@ -108,7 +148,7 @@ impl NewRun {
             label: self.label.clone(),
             task: self.task.clone(),
             model: self.model.clone(),
-            status: status.as_str().to_string(),
+            status,
             heartbeat_at: Some(created_at),
             progress: end.progress.map(str::to_string),
             created_at,

@@ -90,7 +90,7 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
         Ok(None) => return not_found(id),
         Err(e) => return e,
     };
-    if row.status != RunStatus::Running.as_str() {
+    if row.status != RunStatus::Running {
         return ToolResult::ok(format!("Task '{id}' already ended with status {}.", row.status));
     }
     // Record the cancellation first, so the row says who ended it even
@@ -141,17 +141,17 @@ pub(crate) async fn await_sessions(
                 Err(e) => return e,
             }
         }
-        let pending: Vec<&RunRow> = rows.iter().filter(|r| r.status == "running").collect();
+        let pending: Vec<&RunRow> = rows.iter().filter(|r| r.status == RunStatus::Running).collect();
         let timed_out = tokio::time::Instant::now() >= deadline;
         if pending.is_empty() || timed_out {
             let completed: Vec<&str> = rows
                 .iter()
-                .filter(|r| r.status == "completed")
+                .filter(|r| r.status == RunStatus::Completed)
                 .map(|r| r.id.as_str())
                 .collect();
             let failed: Vec<&str> = rows
                 .iter()
-                .filter(|r| r.status != "completed" && r.status != "running")
+                .filter(|r| r.status != RunStatus::Completed && r.status != RunStatus::Running)
                 .map(|r| r.id.as_str())
                 .collect();
             let results: serde_json::Map<String, Value> = rows.iter().map(|r| (r.id.clone(), view(r))).collect();

@@ -160,7 +160,7 @@ fn relay(
             Some(id) => core.store.run(id).await.ok().flatten(),
             None => None,
         };
-        let Some(parent) = parent.filter(|p| p.status != "running") else {
+        let Some(parent) = parent.filter(|p| p.status != RunStatus::Running) else {
             // The orchestrator is still working: it reads this between steps.
             core.post_to_inbox(&requester_session, data);
             return;

@@ -6,6 +6,7 @@ use crate::tools::{Tool, ToolContext, ToolResult, parse_args};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use switchboard_store::RunStatus;
 
 pub struct SessionsSend;
 
@@ -49,7 +50,7 @@ impl Tool for SessionsSend {
             "Message from the session that started you ({}): {}",
             ctx.agent, args.message
         );
-        if row.status == "running" {
+        if row.status == RunStatus::Running {
             core.post_to_inbox(&row.session_key, note);
             return ToolResult::ok(format!(
                 "delivered to {} (running); it sees the message at its next step",

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use switchboard_store::NewRun;
+use switchboard_store::RunStatus;
 use tokio_util::sync::CancellationToken;
 
 pub struct SessionsSpawn;
@@ -100,7 +101,7 @@ impl Tool for SessionsSpawn {
         let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
             Ok(rows) => rows
                 .iter()
-                .filter(|r| r.kind == "sessions_spawn" && r.status == "running")
+                .filter(|r| r.kind == "sessions_spawn" && r.status == RunStatus::Running)
                 .count(),
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
         };

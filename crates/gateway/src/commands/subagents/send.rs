@@ -5,6 +5,7 @@
 
 use super::{CommandContext, resolve};
 use switchboard_runtime::{NoApprover, TurnRequest};
+use switchboard_store::RunStatus;
 
 /// What a `/subagents send` does.
 pub enum Plan {
@@ -27,7 +28,7 @@ pub async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) -> Plan
     };
     let short = &r.id[..8.min(r.id.len())];
     let note = format!("Message from {} in the chat: {message}", ctx.sender);
-    if r.status == "running" {
+    if r.status == RunStatus::Running {
         ctx.runtime.core().post_to_inbox(&r.session_key, note);
         return Plan::Done(format!(
             "Sent to {short} (running); it sees the message at its next step."

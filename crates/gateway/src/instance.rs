@@ -151,12 +151,12 @@ mod tests {
 #[cfg(test)]
 mod sweep_tests {
     use super::*;
-    use switchboard_store::{NewRun, RunEnd, RunStatus};
+    use switchboard_store::{NewRun, RunEnd, RunKind, RunStatus};
 
     fn run(id: &str, announce: bool) -> NewRun {
         NewRun {
             id: id.into(),
-            kind: "sessions_spawn".into(),
+            kind: RunKind::SessionsSpawn,
             root_id: id.into(),
             agent: "main".into(),
             session_key: format!("agent:main:subagent:{id}"),

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use switchboard_config::Config;
 use switchboard_runtime::{NoApprover, Runtime, TurnRequest};
 use switchboard_store::Store;
+use switchboard_store::{RunKind, RunStatus};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn peak_rss_mib() -> f64 {
@@ -102,14 +103,23 @@ impl Bench {
         assert_eq!(reply.text, "all started");
         let mut half_done = None;
         loop {
-            let done = (self.store.count_runs("delegate", "completed").await.unwrap() - before) as usize;
+            let done = (self
+                .store
+                .count_runs(RunKind::Delegate, RunStatus::Completed)
+                .await
+                .unwrap()
+                - before) as usize;
             if half_done.is_none() && done * 2 >= n {
                 half_done = Some(start.elapsed());
             }
             if done == n {
                 break;
             }
-            let failed = self.store.count_runs("delegate", "failed").await.unwrap();
+            let failed = self
+                .store
+                .count_runs(RunKind::Delegate, RunStatus::Failed)
+                .await
+                .unwrap();
             assert_eq!(failed, 0, "some background tasks failed");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }

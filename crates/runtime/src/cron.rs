@@ -13,6 +13,7 @@ use std::str::FromStr;
 use switchboard_config::CronJob;
 use switchboard_core::ChatAddress;
 use switchboard_store::NewRun;
+use switchboard_store::RunKind;
 use tracing::Instrument;
 
 /// One finished cron run.
@@ -53,7 +54,7 @@ impl Runtime {
         core.store
             .insert_run(&NewRun {
                 id: run_id.to_string(),
-                kind: "cron".into(),
+                kind: RunKind::Cron,
                 root_id: run_id.to_string(),
                 owner_chain: vec![job.agent.clone()],
                 agent: job.agent.clone(),

@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
+use switchboard_store::RunKind;
 use switchboard_test_support::{ScriptedModel, Step};
 
 #[tokio::test]
@@ -26,7 +27,7 @@ async fn a_cron_run_is_top_level_and_may_spawn_once() {
     assert_eq!((row.kind.as_str(), row.status.as_str()), ("cron", "completed"));
     assert_eq!(row.output.as_deref(), Some("Night summary: 3 incidents."));
     assert_eq!(row.origin_channel.as_deref(), Some("cli"));
-    let spawned = store.runs_owned_by("spawn_subagent", "main", 5).await.unwrap();
+    let spawned = store.runs_owned_by(RunKind::SpawnSubagent, "main", 5).await.unwrap();
     assert_eq!(spawned.len(), 1);
     assert_eq!(spawned[0].parent_id.as_deref(), Some(run.run_id.as_str()));
     assert_eq!(spawned[0].status.as_str(), "completed");

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::ChatAddress;
 use switchboard_runtime::{NoApprover, TurnRequest};
+use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
 use switchboard_store::Store;
 use switchboard_test_support::{ScriptedModel, Step, offered_tools};
@@ -220,7 +221,11 @@ async fn a_depth_two_result_reaches_the_user_only_through_its_orchestrator() {
     f.turn("audit").await;
     let (orchestrator, _) = accepted(&last_tool_result(&f.main));
     assert_eq!(f.wait_ended(&orchestrator).await, "completed");
-    let runs = f.store().runs_owned_by("sessions_spawn", "main", 10).await.unwrap();
+    let runs = f
+        .store()
+        .runs_owned_by(RunKind::SessionsSpawn, "main", 10)
+        .await
+        .unwrap();
     assert_eq!(runs.len(), 2);
     let leaf = runs.iter().find(|r| r.depth == 2).unwrap();
     assert!(

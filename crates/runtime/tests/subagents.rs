@@ -8,6 +8,7 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_runtime::{NoApprover, TurnError};
+use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
 use switchboard_test_support::{ScriptedModel, Step, offered_tools};
 use tokio_util::sync::CancellationToken;
@@ -248,7 +249,7 @@ async fn aborting_a_turn_stops_agentic_children_but_not_background_tasks() {
     stopper.await.unwrap();
     assert!(matches!(err, TurnError::Cancelled), "{err}");
     let store = h.runtime.store();
-    let rows = store.runs_owned_by("delegate", "main", 10).await.unwrap();
+    let rows = store.runs_owned_by(RunKind::Delegate, "main", 10).await.unwrap();
     let fg = rows.iter().find(|r| r.task.as_deref() == Some("fg-job")).unwrap();
     assert_eq!(fg.status.as_str(), "cancelled");
     // The hanging model call was abandoned, not waited for.
@@ -302,14 +303,14 @@ async fn aborting_stops_parallel_children_and_spawned_subagents() {
     let err = h.turn_with("work", none(), cancel).await.unwrap_err();
     assert!(matches!(err, TurnError::Cancelled));
     let store = h.runtime.store();
-    let delegates = store.runs_owned_by("delegate", "main", 10).await.unwrap();
+    let delegates = store.runs_owned_by(RunKind::Delegate, "main", 10).await.unwrap();
     assert_eq!(delegates.len(), 2);
     assert!(
         delegates.iter().all(|r| r.status == RunStatus::Cancelled),
         "{:?}",
         delegates.iter().map(|r| &r.status).collect::<Vec<_>>()
     );
-    let subs = store.runs_owned_by("spawn_subagent", "main", 10).await.unwrap();
+    let subs = store.runs_owned_by(RunKind::SpawnSubagent, "main", 10).await.unwrap();
     assert_eq!(subs[0].status.as_str(), "cancelled");
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(reviewer.in_flight() + main.in_flight(), 0, "no model call left running");
@@ -393,7 +394,12 @@ async fn background_rows_become_lost_after_a_restart() {
     main.push(Step::text("started"));
     h.turn("go", none()).await.unwrap();
     let url = h.runtime.config().database_url.clone();
-    let id = h.runtime.store().runs_owned_by("delegate", "main", 1).await.unwrap()[0]
+    let id = h
+        .runtime
+        .store()
+        .runs_owned_by(RunKind::Delegate, "main", 1)
+        .await
+        .unwrap()[0]
         .id
         .clone();
     assert_eq!(

@@ -37,7 +37,7 @@ pub use error::StoreError;
 pub use instances::{InstanceRow, Reclaimed};
 pub use memory::MemoryRow;
 pub use outbox::OutboxRow;
-pub use runs::{NewRun, RunEnd, RunRow, RunStatus};
+pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
 pub use sessions::{SessionInfo, StoredMessage};
 
 use sqlx::migrate::Migrator;

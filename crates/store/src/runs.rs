@@ -68,12 +68,60 @@ impl TryFrom<String> for RunStatus {
     }
 }
 
+/// What started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RunKind {
+    /// A same-identity helper (`spawn_subagent`).
+    #[default]
+    SpawnSubagent,
+    /// Work handed to another agent (`delegate`).
+    Delegate,
+    /// A child session (`sessions_spawn`).
+    SessionsSpawn,
+    /// A scheduled job.
+    Cron,
+}
+
+impl RunKind {
+    const ALL: [Self; 4] = [Self::SpawnSubagent, Self::Delegate, Self::SessionsSpawn, Self::Cron];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SpawnSubagent => "spawn_subagent",
+            Self::Delegate => "delegate",
+            Self::SessionsSpawn => "sessions_spawn",
+            Self::Cron => "cron",
+        }
+    }
+}
+
+impl std::fmt::Display for RunKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for RunKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl TryFrom<String> for RunKind {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown run kind '{s}'"))
+    }
+}
+
 /// A run about to start.
 #[derive(Debug, Clone, Default)]
 pub struct NewRun {
     pub id: String,
-    /// spawn_subagent | delegate | sessions_spawn | cron
-    pub kind: String,
+    pub kind: RunKind,
     pub parent_id: Option<String>,
     pub root_id: String,
     /// Aliases of the callers, root first, ending with the run's requester.
@@ -99,7 +147,8 @@ pub struct NewRun {
 #[derive(Debug, Clone, FromRow)]
 pub struct RunRow {
     pub id: String,
-    pub kind: String,
+    #[sqlx(try_from = "String")]
+    pub kind: RunKind,
     pub parent_id: Option<String>,
     pub root_id: String,
     pub owner_chain: String,
@@ -135,7 +184,7 @@ impl NewRun {
     pub fn ended(&self, created_at: i64, status: RunStatus, end: &RunEnd<'_>) -> RunRow {
         RunRow {
             id: self.id.clone(),
-            kind: self.kind.clone(),
+            kind: self.kind,
             parent_id: self.parent_id.clone(),
             root_id: self.root_id.clone(),
             owner_chain: serde_json::to_string(&self.owner_chain).unwrap_or_default(),
@@ -201,7 +250,7 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'running', $15, $16, $17, $18, $19, $20, $21)",
         )
         .bind(&r.id)
-        .bind(&r.kind)
+        .bind(r.kind.as_str())
         .bind(&r.parent_id)
         .bind(&r.root_id)
         .bind(chain)
@@ -276,12 +325,12 @@ impl Store {
     }
 
     /// Runs of `kind` whose owner chain contains `alias`, newest first.
-    pub async fn runs_owned_by(&self, kind: &str, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+    pub async fn runs_owned_by(&self, kind: RunKind, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
         let needle = serde_json::to_string(alias).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ORDER BY created_at DESC, id LIMIT $3"
         )))
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(format!("%{needle}%"))
         .bind(limit)
         .fetch_all(p)
@@ -323,7 +372,7 @@ impl Store {
     /// Ended runs of `kind` whose transcript is not archived yet: (id, agent, owner_chain, ended_at).
     pub async fn runs_to_archive(
         &self,
-        kind: &str,
+        kind: RunKind,
         limit: i64,
     ) -> Result<Vec<(String, String, String, i64)>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, (String, String, String, i64)>(
@@ -331,7 +380,7 @@ impl Store {
              WHERE kind = $1 AND status <> 'running' AND archived_at IS NULL AND ended_at IS NOT NULL
              ORDER BY ended_at LIMIT $2"
         )
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(limit)
         .fetch_all(p)
         .await)?)
@@ -358,12 +407,12 @@ impl Store {
     }
 
     /// How many runs of `kind` have `status`.
-    pub async fn count_runs(&self, kind: &str, status: &str) -> Result<i64, StoreError> {
+    pub async fn count_runs(&self, kind: RunKind, status: RunStatus) -> Result<i64, StoreError> {
         Ok(read!(self, |p| sqlx::query_scalar(
             "SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2"
         )
-        .bind(kind)
-        .bind(status)
+        .bind(kind.as_str())
+        .bind(status.as_str())
         .fetch_one(p)
         .await)?)
     }

@@ -1,7 +1,7 @@
 //! The same store behaviour on SQLite and, when `SWITCHBOARD_TEST_POSTGRES_URL`
 //! names a server (CI starts one), on PostgreSQL.
 
-use switchboard_store::{NewApproval, NewRun, RunEnd, RunRow, RunStatus, Store, utc_day};
+use switchboard_store::{NewApproval, NewRun, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day};
 
 async fn postgres_store() -> Option<Store> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
@@ -129,7 +129,7 @@ async fn exercise(store: &Store) {
 async fn run_rows(store: &Store) {
     let new = NewRun {
         id: "r1".into(),
-        kind: "delegate".into(),
+        kind: RunKind::Delegate,
         parent_id: Some("p".into()),
         root_id: "p".into(),
         owner_chain: vec!["main".into(), "ops".into()],

@@ -10,6 +10,7 @@ pub mod subagents;
 
 use switchboard_core::{ChatAddress, UserId};
 use switchboard_runtime::Runtime;
+use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
 
 /// What a command may look at.
@@ -30,7 +31,7 @@ pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender:
     let rows = match runtime.store().runs_of_session(session_key, 100).await {
         Ok(rows) => rows
             .into_iter()
-            .filter(|r| r.status == RunStatus::Running && r.kind == "sessions_spawn")
+            .filter(|r| r.status == RunStatus::Running && r.kind == RunKind::SessionsSpawn)
             .filter(|r| everyone || r.requester.as_deref() == Some(sender.as_str()))
             .collect(),
         Err(e) => {

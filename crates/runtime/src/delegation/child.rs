@@ -11,6 +11,7 @@ use crate::tools::{ToolContext, ToolRegistry, ToolResult};
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::{DelegateMode, DelegationMode, RiskProfile};
+use switchboard_store::RunKind;
 use switchboard_store::{NewRun, RunEnd, RunStatus};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -215,7 +216,7 @@ pub(crate) fn new_run(plan: &Plan, ctx: &ToolContext, id: &str, task: &str) -> N
     let model = plan.parts.chain.primary().model().to_string();
     NewRun {
         id: id.to_string(),
-        kind: "delegate".into(),
+        kind: RunKind::Delegate,
         parent_id: ctx.scope.run_id.clone(),
         root_id: scope.root_id.clone().unwrap_or_else(|| id.to_string()),
         owner_chain: ctx.scope.owner_chain.clone(),

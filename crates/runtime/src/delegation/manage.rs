@@ -8,6 +8,7 @@ use crate::tools::ToolResult;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
+use switchboard_store::RunKind;
 use switchboard_store::{RunEnd, RunRow, RunStatus, now_ms};
 
 const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -20,7 +21,7 @@ fn not_found(id: &str) -> ToolResult {
 /// The row, if it is a delegate task `caller` may see.
 async fn visible(core: &Core, caller: &str, id: &str) -> Result<Option<RunRow>, ToolResult> {
     match core.store.run(id).await {
-        Ok(Some(row)) if row.kind == "delegate" && row.owners().iter().any(|o| o == caller) => Ok(Some(row)),
+        Ok(Some(row)) if row.kind == RunKind::Delegate && row.owners().iter().any(|o| o == caller) => Ok(Some(row)),
         Ok(_) => Ok(None),
         Err(e) => {
             tracing::error!(error = %e, "task lookup failed");
@@ -66,7 +67,7 @@ pub(crate) async fn check_result(core: &Core, caller: &str, args: &Args) -> Tool
 }
 
 pub(crate) async fn list_results(core: &Core, caller: &str) -> ToolResult {
-    match core.store.runs_owned_by("delegate", caller, 100).await {
+    match core.store.runs_owned_by(RunKind::Delegate, caller, 100).await {
         Ok(rows) => {
             let items: Vec<Value> = rows
                 .iter()

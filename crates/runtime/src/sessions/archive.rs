@@ -7,6 +7,7 @@ use crate::core::Core;
 use crate::runtime::Runtime;
 use std::path::Path;
 use std::time::Duration;
+use switchboard_store::RunKind;
 use switchboard_store::now_ms;
 
 pub(crate) async fn archive_one(core: &Core, run_id: &str, path: &Path) {
@@ -26,7 +27,7 @@ impl Runtime {
     /// Archive due transcripts now; returns how many were archived.
     pub async fn archive_due(&self) -> usize {
         let core = self.core();
-        let Ok(rows) = core.store.runs_to_archive("sessions_spawn", 500).await else {
+        let Ok(rows) = core.store.runs_to_archive(RunKind::SessionsSpawn, 500).await else {
             return 0;
         };
         let mut done = 0;

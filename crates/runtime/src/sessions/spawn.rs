@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use switchboard_store::NewRun;
+use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
 use tokio_util::sync::CancellationToken;
 
@@ -101,7 +102,7 @@ impl Tool for SessionsSpawn {
         let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
             Ok(rows) => rows
                 .iter()
-                .filter(|r| r.kind == "sessions_spawn" && r.status == RunStatus::Running)
+                .filter(|r| r.kind == RunKind::SessionsSpawn && r.status == RunStatus::Running)
                 .count(),
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
         };
@@ -143,7 +144,7 @@ impl Tool for SessionsSpawn {
         let origin = ctx.scope.origin.clone();
         let row = NewRun {
             id: run_id.clone(),
-            kind: "sessions_spawn".into(),
+            kind: RunKind::SessionsSpawn,
             parent_id: ctx.scope.run_id.clone(),
             root_id: ctx
                 .scope

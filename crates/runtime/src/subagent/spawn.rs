@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use switchboard_store::NewRun;
+use switchboard_store::RunKind;
 use tracing::Instrument;
 
 pub struct SpawnSubagent;
@@ -104,7 +105,7 @@ impl Tool for SpawnSubagent {
         }
         let row = NewRun {
             id: uuid.clone(),
-            kind: "spawn_subagent".into(),
+            kind: RunKind::SpawnSubagent,
             parent_id: ctx.scope.run_id.clone(),
             root_id: ctx
                 .scope

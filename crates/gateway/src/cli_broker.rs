@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use std::sync::Mutex;
 use std::time::Duration;
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{Store, now_ms};
+use switchboard_store::{ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
 
 enum Answer {
@@ -112,7 +112,11 @@ impl ApprovalBroker for CliBroker {
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
         let (status, outcome, reason) = match answer {
             Ok(Ok(Answer::Allow { always })) => (
-                if always { "approved_always" } else { "approved" },
+                if always {
+                    ApprovalStatus::ApprovedAlways
+                } else {
+                    ApprovalStatus::Approved
+                },
                 ApprovalOutcome::Approved {
                     by: self.user.clone(),
                     always,
@@ -120,7 +124,7 @@ impl ApprovalBroker for CliBroker {
                 None,
             ),
             Ok(Ok(Answer::Deny { reason })) => (
-                "denied",
+                ApprovalStatus::Denied,
                 ApprovalOutcome::Denied {
                     by: self.user.clone(),
                     reason: reason.clone(),
@@ -128,7 +132,7 @@ impl ApprovalBroker for CliBroker {
                 reason,
             ),
             Ok(Err(_)) => (
-                "unavailable",
+                ApprovalStatus::Unavailable,
                 ApprovalOutcome::Unavailable {
                     why: "the terminal closed before an answer".into(),
                 },
@@ -137,7 +141,7 @@ impl ApprovalBroker for CliBroker {
             Err(_) => {
                 println!("Approval {} expired after {}s.", req.id, req.timeout_secs);
                 (
-                    "expired",
+                    ApprovalStatus::Expired,
                     ApprovalOutcome::TimedOut {
                         after_secs: req.timeout_secs,
                     },

@@ -21,8 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_config::Config;
 use switchboard_runtime::{NoApprover, Runtime, TurnRequest};
-use switchboard_store::Store;
-use switchboard_store::{RunKind, RunStatus};
+use switchboard_store::{RunKind, RunStatus, Store};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn peak_rss_mib() -> f64 {

@@ -3,8 +3,7 @@
 //! the work was asked for. Status comes from the run row (runtime signals),
 //! never from model text.
 
-use switchboard_store::RunStatus;
-use switchboard_store::{RunRow, Store, StoreError};
+use switchboard_store::{RunRow, RunStatus, Store, StoreError};
 
 /// `1.8k`, `950`.
 fn tokens(n: i64) -> String {
@@ -33,11 +32,11 @@ pub fn render(row: &RunRow) -> String {
 /// The announcement text, with `result` (an announce step's answer) in
 /// place of the run's output when given.
 pub fn render_with(row: &RunRow, result: Option<&str>) -> String {
-    let status = match row.status.as_str() {
-        "completed" => "success",
-        "failed" | "cancelled" => "error",
-        "timed_out" => "timeout",
-        _ => "unknown",
+    let status = match row.status {
+        RunStatus::Completed => "success",
+        RunStatus::Failed | RunStatus::Cancelled => "error",
+        RunStatus::TimedOut => "timeout",
+        RunStatus::Running | RunStatus::Lost => "unknown",
     };
     let result = result
         .or(row.output.as_deref())

@@ -4,6 +4,60 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
+/// Where an approval request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    ApprovedAlways,
+    Denied,
+    Expired,
+    /// Nobody could be asked (no route, channel down).
+    Unavailable,
+    /// The run that asked was stopped first.
+    Cancelled,
+}
+
+impl ApprovalStatus {
+    const ALL: [Self; 7] = [
+        Self::Pending,
+        Self::Approved,
+        Self::ApprovedAlways,
+        Self::Denied,
+        Self::Expired,
+        Self::Unavailable,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::ApprovedAlways => "approved_always",
+            Self::Denied => "denied",
+            Self::Expired => "expired",
+            Self::Unavailable => "unavailable",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::fmt::Display for ApprovalStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl TryFrom<String> for ApprovalStatus {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown approval status '{s}'"))
+    }
+}
+
 /// A request about to be stored.
 #[derive(Debug, Clone)]
 pub struct NewApproval<'a> {
@@ -32,7 +86,8 @@ pub struct ApprovalRow {
     pub chat: Option<String>,
     pub thread: Option<String>,
     pub prompt_message: Option<String>,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: ApprovalStatus,
     pub deadline_at: i64,
     pub created_at: i64,
     pub decided_at: Option<i64>,
@@ -86,7 +141,7 @@ impl Store {
     pub async fn decide_approval(
         &self,
         id: &str,
-        status: &str,
+        status: ApprovalStatus,
         by: Option<&str>,
         from: Option<&str>,
         reason: Option<&str>,
@@ -97,7 +152,7 @@ impl Store {
                     "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
              WHERE id = $6 AND status = 'pending'",
                 )
-                .bind(status)
+                .bind(status.as_str())
                 .bind(now_ms())
                 .bind(by)
                 .bind(from)
@@ -135,8 +190,14 @@ impl Store {
         .fetch_all(p)
         .await)?;
         for r in &rows {
-            self.decide_approval(&r.id, "expired", None, None, Some("the gateway restarted"))
-                .await?;
+            self.decide_approval(
+                &r.id,
+                ApprovalStatus::Expired,
+                None,
+                None,
+                Some("the gateway restarted"),
+            )
+            .await?;
         }
         Ok(rows)
     }

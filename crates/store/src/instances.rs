@@ -121,8 +121,14 @@ impl Store {
         .fetch_all(p)
         .await)?;
         for r in &expired_approvals {
-            self.decide_approval(&r.id, "expired", None, None, Some("the gateway restarted"))
-                .await?;
+            self.decide_approval(
+                &r.id,
+                crate::ApprovalStatus::Expired,
+                None,
+                None,
+                Some("the gateway restarted"),
+            )
+            .await?;
         }
         Ok(Reclaimed {
             lost_runs,

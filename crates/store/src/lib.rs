@@ -31,7 +31,7 @@ mod sessions;
 mod sqlite_writer;
 mod stmt;
 
-pub use approvals::{ApprovalRow, NewApproval};
+pub use approvals::{ApprovalRow, ApprovalStatus, NewApproval};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
 pub use instances::{InstanceRow, Reclaimed};

@@ -1,7 +1,7 @@
 //! The same store behaviour on SQLite and, when `SWITCHBOARD_TEST_POSTGRES_URL`
 //! names a server (CI starts one), on PostgreSQL.
 
-use switchboard_store::{NewApproval, NewRun, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day};
+use switchboard_store::{ApprovalStatus, NewApproval, NewRun, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day};
 
 async fn postgres_store() -> Option<Store> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
@@ -103,19 +103,22 @@ async fn exercise(store: &Store) {
     }
     assert!(
         store
-            .decide_approval("a1", "approved", Some("cli:ops"), Some("cli:local"), None)
+            .decide_approval("a1", ApprovalStatus::Approved, Some("cli:ops"), Some("cli:local"), None)
             .await
             .unwrap()
     );
     assert!(
         !store
-            .decide_approval("a1", "denied", Some("cli:x"), None, None)
+            .decide_approval("a1", ApprovalStatus::Denied, Some("cli:x"), None, None)
             .await
             .unwrap()
     );
     let expired = store.expire_pending_approvals().await.unwrap();
     assert_eq!(expired.len(), 1);
-    assert_eq!(store.approval("a2").await.unwrap().unwrap().status, "expired");
+    assert_eq!(
+        store.approval("a2").await.unwrap().unwrap().status,
+        ApprovalStatus::Expired
+    );
     assert_eq!(
         store.approval("a1").await.unwrap().unwrap().decided_by.as_deref(),
         Some("cli:ops")

@@ -10,7 +10,7 @@ use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{Store, now_ms};
+use switchboard_store::{ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
 
 struct Decision {
@@ -112,7 +112,7 @@ impl RouteBroker {
         if !waiting {
             // Decided, expired or cancelled already: say which.
             return match self.store.approval(id).await {
-                Ok(Some(row)) if row.status != "pending" => {
+                Ok(Some(row)) if row.status != ApprovalStatus::Pending => {
                     format!("Approval {id} is no longer pending: it was {}.", row.status)
                 }
                 _ => format!("No approval request '{id}' is waiting."),
@@ -147,7 +147,14 @@ impl RouteBroker {
         }
     }
 
-    async fn record(&self, id: &str, status: &str, by: Option<&str>, from: Option<&str>, reason: Option<&str>) {
+    async fn record(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        by: Option<&str>,
+        from: Option<&str>,
+        reason: Option<&str>,
+    ) {
         if let Err(e) = self.store.decide_approval(id, status, by, from, reason).await {
             tracing::error!(approval = id, error = %e, "cannot store an approval decision");
         }
@@ -187,7 +194,13 @@ impl Drop for CancelOnDrop<'_> {
         let (id, message, prompt) = (self.id.clone(), self.message.clone(), self.prompt.clone());
         tokio::spawn(async move {
             if let Err(e) = store
-                .decide_approval(&id, "cancelled", None, None, Some("the run that asked was stopped"))
+                .decide_approval(
+                    &id,
+                    ApprovalStatus::Cancelled,
+                    None,
+                    None,
+                    Some("the run that asked was stopped"),
+                )
                 .await
             {
                 tracing::error!(approval = %id, error = %e, "cannot record a cancelled approval request");
@@ -237,7 +250,8 @@ impl ApprovalBroker for RouteBroker {
             Err(e) => {
                 self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.id);
                 let why = format!("the approver channel did not accept the prompt ({e})");
-                self.record(&req.id, "unavailable", None, None, Some(&why)).await;
+                self.record(&req.id, ApprovalStatus::Unavailable, None, None, Some(&why))
+                    .await;
                 return ApprovalOutcome::Unavailable { why };
             }
         };
@@ -261,9 +275,9 @@ impl ApprovalBroker for RouteBroker {
         match answer {
             Ok(Ok(d)) => {
                 let status = match d.choice {
-                    ApprovalChoice::AllowOnce => "approved",
-                    ApprovalChoice::Always => "approved_always",
-                    ApprovalChoice::Deny => "denied",
+                    ApprovalChoice::AllowOnce => ApprovalStatus::Approved,
+                    ApprovalChoice::Always => ApprovalStatus::ApprovedAlways,
+                    ApprovalChoice::Deny => ApprovalStatus::Denied,
                 };
                 self.record(&req.id, status, Some(&d.by), Some(&d.from), d.reason.as_deref())
                     .await;
@@ -288,7 +302,8 @@ impl ApprovalBroker for RouteBroker {
                 why: "the approval request was dropped".into(),
             },
             Err(_) => {
-                self.record(&req.id, "expired", None, None, Some("timed out")).await;
+                self.record(&req.id, ApprovalStatus::Expired, None, None, Some("timed out"))
+                    .await;
                 self.edit_prompt(channel, &message, &prompt, &PromptState::Expired)
                     .await;
                 ApprovalOutcome::TimedOut { after_secs: timeout }

@@ -11,8 +11,7 @@ use crate::tools::{ToolContext, ToolRegistry, ToolResult};
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::{DelegateMode, DelegationMode, RiskProfile};
-use switchboard_store::RunKind;
-use switchboard_store::{NewRun, RunEnd, RunStatus};
+use switchboard_store::{NewRun, RunEnd, RunKind, RunStatus};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 

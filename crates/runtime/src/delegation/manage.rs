@@ -8,8 +8,7 @@ use crate::tools::ToolResult;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
-use switchboard_store::RunKind;
-use switchboard_store::{RunEnd, RunRow, RunStatus, now_ms};
+use switchboard_store::{RunEnd, RunKind, RunRow, RunStatus, now_ms};
 
 const DEFAULT_WAIT_MS: u64 = 30_000;
 const MAX_WAIT_MS: u64 = 120_000;

@@ -2,7 +2,7 @@
 //! messages and button presses over the loopback HTTP API, read what the
 //! bot posted.
 
-use crate::{Sandbox, binary};
+use super::{Sandbox, binary};
 use serde_json::{Value, json};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -2,9 +2,11 @@
 //! Synapse homeserver on loopback: people register, create rooms, write,
 //! react and read what the bot posted, all over the client-server API.
 
+mod support;
+
 use serde_json::json;
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, matrix_config, ops_room_approvals, with_reviewer};
+use support::{Gateway, Sandbox, free_port, matrix_config, ops_room_approvals, with_reviewer};
 use switchboard_test_support::synapse::{Person, Synapse, body, thread_of};
 use switchboard_test_support::{ScriptedModel, Step};
 

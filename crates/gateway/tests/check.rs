@@ -1,10 +1,12 @@
 //! `switchboard check` through the real binary.
 
-use switchboard_e2e::Sandbox;
+mod support;
+
+use support::Sandbox;
 
 #[test]
 fn shipped_configs_pass() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../config");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config");
     let sandbox = Sandbox::new("");
     for file in [
         "switchboard.toml",

@@ -2,13 +2,15 @@
 //! writes to the bot in an encrypted room; the bot reads it and answers
 //! encrypted, and the homeserver only ever sees ciphertext.
 
+mod support;
+
 use matrix_sdk::Client;
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::ruma::OwnedRoomId;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use switchboard_e2e::{Gateway, Sandbox, free_port, matrix_config};
+use support::{Gateway, Sandbox, free_port, matrix_config};
 use switchboard_test_support::synapse::Synapse;
 use switchboard_test_support::{ScriptedModel, Step};
 

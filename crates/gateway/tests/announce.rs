@@ -2,9 +2,11 @@
 //! with a local team chat: they land in the thread where the work was
 //! asked for, and a task lost to a crash is announced once after restart.
 
+mod support;
+
 use serde_json::json;
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use support::{Gateway, Sandbox, free_port, provider};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn config(main: &str, reviewer: &str, port: u16) -> String {

@@ -1,6 +1,9 @@
-//! Helpers for end-to-end tests: find the built `switchboard` binary, give
-//! it a private folder and configuration, and talk to `switchboard chat`
+//! Helpers for end-to-end tests: the built `switchboard` binary, a private
+//! folder and configuration for it, and talking to `switchboard chat`
 //! through its stdin and stdout the way a person at a terminal would.
+//! Each test file includes this module and uses a part of it (hence the
+//! allowances for what one file leaves unused).
+#![allow(dead_code, unused_imports)]
 
 mod gateway;
 
@@ -12,62 +15,10 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The `switchboard` binary built next to this test executable.
+/// The `switchboard` binary: cargo builds it for these tests and says
+/// where it is, so it is never older than the sources.
 pub fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target/debug");
-    let bin = dir.join("switchboard");
-    assert!(
-        bin.exists(),
-        "{} is missing; build it first with `cargo build --workspace` (./scripts/test.sh does)",
-        bin.display()
-    );
-    let built = std::fs::metadata(&bin)
-        .and_then(|m| m.modified())
-        .expect("binary mtime");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    // Only the `src` folders of the crates linked into the binary count.
-    let linked = [
-        "crates/core",
-        "crates/config",
-        "crates/store",
-        "crates/runtime",
-        "crates/gateway",
-        "channels/local",
-    ];
-    if let Some(newer) = linked
-        .iter()
-        .filter_map(|c| newest_source(&root.join(c).join("src")))
-        .find(|(t, _)| *t > built)
-    {
-        panic!(
-            "{} is older than {}; run `cargo build --workspace` first (cargo test does not rebuild the binary for these tests)",
-            bin.display(),
-            newer.1.display()
-        );
-    }
-    bin
-}
-
-/// The most recently modified `.rs` file under `dir`.
-fn newest_source(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs")
-                && let Ok(t) = e.metadata().and_then(|m| m.modified())
-                && best.as_ref().is_none_or(|(b, _)| t > *b)
-            {
-                best = Some((t, p));
-            }
-        }
-    }
-    best
+    PathBuf::from(env!("CARGO_BIN_EXE_switchboard"))
 }
 
 /// A private working folder holding `switchboard.toml`, `data/` and `workspace/`.

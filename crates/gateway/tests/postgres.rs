@@ -2,8 +2,10 @@
 //! sets SWITCHBOARD_TEST_POSTGRES_URL): memory, a background delegation and
 //! a restart, through the real `switchboard chat`.
 
+mod support;
+
 use serde_json::json;
-use switchboard_e2e::{Sandbox, provider};
+use support::{Sandbox, provider};
 use switchboard_test_support::{ScriptedModel, Step};
 
 /// A fresh database on the test server, made with psql.

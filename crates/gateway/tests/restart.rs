@@ -1,8 +1,10 @@
 //! A restart keeps sessions, transcripts and memory: two `switchboard chat`
 //! processes, one after the other, on the same SQLite file.
 
+mod support;
+
 use serde_json::json;
-use switchboard_e2e::{Sandbox, provider};
+use support::{Sandbox, provider};
 use switchboard_test_support::{ScriptedModel, Step};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,8 +1,10 @@
 //! Chat input is bounded (`[limits]`): a conversation's queue, a person's
 //! message rate, and how long an idle conversation stays in memory.
 
+mod support;
+
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step};
 
 async fn setup(limits: &str) -> (ScriptedModel, Sandbox, Gateway) {

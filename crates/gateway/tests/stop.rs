@@ -2,8 +2,10 @@
 //! stops anyone's, and nobody else can stop another person's work.
 //! Commands addressed to another bot are ignored.
 
+mod support;
+
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step};
 
 async fn setup() -> (ScriptedModel, Sandbox, Gateway) {

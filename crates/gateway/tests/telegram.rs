@@ -2,9 +2,11 @@
 //! loopback Bot API server: people write and press buttons; the tests read
 //! what the bot sent.
 
+mod support;
+
 use serde_json::{Value, json};
 use std::time::Duration;
-use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on, ops_room_approvals, with_reviewer};
+use support::{Gateway, Sandbox, free_port, main_agent_on, ops_room_approvals, with_reviewer};
 use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
 use switchboard_test_support::{ScriptedModel, Step};
 

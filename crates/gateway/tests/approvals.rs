@@ -1,8 +1,10 @@
 //! Approvals routed to an ops room (SPEC §9), through the real
 //! `switchboard run` with two local channels: a team chat and an ops room.
 
+mod support;
+
 use serde_json::{Value, json};
-use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn config(model_url: &str, port: u16, timeout_secs: u64) -> String {

@@ -2,9 +2,11 @@
 //! chat: list and info read the run registry, kill stops a hanging child
 //! and its children at once, pause refuses new delegations.
 
+mod support;
+
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use switchboard_e2e::{Gateway, Sandbox, free_port, provider};
+use support::{Gateway, Sandbox, free_port, provider};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn config(main: &str, reviewer: &str, port: u16) -> String {

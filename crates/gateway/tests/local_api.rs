@@ -2,8 +2,10 @@
 //! foreign host (DNS rebinding) or sent by another site's page are refused,
 //! local chats carry `cli:` people only, and an alias with a token wants it.
 
+mod support;
+
 use serde_json::json;
-use switchboard_e2e::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step};
 
 async fn setup() -> (ScriptedModel, Sandbox, Gateway) {

@@ -1,8 +1,10 @@
 //! `switchboard chat` end to end: the real binary, a scripted model server
 //! over HTTP, answers typed at the terminal prompt.
 
+mod support;
+
 use serde_json::json;
-use switchboard_e2e::{Sandbox, provider};
+use support::{Sandbox, provider};
 use switchboard_test_support::{ScriptedModel, Step, offered_tools};
 
 const AGENT: &str = r#"

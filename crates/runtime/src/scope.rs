@@ -5,6 +5,7 @@ use crate::progress::ProgressRecorder;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use switchboard_core::ChatAddress;
+use switchboard_store::{NewRun, RunKind};
 
 /// `max_execution_tree_iterations`: one counter per foreground root turn.
 /// A child may reserve a slot only while more than one remains, so the root
@@ -88,7 +89,56 @@ pub struct RunScope {
     pub progress: Option<Arc<ProgressRecorder>>,
 }
 
+/// How long a child's task may be in its registry row.
+const TASK_IN_ROW: usize = 500;
+
+/// What differs between the registry rows of children (see
+/// [`RunScope::child_row`]).
+pub struct ChildRow<'a> {
+    pub id: &'a str,
+    pub kind: RunKind,
+    pub agent: &'a str,
+    pub session_key: &'a str,
+    /// The caller chain the child carries (often the caller's own).
+    pub owner_chain: Vec<String>,
+    pub depth: i64,
+    pub task: &'a str,
+    pub model: &'a str,
+    /// The session that asked for it.
+    pub requester_session: &'a str,
+}
+
 impl RunScope {
+    /// The registry row of a child this run starts: it hangs under this
+    /// run (and its root), comes from the same chat and person, and its
+    /// task is cut to what a row keeps. One constructor for every kind of
+    /// child, so none restates how a root or an origin is found.
+    pub fn child_row(&self, c: ChildRow<'_>) -> NewRun {
+        NewRun {
+            id: c.id.to_string(),
+            kind: c.kind,
+            parent_id: self.run_id.clone(),
+            root_id: self
+                .root_id
+                .clone()
+                .or_else(|| self.run_id.clone())
+                .unwrap_or_else(|| c.id.to_string()),
+            owner_chain: c.owner_chain,
+            depth: c.depth,
+            agent: c.agent.to_string(),
+            session_key: c.session_key.to_string(),
+            origin_channel: self.origin.as_ref().map(|o| o.channel.clone()),
+            origin_chat: self.origin.as_ref().map(|o| o.chat.clone()),
+            origin_thread: self.origin.as_ref().and_then(|o| o.thread.clone()),
+            label: None,
+            task: Some(c.task.chars().take(TASK_IN_ROW).collect()),
+            model: Some(c.model.to_string()),
+            requester: self.requester.clone(),
+            requester_session: Some(c.requester_session.to_string()),
+            announce: false,
+        }
+    }
+
     /// A child run anywhere below a person's turn.
     pub fn is_child(&self) -> bool {
         self.depth > 0 || self.is_subagent

@@ -3,14 +3,12 @@
 use super::child::{self, Child};
 use crate::core::{PAUSED, RunParts};
 use crate::policy::{CommandRisk, Effect};
-use crate::scope::RunScope;
+use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use switchboard_store::NewRun;
-use switchboard_store::RunKind;
-use switchboard_store::RunStatus;
+use switchboard_store::{RunKind, RunStatus};
 use tokio_util::sync::CancellationToken;
 
 pub struct SessionsSpawn;
@@ -141,32 +139,20 @@ impl Tool for SessionsSpawn {
         let session_key = format!("agent:{agent_id}:subagent:{run_id}");
         let mut owner_chain = ctx.scope.owner_chain.clone();
         owner_chain.push(agent_id.clone());
-        let origin = ctx.scope.origin.clone();
-        let row = NewRun {
-            id: run_id.clone(),
+        let mut row = ctx.scope.child_row(ChildRow {
+            id: &run_id,
             kind: RunKind::SessionsSpawn,
-            parent_id: ctx.scope.run_id.clone(),
-            root_id: ctx
-                .scope
-                .root_id
-                .clone()
-                .or_else(|| ctx.scope.run_id.clone())
-                .unwrap_or_else(|| run_id.clone()),
+            agent: &agent_id,
+            session_key: &session_key,
             owner_chain: owner_chain.clone(),
             depth: depth as i64,
-            agent: agent_id.clone(),
-            session_key: session_key.clone(),
-            origin_channel: origin.as_ref().map(|o| o.channel.clone()),
-            origin_chat: origin.as_ref().map(|o| o.chat.clone()),
-            origin_thread: origin.as_ref().and_then(|o| o.thread.clone()),
-            label: args.label.clone(),
-            task: Some(task.chars().take(500).collect()),
-            model: Some(chain.primary().model().to_string()),
-            requester: ctx.scope.requester.clone(),
-            requester_session: Some(ctx.session_key.clone()),
-            // Children of the main session are announced into the chat.
-            announce: depth < 2,
-        };
+            task,
+            model: chain.primary().model(),
+            requester_session: &ctx.session_key,
+        });
+        row.label = args.label.clone();
+        // Children of the main session are announced into the chat.
+        row.announce = depth < 2;
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
         }
@@ -205,7 +191,7 @@ impl Tool for SessionsSpawn {
                 spawn_depth: depth,
                 max_spawn_depth: max_depth,
                 cost_chain: vec![agent_id.clone()],
-                origin,
+                origin: ctx.scope.origin.clone(),
                 requester: ctx.scope.requester.clone(),
                 fresh_session: true,
                 ..RunScope::default()

@@ -2,13 +2,12 @@
 
 use crate::core::RunParts;
 use crate::policy::{CommandRisk, Effect, SubAgentOverrides};
-use crate::scope::RunScope;
+use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use switchboard_store::NewRun;
 use switchboard_store::RunKind;
 use tracing::Instrument;
 
@@ -103,30 +102,17 @@ impl Tool for SpawnSubagent {
         if !memory_readers.contains(&parent) {
             memory_readers.insert(0, parent.clone());
         }
-        let row = NewRun {
-            id: uuid.clone(),
+        let row = ctx.scope.child_row(ChildRow {
+            id: &uuid,
             kind: RunKind::SpawnSubagent,
-            parent_id: ctx.scope.run_id.clone(),
-            root_id: ctx
-                .scope
-                .root_id
-                .clone()
-                .or_else(|| ctx.scope.run_id.clone())
-                .unwrap_or_else(|| uuid.clone()),
+            agent: &parent,
+            session_key: &session_key,
             owner_chain: ctx.scope.owner_chain.clone(),
             depth: i64::from(ctx.scope.depth) + 1,
-            agent: parent.clone(),
-            session_key: session_key.clone(),
-            origin_channel: ctx.scope.origin.as_ref().map(|o| o.channel.clone()),
-            origin_chat: ctx.scope.origin.as_ref().map(|o| o.chat.clone()),
-            origin_thread: ctx.scope.origin.as_ref().and_then(|o| o.thread.clone()),
-            label: None,
-            task: Some(prompt.chars().take(500).collect()),
-            model: Some(ctx.chain.primary().model().to_string()),
-            requester: ctx.scope.requester.clone(),
-            requester_session: Some(ctx.session_key.clone()),
-            announce: false,
-        };
+            task: &prompt,
+            model: ctx.chain.primary().model(),
+            requester_session: &ctx.session_key,
+        });
         if let Err(e) = core.store.insert_run(&row).await {
             return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));
         }

@@ -32,7 +32,7 @@ allowed_users = ["*"]
 
 /// Two scripted models, a gateway on them, and `main` asked to start
 /// `prompt` as a background delegation (answering `ack`).
-async fn with_background_task(prompt: &str, ack: &str) -> (ScriptedModel, ScriptedModel, Sandbox, Gateway) {
+async fn with_background_task(prompt: &str, ack: &str) -> (ScriptedModel, ScriptedModel, Sandbox, Gateway, u16) {
     let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
     let port = free_port();
     let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
@@ -42,12 +42,12 @@ async fn with_background_task(prompt: &str, ack: &str) -> (ScriptedModel, Script
         json!({"agent": "reviewer", "prompt": prompt, "background": true}),
     ));
     main.push(Step::text(ack));
-    (main, reviewer, sandbox, gw)
+    (main, reviewer, sandbox, gw, port)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_result_is_announced_in_the_originating_thread() {
-    let (_main, reviewer, _sandbox, gw) =
+    let (_main, reviewer, _sandbox, gw, _) =
         with_background_task("audit the logs", "On it; I will report back here.").await;
     reviewer.push(
         Step::text("No anomalies found.")
@@ -98,15 +98,7 @@ async fn a_background_result_is_announced_in_the_originating_thread() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_lost_to_a_crash_is_announced_once_after_restart() {
-    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
-    let mut gw = Gateway::start(&sandbox, port, "team").await;
-    main.push(Step::tool_call(
-        "delegate",
-        json!({"agent": "reviewer", "prompt": "long audit", "background": true}),
-    ));
-    main.push(Step::text("Started."));
+    let (_main, reviewer, sandbox, mut gw, port) = with_background_task("long audit", "Started.").await;
     reviewer.push(Step::text("too late").delay(Duration::from_secs(120)));
     gw.send_in_thread("team", "general", "t-7", "cli:bob", "@bot long audit please")
         .await;
@@ -126,15 +118,7 @@ async fn a_task_lost_to_a_crash_is_announced_once_after_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_announcement_pending_at_a_crash_is_delivered_once_after_restart() {
-    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
-    let mut gw = Gateway::start(&sandbox, port, "team").await;
-    main.push(Step::tool_call(
-        "delegate",
-        json!({"agent": "reviewer", "prompt": "quick check", "background": true}),
-    ));
-    main.push(Step::text("Checking."));
+    let (_main, reviewer, sandbox, mut gw, port) = with_background_task("quick check", "Checking.").await;
     reviewer.push(Step::text("All good.").delay(Duration::from_millis(300)));
     gw.send_in_thread("team", "general", "t-9", "cli:bob", "@bot quick check")
         .await;
@@ -167,7 +151,7 @@ async fn an_announcement_pending_at_a_crash_is_delivered_once_after_restart() {
 /// finishes and is announced once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_process_on_the_same_database_leaves_running_work_alone() {
-    let (_main, reviewer, sandbox, gw) = with_background_task("slow audit", "Started.").await;
+    let (_main, reviewer, sandbox, gw, _) = with_background_task("slow audit", "Started.").await;
     reviewer.push(Step::text("Audit clean.").delay(Duration::from_secs(3)));
     gw.send("team", "general", "cli:bob", "audit please", true, true).await;
     let mut cursor = 0;

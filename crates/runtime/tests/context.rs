@@ -33,14 +33,9 @@ fn calls_keep_their_results(req: &Value) -> bool {
     })
 }
 
-async fn thirty_turns(llama_cpp: bool, window: &str) -> (ScriptedModel, Vec<u64>) {
-    let model = ScriptedModel::start().await;
-    model.with_context(CONTEXT, llama_cpp);
-    let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n[risk_profiles.default]\nlevel = \"full\"\n",
-        provider("primary", &model.url(), &format!("max_tokens = 512\n{window}"))
-    );
-    let h = harness(&toml).await;
+/// Thirty questions, every third answered after a tool call, each answer
+/// about 1.5 KB; every turn must be answered.
+async fn chat(model: &ScriptedModel, h: &Harness) {
     for i in 0..30 {
         if i % 3 == 0 {
             model.push(Step::tool_call("memory_recall", json!({"query": format!("turn {i}")})));
@@ -59,6 +54,16 @@ async fn thirty_turns(llama_cpp: bool, window: &str) -> (ScriptedModel, Vec<u64>
             reply.text
         );
     }
+}
+
+async fn thirty_turns(llama_cpp: bool, window: &str) -> (ScriptedModel, Vec<u64>) {
+    let model = ScriptedModel::start().await;
+    model.with_context(CONTEXT, llama_cpp);
+    let toml = format!(
+        "{}[agents.main]\nmodel_provider = \"primary\"\n[risk_profiles.default]\nlevel = \"full\"\n",
+        provider("primary", &model.url(), &format!("max_tokens = 512\n{window}"))
+    );
+    chat(&model, &harness(&toml).await).await;
     let sizes: Vec<u64> = model
         .requests()
         .iter()
@@ -139,21 +144,7 @@ async fn an_anthropic_overflow_is_recognised_and_retried_shorter() {
         "[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-x\"\nmax_retries = 0\nmax_tokens = 512\n[agents.main]\nmodel_provider = \"claude\"\n[risk_profiles.default]\nlevel = \"full\"\n",
         model.url()
     );
-    let h = harness(&toml).await;
-    for i in 0..30 {
-        if i % 3 == 0 {
-            model.push(Step::tool_call("memory_recall", json!({"query": format!("turn {i}")})));
-        }
-        model.push(Step::text(format!("Answer {i}: {}", "words ".repeat(250))));
-        let reply = h
-            .turn(
-                &format!("Question {i}: tell me more."),
-                Arc::new(NoApprover("none".into())),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("turn {i} failed: {e}"));
-        assert!(reply.text.starts_with(&format!("Answer {i}:")), "turn {i}");
-    }
+    chat(&model, &harness(&toml).await).await;
     assert!(
         model.overflows() >= 1 && model.overflows() <= 3,
         "{} refusals",

@@ -31,7 +31,7 @@ pub struct Core {
     /// (installed by the gateway once channels run).
     pub route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
     /// `/subagents pause`: new spawns and delegations are refused.
-    pub paused: AtomicBool,
+    paused: AtomicBool,
     /// The global `subagent` lane: at most `max_concurrent` session children
     /// run at once; the rest wait for a permit.
     pub lane: Arc<tokio::sync::Semaphore>,
@@ -182,6 +182,12 @@ impl Core {
 
     pub fn is_paused(&self) -> bool {
         self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Refuse (or allow again) new spawns and delegations; running
+    /// children continue either way.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::SeqCst);
     }
 
     /// The broker for a run with this approval profile: the route broker

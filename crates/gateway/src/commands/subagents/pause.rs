@@ -2,7 +2,6 @@
 //! paused; running children continue. Needs an approver.
 
 use super::CommandContext;
-use std::sync::atomic::Ordering;
 
 pub fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
     if !ctx.sender_may_operate() {
@@ -11,7 +10,7 @@ pub fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
             ctx.sender
         );
     }
-    ctx.runtime.core().paused.store(pause, Ordering::SeqCst);
+    ctx.runtime.core().set_paused(pause);
     if pause {
         "Delegation spawning is paused: new spawns and delegations are refused; running children continue. /subagents resume lifts it.".into()
     } else {

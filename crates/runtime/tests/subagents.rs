@@ -408,6 +408,6 @@ async fn background_rows_become_lost_after_a_restart() {
     );
     // A new process opening the same control plane settles what was left.
     let store = switchboard_store::Store::open(&url).await.unwrap();
-    assert_eq!(store.mark_running_runs_lost().await.unwrap(), vec![id.clone()]);
+    assert_eq!(store.reclaim(&[]).await.unwrap().lost_runs, vec![id.clone()]);
     assert_eq!(store.run(&id).await.unwrap().unwrap().status.as_str(), "lost");
 }

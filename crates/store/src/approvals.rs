@@ -181,24 +181,4 @@ impl Store {
         .fetch_all(p)
         .await)?)
     }
-
-    /// At start: requests left pending by an earlier process expire. Returns them.
-    pub async fn expire_pending_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
-        let rows = read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM approvals WHERE status = 'pending'"
-        )))
-        .fetch_all(p)
-        .await)?;
-        for r in &rows {
-            self.decide_approval(
-                &r.id,
-                ApprovalStatus::Expired,
-                None,
-                None,
-                Some("the gateway restarted"),
-            )
-            .await?;
-        }
-        Ok(rows)
-    }
 }

@@ -434,20 +434,4 @@ impl Store {
             .await?;
         Ok(())
     }
-
-    /// At start: rows an earlier process left `running` become `lost`.
-    /// Returns their ids so they can be announced.
-    pub async fn mark_running_runs_lost(&self) -> Result<Vec<String>, StoreError> {
-        let ids: Vec<String> = read!(self, |p| sqlx::query_scalar(
-            "SELECT id FROM runs WHERE status = 'running'"
-        )
-        .fetch_all(p)
-        .await)?;
-        self.exec(Stmt::new(
-            "UPDATE runs SET status = 'lost', ended_at = $1, error = 'the gateway stopped while this run was active'
-             WHERE status = 'running'",
-        )
-        .bind(now_ms())).await?;
-        Ok(ids)
-    }
 }

@@ -113,8 +113,9 @@ async fn exercise(store: &Store) {
             .await
             .unwrap()
     );
-    let expired = store.expire_pending_approvals().await.unwrap();
-    assert_eq!(expired.len(), 1);
+    // No process is registered here: every pending request is an orphan.
+    let reclaimed = store.reclaim(&[]).await.unwrap();
+    assert_eq!(reclaimed.expired_approvals.len(), 1);
     assert_eq!(
         store.approval("a2").await.unwrap().unwrap().status,
         ApprovalStatus::Expired
@@ -123,7 +124,7 @@ async fn exercise(store: &Store) {
         store.approval("a1").await.unwrap().unwrap().decided_by.as_deref(),
         Some("cli:ops")
     );
-    assert!(store.mark_running_runs_lost().await.unwrap().is_empty());
+    assert!(reclaimed.lost_runs.is_empty());
     run_rows(store).await;
 }
 

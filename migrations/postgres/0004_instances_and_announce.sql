@@ -16,4 +16,7 @@ ALTER TABLE approvals ADD COLUMN instance_id TEXT;
 -- announcement is queued (or skipped on purpose): a crash in between is
 -- found at the next start and announced then.
 ALTER TABLE runs ADD COLUMN announce TEXT;
+-- Background tasks running when this migration ran are announced when
+-- they end or are found lost, as they were before this column existed.
+UPDATE runs SET announce = 'pending' WHERE status = 'running' AND label = 'background';
 CREATE INDEX runs_to_announce ON runs (announce);

@@ -72,15 +72,7 @@ pub async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store:
             "approval requests of a stopped gateway process are now expired"
         );
     }
-    // Background work recorded before announcements were tracked is
-    // announced as lost as it always was.
-    for id in &reclaimed.lost_runs {
-        if let Some(r) = store.run(id).await?
-            && r.label.as_deref() == Some("background")
-        {
-            switchboard_runtime::announce::announce_row(store, &r).await?;
-        }
-    }
+    // Runs just lost are among these when they are announced kinds.
     for r in store.unannounced_runs().await? {
         tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");
         switchboard_runtime::announce::announce_row(store, &r).await?;

@@ -108,30 +108,42 @@ impl RouteBroker {
         reason: Option<String>,
         from: &ChatAddress,
     ) -> String {
-        let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).contains_key(id);
-        if !waiting {
+        match self.decide_waiting(id, user, choice, reason, from) {
+            Some(answer) => answer,
             // Decided, expired or cancelled already: say which.
-            return match self.store.approval(id).await {
+            None => match self.store.approval(id).await {
                 Ok(Some(row)) if row.status != ApprovalStatus::Pending => {
                     format!("Approval {id} is no longer pending: it was {}.", row.status)
                 }
                 _ => format!("No approval request '{id}' is waiting."),
-            };
+            },
         }
+    }
+
+    /// `decide` for a request waiting in this process, under one look at
+    /// the pending table; `None` when it is not waiting here.
+    fn decide_waiting(
+        &self,
+        id: &str,
+        user: &UserId,
+        choice: ApprovalChoice,
+        reason: Option<String>,
+        from: &ChatAddress,
+    ) -> Option<String> {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(p) = pending.get(id) else {
-            return format!("No approval request '{id}' is waiting.");
-        };
+        let p = pending.get(id)?;
         // An approver is recognised only on the platform that vouches for
         // their id: `tg:7` typed into a local chat is not tg:7.
         if !user.belongs_to(&from.channel) {
-            return format!(
+            return Some(format!(
                 "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
                 from.channel
-            );
+            ));
         }
         if !user.is_listed_in(&p.approvers) {
-            return format!("{user} may not decide approval {id}: only its approvers can. The request stays open.");
+            return Some(format!(
+                "{user} may not decide approval {id}: only its approvers can. The request stays open."
+            ));
         }
         let p = pending.remove(id).expect("checked above");
         let _ = p.tx.send(Decision {
@@ -140,11 +152,11 @@ impl RouteBroker {
             from: from.to_string(),
             reason,
         });
-        match choice {
+        Some(match choice {
             ApprovalChoice::AllowOnce => format!("Approval {id}: allowed once."),
             ApprovalChoice::Always => format!("Approval {id}: allowed for the rest of this run."),
             ApprovalChoice::Deny => format!("Approval {id}: denied."),
-        }
+        })
     }
 
     async fn record(

@@ -103,13 +103,10 @@ async fn fitted_chat(link: &dyn Provider, req: &ChatRequest<'_>) -> Result<ChatR
             messages: fitted.as_deref().unwrap_or(req.messages),
             ..*req
         };
-        let estimated = limits.tokens(request.messages, request.tools);
+        let raw = super::fit::estimate(request.messages) + super::estimate_tools(request.tools);
         match link.chat(&request).await {
             Ok(resp) => {
-                limits.calibrate(
-                    super::fit::estimate(request.messages) + super::estimate_tools(request.tools),
-                    resp.usage.input_tokens,
-                );
+                limits.calibrate(raw, resp.usage.input_tokens);
                 return Ok(resp);
             }
             Err(ProviderError::ContextOverflow(name, n_ctx)) if !retried => {
@@ -118,6 +115,7 @@ async fn fitted_chat(link: &dyn Provider, req: &ChatRequest<'_>) -> Result<ChatR
                     Some(n) => limits.set_window(n),
                     // The window was unknown: it is below what was sent.
                     None if limits.window().is_none() => {
+                        let estimated = limits.corrected(raw);
                         limits.set_window(u32::try_from(estimated * 3 / 4).unwrap_or(u32::MAX).max(512))
                     }
                     None => {}

@@ -57,7 +57,11 @@ impl ContextLimits {
 
     /// Estimated tokens of a request, corrected by what servers reported.
     pub fn tokens(&self, messages: &[ChatMessage], tools: &[Arc<ToolSpec>]) -> u64 {
-        let raw = estimate(messages) + estimate_tools(tools);
+        self.corrected(estimate(messages) + estimate_tools(tools))
+    }
+
+    /// A raw estimate (see `estimate`) corrected by what servers reported.
+    pub fn corrected(&self, raw: u64) -> u64 {
         (raw as f64 * *self.ratio.lock().unwrap_or_else(|p| p.into_inner())).ceil() as u64
     }
 
@@ -72,12 +76,12 @@ impl ContextLimits {
     /// `messages` cut to fit `budget` tokens with `tools`; `None` when they
     /// fit as they are.
     pub fn fit(&self, messages: &[ChatMessage], tools: &[Arc<ToolSpec>], budget: u64) -> Option<Vec<ChatMessage>> {
-        if self.tokens(messages, tools) <= budget {
+        // Each message is estimated once; the total shrinks as units leave.
+        let each: Vec<u64> = messages.iter().map(|m| estimate(std::slice::from_ref(m))).collect();
+        let mut total = estimate_tools(tools) + each.iter().sum::<u64>();
+        if self.corrected(total) <= budget {
             return None;
         }
-        let ratio = *self.ratio.lock().unwrap_or_else(|p| p.into_inner());
-        let cost = |ms: &[ChatMessage]| (estimate(ms) as f64 * ratio).ceil() as u64;
-        let fixed = (estimate_tools(tools) as f64 * ratio).ceil() as u64;
         let head = usize::from(messages.first().is_some_and(|m| m.role == Role::System));
         // The current turn: from the last person's message on.
         let current = messages
@@ -86,10 +90,9 @@ impl ContextLimits {
             .unwrap_or(messages.len())
             .max(head);
         let mut start = head;
-        let mut total = fixed + cost(&messages[..head]) + cost(&messages[head..]);
-        while start < current && total > budget {
+        while start < current && self.corrected(total) > budget {
             let end = unit_end(messages, start, current);
-            total -= cost(&messages[start..end]);
+            total -= each[start..end].iter().sum::<u64>();
             start = end;
         }
         // Tool results whose call was dropped cannot be sent alone.

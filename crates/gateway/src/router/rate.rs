@@ -10,6 +10,9 @@ const WINDOW: Duration = Duration::from_secs(60);
 #[derive(Default)]
 pub struct Window {
     recent: HashMap<UserId, Person>,
+    /// When quiet people were last forgotten (at most once a window, not
+    /// at every message).
+    swept: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -35,8 +38,11 @@ impl Window {
             return Verdict::Allowed;
         }
         // People who have been quiet for a minute are forgotten.
-        self.recent
-            .retain(|_, p| p.times.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
+        if self.swept.is_none_or(|t| now.duration_since(t) >= WINDOW) {
+            self.recent
+                .retain(|_, p| p.times.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
+            self.swept = Some(now);
+        }
         let person = self.recent.entry(who.clone()).or_default();
         while person.times.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
             person.times.pop_front();

@@ -5,7 +5,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{Gateway, Sandbox, free_port, main_agent_on};
-use switchboard_test_support::{ScriptedModel, Step};
+use switchboard_test_support::{ScriptedModel, Step, tool_results};
 
 fn config(model_url: &str, port: u16, timeout_secs: u64) -> String {
     format!(
@@ -28,16 +28,6 @@ rooms = {{ "ops-room" = "room-1" }}
 "#,
         head = main_agent_on(model_url, port, "local.team")
     )
-}
-
-fn tool_results(req: &Value) -> Vec<String> {
-    req["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 fn is_prompt(e: &Value) -> bool {

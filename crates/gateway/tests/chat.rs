@@ -5,7 +5,7 @@ mod support;
 
 use serde_json::json;
 use support::{Sandbox, provider};
-use switchboard_test_support::{ScriptedModel, Step, offered_tools};
+use switchboard_test_support::{ScriptedModel, Step, offered_tools, tool_results};
 
 const AGENT: &str = r#"
 [agents.main]
@@ -18,16 +18,6 @@ auto_approve = ["memory_store", "memory_recall", "file_read"]
 allowed_commands = ["echo", "ls"]
 excluded_tools = ["model_switch"]
 "#;
-
-fn tool_results(req: &serde_json::Value) -> Vec<String> {
-    req["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_loop_with_terminal_approvals() {

@@ -10,6 +10,7 @@ use switchboard_runtime::{
     ApprovalBroker, ApprovalOutcome, ApprovalRequest, Runtime, TurnError, TurnReply, TurnRequest,
 };
 use switchboard_store::Store;
+pub use switchboard_test_support::tool_results;
 use tokio_util::sync::CancellationToken;
 
 pub struct Harness {
@@ -101,17 +102,6 @@ pub fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(
         "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
     )
-}
-
-/// The tool results (role tool) of a recorded OpenAI request.
-pub fn tool_results(req: &serde_json::Value) -> Vec<String> {
-    req["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 /// The last tool result the model was shown.

@@ -6,4 +6,4 @@ mod scripted_model;
 pub mod synapse;
 pub mod telegram;
 
-pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools, tokens_of};
+pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools, tokens_of, tool_results};

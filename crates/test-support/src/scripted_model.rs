@@ -256,6 +256,17 @@ impl ScriptedModel {
     }
 }
 
+/// The tool results (role `tool`) of a recorded OpenAI-shaped request.
+pub fn tool_results(req: &Value) -> Vec<String> {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
 /// Names of the tools offered in a request (either API shape).
 pub fn offered_tools(req: &Value) -> Vec<String> {
     req.get("tools")

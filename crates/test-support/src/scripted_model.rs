@@ -451,12 +451,13 @@ async fn openai(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Respon
         (Reply::ToolCalls(_), false) => "tool_calls",
         _ => "stop",
     };
+    let prompt = prompt_tokens(&shared, body_len, &step);
     Json(json!({
         "id": format!("chatcmpl-{n}"),
         "object": "chat.completion",
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": prompt_tokens(&shared, body_len, &step), "completion_tokens": step.usage.1, "total_tokens": prompt_tokens(&shared, body_len, &step) + step.usage.1}
+        "usage": {"prompt_tokens": prompt, "completion_tokens": step.usage.1, "total_tokens": prompt + step.usage.1}
     }))
     .into_response()
 }

@@ -18,45 +18,15 @@ pub enum ApprovalStatus {
     Cancelled,
 }
 
-impl ApprovalStatus {
-    const ALL: [Self; 7] = [
-        Self::Pending,
-        Self::Approved,
-        Self::ApprovedAlways,
-        Self::Denied,
-        Self::Expired,
-        Self::Unavailable,
-        Self::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Approved => "approved",
-            Self::ApprovedAlways => "approved_always",
-            Self::Denied => "denied",
-            Self::Expired => "expired",
-            Self::Unavailable => "unavailable",
-            Self::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl std::fmt::Display for ApprovalStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl TryFrom<String> for ApprovalStatus {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| format!("unknown approval status '{s}'"))
-    }
-}
+stored_words!(ApprovalStatus, "approval status", {
+    Pending => "pending",
+    Approved => "approved",
+    ApprovedAlways => "approved_always",
+    Denied => "denied",
+    Expired => "expired",
+    Unavailable => "unavailable",
+    Cancelled => "cancelled",
+});
 
 /// A request about to be stored.
 #[derive(Debug, Clone)]

@@ -19,6 +19,9 @@ macro_rules! read {
     };
 }
 
+#[macro_use]
+mod words;
+
 mod approvals;
 mod cost;
 mod cursors;

@@ -16,57 +16,14 @@ pub enum RunStatus {
     Lost,
 }
 
-impl RunStatus {
-    const ALL: [Self; 6] = [
-        Self::Running,
-        Self::Completed,
-        Self::Failed,
-        Self::Cancelled,
-        Self::TimedOut,
-        Self::Lost,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-            Self::TimedOut => "timed_out",
-            Self::Lost => "lost",
-        }
-    }
-
-    /// Whether the run has ended (any status but `running`).
-    pub fn is_ended(self) -> bool {
-        self != Self::Running
-    }
-}
-
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Views (tool results, `/subagents`) show the stored word.
-impl serde::Serialize for RunStatus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-/// Decoding a stored status: an unknown word is a corrupt row, not a
-/// status nobody handles.
-impl TryFrom<String> for RunStatus {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| format!("unknown run status '{s}'"))
-    }
-}
+stored_words!(RunStatus, "run status", {
+    Running => "running",
+    Completed => "completed",
+    Failed => "failed",
+    Cancelled => "cancelled",
+    TimedOut => "timed_out",
+    Lost => "lost",
+});
 
 /// What started a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,40 +39,12 @@ pub enum RunKind {
     Cron,
 }
 
-impl RunKind {
-    const ALL: [Self; 4] = [Self::SpawnSubagent, Self::Delegate, Self::SessionsSpawn, Self::Cron];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::SpawnSubagent => "spawn_subagent",
-            Self::Delegate => "delegate",
-            Self::SessionsSpawn => "sessions_spawn",
-            Self::Cron => "cron",
-        }
-    }
-}
-
-impl std::fmt::Display for RunKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl serde::Serialize for RunKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl TryFrom<String> for RunKind {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| format!("unknown run kind '{s}'"))
-    }
-}
+stored_words!(RunKind, "run kind", {
+    SpawnSubagent => "spawn_subagent",
+    Delegate => "delegate",
+    SessionsSpawn => "sessions_spawn",
+    Cron => "cron",
+});
 
 /// A run about to start.
 #[derive(Debug, Clone, Default)]

@@ -2,11 +2,12 @@
 
 use async_trait::async_trait;
 use serde::Serialize;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use switchboard_core::{
-    ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, MessageRef, Outbound, PromptState,
+    ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, Intake, MessageRef, Outbound,
+    PromptState,
 };
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 
 /// Something the bot did in a local chat, in order.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub struct LocalChannel {
     /// The newest `MAX_EVENTS` events and the last sequence number given.
     events: Mutex<(std::collections::VecDeque<Event>, u64)>,
     pub(crate) notify: Notify,
-    inbound: OnceLock<mpsc::Sender<Inbound>>,
+    intake: OnceLock<Arc<dyn Intake>>,
     /// When set, sends fail as if the platform were down (for tests of
     /// retries and durable delivery).
     down: std::sync::atomic::AtomicBool,
@@ -43,7 +44,7 @@ impl LocalChannel {
             name: format!("local.{alias}"),
             events: Mutex::new(Default::default()),
             notify: Notify::new(),
-            inbound: OnceLock::new(),
+            intake: OnceLock::new(),
             down: Default::default(),
         }
     }
@@ -89,14 +90,16 @@ impl LocalChannel {
         }
     }
 
-    /// Hand a person's message to the gateway.
+    /// Hand a person's message to the gateway; `Ok` once it is taken (it
+    /// will be answered, even across a restart).
     pub async fn receive(&self, message: Inbound) -> Result<(), ChannelError> {
-        let Some(tx) = self.inbound.get() else {
+        let Some(intake) = self.intake.get() else {
             return Err(ChannelError::Transient("the gateway is not listening yet".into()));
         };
-        tx.send(message)
+        intake
+            .take(&self.name, vec![message], None)
             .await
-            .map_err(|_| ChannelError::Transient("the gateway stopped".into()))
+            .map_err(|e| ChannelError::Transient(e.to_string()))
     }
 
     fn check_up(&self) -> Result<(), ChannelError> {
@@ -122,9 +125,9 @@ impl Channel for LocalChannel {
         &self.name
     }
 
-    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
-        self.inbound
-            .set(inbound)
+    async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
+        self.intake
+            .set(intake)
             .map_err(|_| ChannelError::Permanent("already started".into()))
     }
 

@@ -35,7 +35,10 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
     let content = &ev["content"];
     let relates = &content["m.relates_to"];
     match ev["type"].as_str()? {
-        "m.reaction" => approval_reaction(relates, sender, room, bot, state),
+        "m.reaction" => approval_reaction(relates, sender, room, bot, state).map(|m| Inbound {
+            event_id: Some(event_id.to_string()),
+            ..m
+        }),
         "m.room.message" => {
             // Edits are ignored: the original was already answered.
             if relates["rel_type"] == "m.replace" || content.get("m.new_content").is_some() {
@@ -78,6 +81,7 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
                 sender_name: sender.to_string(),
                 text,
                 message_id: Some(event_id.to_string()),
+                event_id: None,
                 mentioned,
                 direct: room.direct,
                 reply_to,
@@ -108,6 +112,7 @@ fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, stat
         text,
         // The answer (decision or refusal) replies to the prompt.
         message_id: Some(target.to_string()),
+        event_id: None,
         mentioned: true,
         direct: room.direct,
         reply_to: None,
@@ -286,6 +291,11 @@ mod tests {
         let once = convert(&react("✅", "$prompt"), &GROUP, &BOT, &s).unwrap();
         assert_eq!(once.text, "/approve ab12");
         assert_eq!(once.message_id.as_deref(), Some("$prompt"));
+        assert_eq!(
+            once.event_id.as_deref(),
+            Some("$r"),
+            "each reaction is an event of its own"
+        );
         assert!(once.mentioned && once.address.thread.is_none());
         assert_eq!(
             convert(&react("♾", "$prompt"), &GROUP, &BOT, &s).unwrap().text,

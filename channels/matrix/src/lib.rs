@@ -26,10 +26,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, CursorStore, Inbound, MessageRef, Outbound, PromptState,
-};
-use tokio::sync::mpsc;
+use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState};
 
 /// How the bot signs in.
 #[derive(Clone)]
@@ -71,7 +68,8 @@ pub struct MatrixChannel {
 /// The adapter's parts, shared with its background tasks.
 struct Inner {
     settings: Settings,
-    cursors: Arc<dyn CursorStore>,
+    /// Set when the channel starts.
+    intake: OnceLock<Arc<dyn Intake>>,
     client: OnceLock<Client>,
     state: Arc<State>,
 }
@@ -87,7 +85,12 @@ impl Inner {
                 c
             }
         };
-        let mut syncer = sync::Syncer::new(client, self.settings.clone(), self.cursors.clone(), self.state.clone());
+        let intake = self
+            .intake
+            .get()
+            .cloned()
+            .ok_or_else(|| ChannelError::Permanent("the channel is not started".into()))?;
+        let mut syncer = sync::Syncer::new(client, self.settings.clone(), intake, self.state.clone());
         syncer.prepare().await?;
         Ok(syncer)
     }
@@ -134,14 +137,14 @@ impl State {
 }
 
 impl MatrixChannel {
-    pub fn new(settings: Settings, cursors: Arc<dyn CursorStore>) -> Result<Self, String> {
+    pub fn new(settings: Settings) -> Result<Self, String> {
         url_ok(&settings.homeserver)?;
         matrix_sdk::ruma::UserId::parse(settings.user_id.as_str())
             .map_err(|e| format!("user_id '{}': {e}", settings.user_id))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 settings,
-                cursors,
+                intake: OnceLock::new(),
                 client: OnceLock::new(),
                 state: Arc::new(State::default()),
             }),
@@ -235,7 +238,11 @@ impl Channel for MatrixChannel {
     /// A homeserver that cannot be reached yet does not stop the gateway:
     /// the adapter keeps trying in the background (sends wait in the outbox
     /// meanwhile). A refused login or a broken store does.
-    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
+    async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
+        self.inner
+            .intake
+            .set(intake)
+            .map_err(|_| ChannelError::Permanent("already started".into()))?;
         let first = match self.inner.connect().await {
             Ok(s) => Some(s),
             Err(e @ (ChannelError::Transient(_) | ChannelError::RateLimited(_))) => {
@@ -249,14 +256,14 @@ impl Channel for MatrixChannel {
         let first = Arc::new(std::sync::Mutex::new(first));
         let inner = self.inner.clone();
         switchboard_core::supervise(self.inner.settings.name.clone(), move || {
-            let (inner, inbound, first) = (inner.clone(), inbound.clone(), first.clone());
+            let (inner, first) = (inner.clone(), first.clone());
             async move {
                 let ready = first.lock().unwrap_or_else(|p| p.into_inner()).take();
                 let syncer = match ready {
                     Some(s) => s,
                     None => inner.connect_until_reachable().await,
                 };
-                syncer.run(inbound).await
+                syncer.run().await
             }
         });
         Ok(())

@@ -1,7 +1,10 @@
 //! The sync loop: one `/sync` long poll after another from the token kept
-//! in the control plane. Events are handed to the router before the token
-//! moves on, so a crash replays rather than loses; history from before the
-//! bot's first start, and from before it joined a room, is not answered.
+//! in the control plane. The messages of one sync are handed to the
+//! gateway's intake together with the next token (one step on the gateway's
+//! side); when they cannot be taken, the token stays and the same events
+//! come again, so a crash or a store outage replays rather than loses.
+//! History from before the bot's first start, and from before it joined a
+//! room, is not answered.
 
 use crate::inbound::{self, Bot, Room};
 use crate::{Settings, State, errors};
@@ -15,8 +18,7 @@ use matrix_sdk::sync::{JoinedRoomUpdate, SyncResponse};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{ChannelError, CursorStore, Inbound, TaskEnd, UserId, guarded};
-use tokio::sync::mpsc;
+use switchboard_core::{ChannelError, Inbound, Intake, TaskEnd, UserId, guarded};
 
 /// Events per room one sync may carry before the timeline is cut.
 const TIMELINE_LIMIT: u32 = 200;
@@ -24,7 +26,7 @@ const TIMELINE_LIMIT: u32 = 200;
 pub(crate) struct Syncer {
     client: Client,
     settings: Settings,
-    cursors: Arc<dyn CursorStore>,
+    intake: Arc<dyn Intake>,
     state: Arc<State>,
     display_name: Option<String>,
     token: Option<String>,
@@ -46,11 +48,11 @@ fn json_of<T>(raw: &Raw<T>) -> Option<Value> {
 }
 
 impl Syncer {
-    pub fn new(client: Client, settings: Settings, cursors: Arc<dyn CursorStore>, state: Arc<State>) -> Self {
+    pub fn new(client: Client, settings: Settings, intake: Arc<dyn Intake>, state: Arc<State>) -> Self {
         Self {
             client,
             settings,
-            cursors,
+            intake,
             state,
             display_name: None,
             token: None,
@@ -62,7 +64,11 @@ impl Syncer {
     /// the configured rooms.
     pub async fn prepare(&mut self) -> Result<(), ChannelError> {
         self.display_name = self.client.account().get_display_name().await.ok().flatten();
-        self.token = self.cursors.load(&self.settings.name).await;
+        self.token = self
+            .intake
+            .cursor(&self.settings.name)
+            .await
+            .map_err(|e| ChannelError::Transient(e.to_string()))?;
         if self.token.is_none() {
             let first = self
                 .client
@@ -70,7 +76,11 @@ impl Syncer {
                 .await
                 .map_err(errors::map)?;
             self.accept_invites(&first).await;
-            self.save_token(first.next_batch).await;
+            self.intake
+                .take(&self.settings.name, Vec::new(), Some(first.next_batch.clone()))
+                .await
+                .map_err(|e| ChannelError::Transient(e.to_string()))?;
+            self.token = Some(first.next_batch);
         }
         for room in &self.settings.auto_join {
             let Ok(id) = OwnedRoomOrAliasId::try_from(room.as_str()) else {
@@ -84,15 +94,8 @@ impl Syncer {
         Ok(())
     }
 
-    async fn save_token(&mut self, token: String) {
-        if self.token.as_deref() != Some(token.as_str()) {
-            self.cursors.save(&self.settings.name, &token).await;
-            self.token = Some(token);
-        }
-    }
-
-    /// Sync until the router hangs up; failures back off and retry.
-    pub async fn run(mut self, inbound: mpsc::Sender<Inbound>) -> TaskEnd {
+    /// Sync until the task is aborted; failures back off and retry.
+    pub async fn run(mut self) -> TaskEnd {
         let mut backoff = Duration::from_millis(500);
         loop {
             let mut settings = SyncSettings::new().filter(filter()).timeout(self.settings.sync_timeout);
@@ -101,14 +104,28 @@ impl Syncer {
             }
             match self.client.sync_once(settings).await {
                 Ok(response) => {
-                    backoff = Duration::from_millis(500);
                     self.accept_invites(&response).await;
+                    let mut messages = Vec::new();
                     for (room_id, update) in &response.rooms.joined {
-                        if !self.deliver(room_id, update, &inbound).await {
-                            return TaskEnd::Stopped;
+                        self.collect(room_id, update, &mut messages).await;
+                    }
+                    let token = response.next_batch;
+                    let moved = self.token.as_deref() != Some(token.as_str());
+                    if moved || !messages.is_empty() {
+                        let taken = self
+                            .intake
+                            .take(&self.settings.name, messages, Some(token.clone()))
+                            .await;
+                        if let Err(e) = taken {
+                            // The token stays: the same events come again.
+                            tracing::warn!(channel = %self.settings.name, error = %e, ?backoff, "messages not taken; syncing them again");
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(Duration::from_secs(8));
+                            continue;
                         }
                     }
-                    self.save_token(response.next_batch).await;
+                    self.token = Some(token);
+                    backoff = Duration::from_millis(500);
                 }
                 Err(e) => match errors::map(e) {
                     ChannelError::RateLimited(secs) => tokio::time::sleep(Duration::from_secs(secs)).await,
@@ -122,8 +139,8 @@ impl Syncer {
         }
     }
 
-    /// Hand one room's new events to the router; false once it hung up.
-    async fn deliver(&self, room_id: &RoomId, update: &JoinedRoomUpdate, inbound: &mpsc::Sender<Inbound>) -> bool {
+    /// One room's new messages, added to `out`.
+    async fn collect(&self, room_id: &RoomId, update: &JoinedRoomUpdate, out: &mut Vec<Inbound>) {
         let events: Vec<Value> = update.timeline.events.iter().filter_map(|e| json_of(e.raw())).collect();
         // A room joined in this batch: what came before the join is history.
         let start = events
@@ -159,12 +176,10 @@ impl Syncer {
             let what = event["event_id"].as_str().unwrap_or("an event");
             if let Some(message) = guarded(&self.settings.name, what, || {
                 inbound::convert(event, &room, &bot, &self.state)
-            }) && inbound.send(message).await.is_err()
-            {
-                return false;
+            }) {
+                out.push(message);
             }
         }
-        true
     }
 
     async fn is_direct(&self, room_id: &RoomId) -> bool {

@@ -41,6 +41,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 sender_name: from.full_name(),
                 text: clean,
                 message_id: Some(m.id.0.to_string()),
+                event_id: None,
                 mentioned,
                 direct: m.chat.is_private(),
                 reply_to: m.reply_to_message().map(|r| r.id.0.to_string()),
@@ -73,6 +74,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 sender_name: q.from.full_name(),
                 text,
                 message_id: Some(format!("{CALLBACK_PREFIX}{}", q.id.0)),
+                event_id: None,
                 mentioned: true,
                 direct: m.chat.is_private(),
                 reply_to: None,
@@ -129,23 +131,11 @@ mod never_panics {
     use proptest::prelude::*;
     use serde_json::json;
     use std::sync::Arc;
-    use switchboard_core::CursorStore;
-
-    struct NoCursors;
-    #[async_trait::async_trait]
-    impl CursorStore for NoCursors {
-        async fn load(&self, _: &str) -> Option<String> {
-            None
-        }
-        async fn save(&self, _: &str, _: &str) {}
-    }
-
     fn poller(username: &str) -> Poller {
         Poller {
             url: Arc::new("http://127.0.0.1:9/bot1:test/getUpdates".parse().unwrap()),
             http: reqwest::Client::new(),
             name: "telegram.main".into(),
-            cursors: Arc::new(NoCursors),
             username: username.into(),
             timeout: std::time::Duration::from_secs(25),
         }

@@ -15,8 +15,7 @@ use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, CursorStore, Inbound, MessageRef, Outbound, PromptState,
-    split_message,
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState, split_message,
 };
 use teloxide::RequestError;
 use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, SendMessageSetters, SetWebhookSetters};
@@ -24,7 +23,6 @@ use teloxide::prelude::Requester;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId,
 };
-use tokio::sync::mpsc;
 
 pub(crate) use poller::Poller;
 
@@ -46,7 +44,6 @@ pub struct TelegramChannel {
     poll_url: Arc<reqwest::Url>,
     poll_client: reqwest::Client,
     poll_timeout: Duration,
-    cursors: Arc<dyn CursorStore>,
     username: OnceLock<String>,
     webhook: Option<Webhook>,
 }
@@ -104,7 +101,6 @@ impl TelegramChannel {
         name: &str,
         token: &str,
         api_url: &str,
-        cursors: Arc<dyn CursorStore>,
         webhook: Option<Webhook>,
         poll_timeout: Duration,
     ) -> Result<Self, String> {
@@ -127,7 +123,6 @@ impl TelegramChannel {
             poll_url: Arc::new(poll_url),
             poll_client,
             poll_timeout,
-            cursors,
             username: OnceLock::new(),
             webhook,
         })
@@ -164,8 +159,8 @@ impl Channel for TelegramChannel {
     }
 
     /// Learn the bot's name, register its commands, then poll: every
-    /// message people send goes into `inbound`.
-    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
+    /// message people send is handed to `intake`.
+    async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
         let me = self.bot.get_me().await.map_err(map_err)?;
         let username = me.username().to_string();
         let _ = self.username.set(username.clone());
@@ -186,7 +181,6 @@ impl Channel for TelegramChannel {
             url: self.poll_url.clone(),
             http: self.poll_client.clone(),
             name: self.name.clone(),
-            cursors: self.cursors.clone(),
             username,
             timeout: self.poll_timeout,
         };
@@ -198,7 +192,7 @@ impl Channel for TelegramChannel {
                     .secret_token(w.secret.clone())
                     .await
                     .map_err(map_err)?;
-                webhook::serve(poller, w.secret.clone(), &w.listen, inbound)
+                webhook::serve(poller, w.secret.clone(), &w.listen, intake)
                     .await
                     .map_err(|e| ChannelError::Permanent(format!("cannot listen on {}: {e}", w.listen)))?;
             }
@@ -207,7 +201,7 @@ impl Channel for TelegramChannel {
                 self.bot.delete_webhook().await.map_err(map_err)?;
                 // A poller that panics or gives up is started again; it
                 // resumes from the offset in the control plane.
-                switchboard_core::supervise(self.name.clone(), move || poller.clone().run(inbound.clone()));
+                switchboard_core::supervise(self.name.clone(), move || poller.clone().run(intake.clone()));
             }
         }
         Ok(())

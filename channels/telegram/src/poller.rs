@@ -5,6 +5,11 @@
 //! that comes back is polled again within seconds. An outage is logged once
 //! when it starts and once when polling recovers, not at every try.
 //!
+//! Each batch of updates is handed to the gateway's intake together with
+//! the offset after it (one transaction on the gateway's side); when the
+//! intake cannot take them, the offset stays and the same updates are
+//! fetched again after a pause, so a message is never skipped.
+//!
 //! The poll is made with our own HTTP client rather than teloxide's: its
 //! client must wait longer than the long poll, and teloxide sleeps 10 s
 //! inside every request answered with a 5xx, which would hold the poller
@@ -16,9 +21,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{CursorStore, Inbound, TaskEnd, guarded};
+use switchboard_core::{Intake, TaskEnd, guarded};
 use teloxide::types::{Update, UpdateKind};
-use tokio::sync::mpsc;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -31,59 +35,81 @@ pub(crate) struct Poller {
     /// A client whose timeout outlasts `timeout`.
     pub http: reqwest::Client,
     pub name: String,
-    pub cursors: Arc<dyn CursorStore>,
     pub username: String,
     /// How long Telegram may hold one poll.
     pub timeout: Duration,
 }
 
 impl Poller {
-    pub(crate) async fn run(self, inbound: mpsc::Sender<Inbound>) -> TaskEnd {
-        let mut offset: i32 = match self.cursors.load(&self.name).await {
-            Some(c) => c.parse().unwrap_or(0),
-            None => 0,
+    pub(crate) async fn run(self, intake: Arc<dyn Intake>) -> TaskEnd {
+        let mut backoff = FIRST_BACKOFF;
+        let mut offset: i32 = loop {
+            match intake.cursor(&self.name).await {
+                Ok(c) => break c.and_then(|c| c.parse().ok()).unwrap_or(0),
+                Err(e) => {
+                    tracing::warn!(channel = %self.name, error = %e, "cannot read where polling resumes; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
         };
         let timeout = self.timeout.as_secs();
-        let mut backoff = FIRST_BACKOFF;
+        backoff = FIRST_BACKOFF;
         let mut failing_since: Option<std::time::Instant> = None;
         loop {
             let updates = match self.get_updates(offset, timeout).await {
-                Ok(u) => {
-                    if let Some(since) = failing_since.take() {
-                        tracing::info!(channel = %self.name, down_for = ?since.elapsed(), "polling recovered");
-                    }
-                    backoff = FIRST_BACKOFF;
-                    u
-                }
+                Ok(u) => u,
                 Err(PollError::RetryAfter(secs)) => {
                     tokio::time::sleep(Duration::from_secs(secs)).await;
                     continue;
                 }
                 Err(PollError::Failed(e)) => {
-                    if failing_since.is_none() {
-                        failing_since = Some(std::time::Instant::now());
-                        tracing::warn!(channel = %self.name, error = %e, "getUpdates failed; retrying until it answers");
-                    } else {
-                        tracing::debug!(channel = %self.name, error = %e, ?backoff, "getUpdates still failing");
-                    }
+                    self.failed(&mut failing_since, &e, backoff, true);
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                     continue;
                 }
             };
+            let mut next = offset;
+            let mut messages = Vec::with_capacity(updates.len());
             for update in updates {
-                offset = offset.max(update.id.0 as i32 + 1);
+                next = next.max(update.id.0 as i32 + 1);
                 // An update that cannot be converted is logged and skipped:
                 // the offset moves past it, so it is never retried.
                 let what = format!("update {}", update.id.0);
-                if let Some(message) = guarded(&self.name, &what, || inbound::convert(&self, &update))
-                    && inbound.send(message).await.is_err()
-                {
-                    return TaskEnd::Stopped;
+                if let Some(message) = guarded(&self.name, &what, || inbound::convert(&self, &update)) {
+                    messages.push(message);
                 }
-                // Saved once handed over: a restart resumes after it.
-                self.cursors.save(&self.name, &offset.to_string()).await;
             }
+            if next != offset
+                && let Err(e) = intake.take(&self.name, messages, Some(next.to_string())).await
+            {
+                // Not taken: the offset stays, the same updates come again.
+                self.failed(&mut failing_since, &e.to_string(), backoff, false);
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+            offset = next;
+            if let Some(since) = failing_since.take() {
+                tracing::info!(channel = %self.name, down_for = ?since.elapsed(), "polling recovered");
+            }
+            backoff = FIRST_BACKOFF;
+        }
+    }
+
+    /// Log a failure (of the poll, or of the intake taking its updates)
+    /// once when an outage starts, quietly while it lasts.
+    fn failed(&self, since: &mut Option<std::time::Instant>, error: &str, backoff: Duration, poll: bool) {
+        if since.is_none() {
+            *since = Some(std::time::Instant::now());
+            if poll {
+                tracing::warn!(channel = %self.name, %error, "getUpdates failed; retrying until it answers");
+            } else {
+                tracing::warn!(channel = %self.name, %error, "updates not taken; fetching them again until they are");
+            }
+        } else {
+            tracing::debug!(channel = %self.name, %error, ?backoff, "polling still failing");
         }
     }
 }

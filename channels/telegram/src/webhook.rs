@@ -8,14 +8,13 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use std::sync::Arc;
-use switchboard_core::Inbound;
+use switchboard_core::Intake;
 use teloxide::types::Update;
-use tokio::sync::mpsc;
 
 struct Hook {
     poller: Poller,
     secret: String,
-    inbound: mpsc::Sender<Inbound>,
+    intake: Arc<dyn Intake>,
 }
 
 /// Serve updates posted to `listen` until the task is aborted.
@@ -23,14 +22,10 @@ pub(crate) async fn serve(
     poller: Poller,
     secret: String,
     listen: &str,
-    inbound: mpsc::Sender<Inbound>,
+    intake: Arc<dyn Intake>,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
-    let hook = Arc::new(Hook {
-        poller,
-        secret,
-        inbound,
-    });
+    let hook = Arc::new(Hook { poller, secret, intake });
     let app = axum::Router::new()
         .route("/", post(receive))
         .route("/{*path}", post(receive))
@@ -60,14 +55,19 @@ async fn receive(State(hook): State<Arc<Hook>>, headers: HeaderMap, body: Bytes)
         }
     };
     let what = format!("update {}", update.id.0);
-    if let Some(message) =
-        switchboard_core::guarded(&hook.poller.name, &what, || inbound::convert(&hook.poller, &update))
-        && hook.inbound.send(message).await.is_err()
-    {
-        // Telegram retries on errors: the gateway is stopping.
-        return StatusCode::SERVICE_UNAVAILABLE;
+    let Some(message) = switchboard_core::guarded(&hook.poller.name, &what, || inbound::convert(&hook.poller, &update))
+    else {
+        return StatusCode::OK;
+    };
+    // Answered 200 only once taken: Telegram retries anything else, and
+    // a retried update is taken once (same message id).
+    match hook.intake.take(&hook.poller.name, vec![message], None).await {
+        Ok(()) => StatusCode::OK,
+        Err(e) => {
+            tracing::warn!(channel = %hook.poller.name, error = %e, "webhook update not taken; Telegram will retry");
+            StatusCode::SERVICE_UNAVAILABLE
+        }
     }
-    StatusCode::OK
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, Subagen
 pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, TelegramChannel};
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;
-pub use limits::LimitsConfig;
+pub use limits::{LimitsConfig, StorageConfig};
 pub use load::{ConfigError, Problem};
 pub use provider::{ProviderConfig, ProviderKind};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};

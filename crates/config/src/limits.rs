@@ -38,3 +38,25 @@ fn messages_per_minute() -> u32 {
 fn idle_session_secs() -> u64 {
     1800
 }
+
+/// `[storage]`: how long the control plane keeps what it no longer needs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    /// Answered inbound messages are kept this long (they let a platform's
+    /// redelivery of a message be recognised), then deleted.
+    #[serde(default = "inbox_retention_hours")]
+    pub inbox_retention_hours: u64,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self {
+            inbox_retention_hours: inbox_retention_hours(),
+        }
+    }
+}
+
+fn inbox_retention_hours() -> u64 {
+    24
+}

@@ -31,6 +31,8 @@ pub struct Config {
     pub lanes: LanesConfig,
     #[serde(default)]
     pub limits: crate::LimitsConfig,
+    #[serde(default)]
+    pub storage: crate::StorageConfig,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

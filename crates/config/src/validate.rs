@@ -62,6 +62,12 @@ fn limits(c: &Config, v: &mut Vec<Problem>) {
     if l.idle_session_secs == 0 {
         v.push(Problem::new("limits.idle_session_secs", "must be at least 1"));
     }
+    if c.storage.inbox_retention_hours == 0 {
+        v.push(Problem::new(
+            "storage.inbox_retention_hours",
+            "must be at least 1 (answered messages are kept that long to recognise redeliveries)",
+        ));
+    }
 }
 
 fn is_http_url(u: &str) -> bool {

@@ -1,8 +1,8 @@
 //! The `Channel` trait every adapter implements.
 
-use crate::{ApprovalPrompt, Inbound, Outbound, PromptState};
+use crate::{ApprovalPrompt, Intake, Outbound, PromptState};
 use async_trait::async_trait;
-use tokio::sync::mpsc;
+use std::sync::Arc;
 
 /// A platform's handle on a message the adapter posted (for edits).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +33,9 @@ pub trait Channel: Send + Sync {
     /// The instance name, `<kind>.<alias>` or `cli`.
     fn name(&self) -> &str;
 
-    /// Start receiving; every message people send is pushed into `inbound`.
-    async fn start(&self, inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError>;
+    /// Start receiving; what people send is handed to `intake` (see
+    /// [`Intake`]: the channel's cursor moves only with what was taken).
+    async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError>;
 
     /// Send text into a chat and thread, split at the platform's limit.
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError>;

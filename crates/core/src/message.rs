@@ -13,6 +13,12 @@ pub struct Inbound {
     pub text: String,
     /// Platform id of this message (for replies and threads).
     pub message_id: Option<String>,
+    /// The platform's own id of this event when it is not `message_id`
+    /// (a Matrix reaction answers the prompt it reacts to, but is an event
+    /// of its own): with the chat, what tells a redelivery from a new
+    /// message.
+    #[serde(default)]
+    pub event_id: Option<String>,
     /// The bot was mentioned or replied to.
     pub mentioned: bool,
     /// A one-to-one conversation (DM); always answered.

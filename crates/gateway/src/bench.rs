@@ -262,6 +262,7 @@ pub async fn gateway(messages: usize, users: usize) -> anyhow::Result<ExitCode> 
         sender_name: "bench".into(),
         text,
         message_id: None,
+        event_id: None,
         mentioned: true,
         direct: true,
         reply_to: None,

@@ -50,25 +50,3 @@ impl ChannelSet {
         }
     }
 }
-
-/// Channel cursors kept in the control plane.
-pub struct StoreCursors(pub switchboard_store::Store);
-
-#[async_trait::async_trait]
-impl switchboard_core::CursorStore for StoreCursors {
-    async fn load(&self, channel: &str) -> Option<String> {
-        match self.0.cursor(channel).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(%channel, error = %e, "cannot read a channel cursor");
-                None
-            }
-        }
-    }
-
-    async fn save(&self, channel: &str, cursor: &str) {
-        if let Err(e) = self.0.set_cursor(channel, cursor).await {
-            tracing::error!(%channel, error = %e, "cannot save a channel cursor");
-        }
-    }
-}

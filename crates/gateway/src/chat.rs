@@ -76,6 +76,7 @@ pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<Ex
                         session_key: &session_key,
                         address: &address,
                         sender: &sender,
+                        sent_at: switchboard_store::now_ms(),
                     };
                     println!("{}", commands::apply(&cmd, &ctx).await);
                     prompt(interactive && queue.is_empty());
@@ -180,6 +181,7 @@ fn start_turn(
         broker: broker.clone(),
         cancel: cancel.clone(),
         events: Some(events.clone()),
+        turn: None,
     };
     let runtime = runtime.clone();
     Running {

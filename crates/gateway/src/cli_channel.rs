@@ -4,10 +4,8 @@
 //! is open.
 
 use async_trait::async_trait;
-use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, MessageRef, Outbound, PromptState,
-};
-use tokio::sync::mpsc;
+use std::sync::Arc;
+use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState};
 
 pub struct CliChannel {
     /// The login whose chat this terminal shows.
@@ -31,7 +29,7 @@ impl Channel for CliChannel {
     }
 
     /// Lines are read by `switchboard chat` itself.
-    async fn start(&self, _inbound: mpsc::Sender<Inbound>) -> Result<(), ChannelError> {
+    async fn start(&self, _intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
         Ok(())
     }
 

@@ -12,6 +12,7 @@ mod check;
 mod cli_broker;
 mod cli_channel;
 mod commands;
+mod inbox;
 mod instance;
 mod logging;
 mod matrix;

@@ -1,12 +1,10 @@
 //! The Matrix adapter's settings, from `[channels.matrix.<alias>]`.
 
-use std::sync::Arc;
 use std::time::Duration;
 use switchboard_channel_matrix::{Auth, MatrixChannel, Settings};
 use switchboard_config::MatrixChannel as MatrixConfig;
-use switchboard_core::CursorStore;
 
-pub fn channel(alias: &str, m: &MatrixConfig, cursors: Arc<dyn CursorStore>) -> anyhow::Result<MatrixChannel> {
+pub fn channel(alias: &str, m: &MatrixConfig) -> anyhow::Result<MatrixChannel> {
     let at = |k: &str| format!("channels.matrix.{alias}.{k}");
     let auth = match (&m.access_token, &m.password) {
         (Some(t), _) => Auth::AccessToken(
@@ -42,5 +40,5 @@ pub fn channel(alias: &str, m: &MatrixConfig, cursors: Arc<dyn CursorStore>) -> 
         },
         sync_timeout: Duration::from_secs(m.sync_timeout_secs),
     };
-    MatrixChannel::new(settings, cursors).map_err(|e| anyhow::anyhow!("channels.matrix.{alias}: {e}"))
+    MatrixChannel::new(settings).map_err(|e| anyhow::anyhow!("channels.matrix.{alias}: {e}"))
 }

@@ -44,7 +44,11 @@ async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
             "channel '{}' is not running",
             row.channel
         ))),
-        Some(ch) => ch.send(&Outbound::new(address, row.body.clone())).await.map(|_| ()),
+        Some(ch) => {
+            let mut out = Outbound::new(address, row.body.clone());
+            out.reply_to = row.reply_to.clone();
+            ch.send(&out).await.map(|_| ())
+        }
     };
     let result = match outcome {
         Ok(()) => store.mark_announced(row.id).await,

@@ -2,10 +2,55 @@
 //! is still down or rate limiting, the durable outbox, which delivers it
 //! once the channel is back (also after a restart). Only a refusal that
 //! retrying cannot fix (a permanent error) drops the reply.
+//!
+//! The answer to an inbox message (`answer`) is queued in the outbox first,
+//! in the same transaction as the message's done mark, then delivered at
+//! once by this process; a crash in between leaves it to the outbox worker
+//! of the next start. (A crash in the instant between the platform taking
+//! it and the outbox row being marked would send it twice: the one window
+//! of at-least-once left.)
 
 use crate::channels::ChannelSet;
+use crate::inbox::Taken;
 use switchboard_core::{ChannelError, Outbound};
-use switchboard_store::Store;
+use switchboard_store::{QueuedReply, Store};
+
+/// Tries per reply before it goes to the outbox worker.
+pub const SEND_ATTEMPTS: u32 = 8;
+
+/// Answer inbox message `to` with `text` (see the module doc).
+pub async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, text: String) {
+    let address = &to.m.address;
+    let mut out = Outbound::new(address.clone(), text);
+    out.reply_to = to.m.message_id.clone();
+    let queued = QueuedReply {
+        channel: &address.channel,
+        chat: &address.chat,
+        thread: address.thread.as_deref(),
+        reply_to: out.reply_to.as_deref(),
+        body: &out.text,
+    };
+    if let Err(e) = store.finish_inbound(&to.key, Some(&queued)).await {
+        // The person still gets the answer; the message stays pending.
+        tracing::error!(key = %to.key, error = %e, "cannot record the answer in the inbox");
+        deliver(channels, store, &out, SEND_ATTEMPTS).await;
+        return;
+    }
+    let marked = match channels.send(&out, SEND_ATTEMPTS).await {
+        Ok(_) => store.reply_delivered(&to.key).await,
+        Err(ChannelError::Permanent(e)) => {
+            tracing::error!(channel = %address.channel, error = %e, "reply refused by the channel; not retried");
+            store.reply_refused(&to.key, &e).await
+        }
+        Err(e) => {
+            tracing::warn!(channel = %address.channel, error = %e, "reply not delivered yet; the outbox keeps trying");
+            store.reply_to_outbox(&to.key, &e.to_string()).await
+        }
+    };
+    if let Err(e) = marked {
+        tracing::error!(key = %to.key, error = %e, "cannot update the reply's outbox row");
+    }
+}
 
 /// Send `out`, trying `attempts` times; keep it in the outbox when the
 /// channel keeps failing. Returns whether it was sent now.

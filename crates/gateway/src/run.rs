@@ -61,8 +61,6 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     for ch in hub.channels() {
         channels.insert(ch.clone() as Arc<dyn Channel>);
     }
-    let cursors: Arc<dyn switchboard_core::CursorStore> =
-        Arc::new(crate::channels::StoreCursors(runtime.store().clone()));
     for (alias, t) in config.channels.telegram.iter().filter(|(_, t)| t.enabled) {
         let name = format!("telegram.{alias}");
         let token = t
@@ -83,7 +81,6 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
             &name,
             &token,
             &t.api_url,
-            cursors.clone(),
             webhook,
             std::time::Duration::from_secs(t.poll_timeout_secs),
         )
@@ -91,7 +88,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.insert(Arc::new(channel));
     }
     for (alias, m) in config.channels.matrix.iter().filter(|(_, m)| m.enabled) {
-        let channel = crate::matrix::channel(alias, m, cursors.clone())?;
+        let channel = crate::matrix::channel(alias, m)?;
         channels.insert(Arc::new(channel));
     }
     for (name, enabled) in config.channels.instances() {
@@ -100,15 +97,23 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         }
     }
 
+    // Messages a stopped process had taken but not answered; read before
+    // any channel starts, so they are not mixed up with new ones.
+    let pending = crate::inbox::upkeep::adopt(runtime.store()).await?;
     // Channels are listening before the local API accepts anything, so no
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
+    let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::inbox::GatewayIntake::new(
+        runtime.store().clone(),
+        config.clone(),
+        channels.clone(),
+        inbound_tx,
+    ));
     for ch in channels.all() {
-        ch.start(inbound_tx.clone())
+        ch.start(intake.clone())
             .await
             .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
     }
-    drop(inbound_tx);
     let mut tasks = Vec::new();
     if !local_aliases.is_empty() {
         let (addr, task) = hub
@@ -132,6 +137,12 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     }));
     tasks.push(crate::outbox::spawn(runtime.store().clone(), channels.clone()));
     let router = Router::new((*runtime).clone(), channels, broker);
+    router.resume(pending).await;
+    tasks.push(crate::inbox::upkeep::spawn(
+        runtime.store().clone(),
+        router.clone(),
+        config.storage.inbox_retention_hours,
+    ));
     tasks.push(tokio::spawn(router.run(inbound_rx)));
     tasks.push(runtime.spawn_scheduler());
     tasks.push(runtime.spawn_archiver());

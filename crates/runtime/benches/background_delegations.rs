@@ -95,6 +95,7 @@ impl Bench {
                 broker: Arc::new(NoApprover("bench".into())),
                 cancel: Default::default(),
                 events: None,
+                turn: None,
             })
             .await
             .unwrap();

@@ -234,6 +234,7 @@ impl Core {
             grants: RunGrants::default(),
             approval_profile: parts.approval_profile,
             events: parts.events,
+            turn: None,
         }
     }
 }

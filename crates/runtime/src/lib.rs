@@ -16,6 +16,7 @@ pub mod policy;
 pub mod process;
 pub mod progress;
 pub mod provider;
+pub mod recover;
 pub mod redact;
 mod run_end;
 mod runtime;

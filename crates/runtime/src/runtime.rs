@@ -8,7 +8,7 @@ use crate::tools::ToolRegistry;
 use std::sync::Arc;
 use switchboard_config::Config;
 use switchboard_core::ChatAddress;
-use switchboard_store::Store;
+use switchboard_store::{Store, StoreError};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +23,10 @@ pub struct TurnRequest {
     pub broker: Arc<dyn ApprovalBroker>,
     pub cancel: CancellationToken,
     pub events: Option<UnboundedSender<TurnEvent>>,
+    /// The inbound message this turn answers (the gateway's inbox key):
+    /// its transcript messages carry it, so after a crash `recover_turn`
+    /// can tell what the interrupted turn had done.
+    pub turn: Option<String>,
 }
 
 #[derive(Clone)]
@@ -108,13 +112,20 @@ impl Runtime {
         let provider = self.provider_of(&request.agent, &request.session_key).await?;
         let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;
-        let run = self.core.assemble(RunParts {
+        let mut run = self.core.assemble(RunParts {
             broker: request.broker,
             events: request.events,
             cancel: request.cancel,
             ..parts
         });
+        run.turn = request.turn;
         run.run(&request.text).await
+    }
+
+    /// After a crash: re-run or not the turn `turn` of `session_key` that
+    /// was running (see `recover`).
+    pub async fn recover_turn(&self, session_key: &str, turn: &str) -> Result<crate::recover::Recovery, StoreError> {
+        crate::recover::recover_turn(&self.core.store, &self.core.builtin, session_key, turn).await
     }
 
     /// The parts of a top-level run of `agent` (a person's turn or cron).

@@ -67,6 +67,7 @@ impl Harness {
                 broker,
                 cancel,
                 events: None,
+                turn: None,
             })
             .await
     }

@@ -559,6 +559,7 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
             broker: Arc::new(NoApprover("none".into())),
             cancel: Default::default(),
             events: None,
+            turn: None,
         })
         .await
         .unwrap();

@@ -59,6 +59,7 @@ impl Fx {
                 broker: Arc::new(NoApprover("none".into())),
                 cancel: Default::default(),
                 events: None,
+                turn: None,
             })
             .await
             .unwrap()

@@ -15,16 +15,18 @@ impl Store {
     }
 
     pub async fn set_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new(
-                "INSERT INTO channel_cursors (channel, cursor, updated_at) VALUES ($1, $2, $3)
-             ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
-            )
-            .bind(channel)
-            .bind(cursor)
-            .bind(now_ms()),
-        )
-        .await?;
+        self.exec(cursor_stmt(channel, cursor)).await?;
         Ok(())
     }
+}
+
+/// The write that moves `channel`'s cursor to `cursor`.
+pub(crate) fn cursor_stmt(channel: &str, cursor: &str) -> Stmt {
+    Stmt::new(
+        "INSERT INTO channel_cursors (channel, cursor, updated_at) VALUES ($1, $2, $3)
+         ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
+    )
+    .bind(channel)
+    .bind(cursor)
+    .bind(now_ms())
 }

@@ -93,6 +93,16 @@ impl Store {
         if !forget.is_empty() {
             self.exec_all(forget).await?;
         }
+        // Replies a gone instance was delivering: the outbox worker's now.
+        self.exec(
+            Stmt::new(
+                "UPDATE announce_outbox SET next_attempt_at = $1, instance_id = NULL
+                 WHERE status = 'pending' AND instance_id IS NOT NULL
+                 AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = announce_outbox.instance_id)",
+            )
+            .bind(now_ms()),
+        )
+        .await?;
         let lost_runs: Vec<String> = read!(self, |p| sqlx::query_scalar(AssertSqlSafe(format!(
             "SELECT id FROM runs WHERE status = 'running' AND {}",
             orphan("runs")

@@ -13,6 +13,8 @@ pub struct OutboxRow {
     pub channel: String,
     pub chat: String,
     pub thread: Option<String>,
+    /// The message this one answers (replies only).
+    pub reply_to: Option<String>,
     pub body: String,
     pub attempts: i64,
 }
@@ -54,7 +56,7 @@ impl Store {
     /// Pending announcements whose next attempt is due, oldest first.
     pub async fn due_announcements(&self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, OutboxRow>(
-            "SELECT id, run_id, channel, chat, thread, body, attempts FROM announce_outbox
+            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM announce_outbox
              WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2",
         )
         .bind(now_ms())

@@ -66,28 +66,62 @@ impl Store {
 
     /// Append one message to a session's transcript.
     pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)")
-                .bind(session_key)
-                .bind(role)
-                .bind(body)
-                .bind(now_ms()),
-        )
-        .await?;
-        Ok(())
+        self.append_turn_messages(session_key, None, &[(role, body.to_string())])
+            .await
     }
 
     /// Append several messages at once (a turn's tool results): one
     /// transaction, so all or none are stored.
     pub async fn append_messages(&self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
-        const INSERT: &str = "INSERT INTO messages (session_key, role, body, created_at) VALUES ($1, $2, $3, $4)";
+        self.append_turn_messages(session_key, None, messages).await
+    }
+
+    /// Append messages of the turn `turn` (the inbound message that started
+    /// it), so what an interrupted turn did can be found after a crash.
+    pub async fn append_turn_messages(
+        &self,
+        session_key: &str,
+        turn: Option<&str>,
+        messages: &[(&str, String)],
+    ) -> Result<(), StoreError> {
+        const INSERT: &str =
+            "INSERT INTO messages (session_key, role, body, created_at, turn) VALUES ($1, $2, $3, $4, $5)";
         let now = now_ms();
         let stmts = messages
             .iter()
-            .map(|(role, body)| Stmt::new(INSERT).bind(session_key).bind(*role).bind(body).bind(now))
+            .map(|(role, body)| {
+                Stmt::new(INSERT)
+                    .bind(session_key)
+                    .bind(*role)
+                    .bind(body)
+                    .bind(now)
+                    .bind(turn)
+            })
             .collect();
         self.exec_all(stmts).await?;
         Ok(())
+    }
+
+    /// The transcript messages of one turn, oldest first.
+    pub async fn turn_messages(&self, session_key: &str, turn: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, StoredMessage>(
+            "SELECT id, role, body, created_at FROM messages WHERE session_key = $1 AND turn = $2 ORDER BY id",
+        )
+        .bind(session_key)
+        .bind(turn)
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Forget what an interrupted turn wrote to the transcript (it is run
+    /// again from the start).
+    pub async fn forget_turn(&self, session_key: &str, turn: &str) -> Result<u64, StoreError> {
+        self.exec(
+            Stmt::new("DELETE FROM messages WHERE session_key = $1 AND turn = $2")
+                .bind(session_key)
+                .bind(turn),
+        )
+        .await
     }
 
     /// Mark a session as used now (once per turn, not per message).

@@ -147,7 +147,12 @@ impl FakeTelegram {
 
     /// A person presses an inline button with `data` under bot message `message`.
     pub fn press(&self, from: Value, message: Value, data: &str) {
-        let id = format!("cb{}", now());
+        // Telegram's callback query ids are unique per press.
+        let id = {
+            let mut s = self.shared.state.lock().unwrap();
+            s.next_message += 1;
+            format!("cb{}", s.next_message)
+        };
         self.push_update(
             "callback_query",
             json!({"id": id, "from": from, "message": message, "chat_instance": "ci-1", "data": data}),

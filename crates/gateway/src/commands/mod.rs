@@ -21,6 +21,10 @@ pub struct CommandContext<'a> {
     /// The chat (and thread) the command was typed in.
     pub address: &'a ChatAddress,
     pub sender: &'a UserId,
+    /// When the gateway took the command (Unix ms): runs started after it
+    /// are not what the person meant (a command handled again after a
+    /// restart must not hit a newer run).
+    pub sent_at: i64,
 }
 
 /// `/stop`: children this session started with `sessions_spawn` are

@@ -1,25 +1,24 @@
-//! The chat router: every inbound message goes either to a slash command or
-//! to the session of `(channel, chat, thread)`. Turns of one session run one
-//! after another; different sessions run side by side (`session`). Chat
-//! input is bounded (`[limits]`): a person's message rate, a session's
-//! queue, and how long an idle session stays in memory.
+//! The chat router: every message taken into the inbox (see `inbox`) goes
+//! either to a slash command or to the session of `(channel, chat,
+//! thread)`. Turns of one session run one after another; different sessions
+//! run side by side (`session`). Each message is answered once through
+//! `reply::answer`, which marks it done in the inbox. Chat input is bounded
+//! (`[limits]`): a session's queue, and how long an idle session stays in
+//! memory (a person's rate is checked before the inbox).
 
-mod rate;
 mod session;
 
 use crate::approvals::RouteBroker;
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
+use crate::inbox::Taken;
 use session::{Queued, Session};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use switchboard_config::Config;
-use switchboard_core::{ApprovalChoice, Inbound, Outbound};
+use switchboard_core::ApprovalChoice;
 use switchboard_runtime::Runtime;
 use tokio::sync::mpsc;
-
-/// Tries per reply before it goes to the durable outbox.
-const SEND_ATTEMPTS: u32 = 8;
 /// The answer to a message that does not fit in its session's queue.
 const BUSY: &str =
     "Busy: this conversation already has messages waiting. Try again when the current answer has arrived.";
@@ -29,8 +28,6 @@ pub struct Router {
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
     sessions: Mutex<HashMap<String, Session>>,
-    /// Recent messages per person, for `[limits].messages_per_minute`.
-    rate: Mutex<rate::Window>,
 }
 
 /// The agent that answers on channel instance `channel`.
@@ -49,79 +46,62 @@ impl Router {
             channels,
             broker,
             sessions: Mutex::new(HashMap::new()),
-            rate: Mutex::new(rate::Window::default()),
         })
     }
 
     /// Route messages until every channel has hung up.
-    pub async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Inbound>) {
-        while let Some(message) = inbound.recv().await {
-            let router = self.clone();
-            tokio::spawn(async move { router.handle(message).await });
+    /// Messages join their session's queue in the order they came;
+    /// commands run side by side.
+    pub async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Taken>) {
+        while let Some(t) = inbound.recv().await {
+            if commands::parse(&t.m.text).is_none() {
+                self.start_turn(t);
+            } else {
+                tokio::spawn(self.clone().handle(t));
+            }
         }
     }
 
-    async fn reply(&self, to: &Inbound, text: String) {
-        let mut out = Outbound::new(to.address.clone(), text);
-        out.reply_to = to.message_id.clone();
-        crate::reply::deliver(&self.channels, self.runtime.store(), &out, SEND_ATTEMPTS).await;
+    /// Handle messages found pending at start, one after another in the
+    /// order they came.
+    pub async fn resume(self: &Arc<Self>, pending: Vec<Taken>) {
+        if !pending.is_empty() {
+            tracing::warn!(count = pending.len(), "answering messages taken before the last stop");
+        }
+        for t in pending {
+            self.clone().handle(t).await;
+        }
     }
 
-    async fn handle(self: Arc<Self>, m: Inbound) {
+    /// Queue a message for its session's turn (answered at once when no
+    /// agent answers here or the queue is full).
+    fn start_turn(self: &Arc<Self>, t: Taken) {
+        let channel = &t.m.address.channel;
         let config = self.runtime.config().clone();
-        let channel = m.address.channel.clone();
-        // Identity comes from the platform that authenticated the person:
-        // an id of another platform on this channel is refused outright.
-        if !m.sender.belongs_to(&channel) {
-            tracing::warn!(%channel, sender = %m.sender, "message whose sender is not an id of this channel's platform refused");
+        let Some(agent) = agent_for(&config, channel) else {
+            let text = format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.");
+            let router = self.clone();
+            tokio::spawn(async move { router.answer(&t, text).await });
             return;
+        };
+        let session_key = t.m.address.session_key(agent);
+        let q = Queued { t, follow_up: None };
+        if let Err(session::Busy(q)) = self.enqueue(agent, session_key, q) {
+            tracing::warn!(channel = %q.t.m.address.channel, sender = %q.t.m.sender, "session queue full; message refused");
+            let router = self.clone();
+            tokio::spawn(async move { router.answer(&q.t, BUSY.to_string()).await });
         }
-        let allowed = config.channels.allowed_users(&channel).unwrap_or(&[]);
-        if !m.sender.is_listed_in(allowed) {
-            tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users");
-            if m.direct || m.mentioned {
-                let text = format!(
-                    "Sorry, {} may not use this bot here. An operator can add it to [channels.{}].allowed_users.",
-                    m.sender, channel
-                );
-                self.reply(&m, text).await;
-            }
-            return;
-        }
-        let command = commands::parse(&m.text);
-        if command.is_none() && !m.direct && !m.mentioned && config.channels.require_mention(&channel) {
-            tracing::debug!(%channel, chat = %m.address.chat, sender = %m.sender, "not mentioned in a group: ignored");
-            return;
-        }
-        // Approvals and /stop always get through; everything else counts
-        // against the person's rate.
-        let exempt = matches!(
-            command,
-            Some(Command::Approve { .. } | Command::Deny { .. } | Command::Stop | Command::ForAnotherBot)
-        );
-        if !exempt {
-            let limit = config.limits.messages_per_minute;
-            let verdict =
-                self.rate
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .check(&m.sender, std::time::Instant::now(), limit);
-            if let rate::Verdict::Limited { tell } = verdict {
-                tracing::warn!(%channel, sender = %m.sender, "message over the rate limit dropped");
-                if tell {
-                    let text = format!(
-                        "{} is sending more than {limit} messages a minute; this one was not taken. Wait a moment and send it again.",
-                        m.sender
-                    );
-                    self.reply(&m, text).await;
-                }
-                return;
-            }
-        }
-        match command {
-            Some(Command::ForAnotherBot) => {
-                tracing::debug!(%channel, sender = %m.sender, "a command for another bot: ignored");
-            }
+    }
+
+    async fn answer(&self, to: &Taken, text: String) {
+        crate::reply::answer(&self.channels, self.runtime.store(), to, text).await;
+    }
+
+    async fn handle(self: Arc<Self>, t: Taken) {
+        let config = self.runtime.config().clone();
+        let channel = t.m.address.channel.clone();
+        let m = &t.m;
+        match commands::parse(&m.text) {
             Some(Command::Approve { id, always }) => {
                 let choice = if always {
                     ApprovalChoice::Always
@@ -129,20 +109,20 @@ impl Router {
                     ApprovalChoice::AllowOnce
                 };
                 let text = self.broker.decide(&id, &m.sender, choice, None, &m.address).await;
-                self.reply(&m, text).await;
+                self.answer(&t, text).await;
             }
             Some(Command::Deny { id, reason }) => {
                 let text = self
                     .broker
                     .decide(&id, &m.sender, ApprovalChoice::Deny, reason, &m.address)
                     .await;
-                self.reply(&m, text).await;
+                self.answer(&t, text).await;
             }
             other => {
                 let Some(agent) = agent_for(&config, &channel) else {
                     let text =
                         format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.");
-                    self.reply(&m, text).await;
+                    self.answer(&t, text).await;
                     return;
                 };
                 let session_key = m.address.session_key(agent);
@@ -152,14 +132,11 @@ impl Router {
                     session_key: &session_key,
                     address: &m.address,
                     sender: &m.sender,
+                    sent_at: t.received_at,
                 };
                 let text = match other {
                     None => {
-                        let q = Queued { m, follow_up: None };
-                        if let Err(session::Busy(q)) = self.enqueue(agent, session_key, q) {
-                            tracing::warn!(%channel, sender = %q.m.sender, "session queue full; message refused");
-                            self.reply(&q.m, BUSY.to_string()).await;
-                        }
+                        self.start_turn(t);
                         return;
                     }
                     Some(Command::Subagents(commands::subagents::Sub::Send { target, message })) => {
@@ -171,10 +148,10 @@ impl Router {
                                 text,
                                 prefix,
                             } => {
-                                let mut follow = m.clone();
-                                follow.text = text;
+                                let mut follow = t.clone();
+                                follow.m.text = text;
                                 let q = Queued {
-                                    m: follow,
+                                    t: follow,
                                     follow_up: Some(prefix),
                                 };
                                 if self.enqueue(&agent, session_key, q).is_ok() {
@@ -187,7 +164,7 @@ impl Router {
                     Some(Command::Stop) => self.stop(&ctx).await,
                     Some(cmd) => commands::apply(&cmd, &ctx).await,
                 };
-                self.reply(&m, text).await;
+                self.answer(&t, text).await;
             }
         }
     }

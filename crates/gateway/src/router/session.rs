@@ -5,9 +5,11 @@
 //! history is in the control plane and read back on the next message).
 
 use super::Router;
+use crate::inbox::Taken;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use switchboard_core::{Inbound, UserId};
+use switchboard_core::UserId;
+use switchboard_runtime::recover::Recovery;
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +27,7 @@ pub(super) struct Session {
 
 /// A message waiting for its turn.
 pub(super) struct Queued {
-    pub m: Inbound,
+    pub t: Taken,
     /// A `/subagents send` follow-up in a finished child's session: its
     /// answer is prefixed with this, and nobody can be asked to approve.
     pub follow_up: Option<String>,
@@ -87,7 +89,26 @@ impl Router {
         mut queue: mpsc::Receiver<Queued>,
         current: Current,
     ) {
-        while let Some(Queued { m, follow_up }) = self.next(&session_key, &mut queue).await {
+        while let Some(Queued { t, follow_up }) = self.next(&session_key, &mut queue).await {
+            let m = &t.m;
+            if t.recovered {
+                match self.runtime.recover_turn(&session_key, &t.key).await {
+                    Ok(Recovery::Rerun) => {
+                        tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted")
+                    }
+                    Ok(Recovery::Interrupted(done)) => {
+                        tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted had started changes; not run again");
+                        self.answer(&t, interrupted(&done)).await;
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::error!(session = %session_key, error = %e, "cannot read what an interrupted turn did; not run again");
+                        self.answer(&t, interrupted(&["(the record could not be read)".to_string()]))
+                            .await;
+                        continue;
+                    }
+                }
+            }
             let cancel = CancellationToken::new();
             *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((cancel.clone(), m.sender.clone()));
             // Typing shows while the turn runs (platforms let it lapse after
@@ -118,6 +139,7 @@ impl Router {
                     broker,
                     cancel,
                     events: None,
+                    turn: Some(t.key.clone()),
                 })
                 .await;
             current.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -134,7 +156,16 @@ impl Router {
                 Some(prefix) => format!("{prefix}{text}"),
                 None => text,
             };
-            self.reply(&m, text).await;
+            self.answer(&t, text).await;
         }
     }
+}
+
+/// The answer to a message whose turn a restart cut short after it had
+/// started changing things.
+fn interrupted(done: &[String]) -> String {
+    let list: String = done.iter().map(|d| format!("\n- {d}")).collect();
+    format!(
+        "The gateway restarted while it was working on this message. It had already started:{list}\nIt was not run again, so nothing is done twice. Check the result, and ask again if you still need it."
+    )
 }

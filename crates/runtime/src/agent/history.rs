@@ -54,20 +54,29 @@ fn sanitize(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     out
 }
 
-pub(crate) async fn save(store: &Store, session_key: &str, m: &ChatMessage) -> Result<(), StoreError> {
-    let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    store.append_message(session_key, m.role.as_str(), &body).await?;
-    Ok(())
+/// Save one message of turn `turn` (see `TurnRequest::turn`).
+pub(crate) async fn save(
+    store: &Store,
+    session_key: &str,
+    turn: Option<&str>,
+    m: &ChatMessage,
+) -> Result<(), StoreError> {
+    save_all(store, session_key, turn, std::slice::from_ref(m)).await
 }
 
 /// Save a batch (one turn's tool results) in one transaction.
-pub(crate) async fn save_all(store: &Store, session_key: &str, ms: &[ChatMessage]) -> Result<(), StoreError> {
+pub(crate) async fn save_all(
+    store: &Store,
+    session_key: &str,
+    turn: Option<&str>,
+    ms: &[ChatMessage],
+) -> Result<(), StoreError> {
     let mut rows = Vec::with_capacity(ms.len());
     for m in ms {
         let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         rows.push((m.role.as_str(), body));
     }
-    store.append_messages(session_key, &rows).await
+    store.append_turn_messages(session_key, turn, &rows).await
 }
 
 #[cfg(test)]

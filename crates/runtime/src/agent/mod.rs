@@ -1,7 +1,7 @@
 //! One agent run: the tool loop over a provider chain with a tool registry,
 //! a policy, an approval broker and a transcript.
 
-mod history;
+pub(crate) mod history;
 mod tool_call;
 mod turn;
 

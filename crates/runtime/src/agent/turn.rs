@@ -36,6 +36,9 @@ pub struct AgentRun {
     /// The risk profile (name, rules) whose approval rules gate tool calls.
     pub approval_profile: (String, RiskProfile),
     pub events: Option<UnboundedSender<TurnEvent>>,
+    /// The inbound message this run answers, recorded on its transcript
+    /// messages (see `TurnRequest::turn`).
+    pub turn: Option<String>,
 }
 
 impl AgentRun {
@@ -63,7 +66,12 @@ impl AgentRun {
         let user = ChatMessage::user(user_text);
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).
-        let mut user_saved = Some(Box::pin(history::save(store, &self.ctx.session_key, &user)));
+        let mut user_saved = Some(Box::pin(history::save(
+            store,
+            &self.ctx.session_key,
+            self.turn.as_deref(),
+            &user,
+        )));
         messages.push(user.clone());
 
         let max_iterations = self.profile.max_tool_iterations;
@@ -144,7 +152,10 @@ impl AgentRun {
                     response.text
                 };
                 let answer = ChatMessage::assistant(text.clone());
-                let ((), saved) = tokio::join!(recorded, history::save(store, &self.ctx.session_key, &answer));
+                let ((), saved) = tokio::join!(
+                    recorded,
+                    history::save(store, &self.ctx.session_key, self.turn.as_deref(), &answer)
+                );
                 saved?;
                 return Ok(TurnReply {
                     text,
@@ -162,7 +173,10 @@ impl AgentRun {
                 tool_call_id: None,
                 name: None,
             };
-            let ((), saved) = tokio::join!(recorded, history::save(store, &self.ctx.session_key, &assistant));
+            let ((), saved) = tokio::join!(
+                recorded,
+                history::save(store, &self.ctx.session_key, self.turn.as_deref(), &assistant)
+            );
             saved?;
             let results = if response.truncated {
                 // Arguments cut off mid-way are not run: the model is told.
@@ -186,7 +200,7 @@ impl AgentRun {
                     message
                 })
                 .collect();
-            history::save_all(store, &self.ctx.session_key, &results).await?;
+            history::save_all(store, &self.ctx.session_key, self.turn.as_deref(), &results).await?;
             messages.extend(results);
             // Announcements from this session's children arrive between
             // iterations, as data.

@@ -90,7 +90,8 @@ pub(crate) async fn children(ctx: &CommandContext<'_>) -> Result<Vec<RunRow>, St
 
 /// Resolve `#3`, `3`, a run id prefix or a label.
 pub(crate) async fn resolve(ctx: &CommandContext<'_>, target: &str) -> Result<RunRow, String> {
-    let rows = children(ctx).await?;
+    let mut rows = children(ctx).await?;
+    rows.retain(|r| r.created_at <= ctx.sent_at);
     let index = target.trim_start_matches('#').parse::<usize>().ok();
     let found = match index {
         Some(i) if i >= 1 && i <= rows.len() => Some(rows[i - 1].clone()),

@@ -70,6 +70,7 @@ pub async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str) -> Str
             )),
             cancel: Default::default(),
             events: None,
+            turn: None,
         })
         .await;
     match reply {

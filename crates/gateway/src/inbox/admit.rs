@@ -1,0 +1,79 @@
+//! Which messages the gateway takes at all: checked before anything is
+//! written, so strangers, chatter not meant for the bot and floods never
+//! reach the inbox.
+
+use super::rate;
+use crate::commands::{self, Command};
+use std::sync::Mutex;
+use switchboard_config::Config;
+use switchboard_core::Inbound;
+
+/// What becomes of one message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Taken: written to the inbox and answered.
+    Keep,
+    /// Not taken; the sender is told why.
+    Tell(String),
+    /// Not taken, and nothing to say (not for the bot).
+    Drop,
+}
+
+/// Identity, allow list, mention rule and rate, in that order.
+pub fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) -> Admission {
+    let channel = &m.address.channel;
+    // Identity comes from the platform that authenticated the person: an
+    // id of another platform on this channel is refused outright.
+    if !m.sender.belongs_to(channel) {
+        tracing::warn!(%channel, sender = %m.sender, "message whose sender is not an id of this channel's platform refused");
+        return Admission::Drop;
+    }
+    let allowed = config.channels.allowed_users(channel).unwrap_or(&[]);
+    if !m.sender.is_listed_in(allowed) {
+        tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users");
+        if m.direct || m.mentioned {
+            return Admission::Tell(format!(
+                "Sorry, {} may not use this bot here. An operator can add it to [channels.{}].allowed_users.",
+                m.sender, channel
+            ));
+        }
+        return Admission::Drop;
+    }
+    let command = commands::parse(&m.text);
+    if matches!(command, Some(Command::ForAnotherBot)) {
+        tracing::debug!(%channel, sender = %m.sender, "a command for another bot: ignored");
+        return Admission::Drop;
+    }
+    if command.is_none() && !m.direct && !m.mentioned && config.channels.require_mention(channel) {
+        tracing::debug!(%channel, chat = %m.address.chat, sender = %m.sender, "not mentioned in a group: ignored");
+        return Admission::Drop;
+    }
+    // Approvals and /stop always get through; everything else counts
+    // against the person's rate.
+    let exempt = matches!(
+        command,
+        Some(Command::Approve { .. } | Command::Deny { .. } | Command::Stop)
+    );
+    if exempt {
+        return Admission::Keep;
+    }
+    let limit = config.limits.messages_per_minute;
+    let verdict = rate
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .check(&m.sender, std::time::Instant::now(), limit);
+    match verdict {
+        rate::Verdict::Allowed => Admission::Keep,
+        rate::Verdict::Limited { tell } => {
+            tracing::warn!(%channel, sender = %m.sender, "message over the rate limit dropped");
+            if tell {
+                Admission::Tell(format!(
+                    "{} is sending more than {limit} messages a minute; this one was not taken. Wait a moment and send it again.",
+                    m.sender
+                ))
+            } else {
+                Admission::Drop
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The gateway's intake (see `switchboard_core::Intake`): each message a
+//! channel offers is admitted or not (`admit`), the admitted ones are
+//! written to the inbox in the same transaction as the channel's cursor,
+//! and only then handed to the router. A message offered again (same chat,
+//! same platform id) is not handed on twice. Messages found pending at
+//! start (their process died) are handed to the router as `recovered`.
+
+mod admit;
+mod rate;
+pub mod upkeep;
+
+use crate::channels::ChannelSet;
+use admit::{Admission, admit};
+use async_trait::async_trait;
+use std::sync::{Arc, Mutex};
+use switchboard_config::Config;
+use switchboard_core::{Inbound, Intake, IntakeError, Outbound};
+use switchboard_store::{InboxRow, NewInbound, Store, now_ms};
+use tokio::sync::mpsc;
+
+/// Tries of a refusal notice before it goes to the outbox.
+const TELL_ATTEMPTS: u32 = 3;
+
+/// A message in the inbox, on its way to the router.
+#[derive(Debug, Clone)]
+pub struct Taken {
+    /// Its inbox key (also the turn tag of its transcript messages).
+    pub key: String,
+    pub m: Inbound,
+    /// When the gateway took it (Unix ms).
+    pub received_at: i64,
+    /// Found pending at start: the process that took it stopped before
+    /// answering.
+    pub recovered: bool,
+}
+
+impl Taken {
+    /// A pending inbox row, as the router takes it after a restart.
+    pub fn recovered(row: InboxRow) -> Result<Self, String> {
+        let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
+        Ok(Self {
+            key: row.key,
+            m,
+            received_at: row.received_at,
+            recovered: true,
+        })
+    }
+}
+
+pub struct GatewayIntake {
+    store: Store,
+    config: Arc<Config>,
+    /// For refusal notices.
+    channels: ChannelSet,
+    rate: Mutex<rate::Window>,
+    router: mpsc::Sender<Taken>,
+}
+
+impl GatewayIntake {
+    pub fn new(store: Store, config: Arc<Config>, channels: ChannelSet, router: mpsc::Sender<Taken>) -> Self {
+        Self {
+            store,
+            config,
+            channels,
+            rate: Mutex::new(rate::Window::default()),
+            router,
+        }
+    }
+
+    /// Tell `to`'s sender why the message was not taken, without holding
+    /// up the channel.
+    fn tell(&self, to: &Inbound, text: String) {
+        let mut out = Outbound::new(to.address.clone(), text);
+        out.reply_to = to.message_id.clone();
+        let (channels, store) = (self.channels.clone(), self.store.clone());
+        tokio::spawn(async move { crate::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
+    }
+}
+
+#[async_trait]
+impl Intake for GatewayIntake {
+    async fn cursor(&self, channel: &str) -> Result<Option<String>, IntakeError> {
+        self.store.cursor(channel).await.map_err(|e| IntakeError(e.to_string()))
+    }
+
+    async fn take(&self, channel: &str, messages: Vec<Inbound>, cursor: Option<String>) -> Result<(), IntakeError> {
+        let received_at = now_ms();
+        let mut rows = Vec::new();
+        let mut kept = Vec::new();
+        let mut tells = Vec::new();
+        for m in messages {
+            match admit(&self.config, &self.rate, &m) {
+                Admission::Keep => {
+                    let key = uuid::Uuid::new_v4().simple().to_string();
+                    rows.push(NewInbound {
+                        key: key.clone(),
+                        channel: channel.to_string(),
+                        chat: m.address.chat.clone(),
+                        platform_id: m
+                            .event_id
+                            .clone()
+                            .or_else(|| m.message_id.clone())
+                            .unwrap_or_else(|| format!("unnumbered:{key}")),
+                        sender: m.sender.to_string(),
+                        body: serde_json::to_string(&m).map_err(|e| IntakeError(e.to_string()))?,
+                    });
+                    kept.push(Taken {
+                        key,
+                        m,
+                        received_at,
+                        recovered: false,
+                    });
+                }
+                Admission::Tell(text) => tells.push((m, text)),
+                Admission::Drop => {}
+            }
+        }
+        let fresh = self
+            .store
+            .take_inbound(channel, &rows, cursor.as_deref())
+            .await
+            .map_err(|e| {
+                tracing::error!(%channel, error = %e, "cannot write to the inbox; the channel will offer the messages again");
+                IntakeError(e.to_string())
+            })?;
+        for (m, text) in tells {
+            self.tell(&m, text);
+        }
+        for (taken, new) in kept.into_iter().zip(fresh) {
+            if !new {
+                tracing::info!(%channel, message = ?taken.m.message_id, "a message taken before was offered again; ignored");
+                continue;
+            }
+            if self.router.send(taken).await.is_err() {
+                tracing::warn!(%channel, "the router has stopped; the message stays pending until the next start");
+            }
+        }
+        Ok(())
+    }
+}

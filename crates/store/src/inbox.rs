@@ -1,0 +1,224 @@
+//! Durable inbound: the messages the gateway took from its channels.
+//!
+//! A message is written here together with its channel's cursor (one
+//! transaction), so a crash either leaves the message to be taken again
+//! from the platform or keeps it here. It is marked done together with its
+//! reply's outbox row, so a crash after that finds the reply queued, and a
+//! crash before finds the message still pending. The platform's message id
+//! is unique per chat, so a redelivered message is taken once.
+
+use crate::stmt::Stmt;
+use crate::{Store, StoreError, now_ms};
+use sqlx::FromRow;
+
+/// One message to take.
+#[derive(Debug, Clone)]
+pub struct NewInbound {
+    /// Our id for it (the router and the transcript refer to it).
+    pub key: String,
+    pub channel: String,
+    pub chat: String,
+    /// The platform's id of the message.
+    pub platform_id: String,
+    pub sender: String,
+    /// The message as the adapter saw it (opaque JSON to the store).
+    pub body: String,
+}
+
+/// A taken message not answered yet.
+#[derive(Debug, Clone, FromRow)]
+pub struct InboxRow {
+    pub key: String,
+    pub body: String,
+    pub received_at: i64,
+}
+
+/// A reply to queue with the done mark of the message it answers.
+#[derive(Debug, Clone)]
+pub struct QueuedReply<'a> {
+    pub channel: &'a str,
+    pub chat: &'a str,
+    pub thread: Option<&'a str>,
+    pub reply_to: Option<&'a str>,
+    pub body: &'a str,
+}
+
+/// How long the instance that queued a reply has to deliver it before the
+/// outbox worker may try (a crash hands it over at once, see `reclaim`).
+const DELIVERY_LEASE_MS: i64 = 60_000;
+
+/// The outbox key of the reply to inbox row `key`.
+pub fn reply_key(key: &str) -> String {
+    format!("reply:{key}")
+}
+
+impl Store {
+    /// Take `messages` of `channel` and move its cursor to `cursor` (when
+    /// given), all in one transaction. For each message: whether it is new
+    /// (false for one taken before: a redelivery).
+    pub async fn take_inbound(
+        &self,
+        channel: &str,
+        messages: &[NewInbound],
+        cursor: Option<&str>,
+    ) -> Result<Vec<bool>, StoreError> {
+        let now = now_ms();
+        let mut stmts: Vec<Stmt> = messages
+            .iter()
+            .map(|m| {
+                Stmt::new(
+                    "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT DO NOTHING",
+                )
+                .bind(&m.key)
+                .bind(&m.channel)
+                .bind(&m.chat)
+                .bind(&m.platform_id)
+                .bind(&m.sender)
+                .bind(&m.body)
+                .bind(self.instance_id())
+                .bind(now)
+            })
+            .collect();
+        if let Some(c) = cursor {
+            stmts.push(crate::cursors::cursor_stmt(channel, c));
+        }
+        if stmts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let changed = self.exec_all(stmts).await?;
+        Ok(changed.iter().take(messages.len()).map(|n| *n == 1).collect())
+    }
+
+    /// Mark inbox row `key` answered and queue `reply` (when there is one),
+    /// in one transaction. The reply is this instance's to deliver now
+    /// (then `reply_delivered`, or `reply_to_outbox` when it cannot).
+    pub async fn finish_inbound(&self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut stmts = vec![
+            Stmt::new("UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2")
+                .bind(now)
+                .bind(key),
+        ];
+        if let Some(r) = reply {
+            stmts.push(
+                Stmt::new(
+                    "INSERT INTO announce_outbox (run_id, channel, chat, thread, reply_to, body, status, attempts, next_attempt_at, created_at, instance_id)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9) ON CONFLICT (run_id) DO NOTHING",
+                )
+                .bind(reply_key(key))
+                .bind(r.channel)
+                .bind(r.chat)
+                .bind(r.thread)
+                .bind(r.reply_to)
+                .bind(r.body)
+                .bind(now + DELIVERY_LEASE_MS)
+                .bind(now)
+                .bind(self.instance_id()),
+            );
+        }
+        self.exec_all(stmts).await?;
+        Ok(())
+    }
+
+    /// The reply to inbox row `key` was delivered.
+    pub async fn reply_delivered(&self, key: &str) -> Result<(), StoreError> {
+        self.exec(
+            Stmt::new(
+                "UPDATE announce_outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1, instance_id = NULL
+                 WHERE run_id = $2",
+            )
+            .bind(now_ms())
+            .bind(reply_key(key)),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The reply to inbox row `key` was refused for good (the platform
+    /// will not take it); kept for the record, not retried.
+    pub async fn reply_refused(&self, key: &str, error: &str) -> Result<(), StoreError> {
+        self.exec(
+            Stmt::new(
+                "UPDATE announce_outbox SET status = 'refused', attempts = attempts + 1, last_error = $1, instance_id = NULL
+                 WHERE run_id = $2",
+            )
+            .bind(error)
+            .bind(reply_key(key)),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The reply to inbox row `key` could not be delivered now: the outbox
+    /// worker takes it over.
+    pub async fn reply_to_outbox(&self, key: &str, error: &str) -> Result<(), StoreError> {
+        self.exec(
+            Stmt::new(
+                "UPDATE announce_outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
+                 WHERE run_id = $3 AND status = 'pending'",
+            )
+            .bind(now_ms())
+            .bind(error)
+            .bind(reply_key(key)),
+        )
+        .await?;
+        self.wake_outbox();
+        Ok(())
+    }
+
+    /// Make the pending messages of instances that are gone (or of no
+    /// instance) this instance's, and return them oldest first. Only a
+    /// process that routes messages (`run`) adopts them.
+    pub async fn adopt_orphan_inbound(&self) -> Result<Vec<InboxRow>, StoreError> {
+        let Some(me) = self.instance_id() else {
+            return Ok(Vec::new());
+        };
+        let orphans: Vec<InboxRow> = read!(self, |p| sqlx::query_as::<_, InboxRow>(
+            "SELECT key, body, received_at FROM inbox WHERE status = 'pending' AND (instance_id IS NULL
+             OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id)) ORDER BY id"
+        )
+        .fetch_all(p)
+        .await)?;
+        if orphans.is_empty() {
+            return Ok(orphans);
+        }
+        // Each row is taken only if still orphaned: of two instances
+        // adopting at once, one gets it.
+        let stmts = orphans
+            .iter()
+            .map(|r| {
+                Stmt::new(
+                    "UPDATE inbox SET instance_id = $1 WHERE key = $2 AND status = 'pending' AND (instance_id IS NULL
+                     OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id))",
+                )
+                .bind(me)
+                .bind(&r.key)
+            })
+            .collect();
+        let changed = self.exec_all(stmts).await?;
+        Ok(orphans
+            .into_iter()
+            .zip(changed)
+            .filter(|(_, n)| *n == 1)
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// Forget answered messages older than `retention_ms`.
+    pub async fn prune_inbound(&self, retention_ms: i64) -> Result<u64, StoreError> {
+        self.exec(Stmt::new("DELETE FROM inbox WHERE status = 'done' AND done_at < $1").bind(now_ms() - retention_ms))
+            .await
+    }
+
+    /// How many rows the inbox holds (`pending`, `done`), for tests and status.
+    pub async fn inbox_counts(&self) -> Result<(i64, i64), StoreError> {
+        let rows: Vec<(String, i64)> = read!(self, |p| sqlx::query_as(
+            "SELECT status, COUNT(*) FROM inbox GROUP BY status"
+        )
+        .fetch_all(p)
+        .await)?;
+        let of = |s: &str| rows.iter().find(|(k, _)| k == s).map_or(0, |(_, n)| *n);
+        Ok((of("pending"), of("done")))
+    }
+}

@@ -72,6 +72,12 @@ pub async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store:
             "approval requests of a stopped gateway process are now expired"
         );
     }
+    for r in &reclaimed.replies_in_doubt {
+        tracing::warn!(
+            channel = %r.channel, chat = %r.chat, reply_to = r.reply_to.as_deref().unwrap_or(""),
+            "a reply was being delivered when its gateway process stopped; the outbox sends it (it may arrive twice)"
+        );
+    }
     // Runs just lost are among these when they are announced kinds.
     for r in store.unannounced_runs().await? {
         tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");

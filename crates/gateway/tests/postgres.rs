@@ -5,37 +5,12 @@
 mod support;
 
 use serde_json::json;
-use support::{Sandbox, provider};
+use support::{Sandbox, fresh_database, provider};
 use switchboard_test_support::{ScriptedModel, Step};
-
-/// A fresh database on the test server, made with psql.
-fn fresh_database() -> Option<String> {
-    let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
-    let name = format!("sb_e2e_{}", std::process::id());
-    let out = std::process::Command::new("psql")
-        .arg(&admin)
-        .args([
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-c",
-            &format!("DROP DATABASE IF EXISTS {name}"),
-            "-c",
-            &format!("CREATE DATABASE {name}"),
-        ])
-        .output()
-        .expect("psql runs");
-    assert!(
-        out.status.success(),
-        "psql failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (base, _) = admin.rsplit_once('/').unwrap();
-    Some(format!("{base}/{name}"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_runs_on_postgres() {
-    let Some(url) = fresh_database() else {
+    let Some(url) = fresh_database("chat") else {
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL end-to-end test not run here");
         return;
     };

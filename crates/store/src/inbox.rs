@@ -44,8 +44,10 @@ pub struct QueuedReply<'a> {
 }
 
 /// How long the instance that queued a reply has to deliver it before the
-/// outbox worker may try (a crash hands it over at once, see `reclaim`).
-const DELIVERY_LEASE_MS: i64 = 60_000;
+/// outbox worker may try: longer than its tries in memory take, so the two
+/// never send it side by side. (When the instance is gone, `reclaim` hands
+/// the row over at once; when its tries fail, `reply_to_outbox` does.)
+const DELIVERY_LEASE_MS: i64 = 600_000;
 
 /// The outbox key of the reply to inbox row `key`.
 pub fn reply_key(key: &str) -> String {

@@ -16,11 +16,14 @@ pub struct InstanceRow {
     pub heartbeat_at: i64,
 }
 
-/// What reclaiming left behind: runs now lost, approvals now expired.
+/// What reclaiming left behind: runs now lost, approvals now expired, and
+/// replies a gone instance was delivering (handed to the outbox worker;
+/// one whose send had reached the platform arrives twice).
 #[derive(Debug, Default)]
 pub struct Reclaimed {
     pub lost_runs: Vec<String>,
     pub expired_approvals: Vec<ApprovalRow>,
+    pub replies_in_doubt: Vec<crate::OutboxRow>,
 }
 
 /// Rows of `table` whose instance is not registered (gone, or from before
@@ -94,15 +97,25 @@ impl Store {
             self.exec_all(forget).await?;
         }
         // Replies a gone instance was delivering: the outbox worker's now.
-        self.exec(
-            Stmt::new(
-                "UPDATE announce_outbox SET next_attempt_at = $1, instance_id = NULL
-                 WHERE status = 'pending' AND instance_id IS NOT NULL
-                 AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = announce_outbox.instance_id)",
-            )
-            .bind(now_ms()),
+        let replies_in_doubt = read!(self, |p| sqlx::query_as::<_, crate::OutboxRow>(
+            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM announce_outbox
+             WHERE status = 'pending' AND instance_id IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = announce_outbox.instance_id)"
         )
-        .await?;
+        .fetch_all(p)
+        .await)?;
+        let release: Vec<Stmt> = replies_in_doubt
+            .iter()
+            .map(|r| {
+                Stmt::new("UPDATE announce_outbox SET next_attempt_at = $1, instance_id = NULL WHERE id = $2")
+                    .bind(now_ms())
+                    .bind(r.id)
+            })
+            .collect();
+        if !release.is_empty() {
+            self.exec_all(release).await?;
+            self.wake_outbox();
+        }
         let lost_runs: Vec<String> = read!(self, |p| sqlx::query_scalar(AssertSqlSafe(format!(
             "SELECT id FROM runs WHERE status = 'running' AND {}",
             orphan("runs")
@@ -143,6 +156,7 @@ impl Store {
         Ok(Reclaimed {
             lost_runs,
             expired_approvals,
+            replies_in_doubt,
         })
     }
 }

@@ -122,6 +122,9 @@ struct Shared {
     context: Option<Context>,
     /// Requests refused for their length.
     overflows: u32,
+    /// When set, a request no step matches is answered `echo: <its last
+    /// message>` after this long.
+    echo: Option<Duration>,
 }
 
 #[derive(Clone, Copy)]
@@ -211,6 +214,16 @@ impl ScriptedModel {
     /// answers report the request's token count as its prompt tokens.
     pub fn with_context(&self, tokens: u64, llama_cpp: bool) -> &Self {
         self.shared.lock().unwrap().context = Some(Context { tokens, llama_cpp });
+        self
+    }
+
+    /// Answer every request that no step matches with `echo: <its last
+    /// message>`, after `delay` (a model that takes its time).
+    pub fn echo_after(&self, delay: Duration) -> &Self {
+        let mut s = self.shared.lock().unwrap();
+        s.echo = Some(delay);
+        // The echo reads the request body.
+        s.any_matcher = true;
         self
     }
 
@@ -318,7 +331,11 @@ fn take_step(shared: &Mutex<Shared>, req: Option<&Value>) -> (Option<Step>, u64)
         st.as_ref()
             .is_some_and(|st| st.matcher.as_ref().is_none_or(|m| req.is_some_and(|r| m(r))))
     });
-    (pos.and_then(|i| s.steps[i].take()), n)
+    let step = pos.and_then(|i| s.steps[i].take()).or_else(|| {
+        let delay = s.echo?;
+        Some(Step::text(format!("echo: {}", last_message_text(req?))).delay(delay))
+    });
+    (step, n)
 }
 
 /// The request as a JSON tree when it is recorded or matched; otherwise

@@ -145,6 +145,32 @@ impl FakeTelegram {
         id
     }
 
+    /// Deliver update `update_id` again as a new update (the same message,
+    /// as a webhook retry or a duplicate delivery would bring it).
+    pub fn redeliver(&self, update_id: i64) {
+        let payload = {
+            let s = self.shared.state.lock().unwrap();
+            let u = s
+                .updates
+                .iter()
+                .find(|u| u["update_id"] == update_id)
+                .expect("an update to deliver again")
+                .clone();
+            u.as_object()
+                .unwrap()
+                .iter()
+                .find(|(k, _)| *k != "update_id")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .unwrap()
+        };
+        self.push_update(&payload.0, payload.1);
+    }
+
+    /// The update id of the last update pushed.
+    pub fn last_update_id(&self) -> i64 {
+        self.shared.state.lock().unwrap().next_update - 1
+    }
+
     /// A person presses an inline button with `data` under bot message `message`.
     pub fn press(&self, from: Value, message: Value, data: &str) {
         // Telegram's callback query ids are unique per press.

@@ -227,3 +227,30 @@ pub fn with_reviewer(config: &str, reviewer_url: &str) -> String {
             "auto_approve = [\"memory_recall\", \"delegate\"]\ndelegation_policy = { mode = \"allow\" }",
         )
 }
+
+/// A fresh database named after `name` on the PostgreSQL test server
+/// (`SWITCHBOARD_TEST_POSTGRES_URL`, set by `scripts/test.sh`), made with
+/// psql; `None` when no server is configured.
+pub fn fresh_database(name: &str) -> Option<String> {
+    let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
+    let name = format!("sb_e2e_{name}_{}", std::process::id());
+    let out = std::process::Command::new("psql")
+        .arg(&admin)
+        .args([
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            &format!("DROP DATABASE IF EXISTS {name}"),
+            "-c",
+            &format!("CREATE DATABASE {name}"),
+        ])
+        .output()
+        .expect("psql runs");
+    assert!(
+        out.status.success(),
+        "psql failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (base, _) = admin.rsplit_once('/').unwrap();
+    Some(format!("{base}/{name}"))
+}

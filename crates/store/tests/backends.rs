@@ -1,7 +1,9 @@
 //! The same store behaviour on SQLite and, when `SWITCHBOARD_TEST_POSTGRES_URL`
 //! names a server (CI starts one), on PostgreSQL.
 
-use switchboard_store::{ApprovalStatus, NewApproval, NewRun, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day};
+use switchboard_store::{
+    ApprovalStatus, NewApproval, NewInbound, NewRun, QueuedReply, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day,
+};
 
 async fn postgres_store() -> Option<Store> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
@@ -180,6 +182,83 @@ async fn run_rows(store: &Store) {
             .await
             .unwrap()
     );
+}
+
+/// The inbox: taken with the cursor, once per platform message id,
+/// answered with its reply queued, adopted from a gone instance, pruned.
+async fn inbox(store: &Store) {
+    let message = |key: &str, platform_id: &str| NewInbound {
+        key: key.into(),
+        channel: "telegram.main".into(),
+        chat: "11".into(),
+        platform_id: platform_id.into(),
+        sender: "tg:11".into(),
+        body: format!("{{\"text\": \"{key}\"}}"),
+    };
+    let fresh = store
+        .take_inbound("telegram.main", &[message("k1", "5"), message("k2", "6")], Some("7"))
+        .await
+        .unwrap();
+    assert_eq!(fresh, [true, true]);
+    assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("7"));
+    // The same platform message again (another key): not taken twice.
+    let again = store
+        .take_inbound("telegram.main", &[message("k3", "5")], Some("8"))
+        .await
+        .unwrap();
+    assert_eq!(again, [false]);
+    assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("8"));
+    assert_eq!(store.inbox_counts().await.unwrap(), (2, 0));
+
+    // Answered: done, and the reply waits in the outbox (leased to this
+    // instance, so the outbox worker does not see it yet).
+    let reply = QueuedReply {
+        channel: "telegram.main",
+        chat: "11",
+        thread: None,
+        reply_to: Some("5"),
+        body: "the answer",
+    };
+    store.finish_inbound("k1", Some(&reply)).await.unwrap();
+    assert_eq!(store.inbox_counts().await.unwrap(), (1, 1));
+    assert!(store.due_announcements(10).await.unwrap().is_empty());
+    store.reply_to_outbox("k1", "channel down").await.unwrap();
+    let due = store.due_announcements(10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(
+        (due[0].body.as_str(), due[0].reply_to.as_deref()),
+        ("the answer", Some("5"))
+    );
+    // A second finish (a re-run) queues nothing more.
+    store.finish_inbound("k1", Some(&reply)).await.unwrap();
+    assert_eq!(store.due_announcements(10).await.unwrap().len(), 1);
+
+    // k2 belongs to no registered instance: the next process adopts it.
+    store.register_instance("host", 1).await.unwrap();
+    let adopted = store.adopt_orphan_inbound().await.unwrap();
+    assert_eq!(adopted.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["k2"]);
+    assert!(store.adopt_orphan_inbound().await.unwrap().is_empty(), "adopted once");
+
+    // Pruning keeps what is younger than the retention.
+    assert_eq!(store.prune_inbound(3_600_000).await.unwrap(), 0);
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(store.prune_inbound(1).await.unwrap(), 1);
+    assert_eq!(store.inbox_counts().await.unwrap(), (1, 0));
+}
+
+#[tokio::test]
+async fn sqlite_inbox() {
+    let dir = tempfile::tempdir().unwrap();
+    inbox(&sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn postgres_inbox() {
+    let Some(store) = postgres_store().await else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL inbox not exercised here");
+        return;
+    };
+    inbox(&store).await;
 }
 
 #[tokio::test]

@@ -76,22 +76,27 @@ pub async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
     }
 }
 
-/// This chat's children, in `list` order.
+/// This chat's children, in `list` order, as the command's sender could
+/// see them: runs started after the command was taken are left out, so a
+/// command handled again after a restart (`kill all`, `kill 3`) never hits
+/// a run that did not exist when it was typed.
 pub(crate) async fn children(ctx: &CommandContext<'_>) -> Result<Vec<RunRow>, String> {
-    ctx.runtime
+    let mut rows = ctx
+        .runtime
         .store()
         .runs_in_chat(&ctx.address.channel, &ctx.address.chat, now_ms() - RECENT_MS, 100)
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "cannot read the run registry");
             "The run registry could not be read (storage error).".to_string()
-        })
+        })?;
+    rows.retain(|r| r.created_at <= ctx.sent_at);
+    Ok(rows)
 }
 
 /// Resolve `#3`, `3`, a run id prefix or a label.
 pub(crate) async fn resolve(ctx: &CommandContext<'_>, target: &str) -> Result<RunRow, String> {
-    let mut rows = children(ctx).await?;
-    rows.retain(|r| r.created_at <= ctx.sent_at);
+    let rows = children(ctx).await?;
     let index = target.trim_start_matches('#').parse::<usize>().ok();
     let found = match index {
         Some(i) if i >= 1 && i <= rows.len() => Some(rows[i - 1].clone()),
@@ -145,5 +150,67 @@ mod tests {
         assert_eq!(parse(&["kill", "all"]), Sub::Kill("all".into()));
         assert!(matches!(parse(&["kill"]), Sub::Usage(_)));
         assert!(matches!(parse(&["explode"]), Sub::Usage(_)));
+    }
+
+    /// A `/subagents kill` taken before a run started (and handled only
+    /// after a restart) does not reach that run.
+    #[tokio::test]
+    async fn commands_see_only_runs_older_than_themselves() {
+        let peers = crate::test_peers::team_channel().await;
+        let config = switchboard_config::Config::from_toml_str(
+            &format!(
+                "workspace_dir = \"{}\"\n[providers.p]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n[agents.main]\nmodel_provider = \"p\"\n",
+                peers._dir.path().join("ws").display()
+            ),
+            "test",
+        )
+        .unwrap();
+        let runtime = switchboard_runtime::Runtime::new(std::sync::Arc::new(config), peers.store.clone()).unwrap();
+        let address = switchboard_core::ChatAddress::new("local.team", "general");
+        let sender = switchboard_core::UserId("cli:ann".into());
+        let run = |id: &str| switchboard_store::NewRun {
+            id: id.into(),
+            kind: switchboard_store::RunKind::SpawnSubagent,
+            parent_id: None,
+            root_id: id.into(),
+            owner_chain: vec!["main".into()],
+            depth: 1,
+            agent: "main".into(),
+            session_key: format!("child:{id}"),
+            origin_channel: Some("local.team".into()),
+            origin_chat: Some("general".into()),
+            origin_thread: None,
+            label: None,
+            task: Some("work".into()),
+            model: None,
+            requester: Some("cli:ann".into()),
+            requester_session: None,
+            announce: false,
+        };
+        let old = peers.store.insert_run(&run("older-run")).await.unwrap();
+        let sent_at = old + 1;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        peers.store.insert_run(&run("newer-run")).await.unwrap();
+        let ctx = CommandContext {
+            runtime: &runtime,
+            agent: "main",
+            session_key: "s",
+            address: &address,
+            sender: &sender,
+            sent_at,
+        };
+        let seen: Vec<String> = children(&ctx).await.unwrap().into_iter().map(|r| r.id).collect();
+        assert_eq!(seen, ["older-run"]);
+        assert_eq!(resolve(&ctx, "1").await.unwrap().id, "older-run");
+        assert!(
+            resolve(&ctx, "2").await.is_err(),
+            "the newer run is not #2 for this command"
+        );
+        assert!(resolve(&ctx, "newer").await.is_err());
+        let now = CommandContext {
+            sent_at: now_ms(),
+            ..ctx
+        };
+        assert_eq!(resolve(&now, "2").await.unwrap().id, "newer-run");
     }
 }

@@ -145,6 +145,37 @@ async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_tol
     assert!(history.contains("interrupted by a restart"), "{history}");
 }
 
+/// The local API answers 202 only once the message is written: a crash
+/// after that still gets it answered (into the chat's new event log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_message_accepted_before_a_crash_is_answered_after_restart() {
+    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
+    let port = free_port();
+    let sandbox = Sandbox::new(
+        &config(&model.url(), &tg.url(), port, None)
+            .replace(
+                "channels = [\"telegram.main\"]",
+                "channels = [\"telegram.main\", \"local.probe\"]",
+            )
+            .replace("allowed_users = []", "allowed_users = [\"cli:ann\"]"),
+    );
+    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::text("too late").delay(Duration::from_secs(30)));
+    gw.send("probe", "room", "cli:ann", "local question", false, true).await;
+    wait_requests(&model, 1, 20).await;
+    gw.kill();
+    model.push(Step::text("Local answer."));
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let mut cursor = 0;
+    let answer = gw.wait_for("probe", &mut cursor, 20, |e| e["kind"] == "message").await;
+    assert_eq!(
+        (answer["chat"].as_str(), answer["text"].as_str()),
+        (Some("room"), Some("Local answer."))
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(gw.events("probe", cursor).await.is_empty(), "answered once");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redelivered_update_is_answered_once() {
     let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);

@@ -494,3 +494,29 @@ async fn an_idle_bot_answers_its_next_message_at_once() {
         "idle syncs were logged as failures:\n{log}"
     );
 }
+
+/// A message taken from a sync whose turn a SIGKILL cut short is answered
+/// once after the restart, in its thread (the sync token moved with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_taken_before_a_crash_is_answered_once_after_restart() {
+    let (model, w, sandbox, mut gw, port) = setup().await;
+    model.push(Step::text("too late").delay(Duration::from_secs(30)));
+    let question = w.ann.mention(&w.group, BOT, "bot: status after the crash?").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while model.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the model was never asked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gw.kill();
+    model.push(Step::text("All good after the restart."));
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let answer = w
+        .ann
+        .wait_for(&w.group, BOT, 30, |m| body(m) == "All good after the restart.")
+        .await;
+    assert_eq!(thread_of(&answer), Some(question.as_str()));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let answers = w.ann.messages_from(&w.group, BOT).await;
+    assert_eq!(answers.len(), 1, "answered once: {answers:#?}");
+    assert_eq!(model.requests().len(), 2);
+}

@@ -346,6 +346,7 @@ pub async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> anyhow::
             }
         }
     };
+    let writes_before = gw.runtime.store().writes();
     let mut micros = Vec::with_capacity(messages);
     for i in 0..messages {
         let t = Instant::now();
@@ -360,6 +361,9 @@ pub async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> anyhow::
         wait_for(i + 1).await;
         micros.push(t.elapsed().as_micros() as u64);
     }
+    // Settle the last reply's delivered mark before counting.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let writes = (gw.runtime.store().writes() - writes_before) as f64 / messages.max(1) as f64;
     micros.sort_unstable();
     let pct = |p: f64| percentile(&micros, p);
     let t = Instant::now();
@@ -376,6 +380,7 @@ pub async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> anyhow::
         pct(0.9),
         pct(0.99)
     );
+    println!("  store writes per DM: {writes:.1}");
     println!(
         "  {burst} people at once: all answered in {:.1} ms = {:.0} updates/s",
         all.as_secs_f64() * 1e3,

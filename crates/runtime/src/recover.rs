@@ -7,7 +7,10 @@
 //! the turn's partial transcript is dropped and the turn runs again as if
 //! nothing had happened. If one could (a write, a command, a child run, a
 //! message to another session), running it again could do that twice: the
-//! turn is not re-run, and the person is told what had been done.
+//! turn is not re-run, and the person is told what had been done. A turn
+//! whose final answer was already stored (the crash came between the
+//! answer and its delivery being queued) is not run at all: its answer is
+//! sent.
 
 use crate::agent::history;
 use crate::message::{ChatMessage, Role};
@@ -17,9 +20,15 @@ use crate::tools::ToolRegistry;
 use serde_json::Value;
 use switchboard_store::{Store, StoreError};
 
+/// How the transcript note on an interrupted turn starts (the model reads
+/// it in later turns).
+const NOTE: &str = "(This turn was interrupted by a restart of the gateway after starting:";
+
 /// What to do with an interrupted turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recovery {
+    /// It had finished: this is its answer, to deliver.
+    Finished(String),
     /// Nothing it did changed anything: run it again.
     Rerun,
     /// It had started tool calls that change things (one line each): do
@@ -42,14 +51,21 @@ pub async fn recover_turn(
         .filter_map(|m| serde_json::from_str(&m.body).ok())
         .collect();
     let done = changes(tools, &messages);
+    match messages.last() {
+        // Judged before (a second crash): the note is there already.
+        Some(last) if last.role == Role::Assistant && last.content.starts_with(NOTE) => {
+            return Ok(Recovery::Interrupted(done));
+        }
+        Some(last) if last.role == Role::Assistant && last.tool_calls.is_empty() => {
+            return Ok(Recovery::Finished(last.content.clone()));
+        }
+        _ => {}
+    }
     if done.is_empty() {
         store.forget_turn(session_key, turn).await?;
         return Ok(Recovery::Rerun);
     }
-    let note = ChatMessage::assistant(format!(
-        "(This turn was interrupted by a restart of the gateway after starting: {}. It was not run again.)",
-        done.join("; ")
-    ));
+    let note = ChatMessage::assistant(format!("{NOTE} {}. It was not run again.)", done.join("; ")));
     history::save(store, session_key, Some(turn), &note).await?;
     Ok(Recovery::Interrupted(done))
 }
@@ -126,5 +142,62 @@ mod tests {
 
         let unknown = vec![assistant_calling(vec![call("d", "teleport", "{}")])];
         assert_eq!(changes(&tools, &unknown).len(), 1, "an unknown tool counts as a change");
+    }
+
+    #[tokio::test]
+    async fn each_interrupted_turn_gets_its_fitting_ending() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
+            .await
+            .unwrap();
+        let tools = ToolRegistry::builtin();
+        let save = |turn: &'static str, ms: Vec<ChatMessage>| {
+            let store = store.clone();
+            async move { history::save_all(&store, "s", Some(turn), &ms).await.unwrap() }
+        };
+        let read = call("a", "file_read", r#"{"path":"notes.txt"}"#);
+        let write = call("b", "file_write", r#"{"path":"out.txt","content":"x"}"#);
+        save(
+            "answered",
+            vec![ChatMessage::user("hi"), ChatMessage::assistant("hello there")],
+        )
+        .await;
+        save(
+            "reading",
+            vec![
+                ChatMessage::user("look"),
+                assistant_calling(vec![read.clone()]),
+                ChatMessage::tool_result(&read, "text"),
+            ],
+        )
+        .await;
+        save(
+            "writing",
+            vec![ChatMessage::user("write"), assistant_calling(vec![write])],
+        )
+        .await;
+
+        assert_eq!(
+            recover_turn(&store, &tools, "s", "answered").await.unwrap(),
+            Recovery::Finished("hello there".into())
+        );
+        assert_eq!(
+            recover_turn(&store, &tools, "s", "reading").await.unwrap(),
+            Recovery::Rerun
+        );
+        assert!(
+            store.turn_messages("s", "reading").await.unwrap().is_empty(),
+            "dropped for the re-run"
+        );
+        let first = recover_turn(&store, &tools, "s", "writing").await.unwrap();
+        assert!(matches!(&first, Recovery::Interrupted(d) if d.len() == 1), "{first:?}");
+        assert_eq!(
+            store.turn_messages("s", "writing").await.unwrap().len(),
+            3,
+            "the note is kept"
+        );
+        // A second crash before the person was told: same verdict, one note.
+        assert_eq!(recover_turn(&store, &tools, "s", "writing").await.unwrap(), first);
+        assert_eq!(store.turn_messages("s", "writing").await.unwrap().len(), 3);
     }
 }

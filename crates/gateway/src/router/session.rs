@@ -96,6 +96,15 @@ impl Router {
                     Ok(Recovery::Rerun) => {
                         tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted")
                     }
+                    Ok(Recovery::Finished(answer)) => {
+                        tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");
+                        let text = match &follow_up {
+                            Some(prefix) => format!("{prefix}{answer}"),
+                            None => answer,
+                        };
+                        self.answer(&t, text).await;
+                        continue;
+                    }
                     Ok(Recovery::Interrupted(done)) => {
                         tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted had started changes; not run again");
                         self.answer(&t, interrupted(&done)).await;

@@ -99,7 +99,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
 
     // Messages a stopped process had taken but not answered; read before
     // any channel starts, so they are not mixed up with new ones.
-    let pending = crate::inbox::upkeep::adopt(runtime.store()).await?;
+    let pending = crate::inbox::upkeep::adopt(runtime.store(), &config).await?;
     // Channels are listening before the local API accepts anything, so no
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
@@ -140,8 +140,8 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     router.resume(pending).await;
     tasks.push(crate::inbox::upkeep::spawn(
         runtime.store().clone(),
+        config.clone(),
         router.clone(),
-        config.storage.inbox_retention_hours,
     ));
     tasks.push(tokio::spawn(router.run(inbound_rx)));
     tasks.push(runtime.spawn_scheduler());

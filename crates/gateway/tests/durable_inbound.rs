@@ -145,6 +145,28 @@ async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_tol
     assert!(history.contains("interrupted by a restart"), "{history}");
 }
 
+/// A pending message whose sender was taken off the allow list while the
+/// gateway was down is not answered after the restart (fail closed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_message_from_a_sender_no_longer_allowed_is_not_answered() {
+    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
+    let port = free_port();
+    let config = config(&model.url(), &tg.url(), port, None);
+    let sandbox = Sandbox::new(&config);
+    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    model.push(Step::text("too late").delay(Duration::from_secs(30)));
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "hello", None, None);
+    wait_requests(&model, 1, 20).await;
+    gw.kill();
+    let narrowed = config.replace("allowed_users = [\"*\"]", "allowed_users = [\"tg:12\"]");
+    std::fs::write(sandbox.config_path(), narrowed).unwrap();
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(tg.sent().is_empty(), "{:?}", tg.sent());
+    assert_eq!(model.requests().len(), 1, "not run again");
+    assert!(gw.log().contains("no longer allowed"), "{}", gw.log());
+}
+
 /// The local API answers 202 only once the message is written: a crash
 /// after that still gets it answered (into the chat's new event log).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,15 @@ pub enum Admission {
     Drop,
 }
 
+/// Whether a message taken before a restart may still be answered: the
+/// allow list may have changed since (fail closed).
+pub fn still_allowed(config: &Config, m: &Inbound) -> bool {
+    let channel = &m.address.channel;
+    m.sender.belongs_to(channel)
+        && m.sender
+            .is_listed_in(config.channels.allowed_users(channel).unwrap_or(&[]))
+}
+
 /// Identity, allow list, mention rule and rate, in that order.
 pub fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) -> Admission {
     let channel = &m.address.channel;

@@ -5,32 +5,41 @@
 //! deleted.
 
 use super::Taken;
+use super::admit::still_allowed;
 use crate::router::Router;
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_config::Config;
 use switchboard_store::{Store, StoreError};
 
 /// How often answered messages are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
-/// Adopt the pending messages of processes that are gone.
-pub async fn adopt(store: &Store) -> Result<Vec<Taken>, StoreError> {
-    let rows = store.adopt_orphan_inbound().await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|row| match Taken::recovered(row) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tracing::error!(error = %e, "an inbox row cannot be read; skipped");
-                None
+/// Adopt the pending messages of processes that are gone; those whose
+/// sender the configuration no longer allows are closed unanswered.
+pub async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, StoreError> {
+    let mut taken = Vec::new();
+    for row in store.adopt_orphan_inbound().await? {
+        let key = row.key.clone();
+        match Taken::recovered(row) {
+            Ok(t) if still_allowed(config, &t.m) => taken.push(t),
+            Ok(t) => {
+                tracing::warn!(channel = %t.m.address.channel, sender = %t.m.sender, "a message taken before the restart is from a sender no longer allowed; not answered");
+                store.finish_inbound(&key, None).await?;
             }
-        })
-        .collect())
+            Err(e) => {
+                tracing::error!(error = %e, "an inbox row cannot be read; closed unanswered");
+                store.finish_inbound(&key, None).await?;
+            }
+        }
+    }
+    Ok(taken)
 }
 
 /// Adopt every heartbeat, prune every `PRUNE_EVERY`, until aborted.
-pub fn spawn(store: Store, router: Arc<Router>, retention_hours: u64) -> tokio::task::JoinHandle<()> {
-    let retention_ms = i64::try_from(retention_hours.saturating_mul(3_600_000)).unwrap_or(i64::MAX);
+pub fn spawn(store: Store, config: Arc<Config>, router: Arc<Router>) -> tokio::task::JoinHandle<()> {
+    let retention_ms =
+        i64::try_from(config.storage.inbox_retention_hours.saturating_mul(3_600_000)).unwrap_or(i64::MAX);
     tokio::spawn(async move {
         let mut last_prune: Option<tokio::time::Instant> = None;
         loop {
@@ -43,7 +52,7 @@ pub fn spawn(store: Store, router: Arc<Router>, retention_hours: u64) -> tokio::
                 last_prune = Some(tokio::time::Instant::now());
             }
             tokio::time::sleep(crate::instance::HEARTBEAT).await;
-            match adopt(&store).await {
+            match adopt(&store, &config).await {
                 Ok(pending) => router.resume(pending).await,
                 Err(e) => tracing::error!(error = %e, "cannot adopt messages of stopped instances"),
             }

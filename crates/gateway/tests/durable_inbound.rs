@@ -31,6 +31,29 @@ allowed_users = []
     )
 }
 
+/// The peers, and a sandbox with `config` (changed by `edit`).
+struct World {
+    model: ScriptedModel,
+    tg: FakeTelegram,
+    port: u16,
+    config: String,
+    sandbox: Sandbox,
+}
+
+async fn world(database_url: Option<&str>, edit: impl Fn(String) -> String) -> World {
+    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
+    let port = free_port();
+    let config = edit(config(&model.url(), &tg.url(), port, database_url));
+    let sandbox = Sandbox::new(&config);
+    World {
+        model,
+        tg,
+        port,
+        config,
+        sandbox,
+    }
+}
+
 fn text(m: &Value) -> &str {
     m["text"].as_str().unwrap_or("")
 }
@@ -50,9 +73,13 @@ async fn wait_requests(model: &ScriptedModel, n: usize, secs: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_whose_turn_waits_on_the_model_when_the_gateway_dies_is_answered_once_after_restart() {
-    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port, None));
+    let World {
+        model,
+        tg,
+        port,
+        sandbox,
+        ..
+    } = world(None, |c| c).await;
     let mut gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::text("too late").delay(Duration::from_secs(30)));
     tg.message(
@@ -95,9 +122,13 @@ async fn a_message_whose_turn_waits_on_the_model_when_the_gateway_dies_is_answer
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_told() {
-    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port, None));
+    let World {
+        model,
+        tg,
+        port,
+        sandbox,
+        ..
+    } = world(None, |c| c).await;
     let mut gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::tool_call(
         "file_write",
@@ -149,10 +180,13 @@ async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_tol
 /// gateway was down is not answered after the restart (fail closed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_message_from_a_sender_no_longer_allowed_is_not_answered() {
-    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
-    let port = free_port();
-    let config = config(&model.url(), &tg.url(), port, None);
-    let sandbox = Sandbox::new(&config);
+    let World {
+        model,
+        tg,
+        port,
+        config,
+        sandbox,
+    } = world(None, |c| c).await;
     let mut gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::text("too late").delay(Duration::from_secs(30)));
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "hello", None, None);
@@ -171,16 +205,21 @@ async fn a_pending_message_from_a_sender_no_longer_allowed_is_not_answered() {
 /// after that still gets it answered (into the chat's new event log).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_message_accepted_before_a_crash_is_answered_after_restart() {
-    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(
-        &config(&model.url(), &tg.url(), port, None)
-            .replace(
-                "channels = [\"telegram.main\"]",
-                "channels = [\"telegram.main\", \"local.probe\"]",
-            )
-            .replace("allowed_users = []", "allowed_users = [\"cli:ann\"]"),
-    );
+    // The fake Bot API must outlive the gateway.
+    let World {
+        model,
+        tg: _tg,
+        port,
+        sandbox,
+        ..
+    } = world(None, |c| {
+        c.replace(
+            "channels = [\"telegram.main\"]",
+            "channels = [\"telegram.main\", \"local.probe\"]",
+        )
+        .replace("allowed_users = []", "allowed_users = [\"cli:ann\"]")
+    })
+    .await;
     let mut gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::text("too late").delay(Duration::from_secs(30)));
     gw.send("probe", "room", "cli:ann", "local question", false, true).await;
@@ -200,9 +239,13 @@ async fn a_local_message_accepted_before_a_crash_is_answered_after_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redelivered_update_is_answered_once() {
-    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port, None));
+    let World {
+        model,
+        tg,
+        port,
+        sandbox,
+        ..
+    } = world(None, |c| c).await;
     let mut gw = Gateway::start(&sandbox, port, "probe").await;
     model.echo_after(Duration::ZERO);
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "once please", None, None);
@@ -234,10 +277,14 @@ async fn a_redelivered_update_is_answered_once() {
 /// a reply whose delivery the kill cut off after the platform took it: the
 /// next start says so in its log and sends it again.
 async fn random_kills(database_url: Option<&str>, rounds: u32) {
-    let (model, tg) = (ScriptedModel::start().await, FakeTelegram::start().await);
+    let World {
+        model,
+        tg,
+        port,
+        sandbox,
+        ..
+    } = world(database_url, |c| c).await;
     model.echo_after(Duration::from_millis(150));
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port, database_url));
     let mut seed: u64 = std::process::id() as u64 ^ 0x9e37_79b9_7f4a_7c15;
     let mut random = move |below: u64| {
         // xorshift: enough to spread the kills, and printed to replay.

@@ -3,7 +3,9 @@
 
 mod approvals;
 mod approvals_cmd;
+#[cfg(feature = "bench")]
 mod bench;
+#[cfg(feature = "bench")]
 mod bench_matrix;
 mod bootstrap;
 mod channels;
@@ -147,26 +149,7 @@ fn main() -> ExitCode {
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,
             Command::Approvals { config, limit } => approvals_cmd::run(&config, limit).await,
-            Command::Bench {
-                which: BenchCommand::Approvals { n },
-            } => bench::approvals(n).await,
-            Command::Bench {
-                which: BenchCommand::Announce { n },
-            } => bench::announcements(n).await,
-            Command::Bench {
-                which: BenchCommand::Gateway { messages, users },
-            } => bench::gateway(messages, users).await,
-            Command::Bench {
-                which:
-                    BenchCommand::Telegram {
-                        messages,
-                        burst,
-                        idle_secs,
-                    },
-            } => bench::telegram(messages, burst, idle_secs).await,
-            Command::Bench {
-                which: BenchCommand::Matrix { messages, burst, rooms },
-            } => bench_matrix::matrix(messages, burst, rooms).await,
+            Command::Bench { which } => bench_command(which).await,
         }
     });
     match result {
@@ -176,4 +159,29 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `switchboard bench ...`, in builds with the `bench` feature.
+#[cfg(feature = "bench")]
+async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
+    match which {
+        BenchCommand::Approvals { n } => bench::approvals(n).await,
+        BenchCommand::Announce { n } => bench::announcements(n).await,
+        BenchCommand::Gateway { messages, users } => bench::gateway(messages, users).await,
+        BenchCommand::Telegram {
+            messages,
+            burst,
+            idle_secs,
+        } => bench::telegram(messages, burst, idle_secs).await,
+        BenchCommand::Matrix { messages, burst, rooms } => bench_matrix::matrix(messages, burst, rooms).await,
+    }
+}
+
+/// Without the `bench` feature the binary carries no test peers.
+#[cfg(not(feature = "bench"))]
+async fn bench_command(_: BenchCommand) -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "this switchboard was built without benchmarks; build them with `cargo build --release -p switchboard-gateway --features bench`"
+    );
+    Ok(ExitCode::from(2))
 }

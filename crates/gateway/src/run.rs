@@ -17,6 +17,8 @@ use tokio::signal::unix::{SignalKind, signal};
 /// A started gateway: its channels, runtime and background tasks.
 pub struct Gateway {
     pub runtime: Arc<switchboard_runtime::Runtime>,
+    /// The local channels, for benchmarks that write into them directly.
+    #[cfg(feature = "bench")]
     pub hub: LocalHub,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -151,7 +153,12 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         database = %switchboard_store::redact_url(&config.database_url),
         "switchboard is running; Ctrl-C stops it"
     );
-    Ok(Gateway { runtime, hub, tasks })
+    Ok(Gateway {
+        runtime,
+        #[cfg(feature = "bench")]
+        hub,
+        tasks,
+    })
 }
 
 pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {

@@ -93,3 +93,19 @@ impl ToolRegistry {
         self.tools.iter().map(|b| b.spec.clone()).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ToolRegistry;
+
+    /// The configuration checks tool names against its own list (it cannot
+    /// depend on the runtime): that list and the registry must agree.
+    #[test]
+    fn the_configs_tool_names_are_the_registrys() {
+        let mut registry = ToolRegistry::builtin().names();
+        let mut config = switchboard_config::BUILTIN_TOOLS.to_vec();
+        registry.sort_unstable();
+        config.sort_unstable();
+        assert_eq!(registry, config);
+    }
+}

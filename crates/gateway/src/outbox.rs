@@ -1,7 +1,8 @@
-//! Delivers the announce outbox into channels: due rows are sent, marked
-//! delivered, or rescheduled with backoff (the platform's retry-after for
-//! rate limits). Rows survive restarts, so an announcement whose channel is
-//! down, or whose gateway died, is delivered once things are back.
+//! Delivers the outbox (announcements and replies) into channels: due rows
+//! are sent, marked delivered, or rescheduled with backoff (the platform's
+//! retry-after for rate limits). Rows survive restarts, so a message whose
+//! channel is down, or whose gateway died, is delivered once things are
+//! back.
 
 use crate::channels::ChannelSet;
 use std::time::Duration;
@@ -27,7 +28,7 @@ pub fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> 
                         deliver(&store, &channels, row).await;
                     }
                 }
-                Err(e) => tracing::error!(error = %e, "cannot read the announce outbox"),
+                Err(e) => tracing::error!(error = %e, "cannot read the outbox"),
             }
             tokio::select! {
                 _ = queued => {}
@@ -65,7 +66,7 @@ async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
         }
     };
     if let Err(e) = result {
-        tracing::error!(run_id = %row.run_id, error = %e, "cannot update the announce outbox");
+        tracing::error!(run_id = %row.run_id, error = %e, "cannot update the outbox");
     }
 }
 

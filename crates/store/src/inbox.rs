@@ -105,7 +105,7 @@ impl Store {
         if let Some(r) = reply {
             stmts.push(
                 Stmt::new(
-                    "INSERT INTO announce_outbox (run_id, channel, chat, thread, reply_to, body, status, attempts, next_attempt_at, created_at, instance_id)
+                    "INSERT INTO outbox (run_id, channel, chat, thread, reply_to, body, status, attempts, next_attempt_at, created_at, instance_id)
                      VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9) ON CONFLICT (run_id) DO NOTHING",
                 )
                 .bind(reply_key(key))
@@ -127,7 +127,7 @@ impl Store {
     pub async fn reply_delivered(&self, key: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new(
-                "UPDATE announce_outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1, instance_id = NULL
+                "UPDATE outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1, instance_id = NULL
                  WHERE run_id = $2",
             )
             .bind(now_ms())
@@ -142,7 +142,7 @@ impl Store {
     pub async fn reply_refused(&self, key: &str, error: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new(
-                "UPDATE announce_outbox SET status = 'refused', attempts = attempts + 1, last_error = $1, instance_id = NULL
+                "UPDATE outbox SET status = 'refused', attempts = attempts + 1, last_error = $1, instance_id = NULL
                  WHERE run_id = $2",
             )
             .bind(error)
@@ -157,7 +157,7 @@ impl Store {
     pub async fn reply_to_outbox(&self, key: &str, error: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new(
-                "UPDATE announce_outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
+                "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
                  WHERE run_id = $3 AND status = 'pending'",
             )
             .bind(now_ms())

@@ -98,16 +98,16 @@ impl Store {
         }
         // Replies a gone instance was delivering: the outbox worker's now.
         let replies_in_doubt = read!(self, |p| sqlx::query_as::<_, crate::OutboxRow>(
-            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM announce_outbox
+            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM outbox
              WHERE status = 'pending' AND instance_id IS NOT NULL
-             AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = announce_outbox.instance_id)"
+             AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = outbox.instance_id)"
         )
         .fetch_all(p)
         .await)?;
         let release: Vec<Stmt> = replies_in_doubt
             .iter()
             .map(|r| {
-                Stmt::new("UPDATE announce_outbox SET next_attempt_at = $1, instance_id = NULL WHERE id = $2")
+                Stmt::new("UPDATE outbox SET next_attempt_at = $1, instance_id = NULL WHERE id = $2")
                     .bind(now_ms())
                     .bind(r.id)
             })

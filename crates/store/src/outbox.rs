@@ -1,6 +1,7 @@
-//! The announce outbox: announcements are written here before delivery, so
-//! a channel outage or a restart delays them but never loses them. One row
-//! per run (`run_id` is unique), so a run is announced once.
+//! The outbox: run announcements and chat replies are written here before
+//! delivery, so a channel outage or a restart delays them but never loses
+//! them. One row per delivery key (`run_id`: a run id, or `reply:<inbox
+//! key>` for the answer to a message), so each is delivered once.
 
 use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
@@ -36,7 +37,7 @@ impl Store {
         let changed = self
             .exec_all(vec![
                 Stmt::new(
-                    "INSERT INTO announce_outbox (run_id, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
+                    "INSERT INTO outbox (run_id, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
                      VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7) ON CONFLICT (run_id) DO NOTHING",
                 )
                 .bind(run_id)
@@ -56,7 +57,7 @@ impl Store {
     /// Pending announcements whose next attempt is due, oldest first.
     pub async fn due_announcements(&self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, OutboxRow>(
-            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM announce_outbox
+            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM outbox
              WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2",
         )
         .bind(now_ms())
@@ -66,29 +67,33 @@ impl Store {
     }
 
     pub async fn mark_announced(&self, id: i64) -> Result<(), StoreError> {
-        self.exec(Stmt::new(
-            "UPDATE announce_outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1 WHERE id = $2"
+        self.exec(
+            Stmt::new(
+                "UPDATE outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1 WHERE id = $2",
+            )
+            .bind(now_ms())
+            .bind(id),
         )
-        .bind(now_ms())
-        .bind(id)).await?;
+        .await?;
         Ok(())
     }
 
     /// Record a failed attempt; the next one is due after `retry_in_ms`.
     pub async fn retry_announcement(&self, id: i64, retry_in_ms: i64, error: &str) -> Result<(), StoreError> {
-        self.exec(Stmt::new(
-            "UPDATE announce_outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3"
+        self.exec(
+            Stmt::new("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3")
+                .bind(now_ms() + retry_in_ms)
+                .bind(error)
+                .bind(id),
         )
-        .bind(now_ms() + retry_in_ms)
-        .bind(error)
-        .bind(id)).await?;
+        .await?;
         Ok(())
     }
 
     /// Announcements of a run (delivered or not), for tests and `/subagents info`.
     pub async fn announcements_of(&self, run_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, (String, i64)>(
-            "SELECT status, attempts FROM announce_outbox WHERE run_id = $1"
+            "SELECT status, attempts FROM outbox WHERE run_id = $1"
         )
         .bind(run_id)
         .fetch_all(p)

@@ -6,7 +6,8 @@ use matrix_sdk::ruma::events::room::message::FormattedBody;
 use serde_json::{Value, json};
 use switchboard_core::{ApprovalPrompt, PromptState, split_message};
 
-/// The largest plain `body` of one message (SPEC §4: 32 KiB).
+/// The largest plain `body` of one message we send (32 KiB): with its HTML
+/// twin it stays below the event size limit.
 pub const MAX_BODY_BYTES: usize = 32 * 1024;
 /// Body and HTML together stay well below the 64 KiB event limit.
 const MAX_EVENT_TEXT_BYTES: usize = 60 * 1024;

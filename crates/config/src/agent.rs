@@ -86,7 +86,7 @@ pub struct WorkspaceConfig {
     pub read_memory_from: Vec<String>,
 }
 
-/// `[agents.<alias>.subagents]`: `sessions_spawn` settings (SPEC §8).
+/// `[agents.<alias>.subagents]`: `sessions_spawn` settings (docs/delegation.md).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubagentsConfig {

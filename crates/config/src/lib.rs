@@ -1,4 +1,4 @@
-//! Switchboard's configuration: the TOML schema (SPEC §3), loading with
+//! Switchboard's configuration: the TOML schema (docs/configuration.md), loading with
 //! `env:NAME` secrets, and validation that names the TOML path of every
 //! problem so an operator knows exactly which key to change.
 

@@ -72,7 +72,7 @@ impl Default for RiskProfile {
 }
 
 impl RiskProfile {
-    /// The risk-profile tool filter (SPEC §5).
+    /// The risk-profile tool filter (docs/approvals.md).
     pub fn offers_tool(&self, tool: &str) -> bool {
         !self.deny_all_tools
             && (self.allowed_tools.is_empty() || self.allowed_tools.iter().any(|t| t == tool))

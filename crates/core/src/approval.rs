@@ -1,4 +1,4 @@
-//! Channel-neutral approval prompts (SPEC §9). The runtime builds them;
+//! Channel-neutral approval prompts (docs/approvals.md). The runtime builds them;
 //! each channel renders them natively (buttons, reactions) or as text.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Approvals routed to an ops room (SPEC §9), through the real
+//! Approvals routed to an ops room (docs/approvals.md), through the real
 //! `switchboard run` with two local channels: a team chat and an ops room.
 
 mod support;

@@ -1,4 +1,4 @@
-//! Announcements (SPEC §8 format) of finished child runs, written to the
+//! Announcements (docs/delegation.md) of finished child runs, written to the
 //! durable outbox for the gateway to deliver into the chat and thread where
 //! the work was asked for. Status comes from the run row (runtime signals),
 //! never from model text.

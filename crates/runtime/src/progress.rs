@@ -1,4 +1,4 @@
-//! The progress object of a registry-tracked run (SPEC §7): counters and
+//! The progress object of a registry-tracked run (docs/delegation.md): counters and
 //! tool names only — never arguments, results, errors or prompts.
 
 use serde::Serialize;

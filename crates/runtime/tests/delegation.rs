@@ -1,4 +1,4 @@
-//! `delegate` (SPEC §7): every contract string, byte for byte, produced by
+//! `delegate` (docs/delegation.md): every contract string, byte for byte, produced by
 //! the real tool inside the real loop, driven by scripted models.
 
 mod common;

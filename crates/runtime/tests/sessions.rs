@@ -1,4 +1,4 @@
-//! `sessions_spawn` and announcements (SPEC §8) through the real loop.
+//! `sessions_spawn` and announcements (docs/delegation.md) through the real loop.
 
 mod common;
 

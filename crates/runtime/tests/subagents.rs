@@ -1,5 +1,5 @@
-//! `spawn_subagent` (SPEC §6), cancellation rules, the execution-tree
-//! budget and per-hop cost caps (SPEC §7), through the real loop.
+//! `spawn_subagent`, cancellation rules, the execution-tree
+//! budget and per-hop cost caps (docs/delegation.md), through the real loop.
 
 mod common;
 

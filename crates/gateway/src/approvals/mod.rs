@@ -1,4 +1,4 @@
-//! Approvals routed to approver channels (SPEC §9): prompts go to the ops
+//! Approvals routed to approver channels (docs/approvals.md): prompts go to the ops
 //! room named by the risk profile's `approval_route`, only listed approvers
 //! decide, and every request and decision is stored.
 

@@ -1,4 +1,4 @@
-//! `delegate`: hand work to a DIFFERENT configured agent (SPEC §7).
+//! `delegate`: hand work to a DIFFERENT configured agent (docs/delegation.md).
 //!
 //! Gates run in a fixed order — delegation policy, pause, reachability,
 //! depth, target profile — and every refusal is an exact contract string.

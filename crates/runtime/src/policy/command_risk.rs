@@ -1,5 +1,5 @@
 //! Classifying shell commands as low, medium or high risk, and the list of
-//! commands children may never run without an operator (SPEC §9).
+//! commands children may never run without an operator (docs/approvals.md).
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! The approval gate (SPEC §5): given the risk profile and what a tool call
+//! The approval gate (docs/approvals.md): given the risk profile and what a tool call
 //! would do, allow it, ask a person, or refuse it outright.
 
 use super::CommandRisk;

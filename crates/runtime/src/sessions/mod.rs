@@ -1,4 +1,4 @@
-//! Subagent sessions (SPEC §8): `sessions_spawn` starts a child session of
+//! Subagent sessions (docs/delegation.md): `sessions_spawn` starts a child session of
 //! an allowed agent and returns at once; the child runs in the global
 //! `subagent` lane, and when it ends an announce step in its own session
 //! decides what to tell the requester (or `ANNOUNCE_SKIP`). Results reach

@@ -1,4 +1,4 @@
-//! `spawn_subagent`: an ephemeral child run of the SAME agent (SPEC §6).
+//! `spawn_subagent`: an ephemeral child run of the SAME agent (docs/delegation.md).
 //!
 //! Same alias, same security policy (shared `Arc`, so hourly action and
 //! daily cost budgets are shared), same memory allowlist with the parent

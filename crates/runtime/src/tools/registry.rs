@@ -60,7 +60,7 @@ impl ToolRegistry {
         self
     }
 
-    /// Keep only the tools the risk profile offers (SPEC §5 filter).
+    /// Keep only the tools the risk profile offers (docs/configuration.md, risk profiles).
     pub fn filtered(&self, profile: &RiskProfile) -> Self {
         self.retain(|name| profile.offers_tool(name))
     }

@@ -89,19 +89,14 @@ pub struct WorkspaceConfig {
 /// `[agents.<alias>.subagents]`: `sessions_spawn` settings (docs/delegation.md).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct SubagentsConfig {
     /// Agents a child may run as; `["*"]` = any; empty = only this agent.
-    #[serde(default)]
     pub allow_agents: Vec<String>,
-    #[serde(default = "one")]
     pub max_spawn_depth: u32,
-    #[serde(default = "five")]
     pub max_children_per_agent: u32,
-    #[serde(default = "sixty")]
     pub archive_after_minutes: u64,
-    #[serde(default)]
     pub model: Option<String>,
-    #[serde(default)]
     pub tools: SubagentTools,
 }
 
@@ -116,16 +111,6 @@ impl Default for SubagentsConfig {
             tools: SubagentTools::default(),
         }
     }
-}
-
-fn one() -> u32 {
-    1
-}
-fn five() -> u32 {
-    5
-}
-fn sixty() -> u64 {
-    60
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

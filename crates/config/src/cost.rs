@@ -5,17 +5,13 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct CostConfig {
-    #[serde(default)]
     pub enabled: bool,
-    #[serde(default = "crate::agent::yes")]
     pub track_per_agent: bool,
-    #[serde(default = "ten")]
     pub daily_limit_usd: f64,
-    #[serde(default = "hundred")]
     pub monthly_limit_usd: f64,
     /// USD per million tokens, keyed by provider name or model name.
-    #[serde(default)]
     pub prices: BTreeMap<String, Price>,
 }
 
@@ -29,13 +25,6 @@ impl Default for CostConfig {
             prices: BTreeMap::new(),
         }
     }
-}
-
-fn ten() -> f64 {
-    10.0
-}
-fn hundred() -> f64 {
-    100.0
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]

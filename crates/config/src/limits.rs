@@ -5,58 +5,42 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct LimitsConfig {
     /// Messages one conversation may have waiting behind its running turn;
     /// more get a "busy, try again" answer.
-    #[serde(default = "session_queue")]
     pub session_queue: u32,
     /// Messages one person may send per minute, across chats (0 = no limit).
-    #[serde(default = "messages_per_minute")]
     pub messages_per_minute: u32,
     /// A conversation idle this long is dropped from memory (its history
     /// stays in the control plane and is read back on the next message).
-    #[serde(default = "idle_session_secs")]
     pub idle_session_secs: u64,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
         Self {
-            session_queue: session_queue(),
-            messages_per_minute: messages_per_minute(),
-            idle_session_secs: idle_session_secs(),
+            session_queue: 10,
+            messages_per_minute: 30,
+            idle_session_secs: 1800,
         }
     }
-}
-
-fn session_queue() -> u32 {
-    10
-}
-fn messages_per_minute() -> u32 {
-    30
-}
-fn idle_session_secs() -> u64 {
-    1800
 }
 
 /// `[storage]`: how long the control plane keeps what it no longer needs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct StorageConfig {
     /// Answered inbound messages are kept this long (they let a platform's
     /// redelivery of a message be recognised), then deleted.
-    #[serde(default = "inbox_retention_hours")]
     pub inbox_retention_hours: u64,
 }
 
 impl Default for StorageConfig {
     fn default() -> Self {
         Self {
-            inbox_retention_hours: inbox_retention_hours(),
+            inbox_retention_hours: 24,
         }
     }
-}
-
-fn inbox_retention_hours() -> u64 {
-    24
 }

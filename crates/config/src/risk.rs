@@ -23,32 +23,21 @@ impl AutonomyLevel {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct RiskProfile {
-    #[serde(default)]
     pub level: AutonomyLevel,
     /// Empty or omitted = no restriction.
-    #[serde(default)]
     pub allowed_tools: Vec<String>,
-    #[serde(default)]
     pub excluded_tools: Vec<String>,
-    #[serde(default)]
     pub deny_all_tools: bool,
-    #[serde(default)]
     pub auto_approve: Vec<String>,
-    #[serde(default)]
     pub always_ask: Vec<String>,
     /// Programs `shell` may run. Empty = none.
-    #[serde(default)]
     pub allowed_commands: Vec<String>,
-    #[serde(default = "crate::agent::yes")]
     pub block_high_risk_commands: bool,
-    #[serde(default = "crate::agent::yes")]
     pub require_approval_for_medium_risk: bool,
-    #[serde(default)]
     pub delegation_policy: DelegationPolicy,
-    #[serde(default)]
     pub subagent_auto_approve: bool,
-    #[serde(default)]
     pub approval_route: Option<ApprovalRoute>,
 }
 
@@ -105,21 +94,13 @@ pub enum OnNoApprover {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct ApprovalRoute {
-    #[serde(default)]
     pub approver_channel: Option<String>,
-    #[serde(default)]
     pub approver_recipient: Option<String>,
-    #[serde(default)]
     pub approvers: Vec<String>,
-    #[serde(default)]
     pub on_no_approver: OnNoApprover,
-    #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
-}
-
-fn default_timeout() -> u64 {
-    120
 }
 
 impl Default for ApprovalRoute {
@@ -129,7 +110,7 @@ impl Default for ApprovalRoute {
             approver_recipient: None,
             approvers: Vec::new(),
             on_no_approver: OnNoApprover::Deny,
-            timeout_secs: default_timeout(),
+            timeout_secs: 120,
         }
     }
 }

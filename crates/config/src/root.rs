@@ -45,44 +45,34 @@ pub struct LanesConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct Lane {
     /// Children running at once; the rest wait in the queue.
-    #[serde(default = "eight")]
     pub max_concurrent: u32,
 }
 
 impl Default for Lane {
     fn default() -> Self {
-        Self {
-            max_concurrent: eight(),
-        }
+        Self { max_concurrent: 8 }
     }
-}
-
-fn eight() -> u32 {
-    8
 }
 
 /// `[web]`: the local HTTP surface (local channels).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct WebConfig {
     /// Loopback address to listen on; the API has no authentication, so
     /// only loopback addresses are accepted.
-    #[serde(default = "default_listen")]
     pub listen: String,
 }
 
 impl Default for WebConfig {
     fn default() -> Self {
         Self {
-            listen: default_listen(),
+            listen: "127.0.0.1:8088".into(),
         }
     }
-}
-
-fn default_listen() -> String {
-    "127.0.0.1:8088".into()
 }
 
 fn default_db() -> String {

@@ -4,25 +4,17 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct RuntimeProfile {
-    #[serde(default = "crate::agent::yes")]
     pub agentic: bool,
-    #[serde(default = "ten")]
     pub max_tool_iterations: u32,
-    #[serde(default)]
     pub max_execution_tree_iterations: Option<u32>,
-    #[serde(default = "three")]
     pub max_delegation_depth: u32,
-    #[serde(default = "one_twenty")]
     pub delegation_timeout_secs: u64,
-    #[serde(default = "three_hundred")]
     pub agentic_timeout_secs: u64,
-    #[serde(default = "crate::agent::yes")]
     pub parallel_tools: bool,
-    #[serde(default = "hundred")]
     pub max_actions_per_hour: u32,
     /// 0 = inherit the global `[cost]` limit.
-    #[serde(default)]
     pub max_cost_per_day_cents: u64,
 }
 
@@ -40,20 +32,4 @@ impl Default for RuntimeProfile {
             max_cost_per_day_cents: 0,
         }
     }
-}
-
-fn ten() -> u32 {
-    10
-}
-fn three() -> u32 {
-    3
-}
-fn one_twenty() -> u64 {
-    120
-}
-fn three_hundred() -> u64 {
-    300
-}
-fn hundred() -> u32 {
-    100
 }

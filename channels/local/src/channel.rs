@@ -1,8 +1,9 @@
 //! One local channel instance: its event log and the `Channel` operations.
 
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serde::Serialize;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use switchboard_core::{
     ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, Intake, MessageRef, Outbound,
     PromptState,
@@ -55,7 +56,7 @@ impl LocalChannel {
     }
 
     fn push(&self, mut event: Event) -> Event {
-        let mut guard = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.events.lock();
         let (events, last) = &mut *guard;
         *last += 1;
         event.seq = *last;
@@ -74,7 +75,7 @@ impl LocalChannel {
 
     /// Events with a sequence number above `after`.
     pub fn events_after(&self, after: u64) -> Vec<Event> {
-        let guard = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = self.events.lock();
         guard.0.iter().filter(|e| e.seq > after).cloned().collect()
     }
 

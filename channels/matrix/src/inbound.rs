@@ -60,12 +60,8 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
                 .as_array()
                 .is_some_and(|ids| ids.iter().any(|u| u == bot.user_id));
             let named = find_name(&body, bot).is_some();
-            let replied_to_bot = reply_to
-                .as_deref()
-                .is_some_and(|r| state.sent.lock().expect("sent").contains(r));
-            let bot_thread = thread
-                .as_deref()
-                .is_some_and(|t| state.threads.lock().expect("threads").contains(t));
+            let replied_to_bot = reply_to.as_deref().is_some_and(|r| state.sent.lock().contains(r));
+            let bot_thread = thread.as_deref().is_some_and(|t| state.threads.lock().contains(t));
             let mentioned = explicit || named || replied_to_bot || bot_thread;
             let text = if named { strip_name(&body, bot) } else { body };
             // In group rooms every conversation is a thread: a message at
@@ -98,7 +94,7 @@ fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, stat
     }
     let target = relates["event_id"].as_str()?;
     let key = normalize(relates["key"].as_str()?);
-    let id = state.prompts.lock().expect("prompts").get(target).cloned()?;
+    let id = state.prompts.lock().get(target).cloned()?;
     let choice = REACTIONS.iter().find(|(k, _)| normalize(k) == key)?.1;
     let text = match choice {
         "once" => format!("/approve {id}"),
@@ -283,7 +279,7 @@ mod tests {
     #[test]
     fn reactions_on_open_prompts_become_commands() {
         let s = State::default();
-        s.prompts.lock().unwrap().insert("$prompt".into(), "ab12".into());
+        s.prompts.lock().insert("$prompt".into(), "ab12".into());
         let react = |key: &str, target: &str| {
             json!({ "type": "m.reaction", "event_id": "$r", "sender": "@op:hs",
                     "content": { "m.relates_to": { "rel_type": "m.annotation", "event_id": target, "key": key } } })
@@ -369,7 +365,7 @@ mod never_panics {
             direct in any::<bool>(),
         ) {
             let state = State::default();
-            state.prompts.lock().unwrap().insert("$root".into(), "ab12".into());
+            state.prompts.lock().insert("$root".into(), "ab12".into());
             state.remember_sent("$root", Some("$root"));
             let bot = Bot { channel: "matrix.main", user_id: "@bot:hs", display_name: Some(&name) };
             let room = Room { id: "!r:hs", direct };

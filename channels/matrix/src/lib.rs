@@ -22,9 +22,10 @@ mod unfinished;
 use async_trait::async_trait;
 use matrix_sdk::Client;
 use matrix_sdk::ruma::{RoomId, TransactionId};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState};
 
@@ -129,9 +130,9 @@ pub(crate) struct State {
 
 impl State {
     fn remember_sent(&self, event_id: &str, thread: Option<&str>) {
-        self.sent.lock().expect("sent lock").insert(event_id.to_string());
+        self.sent.lock().insert(event_id.to_string());
         if let Some(t) = thread {
-            self.threads.lock().expect("threads lock").insert(t.to_string());
+            self.threads.lock().insert(t.to_string());
         }
     }
 }
@@ -253,12 +254,12 @@ impl Channel for MatrixChannel {
         };
         // The sync loop is supervised: if it panics or ends, it signs in
         // again (restoring the stored session) and resumes from the token.
-        let first = Arc::new(std::sync::Mutex::new(first));
+        let first = Arc::new(parking_lot::Mutex::new(first));
         let inner = self.inner.clone();
         switchboard_core::supervise(self.inner.settings.name.clone(), move || {
             let (inner, first) = (inner.clone(), first.clone());
             async move {
-                let ready = first.lock().unwrap_or_else(|p| p.into_inner()).take();
+                let ready = first.lock().take();
                 let syncer = match ready {
                     Some(s) => s,
                     None => inner.connect_until_reachable().await,
@@ -275,7 +276,7 @@ impl Channel for MatrixChannel {
         // A retry of a message that failed part-way resumes where it
         // stopped, with the failed part's transaction id: no part twice.
         let key = unfinished::key(message);
-        let resumed = self.inner.state.unfinished.lock().expect("unfinished lock").take(key);
+        let resumed = self.inner.state.unfinished.lock().take(key);
         let (mut refs, mut txn) = match resumed {
             Some(u) => {
                 tracing::info!(channel = %self.inner.settings.name, already_sent = u.sent.len(), "resuming a message that failed part-way");
@@ -296,7 +297,7 @@ impl Channel for MatrixChannel {
                 }
                 Err(e) => {
                     let u = unfinished::Unfinished { sent: refs, txn };
-                    self.inner.state.unfinished.lock().expect("unfinished lock").put(key, u);
+                    self.inner.state.unfinished.lock().put(key, u);
                     return Err(e);
                 }
             }
@@ -323,12 +324,7 @@ impl Channel for MatrixChannel {
         let body = content::plain_message(&text, address.thread.as_deref());
         let id = self.inner.send_content(&room, "m.room.message", body).await?;
         self.inner.state.remember_sent(&id, address.thread.as_deref());
-        self.inner
-            .state
-            .prompts
-            .lock()
-            .expect("prompts lock")
-            .insert(id.clone(), prompt.id.clone());
+        self.inner.state.prompts.lock().insert(id.clone(), prompt.id.clone());
         let message = MessageRef {
             chat: address.chat.clone(),
             id,
@@ -357,12 +353,7 @@ impl Channel for MatrixChannel {
                 content::replacement(&message.id, &text, content::Format::Plain),
             )
             .await?;
-        self.inner
-            .state
-            .prompts
-            .lock()
-            .expect("prompts lock")
-            .remove(&message.id);
+        self.inner.state.prompts.lock().remove(&message.id);
         Ok(())
     }
 }

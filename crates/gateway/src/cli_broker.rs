@@ -3,7 +3,7 @@
 //! other approval, for the audit trail.
 
 use async_trait::async_trait;
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::Duration;
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalStatus, Store, now_ms};
@@ -38,13 +38,13 @@ impl CliBroker {
     }
 
     pub fn is_waiting(&self) -> bool {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.pending.lock().is_some()
     }
 
     /// Offer a typed line as the answer to the waiting prompt. Returns what
     /// to tell the person.
     pub fn answer(&self, line: &str) -> String {
-        let mut slot = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.pending.lock();
         let Some(pending) = slot.as_ref() else {
             return "No approval request is waiting.".into();
         };
@@ -66,7 +66,7 @@ impl CliBroker {
 
     /// The terminal closed: a waiting request can no longer be answered.
     pub fn close(&self) {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.pending.lock().take();
     }
 }
 
@@ -103,13 +103,13 @@ impl ApprovalBroker for CliBroker {
         }
         let prompt = crate::approvals::prompt_of(&req, deadline);
         let (tx, rx) = oneshot::channel();
-        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(Pending { id: req.id.clone(), tx });
+        *self.pending.lock() = Some(Pending { id: req.id.clone(), tx });
         println!(
             "{}\nAllow? [y] once / [a] always (this run) / [n] deny",
             prompt.render_text()
         );
         let answer = tokio::time::timeout(Duration::from_secs(req.timeout_secs), rx).await;
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.pending.lock().take();
         let (status, outcome, reason) = match answer {
             Ok(Ok(Answer::Allow { always })) => (
                 if always {

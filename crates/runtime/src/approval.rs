@@ -4,9 +4,9 @@
 
 use crate::policy::CommandRisk;
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::sync::Mutex;
 use switchboard_config::ApprovalRoute;
 use switchboard_core::ChatAddress;
 
@@ -100,15 +100,9 @@ pub struct RunGrants(Mutex<HashSet<(String, CommandRisk)>>);
 
 impl RunGrants {
     pub fn grant(&self, tool: &str, risk: CommandRisk) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((tool.to_string(), risk));
+        self.0.lock().insert((tool.to_string(), risk));
     }
     pub fn has(&self, tool: &str, risk: CommandRisk) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&(tool.to_string(), risk))
+        self.0.lock().contains(&(tool.to_string(), risk))
     }
 }

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 type Job = (PathBuf, Vec<u8>, oneshot::Sender<std::io::Result<()>>);
 
 pub struct ArtifactWriter {
-    jobs: std::sync::Mutex<mpsc::Sender<Job>>,
+    jobs: parking_lot::Mutex<mpsc::Sender<Job>>,
 }
 
 impl ArtifactWriter {
@@ -38,18 +38,14 @@ impl ArtifactWriter {
             })
             .expect("spawn the artifact writer thread");
         Self {
-            jobs: std::sync::Mutex::new(tx),
+            jobs: parking_lot::Mutex::new(tx),
         }
     }
 
     /// Write `bytes` to `path` (creating its folder); resolves when written.
     pub async fn write(&self, path: PathBuf, bytes: Vec<u8>) -> std::io::Result<()> {
         let (done, wait) = oneshot::channel();
-        let sent = self
-            .jobs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .send((path, bytes, done));
+        let sent = self.jobs.lock().send((path, bytes, done));
         if sent.is_err() {
             return Err(std::io::Error::other("the artifact writer stopped"));
         }

@@ -9,10 +9,11 @@ use crate::policy::SecurityPolicy;
 use crate::provider::{ProviderChain, ProviderSet};
 use crate::scope::RunScope;
 use crate::tools::{ToolContext, ToolRegistry};
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use switchboard_store::Store;
 use tokio::sync::mpsc::UnboundedSender;
@@ -90,7 +91,7 @@ impl Core {
     /// Wait for this session's turn to spawn a child (see `spawning`).
     pub async fn spawn_turn(&self, session_key: &str) -> SpawnTurn {
         let lock = {
-            let mut map = self.spawning.lock().unwrap_or_else(|p| p.into_inner());
+            let mut map = self.spawning.lock();
             // Forget sessions nobody is spawning in.
             map.retain(|_, l| Arc::strong_count(l) > 1);
             map.entry(session_key.to_string()).or_default().clone()
@@ -140,10 +141,7 @@ impl Core {
 
     /// Register a running child's cancel handle until the guard drops.
     pub fn register_run(&self, run_id: &str, cancel: &CancellationToken) -> RunRegistration {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(run_id.to_string(), cancel.clone());
+        self.tasks.lock().insert(run_id.to_string(), cancel.clone());
         RunRegistration {
             tasks: self.tasks.clone(),
             run_id: run_id.to_string(),
@@ -152,32 +150,18 @@ impl Core {
 
     /// Cancel a running child by id; false when it is not running here.
     pub fn cancel_run(&self, run_id: &str) -> bool {
-        let token = self
-            .tasks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(run_id)
-            .cloned();
+        let token = self.tasks.lock().get(run_id).cloned();
         token.map(|t| t.cancel()).is_some()
     }
 
     /// Leave a message for the running loop of `session_key`.
     pub fn post_to_inbox(&self, session_key: &str, text: String) {
-        self.inbox
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(session_key.to_string())
-            .or_default()
-            .push(text);
+        self.inbox.lock().entry(session_key.to_string()).or_default().push(text);
     }
 
     /// Messages waiting for `session_key`'s loop.
     pub fn take_inbox(&self, session_key: &str) -> Vec<String> {
-        self.inbox
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(session_key)
-            .unwrap_or_default()
+        self.inbox.lock().remove(session_key).unwrap_or_default()
     }
 
     pub fn is_paused(&self) -> bool {
@@ -194,7 +178,7 @@ impl Core {
     /// when the route is complete and installed, else nobody.
     pub fn route_broker_for(&self, profile: &RiskProfile) -> Arc<dyn ApprovalBroker> {
         let complete = profile.approval_route.as_ref().is_some_and(|r| r.is_complete());
-        let installed = self.route_broker.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let installed = self.route_broker.read().clone();
         match (complete, installed) {
             (true, Some(b)) => b,
             (true, None) => Arc::new(NoApprover("the approver channel is not running".into())),
@@ -247,9 +231,6 @@ pub struct RunRegistration {
 
 impl Drop for RunRegistration {
     fn drop(&mut self) {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.run_id);
+        self.tasks.lock().remove(&self.run_id);
     }
 }

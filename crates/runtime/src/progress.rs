@@ -1,9 +1,9 @@
 //! The progress object of a registry-tracked run (docs/delegation.md): counters and
 //! tool names only — never arguments, results, errors or prompts.
 
+use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use switchboard_store::{Store, now_ms};
 
 const MAX_TOOL_NAME: usize = 64;
@@ -73,7 +73,7 @@ impl ProgressRecorder {
     }
 
     fn update(&self, f: impl FnOnce(&mut Progress)) -> String {
-        let mut p = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self.state.lock();
         f(&mut p);
         p.last_activity_at = now_ms();
         serde_json::to_string(&*p).unwrap_or_default()
@@ -81,7 +81,7 @@ impl ProgressRecorder {
 
     async fn save(&self, json: String) {
         {
-            let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
+            let mut w = self.written.lock();
             let now = now_ms();
             if now - w.0 < MIN_WRITE_INTERVAL_MS {
                 w.1 = true;
@@ -150,11 +150,11 @@ impl ProgressRecorder {
     /// The final progress as JSON, for writing with the run's ending;
     /// no separate write is then needed.
     pub fn finish(&self) -> String {
-        self.written.lock().unwrap_or_else(|e| e.into_inner()).1 = false;
+        self.written.lock().1 = false;
         serde_json::to_string(&self.snapshot()).unwrap_or_default()
     }
 
     pub fn snapshot(&self) -> Progress {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.state.lock().clone()
     }
 }

@@ -4,8 +4,9 @@
 
 use crate::channels::ChannelSet;
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptState, UserId};
@@ -130,7 +131,7 @@ impl RouteBroker {
         reason: Option<String>,
         from: &ChatAddress,
     ) -> Option<String> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pending = self.pending.lock();
         let p = pending.get(id)?;
         // An approver is recognised only on the platform that vouches for
         // their id: `tg:7` typed into a local chat is not tg:7.
@@ -196,11 +197,7 @@ impl Drop for CancelOnDrop<'_> {
         if !self.armed {
             return;
         }
-        self.broker
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
+        self.broker.pending.lock().remove(&self.id);
         let store = self.broker.store.clone();
         let channel = self.broker.channels.get(&self.channel).cloned();
         let (id, message, prompt) = (self.id.clone(), self.message.clone(), self.prompt.clone());
@@ -245,7 +242,7 @@ impl ApprovalBroker for RouteBroker {
         }
         let prompt = super::prompt_of(&req, deadline);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(
+        self.pending.lock().insert(
             req.id.clone(),
             Pending {
                 approvers: target.approvers.clone(),
@@ -260,7 +257,7 @@ impl ApprovalBroker for RouteBroker {
         let message = match sent {
             Ok(m) => m,
             Err(e) => {
-                self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.id);
+                self.pending.lock().remove(&req.id);
                 let why = format!("the approver channel did not accept the prompt ({e})");
                 self.record(&req.id, ApprovalStatus::Unavailable, None, None, Some(&why))
                     .await;
@@ -282,7 +279,7 @@ impl ApprovalBroker for RouteBroker {
         };
         let answer = tokio::time::timeout(Duration::from_secs(timeout), rx).await;
         guard.armed = false;
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&req.id);
+        self.pending.lock().remove(&req.id);
         let channel = target.address.channel.as_str();
         match answer {
             Ok(Ok(d)) => {
@@ -345,7 +342,7 @@ mod tests {
             peers.channels.clone(),
         );
         let (tx, mut rx) = oneshot::channel();
-        broker.pending.lock().unwrap().insert(
+        broker.pending.lock().insert(
             "ab12".into(),
             Pending {
                 approvers: vec!["tg:7".into()],

@@ -4,7 +4,7 @@
 
 use super::rate;
 use crate::commands::{self, Command};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use switchboard_config::Config;
 use switchboard_core::Inbound;
 
@@ -67,10 +67,7 @@ pub fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) -> Admiss
         return Admission::Keep;
     }
     let limit = config.limits.messages_per_minute;
-    let verdict = rate
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .check(&m.sender, std::time::Instant::now(), limit);
+    let verdict = rate.lock().check(&m.sender, std::time::Instant::now(), limit);
     match verdict {
         rate::Verdict::Allowed => Admission::Keep,
         rate::Verdict::Limited { tell } => {

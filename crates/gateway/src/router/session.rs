@@ -6,7 +6,8 @@
 
 use super::Router;
 use crate::inbox::Taken;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::UserId;
 use switchboard_runtime::recover::Recovery;
@@ -39,17 +40,15 @@ pub(super) struct Busy(pub Box<Queued>);
 impl Router {
     /// The running turn of `session_key`, if any.
     pub(super) fn current_turn(&self, session_key: &str) -> Option<(CancellationToken, UserId)> {
-        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        sessions
-            .get(session_key)
-            .and_then(|s| s.current.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        let sessions = self.sessions.lock();
+        sessions.get(session_key).and_then(|s| s.current.lock().clone())
     }
 
     /// Queue a message for its session, starting the session's worker if
     /// needed; `Busy` when the session already has a full queue.
     pub(super) fn enqueue(self: &Arc<Self>, agent: &str, session_key: String, q: Queued) -> Result<(), Busy> {
         let bound = self.runtime.config().limits.session_queue.max(1) as usize;
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sessions = self.sessions.lock();
         let session = sessions.entry(session_key.clone()).or_insert_with(|| {
             let (tx, rx) = mpsc::channel(bound);
             let current = Arc::new(Mutex::new(None));
@@ -71,7 +70,7 @@ impl Router {
             match tokio::time::timeout(idle, queue.recv()).await {
                 Ok(q) => return q,
                 Err(_) => {
-                    let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut sessions = self.sessions.lock();
                     if queue.is_empty() {
                         sessions.remove(session_key);
                         tracing::info!(session = %session_key, "idle session left memory");
@@ -119,7 +118,7 @@ impl Router {
                 }
             }
             let cancel = CancellationToken::new();
-            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((cancel.clone(), m.sender.clone()));
+            *current.lock() = Some((cancel.clone(), m.sender.clone()));
             // Typing shows while the turn runs (platforms let it lapse after
             // a few seconds, so it is renewed), without delaying the turn.
             let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
@@ -151,7 +150,7 @@ impl Router {
                     turn: Some(t.key.clone()),
                 })
                 .await;
-            current.lock().unwrap_or_else(|p| p.into_inner()).take();
+            current.lock().take();
             if let Some(t) = typing {
                 t.abort();
             }

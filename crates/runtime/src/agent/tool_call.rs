@@ -7,9 +7,9 @@ use crate::message::{ChatMessage, ToolCall};
 use crate::policy::{GateDecision, gate, is_dangerous_for_child};
 use crate::redact::summarize_args;
 use crate::tools::ToolResult;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 /// Tools that always run, even when called twice with the same arguments.
 const NEVER_DEDUPLICATED: &[&str] = &["spawn_subagent", "delegate", "sessions_spawn"];
@@ -51,7 +51,7 @@ impl AgentRun {
         };
         if !NEVER_DEDUPLICATED.contains(&call.name.as_str()) {
             let key = format!("{}\u{0}{}", call.name, args);
-            if !seen.lock().unwrap_or_else(|p| p.into_inner()).insert(key) {
+            if !seen.lock().insert(key) {
                 return ToolResult::fail(format!(
                     "skipped: an identical {} call was already made in this turn; use its result",
                     call.name

@@ -5,8 +5,9 @@ use crate::approval::{ApprovalBroker, RunGrants};
 use crate::message::{ChatMessage, Role, Usage};
 use crate::provider::{ChatRequest, ProviderChain, ProviderSet};
 use crate::tools::{ToolContext, ToolRegistry};
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
@@ -209,7 +210,7 @@ impl AgentRun {
                     messages.push(ChatMessage::user(note));
                 }
             }
-            let switch = self.ctx.switch_to.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let switch = self.ctx.switch_to.lock().take();
             if let Some(name) = switch {
                 chain = self.providers.chain_for(&name)?;
             }

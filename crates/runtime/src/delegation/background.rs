@@ -42,10 +42,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     plan.parts.scope.is_tree_root = true;
     plan.parts.scope.root_id = Some(task_id.clone());
     let cancel = CancellationToken::new();
-    core.tasks
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(task_id.clone(), cancel.clone());
+    core.tasks.lock().insert(task_id.clone(), cancel.clone());
     let artifact_dir = core.records_dir(&ctx.agent).join("delegate_results");
     let target = plan.target.clone();
     let timeout = plan.background_timeout;
@@ -86,7 +83,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
             }
         };
         tokio::join!(write_artifact(&core2, &artifact_dir, &id, &outcome.result), announced);
-        core2.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        core2.tasks.lock().remove(&id);
         tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
     });
     ToolResult::ok(format!(

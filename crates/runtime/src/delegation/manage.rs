@@ -100,7 +100,7 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
         ..RunEnd::default()
     };
     let recorded = core.store.finish_run(id, RunStatus::Cancelled, &end).await;
-    let token = core.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    let token = core.tasks.lock().remove(id);
     if let Some(t) = token {
         t.cancel();
     }

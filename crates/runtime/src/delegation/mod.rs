@@ -33,7 +33,7 @@ pub fn bind_delegate_tool(core: &Arc<Core>, identity: &str, registry: ToolRegist
     // The bound instance depends only on the configuration, so it (and its
     // schema) is built once per identity and kind of run.
     let key = (identity.to_string(), scope.delegate_only);
-    let mut bound = core.delegate_tools.lock().unwrap_or_else(|p| p.into_inner());
+    let mut bound = core.delegate_tools.lock();
     let tool = bound
         .entry(key)
         .or_insert_with(|| {

@@ -1,7 +1,7 @@
 //! `max_actions_per_hour`: a sliding one-hour window of tool executions.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl ActionTracker {
     }
 
     fn try_record_at(&self, now: Instant, cap: Option<u32>) -> bool {
-        let mut w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = self.window.lock();
         while w
             .front()
             .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(3600))
@@ -49,7 +49,7 @@ impl ActionTracker {
 
     /// Actions counted in the last hour.
     pub fn used(&self) -> u32 {
-        self.window.lock().unwrap_or_else(|p| p.into_inner()).len() as u32
+        self.window.lock().len() as u32
     }
 }
 

@@ -9,7 +9,8 @@
 //! together). Room is kept for the answer.
 
 use crate::message::{ChatMessage, Role, ToolSpec};
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 /// Bytes per token of the estimate before any correction.
 const BYTES_PER_TOKEN: u64 = 4;
@@ -38,11 +39,11 @@ impl ContextLimits {
     }
 
     pub fn window(&self) -> Option<u32> {
-        *self.window.lock().unwrap_or_else(|p| p.into_inner())
+        *self.window.lock()
     }
 
     pub fn set_window(&self, tokens: u32) {
-        *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(tokens);
+        *self.window.lock() = Some(tokens);
     }
 
     /// The server counted `actual` prompt tokens where we estimated `estimated`.
@@ -51,7 +52,7 @@ impl ContextLimits {
             return;
         }
         let seen = (actual as f64 / estimated as f64).clamp(0.25, 4.0);
-        let mut r = self.ratio.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = self.ratio.lock();
         *r = 0.5 * *r + 0.5 * seen;
     }
 
@@ -62,7 +63,7 @@ impl ContextLimits {
 
     /// A raw estimate (see `estimate`) corrected by what servers reported.
     pub fn corrected(&self, raw: u64) -> u64 {
-        (raw as f64 * *self.ratio.lock().unwrap_or_else(|p| p.into_inner())).ceil() as u64
+        (raw as f64 * *self.ratio.lock()).ceil() as u64
     }
 
     /// The tokens a prompt may use: the window minus the answer's room,

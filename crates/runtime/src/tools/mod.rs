@@ -12,9 +12,10 @@ pub use registry::{BoundTool, ToolRegistry};
 
 use crate::policy::{Effect, SecurityPolicy};
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use switchboard_store::Store;
 use tokio_util::sync::CancellationToken;
 

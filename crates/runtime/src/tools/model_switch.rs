@@ -48,7 +48,7 @@ impl Tool for ModelSwitch {
             tracing::error!(error = %e, "model_switch failed");
             return ToolResult::fail("the switch could not be saved (storage error)");
         }
-        *ctx.switch_to.lock().unwrap_or_else(|p| p.into_inner()) = Some(args.provider.clone());
+        *ctx.switch_to.lock() = Some(args.provider.clone());
         ToolResult::ok(format!(
             "switched to provider '{}' from the next model call on",
             args.provider

@@ -26,7 +26,7 @@ pub struct Event {
 }
 
 /// Events a local channel keeps in memory.
-pub const MAX_EVENTS: usize = 10_000;
+pub(crate) const MAX_EVENTS: usize = 10_000;
 
 pub struct LocalChannel {
     name: String,

@@ -8,7 +8,7 @@ use switchboard_core::{ApprovalPrompt, PromptState, split_message};
 
 /// The largest plain `body` of one message we send (32 KiB): with its HTML
 /// twin it stays below the event size limit.
-pub const MAX_BODY_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
 /// Body and HTML together stay well below the 64 KiB event limit.
 const MAX_EVENT_TEXT_BYTES: usize = 60 * 1024;
 
@@ -22,7 +22,7 @@ fn fits(chunk: &str) -> bool {
 }
 
 /// Split `text` into messages that each fit, without breaking code blocks.
-pub fn split(text: &str) -> Vec<String> {
+pub(crate) fn split(text: &str) -> Vec<String> {
     split_within(text, MAX_BODY_BYTES)
 }
 
@@ -42,7 +42,7 @@ fn split_within(text: &str, chars: usize) -> Vec<String> {
 /// How a text is sent: Markdown rendered to HTML (the model's answers), or
 /// plain (approval prompts, whose tool arguments must never become markup).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Markdown,
     Plain,
 }
@@ -60,12 +60,12 @@ fn body_of(text: &str, format: Format) -> Value {
 
 /// An `m.text` message from Markdown; in a thread when `thread` is set,
 /// else a reply to `reply_to` when set.
-pub fn message(text: &str, thread: Option<&str>, reply_to: Option<&str>) -> Value {
+pub(crate) fn message(text: &str, thread: Option<&str>, reply_to: Option<&str>) -> Value {
     related(body_of(text, Format::Markdown), thread, reply_to)
 }
 
 /// A plain `m.text` message (no HTML at all) in `thread`.
-pub fn plain_message(text: &str, thread: Option<&str>) -> Value {
+pub(crate) fn plain_message(text: &str, thread: Option<&str>) -> Value {
     related(body_of(text, Format::Plain), thread, None)
 }
 
@@ -88,7 +88,7 @@ fn related(mut content: Value, thread: Option<&str>, reply_to: Option<&str>) -> 
 }
 
 /// An edit (`m.replace`) of the bot's message `event_id` to show `text`.
-pub fn replacement(event_id: &str, text: &str, format: Format) -> Value {
+pub(crate) fn replacement(event_id: &str, text: &str, format: Format) -> Value {
     let new = body_of(text, format);
     let mut content = new.clone();
     content["body"] = json!(format!("* {text}"));
@@ -101,12 +101,12 @@ pub fn replacement(event_id: &str, text: &str, format: Format) -> Value {
 }
 
 /// A reaction (`m.annotation`) with `key` on `event_id`.
-pub fn reaction(event_id: &str, key: &str) -> Value {
+pub(crate) fn reaction(event_id: &str, key: &str) -> Value {
     json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": event_id, "key": key } })
 }
 
 /// An approval prompt as text: the request, how to answer, and how it ended.
-pub fn prompt_text(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> String {
+pub(crate) fn prompt_text(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> String {
     let mut text = prompt.render_text();
     match state {
         None => text.push_str("\nOr react: ✅ allow once · ♾️ always (this run) · ❌ deny."),

@@ -11,7 +11,7 @@ pub(crate) struct Recent {
 }
 
 impl Recent {
-    pub fn insert(&mut self, id: String) {
+    pub(crate) fn insert(&mut self, id: String) {
         if self.set.insert(id.clone()) {
             self.order.push_back(id);
             if self.order.len() > CAPACITY
@@ -22,7 +22,7 @@ impl Recent {
         }
     }
 
-    pub fn contains(&self, id: &str) -> bool {
+    pub(crate) fn contains(&self, id: &str) -> bool {
         self.set.contains(id)
     }
 }

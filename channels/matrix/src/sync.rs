@@ -48,7 +48,7 @@ fn json_of<T>(raw: &Raw<T>) -> Option<Value> {
 }
 
 impl Syncer {
-    pub fn new(client: Client, settings: Settings, intake: Arc<dyn Intake>, state: Arc<State>) -> Self {
+    pub(crate) fn new(client: Client, settings: Settings, intake: Arc<dyn Intake>, state: Arc<State>) -> Self {
         Self {
             client,
             settings,
@@ -62,7 +62,7 @@ impl Syncer {
     /// Learn the bot's display name, take the stored sync token (or, on the
     /// very first start, sync once to skip everything before now) and join
     /// the configured rooms.
-    pub async fn prepare(&mut self) -> Result<(), ChannelError> {
+    pub(crate) async fn prepare(&mut self) -> Result<(), ChannelError> {
         self.display_name = self.client.account().get_display_name().await.ok().flatten();
         self.token = self
             .intake
@@ -95,7 +95,7 @@ impl Syncer {
     }
 
     /// Sync until the task is aborted; failures back off and retry.
-    pub async fn run(mut self) -> TaskEnd {
+    pub(crate) async fn run(mut self) -> TaskEnd {
         let mut backoff = Duration::from_millis(500);
         loop {
             let mut settings = SyncSettings::new().filter(filter()).timeout(self.settings.sync_timeout);

@@ -25,11 +25,11 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    pub fn take(&mut self, key: u64) -> Option<Unfinished> {
+    pub(crate) fn take(&mut self, key: u64) -> Option<Unfinished> {
         self.entries.remove(&key)
     }
 
-    pub fn put(&mut self, key: u64, u: Unfinished) {
+    pub(crate) fn put(&mut self, key: u64, u: Unfinished) {
         if self.entries.len() >= CAPACITY {
             self.entries.clear();
         }

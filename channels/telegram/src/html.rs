@@ -2,7 +2,7 @@
 //! code, bold. Chunks that grow past the limit once escaped are split again.
 
 /// Escape the three characters Telegram's HTML parse mode reserves.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
@@ -17,7 +17,7 @@ fn language(info: &str) -> Option<&str> {
 }
 
 /// Render one Markdown chunk.
-pub fn render(markdown: &str) -> String {
+pub(crate) fn render(markdown: &str) -> String {
     let mut out = String::new();
     let mut in_code = false;
     for line in markdown.split_inclusive('\n') {
@@ -69,7 +69,7 @@ fn inline(line: &str) -> String {
 }
 
 /// Render `markdown`, splitting it further while its HTML exceeds `limit`.
-pub fn render_within(markdown: &str, limit: usize) -> Vec<String> {
+pub(crate) fn render_within(markdown: &str, limit: usize) -> Vec<String> {
     let html = render(markdown);
     if html.chars().count() <= limit || markdown.chars().count() < 64 {
         return vec![html];

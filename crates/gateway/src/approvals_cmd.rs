@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use switchboard_config::Config;
 use switchboard_store::Store;
 
-pub async fn run(config_path: &Path, limit: i64) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(config_path: &Path, limit: i64) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
     let store = Store::open(&config.database_url).await?;
     let rows = store.recent_approvals(limit).await?;

@@ -16,7 +16,7 @@ use switchboard_core::{ApprovalChoice, ChatAddress, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::Store;
 
-pub async fn approvals(n: usize) -> anyhow::Result<ExitCode> {
+pub(crate) async fn approvals(n: usize) -> anyhow::Result<ExitCode> {
     let dir = tempfile_dir()?;
     let toml = format!(
         r#"database_url = "sqlite://{d}/cp.db"
@@ -159,7 +159,7 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
 /// `announce`: from a child's completion (its announcement queued in the
 /// outbox) to the channel accepting it, p50/p99 over N sequential
 /// children; then outbox throughput with N queued at once.
-pub async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
+pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
     let dir = tempfile_dir()?;
     let store = Store::open(&format!("sqlite://{}/cp.db", dir.display())).await?;
     let hub = LocalHub::new(&["team".to_string()]);
@@ -242,7 +242,7 @@ fn rss_mib(field: &str) -> f64 {
 /// start-up time, DM round trip p50/p90/p99, N users writing at once, model
 /// requests per message, RSS. The scripted model server runs in the same
 /// process, so RSS and CPU include it.
-pub async fn gateway(messages: usize, users: usize) -> anyhow::Result<ExitCode> {
+pub(crate) async fn gateway(messages: usize, users: usize) -> anyhow::Result<ExitCode> {
     use switchboard_core::{Inbound, UserId};
 
     let (model, dir, path) = instant_setup(
@@ -324,7 +324,7 @@ const IDLE_ROUNDS: usize = 3;
 /// instant scripted model, all in this process: round trip per DM (update
 /// injected → reply sent) p50/p90/p99, and updates per second with N
 /// people writing at once.
-pub async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> anyhow::Result<ExitCode> {
+pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> anyhow::Result<ExitCode> {
     use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
 
     let tg = FakeTelegram::start().await;

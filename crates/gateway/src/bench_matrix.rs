@@ -98,7 +98,7 @@ fn report(name: &str, m: &Measured, burst: usize) {
     );
 }
 
-pub async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyhow::Result<ExitCode> {
+pub(crate) async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyhow::Result<ExitCode> {
     synapse::find_python().map_err(|e| anyhow::anyhow!(e))?;
     let rooms = rooms.max(1);
     let hs = Synapse::start().await;

@@ -9,14 +9,14 @@ use switchboard_config::Config;
 use switchboard_runtime::Runtime;
 use switchboard_store::Store;
 
-pub struct Started {
+pub(crate) struct Started {
     pub runtime: Arc<Runtime>,
     /// Requests an earlier process left pending, now expired; their
     /// prompts are edited once channels run.
     pub expired_approvals: Vec<switchboard_store::ApprovalRow>,
 }
 
-pub async fn start(config_path: &Path) -> anyhow::Result<Started> {
+pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Started> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
     for w in config.warnings() {
         tracing::warn!("{w}");

@@ -6,26 +6,26 @@ use std::time::Duration;
 use switchboard_core::{Channel, ChannelError, MessageRef, Outbound};
 
 #[derive(Clone, Default)]
-pub struct ChannelSet {
+pub(crate) struct ChannelSet {
     channels: BTreeMap<String, Arc<dyn Channel>>,
 }
 
 impl ChannelSet {
-    pub fn insert(&mut self, channel: Arc<dyn Channel>) {
+    pub(crate) fn insert(&mut self, channel: Arc<dyn Channel>) {
         self.channels.insert(channel.name().to_string(), channel);
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Channel>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn Channel>> {
         self.channels.get(name)
     }
 
-    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Channel>> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<dyn Channel>> {
         self.channels.values()
     }
 
     /// Send, retrying transient failures and rate limits with the
     /// platform's retry-after, up to `attempts` tries.
-    pub async fn send(&self, message: &Outbound, attempts: u32) -> Result<Vec<MessageRef>, ChannelError> {
+    pub(crate) async fn send(&self, message: &Outbound, attempts: u32) -> Result<Vec<MessageRef>, ChannelError> {
         let Some(channel) = self.get(&message.address.channel) else {
             return Err(ChannelError::Permanent(format!(
                 "channel '{}' is not running",

@@ -22,7 +22,7 @@ struct Running {
     cancel: CancellationToken,
 }
 
-pub async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
     let runtime = bootstrap::start(config_path).await?.runtime;
     let heartbeat = crate::instance::spawn_heartbeat(runtime.store().clone(), |_| Box::pin(async {}));
     let agent = pick_agent(&runtime, agent)?;

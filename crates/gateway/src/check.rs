@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use switchboard_config::Config;
 
-pub fn run(path: &Path) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(path: &Path) -> anyhow::Result<ExitCode> {
     match Config::load(path) {
         Ok(config) => {
             for w in config.warnings() {

@@ -19,7 +19,7 @@ struct Pending {
     tx: oneshot::Sender<Answer>,
 }
 
-pub struct CliBroker {
+pub(crate) struct CliBroker {
     store: Store,
     user: String,
     pending: Mutex<Option<Pending>>,
@@ -28,7 +28,7 @@ pub struct CliBroker {
 }
 
 impl CliBroker {
-    pub fn new(store: Store, user: String) -> Self {
+    pub(crate) fn new(store: Store, user: String) -> Self {
         Self {
             store,
             user,
@@ -37,13 +37,13 @@ impl CliBroker {
         }
     }
 
-    pub fn is_waiting(&self) -> bool {
+    pub(crate) fn is_waiting(&self) -> bool {
         self.pending.lock().is_some()
     }
 
     /// Offer a typed line as the answer to the waiting prompt. Returns what
     /// to tell the person.
-    pub fn answer(&self, line: &str) -> String {
+    pub(crate) fn answer(&self, line: &str) -> String {
         let mut slot = self.pending.lock();
         let Some(pending) = slot.as_ref() else {
             return "No approval request is waiting.".into();
@@ -65,7 +65,7 @@ impl CliBroker {
     }
 
     /// The terminal closed: a waiting request can no longer be answered.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.pending.lock().take();
     }
 }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use std::sync::Arc;
 use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState};
 
-pub struct CliChannel {
+pub(crate) struct CliChannel {
     /// The login whose chat this terminal shows.
     pub login: String,
 }

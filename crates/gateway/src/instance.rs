@@ -12,12 +12,12 @@ use std::time::Duration;
 use switchboard_store::{ApprovalRow, InstanceRow, Store, now_ms};
 
 /// How often an instance says it is alive.
-pub const HEARTBEAT: Duration = Duration::from_secs(5);
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(5);
 /// A heartbeat older than this means the instance is gone.
-pub const LEASE: Duration = Duration::from_secs(15);
+pub(crate) const LEASE: Duration = Duration::from_secs(15);
 
 /// This machine's name, to tell whose process ids can be checked here.
-pub fn host() -> String {
+pub(crate) fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .ok()
@@ -39,7 +39,7 @@ fn process_exists(pid: i64) -> bool {
 }
 
 /// Whether `row` is an instance that is gone.
-pub fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
+pub(crate) fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
     if now - row.heartbeat_at > LEASE.as_millis() as i64 {
         return true;
     }
@@ -49,7 +49,7 @@ pub fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
 /// Reclaim what dead instances (never this one) left, and announce every
 /// finished run whose announcement was never queued — the runs just lost
 /// among them. Returns the approvals that expired.
-pub async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
+pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
     let this_host = host();
     let now = now_ms();
     let dead: Vec<String> = store
@@ -89,7 +89,7 @@ pub async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store:
 /// Say this instance is alive every `HEARTBEAT`, and sweep up after dead
 /// ones; `expired` is told about approvals that expired that way (to edit
 /// their prompts).
-pub fn spawn_heartbeat(
+pub(crate) fn spawn_heartbeat(
     store: Store,
     expired: impl Fn(Vec<ApprovalRow>) -> futures::future::BoxFuture<'static, ()> + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {

@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
 }
@@ -17,7 +17,7 @@ pub enum Format {
 /// logs the failures that matter itself, with context.
 const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error";
 
-pub fn init(format: Format, default_level: &str) {
+pub(crate) fn init(format: Format, default_level: &str) {
     let filter = std::env::var("SWITCHBOARD_LOG")
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())

@@ -17,7 +17,7 @@ fn backoff_ms(attempts: i64) -> i64 {
 }
 
 /// Deliver due announcements until the task is aborted.
-pub fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             // Register interest before reading, so a row queued meanwhile wakes us.

@@ -16,10 +16,10 @@ use switchboard_core::{ChannelError, Outbound};
 use switchboard_store::{QueuedReply, Store};
 
 /// Tries per reply before it goes to the outbox worker.
-pub const SEND_ATTEMPTS: u32 = 8;
+pub(crate) const SEND_ATTEMPTS: u32 = 8;
 
 /// Answer inbox message `to` with `text` (see the module doc).
-pub async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, text: String) {
+pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, text: String) {
     let address = &to.m.address;
     let mut out = Outbound::new(address.clone(), text);
     out.reply_to = to.m.message_id.clone();
@@ -54,7 +54,7 @@ pub async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, text: Stri
 
 /// Send `out`, trying `attempts` times; keep it in the outbox when the
 /// channel keeps failing. Returns whether it was sent now.
-pub async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attempts: u32) -> bool {
+pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attempts: u32) -> bool {
     let error = match channels.send(out, attempts).await {
         Ok(_) => return true,
         Err(ChannelError::Permanent(e)) => {

@@ -15,7 +15,7 @@ use switchboard_core::Channel;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// A started gateway: its channels, runtime and background tasks.
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub runtime: Arc<switchboard_runtime::Runtime>,
     /// The local channels, for benchmarks that write into them directly.
     #[cfg(feature = "bench")]
@@ -25,7 +25,7 @@ pub struct Gateway {
 
 impl Gateway {
     /// Stop every background task and close the store.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         for t in &self.tasks {
             t.abort();
         }
@@ -37,7 +37,7 @@ impl Gateway {
 }
 
 /// Start everything `run` runs, from the configuration at `config_path`.
-pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
+pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let started = bootstrap::start(config_path).await?;
     let runtime = started.runtime.clone();
     let config = runtime.config().clone();
@@ -161,7 +161,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     })
 }
 
-pub async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let gateway = start(config_path).await?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut term = signal(SignalKind::terminate())?;

@@ -7,7 +7,7 @@ use switchboard_channel_local::{LocalChannel, LocalHub};
 use switchboard_core::Channel;
 use switchboard_store::Store;
 
-pub struct TeamChannel {
+pub(crate) struct TeamChannel {
     /// Keeps the database folder while the test runs.
     pub _dir: tempfile::TempDir,
     pub store: Store,
@@ -15,7 +15,7 @@ pub struct TeamChannel {
     pub channels: ChannelSet,
 }
 
-pub async fn team_channel() -> TeamChannel {
+pub(crate) async fn team_channel() -> TeamChannel {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
         .await

@@ -4,7 +4,7 @@ use crate::agent::{TurnError, TurnReply};
 use switchboard_store::{RunEnd, RunStatus, Store};
 
 /// The registry status of a turn's result.
-pub fn status_of(result: &Result<TurnReply, TurnError>) -> RunStatus {
+pub(crate) fn status_of(result: &Result<TurnReply, TurnError>) -> RunStatus {
     match result {
         Ok(_) => RunStatus::Completed,
         Err(TurnError::Cancelled) => RunStatus::Cancelled,
@@ -15,7 +15,7 @@ pub fn status_of(result: &Result<TurnReply, TurnError>) -> RunStatus {
 
 /// Finish run `run_id` with `result` (the first ending wins over a racing
 /// kill); returns the status recorded for it.
-pub async fn record(store: &Store, run_id: &str, result: &Result<TurnReply, TurnError>) -> RunStatus {
+pub(crate) async fn record(store: &Store, run_id: &str, result: &Result<TurnReply, TurnError>) -> RunStatus {
     let status = status_of(result);
     let error = result.as_ref().err().map(|e| e.to_string());
     let (output, usage) = match result {

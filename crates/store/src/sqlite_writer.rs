@@ -36,7 +36,7 @@ pub(crate) struct SqliteWriter {
 impl SqliteWriter {
     /// Open the database file at `path` (already created and migrated) and
     /// start the writer thread. The thread ends when the writer is dropped.
-    pub fn start(path: &str) -> Result<Self, String> {
+    pub(crate) fn start(path: &str) -> Result<Self, String> {
         let conn = Connection::open(path).map_err(|e| e.to_string())?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(|e| e.to_string())?;
         // WAL is a property of the file (set by the first open); NORMAL
@@ -54,7 +54,7 @@ impl SqliteWriter {
     }
 
     /// Run `statements` as one atomic job; returns the rows each changed.
-    pub async fn write(&self, statements: Vec<Stmt>) -> Result<Vec<u64>, String> {
+    pub(crate) async fn write(&self, statements: Vec<Stmt>) -> Result<Vec<u64>, String> {
         let (tx, rx) = oneshot::channel();
         self.jobs
             .send(Job::Write(statements, tx))
@@ -63,7 +63,7 @@ impl SqliteWriter {
     }
 
     /// Wait until everything queued so far is committed.
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
         if self.jobs.send(Job::Flush(tx)).is_ok() {
             let _ = rx.await;

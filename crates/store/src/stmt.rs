@@ -60,18 +60,18 @@ pub(crate) struct Stmt {
 }
 
 impl Stmt {
-    pub fn new(sql: &'static str) -> Self {
+    pub(crate) fn new(sql: &'static str) -> Self {
         Self { sql, args: Vec::new() }
     }
 
-    pub fn bind(mut self, arg: impl Into<Arg>) -> Self {
+    pub(crate) fn bind(mut self, arg: impl Into<Arg>) -> Self {
         self.args.push(arg.into());
         self
     }
 
     /// The statement as a sqlx query for PostgreSQL (the arguments move
     /// into it).
-    pub fn pg_query(self) -> sqlx::query::Query<'static, Postgres, PgArguments> {
+    pub(crate) fn pg_query(self) -> sqlx::query::Query<'static, Postgres, PgArguments> {
         let mut q = sqlx::query(self.sql);
         for a in self.args {
             q = match a {

@@ -32,7 +32,7 @@ struct Target {
     approvers: Vec<String>,
 }
 
-pub struct RouteBroker {
+pub(crate) struct RouteBroker {
     config: Arc<Config>,
     store: Store,
     channels: ChannelSet,
@@ -40,7 +40,7 @@ pub struct RouteBroker {
 }
 
 impl RouteBroker {
-    pub fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
+    pub(crate) fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
         Self {
             config,
             store,
@@ -101,7 +101,7 @@ impl RouteBroker {
 
     /// A person answered `/approve` or `/deny` (or pressed a button).
     /// Returns what to tell them.
-    pub async fn decide(
+    pub(crate) async fn decide(
         &self,
         id: &str,
         user: &UserId,

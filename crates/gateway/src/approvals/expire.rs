@@ -5,7 +5,7 @@ use crate::channels::ChannelSet;
 use switchboard_core::{ApprovalPrompt, ChatAddress, MessageRef, Outbound, PromptState};
 use switchboard_store::ApprovalRow;
 
-pub async fn update_expired_prompts(channels: &ChannelSet, rows: &[ApprovalRow]) {
+pub(crate) async fn update_expired_prompts(channels: &ChannelSet, rows: &[ApprovalRow]) {
     for row in rows {
         tracing::info!(approval = %row.id, channel = ?row.channel, chat = ?row.chat, prompt = ?row.prompt_message, "marking an expired approval prompt");
         let (Some(channel), Some(chat)) = (&row.channel, &row.chat) else {

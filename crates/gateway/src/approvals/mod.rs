@@ -6,6 +6,6 @@ mod broker;
 mod expire;
 mod record;
 
-pub use broker::RouteBroker;
-pub use expire::update_expired_prompts;
-pub use record::{prompt_of, store_request};
+pub(crate) use broker::RouteBroker;
+pub(crate) use expire::update_expired_prompts;
+pub(crate) use record::{prompt_of, store_request};

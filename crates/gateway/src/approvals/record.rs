@@ -6,7 +6,7 @@ use switchboard_runtime::ApprovalRequest;
 use switchboard_store::{NewApproval, Store, StoreError};
 
 /// Store `req` as pending, asked in `at`, due at `deadline_ms`.
-pub async fn store_request(
+pub(crate) async fn store_request(
     store: &Store,
     req: &ApprovalRequest,
     at: &ChatAddress,
@@ -31,7 +31,7 @@ pub async fn store_request(
 }
 
 /// The prompt for `req`.
-pub fn prompt_of(req: &ApprovalRequest, deadline_ms: i64) -> ApprovalPrompt {
+pub(crate) fn prompt_of(req: &ApprovalRequest, deadline_ms: i64) -> ApprovalPrompt {
     ApprovalPrompt {
         id: req.id.clone(),
         agent: req.agent.clone(),

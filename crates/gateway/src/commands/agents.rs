@@ -2,7 +2,7 @@
 
 use super::CommandContext;
 
-pub fn apply(ctx: &CommandContext<'_>) -> String {
+pub(super) fn apply(ctx: &CommandContext<'_>) -> String {
     let config = ctx.runtime.config();
     let mut lines = vec!["Agents:".to_string()];
     for (alias, a) in &config.agents {

@@ -1,6 +1,6 @@
 //! `/help`: what can be typed here.
 
-pub fn apply() -> String {
+pub(super) fn apply() -> String {
     [
         "Commands:",
         "/help — this list",

@@ -6,7 +6,7 @@ mod agents;
 mod help;
 mod new;
 mod status;
-pub mod subagents;
+pub(crate) mod subagents;
 
 use switchboard_core::{ChatAddress, UserId};
 use switchboard_runtime::Runtime;
@@ -14,7 +14,7 @@ use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
 
 /// What a command may look at.
-pub struct CommandContext<'a> {
+pub(crate) struct CommandContext<'a> {
     pub runtime: &'a Runtime,
     pub agent: &'a str,
     pub session_key: &'a str,
@@ -31,7 +31,12 @@ pub struct CommandContext<'a> {
 /// stopped too (foreground children end with the turn's own cancellation);
 /// with `everyone = false` only those `sender` asked for. Returns how many
 /// were stopped.
-pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender: &UserId, everyone: bool) -> usize {
+pub(crate) async fn stop_session_children(
+    runtime: &Runtime,
+    session_key: &str,
+    sender: &UserId,
+    everyone: bool,
+) -> usize {
     let rows = match runtime.store().runs_of_session(session_key, 100).await {
         Ok(rows) => rows
             .into_iter()
@@ -53,7 +58,7 @@ pub async fn stop_session_children(runtime: &Runtime, session_key: &str, sender:
 impl CommandContext<'_> {
     /// Whether the sender is an approver of this chat's agent — or nobody
     /// is (a setup without an ops room), in which case any admitted user is.
-    pub fn sender_may_operate(&self) -> bool {
+    pub(crate) fn sender_may_operate(&self) -> bool {
         let approvers = self
             .runtime
             .config()
@@ -66,7 +71,7 @@ impl CommandContext<'_> {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Help,
     New,
     Status,
@@ -88,7 +93,7 @@ pub enum Command {
 }
 
 /// `None` when `text` is not a slash command (it goes to the agent).
-pub fn parse(text: &str) -> Option<Command> {
+pub(crate) fn parse(text: &str) -> Option<Command> {
     let text = text.trim();
     let rest = text.strip_prefix('/')?;
     let mut words = rest.split_whitespace();
@@ -120,7 +125,7 @@ pub fn parse(text: &str) -> Option<Command> {
 }
 
 /// Run a command that needs no turn state.
-pub async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String {
+pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String {
     match command {
         Command::Help => help::apply(),
         Command::New => new::apply(ctx).await,

@@ -3,7 +3,7 @@
 
 use super::CommandContext;
 
-pub async fn apply(ctx: &CommandContext<'_>) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
     match ctx.runtime.store().reset_session(ctx.session_key).await {
         Ok(()) => "Started a fresh conversation.".into(),
         Err(e) => {

@@ -3,7 +3,7 @@
 use super::CommandContext;
 use switchboard_store::{now_ms, utc_day};
 
-pub async fn apply(ctx: &CommandContext<'_>) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
     let config = ctx.runtime.config();
     let provider = ctx
         .runtime

@@ -10,7 +10,7 @@ use switchboard_core::Inbound;
 
 /// What becomes of one message.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Admission {
+pub(super) enum Admission {
     /// Taken: written to the inbox and answered.
     Keep,
     /// Not taken; the sender is told why.
@@ -21,7 +21,7 @@ pub enum Admission {
 
 /// Whether a message taken before a restart may still be answered: the
 /// allow list may have changed since (fail closed).
-pub fn still_allowed(config: &Config, m: &Inbound) -> bool {
+pub(super) fn still_allowed(config: &Config, m: &Inbound) -> bool {
     let channel = &m.address.channel;
     m.sender.belongs_to(channel)
         && m.sender
@@ -29,7 +29,7 @@ pub fn still_allowed(config: &Config, m: &Inbound) -> bool {
 }
 
 /// Identity, allow list, mention rule and rate, in that order.
-pub fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) -> Admission {
+pub(super) fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) -> Admission {
     let channel = &m.address.channel;
     // Identity comes from the platform that authenticated the person: an
     // id of another platform on this channel is refused outright.

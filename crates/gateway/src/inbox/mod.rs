@@ -7,7 +7,7 @@
 
 mod admit;
 mod rate;
-pub mod upkeep;
+pub(crate) mod upkeep;
 
 use crate::channels::ChannelSet;
 use admit::{Admission, admit};
@@ -24,7 +24,7 @@ const TELL_ATTEMPTS: u32 = 3;
 
 /// A message in the inbox, on its way to the router.
 #[derive(Debug, Clone)]
-pub struct Taken {
+pub(crate) struct Taken {
     /// Its inbox key (also the turn tag of its transcript messages).
     pub key: String,
     pub m: Inbound,
@@ -37,7 +37,7 @@ pub struct Taken {
 
 impl Taken {
     /// A pending inbox row, as the router takes it after a restart.
-    pub fn recovered(row: InboxRow) -> Result<Self, String> {
+    pub(crate) fn recovered(row: InboxRow) -> Result<Self, String> {
         let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
         Ok(Self {
             key: row.key,
@@ -48,7 +48,7 @@ impl Taken {
     }
 }
 
-pub struct GatewayIntake {
+pub(crate) struct GatewayIntake {
     store: Store,
     config: Arc<Config>,
     /// For refusal notices.
@@ -58,7 +58,7 @@ pub struct GatewayIntake {
 }
 
 impl GatewayIntake {
-    pub fn new(store: Store, config: Arc<Config>, channels: ChannelSet, router: mpsc::Sender<Taken>) -> Self {
+    pub(crate) fn new(store: Store, config: Arc<Config>, channels: ChannelSet, router: mpsc::Sender<Taken>) -> Self {
         Self {
             store,
             config,

@@ -8,7 +8,7 @@ use switchboard_core::UserId;
 const WINDOW: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
-pub struct Window {
+pub(super) struct Window {
     recent: HashMap<UserId, Person>,
     /// When quiet people were last forgotten (at most once a window, not
     /// at every message).
@@ -23,7 +23,7 @@ struct Person {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(super) enum Verdict {
     Allowed,
     /// Over the limit; `tell` is true for the first refused message of a burst.
     Limited {
@@ -33,7 +33,7 @@ pub enum Verdict {
 
 impl Window {
     /// Count a message from `who` at `now` against `limit` a minute (0 = none).
-    pub fn check(&mut self, who: &UserId, now: Instant, limit: u32) -> Verdict {
+    pub(super) fn check(&mut self, who: &UserId, now: Instant, limit: u32) -> Verdict {
         if limit == 0 {
             return Verdict::Allowed;
         }

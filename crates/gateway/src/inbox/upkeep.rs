@@ -17,7 +17,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 /// Adopt the pending messages of processes that are gone; those whose
 /// sender the configuration no longer allows are closed unanswered.
-pub async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, StoreError> {
+pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, StoreError> {
     let mut taken = Vec::new();
     for row in store.adopt_orphan_inbound().await? {
         let key = row.key.clone();
@@ -37,7 +37,7 @@ pub async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, StoreEr
 }
 
 /// Adopt every heartbeat, prune every `PRUNE_EVERY`, until aborted.
-pub fn spawn(store: Store, config: Arc<Config>, router: Arc<Router>) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(store: Store, config: Arc<Config>, router: Arc<Router>) -> tokio::task::JoinHandle<()> {
     let retention_ms =
         i64::try_from(config.storage.inbox_retention_hours.saturating_mul(3_600_000)).unwrap_or(i64::MAX);
     tokio::spawn(async move {

@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 const BUSY: &str =
     "Busy: this conversation already has messages waiting. Try again when the current answer has arrived.";
 
-pub struct Router {
+pub(crate) struct Router {
     runtime: Runtime,
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
@@ -41,7 +41,7 @@ fn agent_for<'a>(config: &'a Config, channel: &str) -> Option<&'a str> {
 }
 
 impl Router {
-    pub fn new(runtime: Runtime, channels: ChannelSet, broker: Arc<RouteBroker>) -> Arc<Self> {
+    pub(crate) fn new(runtime: Runtime, channels: ChannelSet, broker: Arc<RouteBroker>) -> Arc<Self> {
         Arc::new(Self {
             runtime,
             channels,
@@ -53,7 +53,7 @@ impl Router {
     /// Route messages until every channel has hung up.
     /// Messages join their session's queue in the order they came;
     /// commands run side by side.
-    pub async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Taken>) {
+    pub(crate) async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Taken>) {
         while let Some(t) = inbound.recv().await {
             if commands::parse(&t.m.text).is_none() {
                 self.start_turn(t);
@@ -65,7 +65,7 @@ impl Router {
 
     /// Handle messages found pending at start, one after another in the
     /// order they came.
-    pub async fn resume(self: &Arc<Self>, pending: Vec<Taken>) {
+    pub(crate) async fn resume(self: &Arc<Self>, pending: Vec<Taken>) {
         if !pending.is_empty() {
             tracing::warn!(count = pending.len(), "answering messages taken before the last stop");
         }

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A free loopback port (bound, then released for the gateway).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -16,7 +16,7 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-pub struct Gateway {
+pub(crate) struct Gateway {
     child: Option<Child>,
     log: std::path::PathBuf,
     base: String,
@@ -26,7 +26,7 @@ pub struct Gateway {
 impl Gateway {
     /// Start `switchboard run` in `sandbox`, whose config listens on `port`
     /// and has local channel `probe_alias`; wait until it answers.
-    pub async fn start(sandbox: &Sandbox, port: u16, probe_alias: &str) -> Self {
+    pub(crate) async fn start(sandbox: &Sandbox, port: u16, probe_alias: &str) -> Self {
         let log_path = sandbox.path().join(format!(
             "gateway-{}.log",
             std::time::SystemTime::now()
@@ -69,7 +69,7 @@ impl Gateway {
     }
 
     /// A person writes into a chat.
-    pub async fn send(&self, alias: &str, chat: &str, user: &str, text: &str, mentioned: bool, direct: bool) {
+    pub(crate) async fn send(&self, alias: &str, chat: &str, user: &str, text: &str, mentioned: bool, direct: bool) {
         self.post(
             alias,
             "send",
@@ -79,7 +79,7 @@ impl Gateway {
     }
 
     /// A person writes into a thread of a group chat, mentioning the bot.
-    pub async fn send_in_thread(&self, alias: &str, chat: &str, thread: &str, user: &str, text: &str) {
+    pub(crate) async fn send_in_thread(&self, alias: &str, chat: &str, thread: &str, user: &str, text: &str) {
         self.post(
             alias,
             "send",
@@ -106,7 +106,7 @@ impl Gateway {
 
     /// POST `body` to `path` (`/local/<alias>/send`) with extra `headers`,
     /// whatever the answer: its status and text.
-    pub async fn post_raw(&self, path: &str, headers: &[(&str, &str)], body: Value) -> (u16, String) {
+    pub(crate) async fn post_raw(&self, path: &str, headers: &[(&str, &str)], body: Value) -> (u16, String) {
         let mut req = self.http.post(format!("{}{path}", self.base)).json(&body);
         for (k, v) in headers {
             req = req.header(*k, *v);
@@ -116,13 +116,13 @@ impl Gateway {
     }
 
     /// A person presses an approval button.
-    pub async fn press(&self, alias: &str, chat: &str, user: &str, approval_id: &str, choice: &str) {
+    pub(crate) async fn press(&self, alias: &str, chat: &str, user: &str, approval_id: &str, choice: &str) {
         let body = json!({"chat": chat, "user": user, "approval_id": approval_id, "choice": choice});
         self.post(alias, "press", body).await;
     }
 
     /// Simulate the platform being down (or back).
-    pub async fn outage(&self, alias: &str, down: bool) {
+    pub(crate) async fn outage(&self, alias: &str, down: bool) {
         let r = self
             .http
             .post(format!("{}/local/{alias}/outage", self.base))
@@ -134,14 +134,20 @@ impl Gateway {
     }
 
     /// Every event on `alias` after sequence `after` (no waiting).
-    pub async fn events(&self, alias: &str, after: u64) -> Vec<Value> {
+    pub(crate) async fn events(&self, alias: &str, after: u64) -> Vec<Value> {
         let url = format!("{}/local/{alias}/events?after={after}&wait_ms=0", self.base);
         let v: Value = self.http.get(url).send().await.unwrap().json().await.unwrap();
         v["events"].as_array().cloned().unwrap_or_default()
     }
 
     /// Wait for the first event after `*cursor` matching `pred`; advances the cursor past it.
-    pub async fn wait_for(&self, alias: &str, cursor: &mut u64, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn wait_for(
+        &self,
+        alias: &str,
+        cursor: &mut u64,
+        secs: u64,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
         let deadline = Instant::now() + Duration::from_secs(secs);
         let mut seen = Vec::new();
         loop {
@@ -162,12 +168,12 @@ impl Gateway {
     }
 
     /// What the gateway logged so far.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Kill the process at once (no clean shutdown), as a crash would.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();

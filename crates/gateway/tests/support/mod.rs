@@ -7,7 +7,7 @@
 
 mod gateway;
 
-pub use gateway::{Gateway, free_port};
+pub(crate) use gateway::{Gateway, free_port};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -17,32 +17,32 @@ use std::time::{Duration, Instant};
 
 /// The `switchboard` binary: cargo builds it for these tests and says
 /// where it is, so it is never older than the sources.
-pub fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_switchboard"))
 }
 
 /// A private working folder holding `switchboard.toml`, `data/` and `workspace/`.
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     pub dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    pub fn new(config: &str) -> Self {
+    pub(crate) fn new(config: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("switchboard.toml"), config).expect("write config");
         Self { dir }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn config_path(&self) -> PathBuf {
+    pub(crate) fn config_path(&self) -> PathBuf {
         self.path().join("switchboard.toml")
     }
 
     /// Run a command to completion; returns (exit code, stdout, stderr).
-    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn run(&self, args: &[&str]) -> (i32, String, String) {
         let out = Command::new(binary())
             .args(args)
             .current_dir(self.path())
@@ -57,7 +57,7 @@ impl Sandbox {
     }
 
     /// Start `switchboard chat` in this sandbox.
-    pub fn chat(&self, extra: &[&str]) -> Chat {
+    pub(crate) fn chat(&self, extra: &[&str]) -> Chat {
         let mut cmd = Command::new(binary());
         cmd.arg("chat")
             .arg("--config")
@@ -94,7 +94,7 @@ impl Sandbox {
 }
 
 /// A running `switchboard chat` process.
-pub struct Chat {
+pub(crate) struct Chat {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -103,14 +103,14 @@ pub struct Chat {
 }
 
 impl Chat {
-    pub fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin still open");
         writeln!(stdin, "{line}").expect("write to chat");
         stdin.flush().expect("flush");
     }
 
     /// Read stdout until a line contains `needle`; panics after `secs`.
-    pub fn expect(&mut self, needle: &str, secs: u64) -> String {
+    pub(crate) fn expect(&mut self, needle: &str, secs: u64) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -132,7 +132,7 @@ impl Chat {
     /// Like [`Chat::expect`], but a line already read (by an earlier
     /// `expect` that skipped it) counts too: for output whose order against
     /// other output is not fixed, such as announcements.
-    pub fn expect_anywhere(&mut self, needle: &str, secs: u64) -> String {
+    pub(crate) fn expect_anywhere(&mut self, needle: &str, secs: u64) -> String {
         if let Some(line) = self.seen.iter().find(|l| l.contains(needle)) {
             return line.clone();
         }
@@ -141,7 +141,7 @@ impl Chat {
 
     /// Close stdin and wait for the process; returns its exit code and the
     /// rest of stdout.
-    pub fn finish(mut self) -> (i32, Vec<String>) {
+    pub(crate) fn finish(mut self) -> (i32, Vec<String>) {
         drop(self.stdin.take());
         let status = self.child.wait().expect("wait");
         let rest: Vec<String> = self.lines.iter().collect();
@@ -158,7 +158,7 @@ impl Drop for Chat {
 }
 
 /// A minimal provider section pointing at a scripted model.
-pub fn provider(name: &str, url: &str, extra: &str) -> String {
+pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(
         "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
     )
@@ -166,7 +166,7 @@ pub fn provider(name: &str, url: &str, extra: &str) -> String {
 
 /// The start of a gateway config: the model provider `p` at `model`, the
 /// local web API on `port`, and agent `main` answering on `channel`.
-pub fn main_agent_on(model: &str, port: u16, channel: &str) -> String {
+pub(crate) fn main_agent_on(model: &str, port: u16, channel: &str) -> String {
     format!(
         "{}[web]\nlisten = \"127.0.0.1:{port}\"\n[agents.main]\nmodel_provider = \"p\"\nchannels = [\"{channel}\"]\n",
         provider("p", model, "")
@@ -177,7 +177,7 @@ pub fn main_agent_on(model: &str, port: u16, channel: &str) -> String {
 /// `@bot:localhost`, password `bot-password`) at `homeserver`, joining
 /// `rooms`, the local probe channel on `port`; `extra` goes into the
 /// Matrix table.
-pub fn matrix_config(model: &str, homeserver: &str, rooms: &[&str], port: u16, extra: &str) -> String {
+pub(crate) fn matrix_config(model: &str, homeserver: &str, rooms: &[&str], port: u16, extra: &str) -> String {
     let rooms = rooms.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
     format!(
         r#"{}[channels.matrix.main]
@@ -197,7 +197,7 @@ allowed_users = []
 /// The default risk profile: supervised, `memory_recall` allowed, and
 /// approvals routed to the room named `ops` on `channel`, decided by
 /// `approver`.
-pub fn ops_room_approvals(channel: &str, approver: &str) -> String {
+pub(crate) fn ops_room_approvals(channel: &str, approver: &str) -> String {
     format!(
         r#"[risk_profiles.default]
 level = "supervised"
@@ -213,7 +213,7 @@ timeout_secs = 60
 
 /// `config` (with `ops_room_approvals`) plus an agent `reviewer` on the
 /// model at `reviewer_url` that `main` may delegate to without asking.
-pub fn with_reviewer(config: &str, reviewer_url: &str) -> String {
+pub(crate) fn with_reviewer(config: &str, reviewer_url: &str) -> String {
     config
         .replace(
             "[agents.main]",
@@ -231,7 +231,7 @@ pub fn with_reviewer(config: &str, reviewer_url: &str) -> String {
 /// A fresh database named after `name` on the PostgreSQL test server
 /// (`SWITCHBOARD_TEST_POSTGRES_URL`, set by `scripts/test.sh`), made with
 /// psql; `None` when no server is configured.
-pub fn fresh_database(name: &str) -> Option<String> {
+pub(crate) fn fresh_database(name: &str) -> Option<String> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
     let name = format!("sb_e2e_{name}_{}", std::process::id());
     let out = std::process::Command::new("psql")

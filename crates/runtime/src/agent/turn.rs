@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
 /// Added under an answer that stopped at the model's output limit.
-pub const CUT_OFF_NOTE: &str = "…(cut off at the model's output limit)";
+pub(super) const CUT_OFF_NOTE: &str = "…(cut off at the model's output limit)";
 
 /// The result of a tool call whose arguments the output limit cut off.
 const INCOMPLETE_CALL: &str = "Error: this tool call was cut off at the model's output limit before its arguments were complete, so it was not run. Make the call again with shorter arguments (for example, write a long file in parts with append = true).";

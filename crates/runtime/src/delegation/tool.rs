@@ -34,7 +34,7 @@ pub(crate) struct Args {
 
 impl Args {
     /// The message the child receives: the prompt, then any context.
-    pub fn message(&self) -> Option<String> {
+    pub(super) fn message(&self) -> Option<String> {
         let prompt = self.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty())?;
         Some(match self.context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
             Some(c) => format!("{prompt}\n\nContext:\n{c}"),

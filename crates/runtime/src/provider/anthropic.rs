@@ -14,7 +14,7 @@ pub(crate) struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
-    pub fn new(http: HttpSettings) -> Self {
+    pub(super) fn new(http: HttpSettings) -> Self {
         Self { http }
     }
 }

@@ -119,7 +119,7 @@ fn unit_end(messages: &[ChatMessage], start: usize, limit: usize) -> usize {
 }
 
 /// Estimated tokens of messages.
-pub fn estimate(messages: &[ChatMessage]) -> u64 {
+pub(super) fn estimate(messages: &[ChatMessage]) -> u64 {
     messages
         .iter()
         .map(|m| {

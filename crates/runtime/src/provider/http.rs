@@ -21,7 +21,7 @@ pub(crate) struct HttpSettings {
 }
 
 impl HttpSettings {
-    pub fn from_config(name: &str, c: &ProviderConfig) -> Result<Self, ProviderError> {
+    pub(super) fn from_config(name: &str, c: &ProviderConfig) -> Result<Self, ProviderError> {
         let api_key = match &c.api_key {
             None => None,
             Some(secret) => Some(
@@ -51,7 +51,7 @@ impl HttpSettings {
 
     /// POST the JSON `body` to `url` with `headers`, retrying transient failures.
     /// Returns the parsed JSON of a 2xx answer.
-    pub async fn post_json(
+    pub(super) async fn post_json(
         &self,
         url: &str,
         headers: &[(&str, String)],

@@ -15,7 +15,7 @@ pub(crate) struct OpenAiProvider {
 }
 
 impl OpenAiProvider {
-    pub fn new(http: HttpSettings) -> Self {
+    pub(super) fn new(http: HttpSettings) -> Self {
         Self { http }
     }
 }

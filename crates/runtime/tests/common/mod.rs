@@ -10,21 +10,21 @@ use switchboard_runtime::{
     ApprovalBroker, ApprovalOutcome, ApprovalRequest, Runtime, TurnError, TurnReply, TurnRequest,
 };
 use switchboard_store::Store;
-pub use switchboard_test_support::tool_results;
+pub(crate) use switchboard_test_support::tool_results;
 use tokio_util::sync::CancellationToken;
 
-pub struct Harness {
+pub(crate) struct Harness {
     pub dir: tempfile::TempDir,
     pub runtime: Runtime,
 }
 
-pub async fn harness(toml: &str) -> Harness {
+pub(crate) async fn harness(toml: &str) -> Harness {
     harness_with(toml, |_| {}).await
 }
 
 /// A harness whose validated config is changed by `mutate` first (to build
 /// states validation would refuse, like a dangling risk profile).
-pub async fn harness_with(toml: &str, mutate: impl FnOnce(&mut Config)) -> Harness {
+pub(crate) async fn harness_with(toml: &str, mutate: impl FnOnce(&mut Config)) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "database_url = \"sqlite://{d}/cp.db\"\nworkspace_dir = \"{d}/ws\"\n{toml}",
@@ -38,20 +38,20 @@ pub async fn harness_with(toml: &str, mutate: impl FnOnce(&mut Config)) -> Harne
 }
 
 impl Harness {
-    pub fn workspace(&self, agent: &str) -> std::path::PathBuf {
+    pub(crate) fn workspace(&self, agent: &str) -> std::path::PathBuf {
         self.dir.path().join("ws").join(agent)
     }
 
     /// The agent's records folder (results, transcripts), beside its workspace.
-    pub fn records(&self, agent: &str) -> std::path::PathBuf {
+    pub(crate) fn records(&self, agent: &str) -> std::path::PathBuf {
         self.dir.path().join("ws").join(".records").join(agent)
     }
 
-    pub async fn turn(&self, text: &str, broker: Arc<dyn ApprovalBroker>) -> Result<TurnReply, TurnError> {
+    pub(crate) async fn turn(&self, text: &str, broker: Arc<dyn ApprovalBroker>) -> Result<TurnReply, TurnError> {
         self.turn_with(text, broker, CancellationToken::new()).await
     }
 
-    pub async fn turn_with(
+    pub(crate) async fn turn_with(
         &self,
         text: &str,
         broker: Arc<dyn ApprovalBroker>,
@@ -74,19 +74,19 @@ impl Harness {
 }
 
 /// Answers every request with a fixed outcome and records the requests.
-pub struct FixedBroker {
+pub(crate) struct FixedBroker {
     pub outcome: ApprovalOutcome,
     pub seen: Mutex<Vec<ApprovalRequest>>,
 }
 
 impl FixedBroker {
-    pub fn new(outcome: ApprovalOutcome) -> Arc<Self> {
+    pub(crate) fn new(outcome: ApprovalOutcome) -> Arc<Self> {
         Arc::new(Self {
             outcome,
             seen: Mutex::new(Vec::new()),
         })
     }
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
 }
@@ -99,14 +99,14 @@ impl ApprovalBroker for FixedBroker {
     }
 }
 
-pub fn provider(name: &str, url: &str, extra: &str) -> String {
+pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(
         "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
     )
 }
 
 /// The last tool result the model was shown.
-pub fn last_tool_result(model: &switchboard_test_support::ScriptedModel) -> String {
+pub(crate) fn last_tool_result(model: &switchboard_test_support::ScriptedModel) -> String {
     let reqs = model.requests();
     let last = reqs.last().expect("a request");
     tool_results(last).pop().expect("a tool result")

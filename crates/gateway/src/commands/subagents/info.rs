@@ -2,7 +2,7 @@
 
 use super::{CommandContext, resolve, runtime_of, tokens_of};
 
-pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
     let r = match resolve(ctx, target).await {
         Ok(r) => r,
         Err(e) => return e,

@@ -6,7 +6,7 @@ use super::{CommandContext, children, resolve};
 use switchboard_store::RunRow;
 use switchboard_store::RunStatus;
 
-pub async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
     let roots: Vec<RunRow> = if target == "all" {
         match children(ctx).await {
             Ok(rows) => rows.into_iter().filter(|r| r.status == RunStatus::Running).collect(),

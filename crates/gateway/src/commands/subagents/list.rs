@@ -2,7 +2,7 @@
 
 use super::{CommandContext, children, runtime_of, tokens_of};
 
-pub async fn apply(ctx: &CommandContext<'_>) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
     let rows = match children(ctx).await {
         Ok(r) => r,
         Err(e) => return e,

@@ -3,7 +3,7 @@
 use super::{CommandContext, resolve};
 use serde_json::Value;
 
-pub async fn apply(ctx: &CommandContext<'_>, target: &str, limit: usize, tools: bool) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str, limit: usize, tools: bool) -> String {
     let r = match resolve(ctx, target).await {
         Ok(r) => r,
         Err(e) => return e,

@@ -7,7 +7,7 @@ mod kill;
 mod list;
 mod log;
 mod pause;
-pub mod send;
+pub(crate) mod send;
 
 use super::CommandContext;
 use switchboard_store::{RunRow, now_ms};
@@ -16,7 +16,7 @@ use switchboard_store::{RunRow, now_ms};
 const RECENT_MS: i64 = 30 * 60 * 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sub {
+pub(crate) enum Sub {
     List,
     Info(String),
     Log { target: String, limit: usize, tools: bool },
@@ -27,7 +27,7 @@ pub enum Sub {
     Usage(String),
 }
 
-pub fn parse(args: &[&str]) -> Sub {
+pub(crate) fn parse(args: &[&str]) -> Sub {
     let target = || args.get(1).map(|s| s.to_string());
     match args.first().copied() {
         Some("list") | None => Sub::List,
@@ -63,7 +63,7 @@ pub fn parse(args: &[&str]) -> Sub {
     }
 }
 
-pub async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
+pub(crate) async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
     match sub {
         Sub::List => list::apply(ctx).await,
         Sub::Info(t) => info::apply(ctx, t).await,

@@ -3,7 +3,7 @@
 
 use super::CommandContext;
 
-pub fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
+pub(super) fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
     if !ctx.sender_may_operate() {
         return format!(
             "{} may not pause or resume delegation: only an approver may.",

@@ -8,7 +8,7 @@ use switchboard_runtime::{NoApprover, TurnRequest};
 use switchboard_store::RunStatus;
 
 /// What a `/subagents send` does.
-pub enum Plan {
+pub(crate) enum Plan {
     /// Done already (the message reached a running child) or refused.
     Done(String),
     /// A new turn in a finished child's session: it waits in that
@@ -21,7 +21,7 @@ pub enum Plan {
     },
 }
 
-pub async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) -> Plan {
+pub(crate) async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) -> Plan {
     let r = match resolve(ctx, target).await {
         Ok(r) => r,
         Err(e) => return Plan::Done(e),
@@ -47,7 +47,7 @@ pub async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) -> Plan
 
 /// Run the plan here (the terminal chat, which has one person and no
 /// session queue of its own).
-pub async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str) -> String {
+pub(crate) async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str) -> String {
     let (agent, session_key, text, prefix) = match plan(ctx, target, message).await {
         Plan::Done(text) => return text,
         Plan::FollowUp {

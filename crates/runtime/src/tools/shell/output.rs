@@ -40,7 +40,7 @@ impl Captured {
 
 impl Run {
     /// stdout, then stderr under a `[stderr]` line when there is any.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         let mut text = self.stdout.render();
         let stderr = self.stderr.render();
         if !stderr.trim().is_empty() {

@@ -1,3 +1,5 @@
+//! Rebuild the store when a migration changes (they are embedded).
+
 fn main() {
     println!("cargo:rerun-if-changed=../../migrations");
 }

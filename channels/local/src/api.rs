@@ -85,10 +85,12 @@ impl LocalHub {
         self
     }
 
+    /// Every local channel of the hub.
     pub fn channels(&self) -> impl Iterator<Item = &Arc<LocalChannel>> {
         self.channels.values()
     }
 
+    /// The channel `local.<alias>`, if configured.
     pub fn channel(&self, alias: &str) -> Option<&Arc<LocalChannel>> {
         self.channels.get(alias)
     }

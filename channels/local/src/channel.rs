@@ -13,21 +13,28 @@ use tokio::sync::Notify;
 /// Something the bot did in a local chat, in order.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Event {
+    /// Its place in the channel's log (readers poll `after` it).
     pub seq: u64,
     /// `message`, `approval_prompt` or `edit`.
     pub kind: String,
+    /// The posted message's id (edits name the message they change).
     pub message_id: String,
+    /// The chat it is in.
     pub chat: String,
+    /// The thread it is in, if any.
     pub thread: Option<String>,
+    /// What the bot wrote.
     pub text: String,
     /// For prompts: the request id and the choices offered.
     pub approval_id: Option<String>,
+    /// For prompts: `allow_once`, `always`, `deny`.
     pub choices: Vec<String>,
 }
 
 /// Events a local channel keeps in memory.
 pub(crate) const MAX_EVENTS: usize = 10_000;
 
+/// One local chat space (`local.<alias>`), driven over the loopback API.
 pub struct LocalChannel {
     name: String,
     /// The newest `MAX_EVENTS` events and the last sequence number given.
@@ -40,6 +47,7 @@ pub struct LocalChannel {
 }
 
 impl LocalChannel {
+    /// The channel `local.<alias>`, empty.
     pub fn new(alias: &str) -> Self {
         Self {
             name: format!("local.{alias}"),

@@ -32,7 +32,9 @@ use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intak
 /// How the bot signs in.
 #[derive(Clone)]
 pub enum Auth {
+    /// Log in with the account's password (a device is created once and kept).
     Password(String),
+    /// Use an existing access token.
     AccessToken(String),
 }
 
@@ -41,8 +43,11 @@ pub enum Auth {
 pub struct Settings {
     /// Instance name, `matrix.<alias>`.
     pub name: String,
+    /// The homeserver's URL.
     pub homeserver: String,
+    /// The bot's account (`@bot:example.org`).
     pub user_id: String,
+    /// How it signs in.
     pub auth: Auth,
     /// Where the SDK keeps its state, crypto keys and our session file.
     pub store_dir: PathBuf,
@@ -62,6 +67,7 @@ const SEND_RETRIES: u32 = 4;
 /// The approval reactions and what each one means.
 pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"), ("❌", "deny")];
 
+/// One Matrix account (`matrix.<alias>`): sync in, room events out.
 pub struct MatrixChannel {
     inner: Arc<Inner>,
 }
@@ -138,6 +144,7 @@ impl State {
 }
 
 impl MatrixChannel {
+    /// The adapter for `settings`; nothing connects before `start`.
     pub fn new(settings: Settings) -> Result<Self, String> {
         url_ok(&settings.homeserver)?;
         matrix_sdk::ruma::UserId::parse(settings.user_id.as_str())

@@ -36,6 +36,8 @@ const POLL_CLIENT_MARGIN: Duration = Duration::from_secs(10);
 /// id; a reply to one is shown as the answer to the press.
 pub(crate) const CALLBACK_PREFIX: &str = "cbq:";
 
+/// One Telegram bot (`telegram.<alias>`): long polling or a webhook in,
+/// the Bot API out.
 pub struct TelegramChannel {
     name: String,
     /// For every call but `getUpdates` (teloxide's short client timeout).
@@ -55,6 +57,7 @@ pub struct Webhook {
     pub url: String,
     /// The local address to listen on.
     pub listen: String,
+    /// What Telegram must send in `X-Telegram-Bot-Api-Secret-Token`.
     pub secret: String,
 }
 

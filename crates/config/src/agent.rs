@@ -2,27 +2,38 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `[agents.<alias>]`: one agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
+    /// A disabled agent answers nowhere and cannot be delegated to (default true).
     #[serde(default = "yes")]
     pub enabled: bool,
+    /// A provider name (required).
     pub model_provider: String,
+    /// A `[risk_profiles.<name>]` (default `default`).
     #[serde(default = "default_profile")]
     pub risk_profile: String,
+    /// A `[runtime_profiles.<name>]` (built-in defaults when absent, default `default`).
     #[serde(default = "default_profile")]
     pub runtime_profile: String,
+    /// The system message of every turn (default empty).
     #[serde(default)]
     pub system_prompt: String,
     /// Channel instances (`telegram.main`) where this agent answers.
     #[serde(default)]
     pub channels: Vec<String>,
+    /// Agents `delegate` may hand work to: an alias (bounded) or
+    /// `{ agent = "...", mode = "bounded" | "independent" }` (default `[]`).
     #[serde(default)]
     pub delegates: Vec<DelegateEntry>,
+    /// Agents with the same risk profile can be delegated to (bounded) without being listed in `delegates` (default true).
     #[serde(default = "yes")]
     pub delegate_same_risk_profile: bool,
+    /// See `[agents.<name>.workspace]`.
     #[serde(default)]
     pub workspace: WorkspaceConfig,
+    /// See `[agents.<name>.subagents]`.
     #[serde(default)]
     pub subagents: SubagentsConfig,
 }
@@ -38,15 +49,20 @@ pub(crate) fn default_profile() -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum DelegateEntry {
+    /// `"reviewer"`: bounded.
     Alias(String),
+    /// `{ agent = "reviewer", mode = "independent" }`.
     Object {
+        /// The target agent.
         agent: String,
+        /// How it runs.
         #[serde(default)]
         mode: DelegateMode,
     },
 }
 
 impl DelegateEntry {
+    /// The target agent.
     pub fn agent(&self) -> &str {
         match self {
             Self::Alias(a) => a,
@@ -54,6 +70,7 @@ impl DelegateEntry {
         }
     }
 
+    /// How it runs.
     pub fn mode(&self) -> DelegateMode {
         match self {
             Self::Alias(_) => DelegateMode::Bounded,
@@ -70,14 +87,18 @@ impl DelegateEntry {
     }
 }
 
+/// How a delegate runs (docs/delegation.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DelegateMode {
+    /// Inside the caller's tool ceiling, budgets and workspace; no operator.
     #[default]
     Bounded,
+    /// Under the target's own policy and approval route.
     Independent,
 }
 
+/// `[agents.<alias>.workspace]`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceConfig {
@@ -93,10 +114,15 @@ pub struct WorkspaceConfig {
 pub struct SubagentsConfig {
     /// Agents a child may run as; `["*"]` = any; empty = only this agent.
     pub allow_agents: Vec<String>,
+    /// How deep children may spawn children (default 1).
     pub max_spawn_depth: u32,
+    /// Children of one session running at once (default 5).
     pub max_children_per_agent: u32,
+    /// A finished child's transcript file is renamed `*.deleted.<timestamp>` after this long (default 60).
     pub archive_after_minutes: u64,
+    /// Provider for children (default the agent's).
     pub model: Option<String>,
+    /// `[agents.<alias>.subagents.tools]`.
     pub tools: SubagentTools,
 }
 
@@ -113,11 +139,14 @@ impl Default for SubagentsConfig {
     }
 }
 
+/// `[agents.<alias>.subagents.tools]`: tools children are (not) offered.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubagentTools {
+    /// Tools children are never offered (default `[]`).
     #[serde(default)]
     pub deny: Vec<String>,
+    /// When not empty, the only tools children are offered (default `[]`).
     #[serde(default)]
     pub allow: Vec<String>,
 }

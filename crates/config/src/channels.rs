@@ -4,13 +4,17 @@ use crate::Secret;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// `[channels]`: every chat platform connection, by kind and alias.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelsConfig {
+    /// `[channels.telegram.<alias>]` tables.
     #[serde(default)]
     pub telegram: BTreeMap<String, TelegramChannel>,
+    /// `[channels.discord.<alias>]` tables (refused by `check` while the adapter is pending).
     #[serde(default)]
     pub discord: BTreeMap<String, DiscordChannel>,
+    /// `[channels.matrix.<alias>]` tables.
     #[serde(default)]
     pub matrix: BTreeMap<String, MatrixChannel>,
     /// Chats on this machine, over the loopback HTTP API (`[web].listen`).
@@ -76,16 +80,22 @@ impl ChannelsConfig {
     }
 }
 
+/// `[channels.telegram.<alias>]`: one Telegram bot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TelegramChannel {
+    /// Whether this channel runs (default true).
     #[serde(default = "crate::agent::yes")]
     pub enabled: bool,
+    /// From @BotFather (required).
     pub bot_token: Secret,
+    /// The Bot API server (a local one, or a test peer, default `https://api.telegram.org`).
     #[serde(default = "telegram_api")]
     pub api_url: String,
+    /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
     #[serde(default)]
     pub allowed_users: Vec<String>,
+    /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
@@ -120,31 +130,44 @@ fn telegram_api() -> String {
     "https://api.telegram.org".into()
 }
 
+/// `[channels.discord.<alias>]`: one Discord bot (adapter pending).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DiscordChannel {
+    /// Whether this channel runs (default true).
     #[serde(default = "crate::agent::yes")]
     pub enabled: bool,
+    /// The bot's token (required).
     pub bot_token: Secret,
+    /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
     #[serde(default)]
     pub allowed_users: Vec<String>,
+    /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
 }
 
+/// `[channels.matrix.<alias>]`: one Matrix account.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatrixChannel {
+    /// Whether this channel runs (default true).
     #[serde(default = "crate::agent::yes")]
     pub enabled: bool,
+    /// The homeserver URL (required).
     pub homeserver: String,
+    /// The bot's account (required).
     pub user_id: String,
+    /// Log in with a password (a device is created once and kept, default none).
     #[serde(default)]
     pub password: Option<Secret>,
+    /// Or with a token (default none).
     #[serde(default)]
     pub access_token: Option<Secret>,
+    /// Rooms (ids or aliases) joined at start (default `[]`).
     #[serde(default)]
     pub auto_join: Vec<String>,
     /// Accept invitations from people `allowed_users` admits.
@@ -160,24 +183,31 @@ pub struct MatrixChannel {
     /// Long-poll timeout of one `/sync`, in seconds.
     #[serde(default = "sync_timeout")]
     pub sync_timeout_secs: u64,
+    /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
     #[serde(default)]
     pub allowed_users: Vec<String>,
+    /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
 }
 
+/// `[channels.local.<alias>]`: chats over the loopback API.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalChannel {
+    /// Whether this channel runs (default true).
     #[serde(default = "crate::agent::yes")]
     pub enabled: bool,
     /// Local users are named `cli:<name>`.
     #[serde(default)]
     pub allowed_users: Vec<String>,
+    /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
     /// When set, every request to this alias's API must carry

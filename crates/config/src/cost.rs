@@ -3,13 +3,18 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// `[cost]`: spend tracking and limits.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct CostConfig {
+    /// Record spend and enforce the limits (default false).
     pub enabled: bool,
+    /// Keep the ledger per agent as well (default true).
     pub track_per_agent: bool,
+    /// No model call past this spend in a UTC day (default 10.0).
     pub daily_limit_usd: f64,
+    /// The same per month (default 100.0).
     pub monthly_limit_usd: f64,
     /// USD per million tokens, keyed by provider name or model name.
     pub prices: BTreeMap<String, Price>,
@@ -27,11 +32,14 @@ impl Default for CostConfig {
     }
 }
 
+/// USD per million tokens.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// USD per million prompt tokens (default 0).
     #[serde(default)]
     pub input: f64,
+    /// USD per million answer tokens (default 0).
     #[serde(default)]
     pub output: f64,
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `[limits]`: bounds on chat input.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(default)]

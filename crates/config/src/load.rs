@@ -9,10 +9,12 @@ use std::path::Path;
 pub struct Problem {
     /// Dotted TOML path of the offending key, e.g. `agents.main.model_provider`.
     pub path: String,
+    /// What is wrong and what to change.
     pub message: String,
 }
 
 impl Problem {
+    /// A problem at `path`.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
@@ -34,7 +36,9 @@ impl fmt::Display for Problem {
 /// Why a configuration was refused: every problem found.
 #[derive(Debug, Clone, thiserror::Error)]
 pub struct ConfigError {
+    /// The file (or name) the configuration came from.
     pub source_name: String,
+    /// Every problem found.
     pub problems: Vec<Problem>,
 }
 

@@ -3,6 +3,7 @@
 use crate::Secret;
 use serde::{Deserialize, Serialize};
 
+/// The API a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
@@ -13,6 +14,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The configuration word.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Openai => "openai",
@@ -21,15 +23,21 @@ impl ProviderKind {
     }
 }
 
+/// `[providers.<name>]`: one model server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
+    /// `openai` (any OpenAI-compatible chat completions server: OpenAI, llama.cpp, vLLM, Ollama...) or `anthropic` (required).
     pub kind: ProviderKind,
+    /// Where the server is (default the kind's public endpoint).
     #[serde(default)]
     pub base_url: Option<String>,
+    /// Secret sent as the bearer token (`x-api-key` for Anthropic, default none).
     #[serde(default)]
     pub api_key: Option<Secret>,
+    /// The model name sent with each request (required).
     pub model: String,
+    /// Sampling temperature (default the server's).
     #[serde(default)]
     pub temperature: Option<f64>,
     /// Ordered fallback chain: provider names tried after this one fails.

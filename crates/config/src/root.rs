@@ -4,33 +4,47 @@ use crate::{AgentConfig, ChannelsConfig, CostConfig, CronJob, ProviderConfig, Ri
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The whole configuration (docs/configuration.md).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// The control plane: `sqlite://PATH` (created 0600) or `postgres://...` (default `sqlite://data/control_plane.db`).
     #[serde(default = "default_db")]
     pub database_url: String,
+    /// Agents' workspaces live in `<workspace_dir>/<agent>/`; their records in `<workspace_dir>/.records/<agent>/` (default `workspace`).
     #[serde(default = "default_workspace")]
     pub workspace_dir: String,
+    /// Model servers, see docs/configuration.md.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// The agents, see docs/configuration.md.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// What agents may do, see docs/configuration.md.
     #[serde(default)]
     pub risk_profiles: BTreeMap<String, RiskProfile>,
+    /// Loop limits, see docs/configuration.md.
     #[serde(default)]
     pub runtime_profiles: BTreeMap<String, RuntimeProfile>,
+    /// Spend tracking, see docs/configuration.md.
     #[serde(default)]
     pub cost: CostConfig,
+    /// Chat platforms, see docs/configuration.md.
     #[serde(default)]
     pub channels: ChannelsConfig,
+    /// Scheduled prompts, see docs/configuration.md.
     #[serde(default)]
     pub cron: Vec<CronJob>,
+    /// The local HTTP surface.
     #[serde(default)]
     pub web: WebConfig,
+    /// Global concurrency lanes.
     #[serde(default)]
     pub lanes: LanesConfig,
+    /// Bounds on chat input.
     #[serde(default)]
     pub limits: crate::LimitsConfig,
+    /// Retention of control-plane rows.
     #[serde(default)]
     pub storage: crate::StorageConfig,
 }
@@ -39,10 +53,12 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LanesConfig {
+    /// The lane `sessions_spawn` children run in.
     #[serde(default)]
     pub subagent: Lane,
 }
 
+/// One concurrency lane.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(default)]

@@ -6,17 +6,22 @@ use std::fmt;
 /// A secret value. `Debug` never prints it.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Secret {
+    /// Written in the file.
     Inline(String),
+    /// `env:NAME`: read from the environment variable `NAME`.
     Env(String),
 }
 
+/// A secret that cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SecretError {
     #[error("environment variable {0} is not set (the configuration reads it with env:{0})")]
+    /// The variable is not set.
     MissingEnv(String),
 }
 
 impl Secret {
+    /// `env:NAME` or an inline value.
     pub fn parse(raw: &str) -> Self {
         match raw.strip_prefix("env:") {
             Some(name) => Secret::Env(name.trim().to_string()),

@@ -7,12 +7,16 @@ use std::fmt;
 /// it, and optionally a thread or topic inside that chat.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ChatAddress {
+    /// The channel instance, `<kind>.<alias>` (`telegram.main`) or `cli`.
     pub channel: String,
+    /// The platform's id of the chat (a Telegram chat id, a Matrix room id).
     pub chat: String,
+    /// A thread or forum topic inside the chat, when there is one.
     pub thread: Option<String>,
 }
 
 impl ChatAddress {
+    /// The top level of `chat` on `channel` (no thread).
     pub fn new(channel: impl Into<String>, chat: impl Into<String>) -> Self {
         Self {
             channel: channel.into(),
@@ -21,6 +25,7 @@ impl ChatAddress {
         }
     }
 
+    /// The same chat, in `thread`.
     pub fn with_thread(mut self, thread: Option<String>) -> Self {
         self.thread = thread;
         self
@@ -52,6 +57,7 @@ impl fmt::Display for ChatAddress {
 pub struct UserId(pub String);
 
 impl UserId {
+    /// The id as written (`tg:42`).
     pub fn as_str(&self) -> &str {
         &self.0
     }

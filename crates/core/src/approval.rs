@@ -6,13 +6,16 @@ use serde::{Deserialize, Serialize};
 /// What an approver can answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ApprovalChoice {
+    /// Allow this one call.
     AllowOnce,
     /// Allow this tool for the rest of this run.
     Always,
+    /// Refuse the call.
     Deny,
 }
 
 impl ApprovalChoice {
+    /// The button label.
     pub fn label(self) -> &'static str {
         match self {
             Self::AllowOnce => "Allow once",
@@ -25,13 +28,17 @@ impl ApprovalChoice {
 /// The prompt shown to approvers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApprovalPrompt {
+    /// The request id people type (`/approve <id>`).
     pub id: String,
+    /// The agent whose tool call waits.
     pub agent: String,
     /// Caller chain for delegated runs, root first.
     pub caller_chain: Vec<String>,
+    /// The tool to run.
     pub tool: String,
     /// Argument summary with secrets already redacted.
     pub summary: String,
+    /// `low`, `medium` or `high`.
     pub risk: String,
     /// Seconds since the Unix epoch after which the request expires.
     pub deadline_unix: i64,
@@ -59,11 +66,16 @@ impl ApprovalPrompt {
 /// How a prompt ended, for editing it after the fact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PromptState {
+    /// Someone answered.
     Decided {
+        /// What they chose.
         choice: ApprovalChoice,
+        /// Who (a user id).
         by: String,
+        /// When, in seconds since the Unix epoch.
         at_unix: i64,
     },
+    /// Nobody answered in time (or the process that asked is gone).
     Expired,
     /// The run that asked was stopped before anyone decided.
     Cancelled,

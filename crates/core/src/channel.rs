@@ -7,11 +7,14 @@ use std::sync::Arc;
 /// A platform's handle on a message the adapter posted (for edits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageRef {
+    /// The chat the message is in.
     pub chat: String,
+    /// The platform's id of the message.
     pub id: String,
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why a channel operation failed, and so whether to retry it.
 pub enum ChannelError {
     /// The platform asked us to wait; the caller should retry after this long.
     #[error("rate limited, retry after {0} s")]

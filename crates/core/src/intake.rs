@@ -13,9 +13,11 @@ use async_trait::async_trait;
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("the gateway could not take the messages: {0}")]
+/// The gateway could not take a batch (its store failed); offer it again.
 pub struct IntakeError(pub String);
 
 #[async_trait]
+/// The gateway's side of receiving (see the module doc).
 pub trait Intake: Send + Sync {
     /// Where `channel` resumes, if it ran before.
     async fn cursor(&self, channel: &str) -> Result<Option<String>, IntakeError>;

@@ -6,10 +6,13 @@ use serde::{Deserialize, Serialize};
 /// A message a person wrote, as the adapter saw it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Inbound {
+    /// Where it was written.
     pub address: ChatAddress,
+    /// Who wrote it, as the platform authenticated them.
     pub sender: UserId,
     /// Human-readable sender name, for prompts and logs.
     pub sender_name: String,
+    /// The text, with a mention of the bot cut out.
     pub text: String,
     /// Platform id of this message (for replies and threads).
     pub message_id: Option<String>,
@@ -30,13 +33,16 @@ pub struct Inbound {
 /// Text the gateway wants shown in a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outbound {
+    /// Where to post it.
     pub address: ChatAddress,
+    /// Markdown-ish text; each channel renders it natively.
     pub text: String,
     /// Platform id of the message this one answers, when there is one.
     pub reply_to: Option<String>,
 }
 
 impl Outbound {
+    /// `text` for `address`, answering nothing in particular.
     pub fn new(address: ChatAddress, text: impl Into<String>) -> Self {
         Self {
             address,

@@ -2,6 +2,10 @@
 //! Anthropic Messages) HTTP server that answers from a script, so tests
 //! drive the real agent loop over real HTTP, deterministically.
 
+// Not every public item is documented yet (the workspace asks for it;
+// core, config and the channel crates are done, this crate is next).
+#![allow(missing_docs)]
+
 mod scripted_model;
 pub mod synapse;
 pub mod telegram;

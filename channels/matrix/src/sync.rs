@@ -210,10 +210,10 @@ impl Syncer {
             }
             match self.client.join_room_by_id(room_id).await {
                 Ok(_) => {
-                    tracing::info!(channel = %self.settings.name, room = %room_id, %inviter, "joined on invitation")
+                    tracing::info!(channel = %self.settings.name, room = %room_id, %inviter, "joined on invitation");
                 }
                 Err(e) => {
-                    tracing::warn!(channel = %self.settings.name, room = %room_id, error = %errors::map(e), "cannot accept an invitation")
+                    tracing::warn!(channel = %self.settings.name, room = %room_id, error = %errors::map(e), "cannot accept an invitation");
                 }
             }
         }

@@ -21,7 +21,7 @@ fn problems(extra: &str) -> Vec<String> {
     };
     match Config::from_toml_str(&text, "test.toml") {
         Ok(_) => panic!("config was accepted:\n{text}"),
-        Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
+        Err(e) => e.problems.iter().map(std::string::ToString::to_string).collect(),
     }
 }
 
@@ -232,7 +232,7 @@ fn matrix_rooms_and_sync_timeout_are_checked() {
     // An unset secret is a warning (the variable may be set where it runs).
     let text = format!("{BASE}\n{base}store_passphrase = 'env:SWITCHBOARD_TEST_UNSET_PASSPHRASE'");
     let config = Config::from_toml_str(&text, "test.toml").expect("valid");
-    let warnings: Vec<String> = config.warnings().iter().map(|p| p.to_string()).collect();
+    let warnings: Vec<String> = config.warnings().iter().map(std::string::ToString::to_string).collect();
     assert!(
         warnings
             .iter()

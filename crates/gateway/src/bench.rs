@@ -291,7 +291,7 @@ pub(crate) async fn gateway(messages: usize, users: usize) -> anyhow::Result<Exi
     let burst = t.elapsed();
     println!("gateway with an instant scripted model (same process), local channel");
     println!("  start to ready:            {:>8.1} ms", startup.as_secs_f64() * 1e3);
-    println!("  RSS after start:           {:>8.1} MiB", idle_rss);
+    println!("  RSS after start:           {idle_rss:>8.1} MiB");
     println!(
         "  one DM answered (n={messages}):   p50 {:.2} ms   p90 {:.2} ms   p99 {:.2} ms",
         pct(0.5),

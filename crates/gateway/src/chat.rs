@@ -90,7 +90,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                         line,
                         &broker,
                         &event_tx,
-                    ))
+                    ));
                 }
             }
         }
@@ -139,7 +139,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
             Some(event) = events.recv() => match event {
                 TurnEvent::ToolStarted { name, summary } => println!("  [tool] {name} {summary}"),
                 TurnEvent::ToolFinished { name, success } => {
-                    println!("  [tool] {name}: {}", if success { "ok" } else { "failed" })
+                    println!("  [tool] {name}: {}", if success { "ok" } else { "failed" });
                 }
             },
             result = async { (&mut running.as_mut().expect("guarded").task).await }, if running.is_some() => {
@@ -208,7 +208,7 @@ fn pick_agent(runtime: &Runtime, wanted: Option<String>) -> anyhow::Result<Strin
                 .map(|(n, _)| n.clone());
             Ok(by_channel
                 .or_else(|| enabled.contains(&"main").then(|| "main".to_string()))
-                .or_else(|| enabled.first().map(|s| s.to_string()))
+                .or_else(|| enabled.first().map(std::string::ToString::to_string))
                 .expect("validated configs have an enabled agent"))
         }
     }

@@ -44,7 +44,7 @@ fn count_artifacts(root: &std::path::Path) -> usize {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| {
             if e.file_name() == "delegate_results" {
-                std::fs::read_dir(e.path()).map(|d| d.count()).unwrap_or(0)
+                std::fs::read_dir(e.path()).map(std::iter::Iterator::count).unwrap_or(0)
             } else {
                 count_artifacts(&e.path())
             }

@@ -177,7 +177,10 @@ impl Core {
     /// The broker for a run with this approval profile: the route broker
     /// when the route is complete and installed, else nobody.
     pub fn route_broker_for(&self, profile: &RiskProfile) -> Arc<dyn ApprovalBroker> {
-        let complete = profile.approval_route.as_ref().is_some_and(|r| r.is_complete());
+        let complete = profile
+            .approval_route
+            .as_ref()
+            .is_some_and(switchboard_config::ApprovalRoute::is_complete);
         let installed = self.route_broker.read().clone();
         match (complete, installed) {
             (true, Some(b)) => b,

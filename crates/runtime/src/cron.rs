@@ -114,7 +114,7 @@ impl Runtime {
                     match &run.result {
                         Ok(_) => tracing::info!(cron_job_id = %job.id, run_id = %run.run_id, "cron run finished"),
                         Err(e) => {
-                            tracing::warn!(cron_job_id = %job.id, run_id = %run.run_id, error = %e, "cron run failed")
+                            tracing::warn!(cron_job_id = %job.id, run_id = %run.run_id, error = %e, "cron run failed");
                         }
                     }
                 });

@@ -110,7 +110,7 @@ impl ProgressRecorder {
                 started_at: now_ms(),
                 finished_at: None,
                 success: None,
-            })
+            });
         });
         self.save(json).await;
     }

@@ -127,7 +127,7 @@ pub fn summarize_args(args: &Value) -> String {
     pairs.sort_by_key(|(k, v)| (!FIRST.contains(&k.as_str()), v.len()));
     let mut out = String::from("{");
     for (i, (k, v)) in pairs.iter().enumerate() {
-        let piece = format!("{}{}:{v}", if i > 0 { "," } else { "" }, Value::String(k.to_string()));
+        let piece = format!("{}{}:{v}", if i > 0 { "," } else { "" }, Value::String((*k).clone()));
         let room = MAX_SUMMARY.saturating_sub(out.chars().count());
         if piece.chars().count() > room {
             return cut(format!("{out}{piece}"), MAX_SUMMARY);

@@ -17,7 +17,7 @@ pub(crate) fn status_of(result: &Result<TurnReply, TurnError>) -> RunStatus {
 /// kill); returns the status recorded for it.
 pub(crate) async fn record(store: &Store, run_id: &str, result: &Result<TurnReply, TurnError>) -> RunStatus {
     let status = status_of(result);
-    let error = result.as_ref().err().map(|e| e.to_string());
+    let error = result.as_ref().err().map(std::string::ToString::to_string);
     let (output, usage) = match result {
         Ok(r) => (Some(r.text.as_str()), r.usage),
         Err(_) => (None, Default::default()),

@@ -107,7 +107,7 @@ async fn fallback_header_and_warning() {
     backup.push(Step::text("Recovered answer."));
     let extra = provider("pbackup", &backup.url(), "");
     let f = fx_with(&extra, |c| {
-        c.providers.get_mut("prev").unwrap().fallbacks = vec!["pbackup".into()]
+        c.providers.get_mut("prev").unwrap().fallbacks = vec!["pbackup".into()];
     })
     .await;
     f.reviewer.push(Step::status(500));
@@ -132,7 +132,7 @@ async fn empty_answer_other_failure_and_timeout() {
         error("Agent 'reviewer' failed: model provider 'prev' failed with HTTP 503")
     );
     let f = fx_with("[runtime_profiles.slow]\ndelegation_timeout_secs = 1\n", |c| {
-        c.agents.get_mut("reviewer").unwrap().runtime_profile = "slow".into()
+        c.agents.get_mut("reviewer").unwrap().runtime_profile = "slow".into();
     })
     .await;
     f.reviewer.push(Step::text("too late").delay(Duration::from_secs(3)));
@@ -145,7 +145,7 @@ async fn empty_answer_other_failure_and_timeout() {
 #[tokio::test]
 async fn policy_gate_refuses_first() {
     let f = fx_with("", |c| {
-        c.risk_profiles.get_mut("lead").unwrap().delegation_policy.mode = switchboard_config::DelegationMode::Forbidden
+        c.risk_profiles.get_mut("lead").unwrap().delegation_policy.mode = switchboard_config::DelegationMode::Forbidden;
     })
     .await;
     assert_eq!(
@@ -193,7 +193,7 @@ async fn reachability_refusals() {
         error("delegate target \"off\" is not reachable from \"main\": the target agent is disabled")
     );
     let f = fx_with(extra, |c| {
-        c.agents.get_mut("main").unwrap().delegate_same_risk_profile = false
+        c.agents.get_mut("main").unwrap().delegate_same_risk_profile = false;
     })
     .await;
     assert_eq!(
@@ -278,7 +278,7 @@ async fn always_ask_bounded_agentic() {
             .get_mut("main")
             .unwrap()
             .delegates
-            .push(switchboard_config::DelegateEntry::Alias("strict".into()))
+            .push(switchboard_config::DelegateEntry::Alias("strict".into()));
     })
     .await;
     assert_eq!(
@@ -341,7 +341,7 @@ async fn agentic_target_without_a_risk_profile() {
 #[tokio::test]
 async fn agentic_target_with_zero_tools_gets_a_plain_turn() {
     let f = fx_with("", |c| {
-        c.risk_profiles.get_mut("opsprof").unwrap().deny_all_tools = true
+        c.risk_profiles.get_mut("opsprof").unwrap().deny_all_tools = true;
     })
     .await;
     f.ops.push(Step::text("plain"));
@@ -355,7 +355,7 @@ async fn agentic_target_with_zero_tools_gets_a_plain_turn() {
 #[tokio::test]
 async fn non_agentic_target_gets_one_call_without_tools() {
     let f = fx_with("[runtime_profiles.plain]\nagentic = false\n", |c| {
-        c.agents.get_mut("reviewer").unwrap().runtime_profile = "plain".into()
+        c.agents.get_mut("reviewer").unwrap().runtime_profile = "plain".into();
     })
     .await;
     f.reviewer.push(Step::text("one shot"));
@@ -375,7 +375,7 @@ async fn bounded_cross_profile_target_never_gets_a_tool_the_caller_lacks() {
             .get_mut("main")
             .unwrap()
             .delegates
-            .push(switchboard_config::DelegateEntry::Alias("worker".into()))
+            .push(switchboard_config::DelegateEntry::Alias("worker".into()));
     })
     .await;
     f.reviewer.push(Step::text("ok"));
@@ -532,7 +532,7 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
     // ops (allowed to delegate here) starts its own turn and tries to see
     // and cancel a task main started.
     let f2 = fx_with("", |c| {
-        c.risk_profiles.get_mut("opsprof").unwrap().delegation_policy.mode = switchboard_config::DelegationMode::Allow
+        c.risk_profiles.get_mut("opsprof").unwrap().delegation_policy.mode = switchboard_config::DelegationMode::Allow;
     })
     .await;
     f2.reviewer.push(Step::text("slow").delay(Duration::from_secs(5)));

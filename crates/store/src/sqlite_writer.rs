@@ -108,7 +108,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
             // SQLite rolled the whole transaction back (a full disk, an I/O
             // error): the jobs before this one are lost too.
             let why = result.as_ref().err().cloned().unwrap_or_default();
-            for (_, r) in done.iter_mut() {
+            for (_, r) in &mut done {
                 *r = Err(format!("rolled back with a later write: {why}"));
             }
             open = false;
@@ -118,7 +118,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
     if open && let Err(e) = control(conn, "COMMIT") {
         tracing::error!(error = %e, jobs = done.len(), "group commit failed");
         let _ = conn.execute_batch("ROLLBACK");
-        for (_, r) in done.iter_mut() {
+        for (_, r) in &mut done {
             *r = Err(format!("commit failed: {e}"));
         }
     }

@@ -93,7 +93,7 @@ impl Router {
             if t.recovered {
                 match self.runtime.recover_turn(&session_key, &t.key).await {
                     Ok(Recovery::Rerun) => {
-                        tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted")
+                        tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted");
                     }
                     Ok(Recovery::Finished(answer)) => {
                         tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");

@@ -16,7 +16,7 @@ pub(crate) async fn load(store: &Store, session_key: &str) -> Result<Vec<ChatMes
         match serde_json::from_str::<ChatMessage>(&row.body) {
             Ok(m) => out.push(m),
             Err(e) => {
-                tracing::warn!(session_key, id = row.id, error = %e, "skipping unreadable stored message")
+                tracing::warn!(session_key, id = row.id, error = %e, "skipping unreadable stored message");
             }
         }
     }

@@ -69,7 +69,10 @@ impl AgentRun {
         let mut dangerous = false;
         if self.ctx.scope.is_child() && is_shell && !matches!(decision, GateDecision::Refuse(_)) {
             let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-            let operator_route = profile.approval_route.as_ref().is_some_and(|r| r.is_complete());
+            let operator_route = profile
+                .approval_route
+                .as_ref()
+                .is_some_and(switchboard_config::ApprovalRoute::is_complete);
             if is_dangerous_for_child(command) && !profile.subagent_auto_approve {
                 dangerous = true;
                 decision = if operator_route {

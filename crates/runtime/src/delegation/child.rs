@@ -60,7 +60,10 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         None => RiskProfile::default(),
     };
     if tp.agentic && !risk.always_ask.is_empty() {
-        let route_complete = risk.approval_route.as_ref().is_some_and(|r| r.is_complete());
+        let route_complete = risk
+            .approval_route
+            .as_ref()
+            .is_some_and(switchboard_config::ApprovalRoute::is_complete);
         let refuse_as = match mode {
             DelegateMode::Independent if !route_complete => Some("independent mode"),
             DelegateMode::Bounded => Some("bounded agentic mode"),

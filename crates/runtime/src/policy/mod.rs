@@ -50,7 +50,10 @@ impl SecurityPolicy {
             profile: profile.clone(),
             workspace,
             workspace_only: true,
-            forbidden_paths: DEFAULT_FORBIDDEN_PATHS.iter().map(|s| s.to_string()).collect(),
+            forbidden_paths: DEFAULT_FORBIDDEN_PATHS
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             shell_timeout_secs: 60,
             tracker: Arc::new(ActionTracker::new(max_actions_per_hour)),
             hourly_cap: None,

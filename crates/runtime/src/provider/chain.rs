@@ -73,7 +73,11 @@ impl ProviderChain {
             return Err(failures.remove(0));
         }
         Err(ProviderError::AllFailed(
-            failures.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
+            failures
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
         ))
     }
 }
@@ -116,7 +120,7 @@ async fn fitted_chat(link: &dyn Provider, req: &ChatRequest<'_>) -> Result<ChatR
                     // The window was unknown: it is below what was sent.
                     None if limits.window().is_none() => {
                         let estimated = limits.corrected(raw);
-                        limits.set_window(u32::try_from(estimated * 3 / 4).unwrap_or(u32::MAX).max(512))
+                        limits.set_window(u32::try_from(estimated * 3 / 4).unwrap_or(u32::MAX).max(512));
                     }
                     None => {}
                 }

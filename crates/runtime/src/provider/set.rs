@@ -48,7 +48,7 @@ impl ProviderSet {
             match self.built.get(f) {
                 Some(Ok(p)) => links.push(p.clone()),
                 Some(Err(e)) => {
-                    tracing::warn!(provider = %f, error = %e, "fallback provider unusable; skipped")
+                    tracing::warn!(provider = %f, error = %e, "fallback provider unusable; skipped");
                 }
                 None => {}
             }

@@ -28,7 +28,7 @@ pub(crate) enum Sub {
 }
 
 pub(crate) fn parse(args: &[&str]) -> Sub {
-    let target = || args.get(1).map(|s| s.to_string());
+    let target = || args.get(1).map(std::string::ToString::to_string);
     match args.first().copied() {
         Some("list") | None => Sub::List,
         Some("info") => target()

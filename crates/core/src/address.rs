@@ -34,10 +34,7 @@ impl ChatAddress {
     /// The key of the conversation held at this address for `agent`.
     /// One conversation per (agent, channel, chat, thread).
     pub fn session_key(&self, agent: &str) -> String {
-        match &self.thread {
-            Some(t) => format!("agent:{agent}:{}:{}:{t}", self.channel, self.chat),
-            None => format!("agent:{agent}:{}:{}", self.channel, self.chat),
-        }
+        crate::SessionKey::chat(agent, self).into()
     }
 }
 

@@ -10,6 +10,7 @@ mod channel;
 mod ct_eq;
 mod intake;
 mod message;
+mod session_key;
 mod split;
 mod supervise;
 
@@ -19,5 +20,6 @@ pub use channel::{Channel, ChannelError, MessageRef};
 pub use ct_eq::constant_time_eq;
 pub use intake::{Intake, IntakeError};
 pub use message::{Inbound, Outbound};
+pub use session_key::SessionKey;
 pub use split::split_message;
 pub use supervise::{TaskEnd, guarded, supervise};

@@ -28,7 +28,7 @@ impl Runtime {
     /// Run `job` now.
     pub async fn run_cron_job(&self, job: &CronJob) -> CronRun {
         let run_id = uuid::Uuid::new_v4().to_string();
-        let session_key = format!("cron-{run_id}");
+        let session_key: String = switchboard_core::SessionKey::cron(&run_id).into();
         let result = self.cron_turn(job, &run_id, &session_key).await;
         CronRun {
             run_id,

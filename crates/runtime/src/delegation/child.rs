@@ -6,7 +6,7 @@ use crate::approval::NoApprover;
 use crate::core::{Core, RunParts};
 use crate::policy::SecurityPolicy;
 use crate::progress::ProgressRecorder;
-use crate::scope::{RunScope, TreeBudget};
+use crate::scope::{ChildRow, RunScope, TreeBudget};
 use crate::tools::{ToolContext, ToolRegistry, ToolResult};
 use std::sync::Arc;
 use std::time::Duration;
@@ -163,7 +163,7 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
             )
         }
     };
-    let session_key = format!("agent:{target}:delegate:{}", uuid::Uuid::new_v4());
+    let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
     Ok(Plan {
         target: target.to_string(),
         mode,
@@ -214,27 +214,18 @@ fn bounded_registry(ceiling: &ToolRegistry, target: &RiskProfile) -> ToolRegistr
 
 /// The run-registry row of a child about to start.
 pub(crate) fn new_run(plan: &Plan, ctx: &ToolContext, id: &str, task: &str) -> NewRun {
-    let scope = &plan.parts.scope;
     let model = plan.parts.chain.primary().model().to_string();
-    NewRun {
-        id: id.to_string(),
+    ctx.scope.child_row(ChildRow {
+        id,
         kind: RunKind::Delegate,
-        parent_id: ctx.scope.run_id.clone(),
-        root_id: scope.root_id.clone().unwrap_or_else(|| id.to_string()),
+        agent: &plan.target,
+        session_key: &plan.parts.session_key,
         owner_chain: ctx.scope.owner_chain.clone(),
-        depth: scope.depth as i64,
-        agent: plan.target.clone(),
-        session_key: plan.parts.session_key.clone(),
-        origin_channel: scope.origin.as_ref().map(|o| o.channel.clone()),
-        origin_chat: scope.origin.as_ref().map(|o| o.chat.clone()),
-        origin_thread: scope.origin.as_ref().and_then(|o| o.thread.clone()),
-        label: None,
-        task: Some(task.chars().take(500).collect()),
-        model: Some(model),
-        requester: ctx.scope.requester.clone(),
-        requester_session: Some(ctx.session_key.clone()),
-        announce: false,
-    }
+        depth: plan.parts.scope.depth as i64,
+        task,
+        model: &model,
+        requester_session: &ctx.session_key,
+    })
 }
 
 /// How a child ended, ready for the tool result and the run row.

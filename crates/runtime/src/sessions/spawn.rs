@@ -136,7 +136,7 @@ impl Tool for SessionsSpawn {
         let leaf = depth >= max_depth;
         let registry = child_registry(&core.builtin, &risk, leaf, &root_cfg.tools.allow, &root_cfg.tools.deny);
         let run_id = uuid::Uuid::new_v4().to_string();
-        let session_key = format!("agent:{agent_id}:subagent:{run_id}");
+        let session_key: String = switchboard_core::SessionKey::child_session(&agent_id, &run_id).into();
         let mut owner_chain = ctx.scope.owner_chain.clone();
         owner_chain.push(agent_id.clone());
         let mut row = ctx.scope.child_row(ChildRow {

@@ -97,7 +97,7 @@ impl Tool for SpawnSubagent {
             }
         };
         let uuid = uuid::Uuid::new_v4().to_string();
-        let session_key = format!("subagent-{uuid}");
+        let session_key: String = switchboard_core::SessionKey::helper(&uuid).into();
         let mut memory_readers = ctx.memory_readers.clone();
         if !memory_readers.contains(&parent) {
             memory_readers.insert(0, parent.clone());

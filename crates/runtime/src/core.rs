@@ -201,7 +201,7 @@ impl Core {
             providers: self.providers.names(),
             switch_to: Mutex::new(None),
             cancel: parts.cancel,
-            core: Some(self.clone()),
+            core: self.clone(),
             scope: parts.scope,
             ceiling: registry.clone(),
             chain: parts.chain.clone(),

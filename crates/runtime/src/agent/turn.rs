@@ -205,10 +205,8 @@ impl AgentRun {
             messages.extend(results);
             // Announcements from this session's children arrive between
             // iterations, as data.
-            if let Some(core) = &self.ctx.core {
-                for note in core.take_inbox(&self.ctx.session_key) {
-                    messages.push(ChatMessage::user(note));
-                }
+            for note in self.ctx.core.take_inbox(&self.ctx.session_key) {
+                messages.push(ChatMessage::user(note));
             }
             let switch = self.ctx.switch_to.lock().take();
             if let Some(name) = switch {

@@ -88,9 +88,7 @@ impl Tool for DelegateTool {
             Ok(a) => a,
             Err(e) => return ToolResult::fail(format!("invalid arguments for delegate: {e}")),
         };
-        let Some(core) = ctx.core.clone() else {
-            return ToolResult::fail("delegate is not available in this run");
-        };
+        let core = ctx.core.clone();
         let action = args.action.clone().unwrap_or_else(|| "delegate".into());
         if !matches!(
             action.as_str(),

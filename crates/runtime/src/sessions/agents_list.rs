@@ -22,9 +22,7 @@ impl Tool for AgentsList {
         Effect::Read
     }
     async fn execute(&self, _args: Value, ctx: &ToolContext) -> ToolResult {
-        let Some(core) = &ctx.core else {
-            return ToolResult::fail("agents_list is not available in this run");
-        };
+        let core = &ctx.core;
         let root = ctx
             .scope
             .owner_chain

@@ -36,9 +36,7 @@ impl Tool for SessionsSend {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let Some(core) = &ctx.core else {
-            return ToolResult::fail("sessions_send is not available in this run");
-        };
+        let core = &ctx.core;
         let row = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.into_iter().find(|r| r.session_key == args.session_key),
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),

@@ -65,9 +65,7 @@ impl Tool for SessionsSpawn {
         let Some(task) = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
-        let Some(core) = ctx.core.clone() else {
-            return ToolResult::fail("sessions_spawn is not available in this run");
-        };
+        let core = ctx.core.clone();
         if core.is_paused() {
             return ToolResult::fail(PAUSED);
         }

@@ -39,9 +39,7 @@ impl Tool for SubagentsTool {
             Ok(a) => a,
             Err(e) => return ToolResult::fail(format!("invalid arguments for subagents: {e}")),
         };
-        let Some(core) = &ctx.core else {
-            return ToolResult::fail("subagents is not available in this run");
-        };
+        let core = &ctx.core;
         let rows = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
             Ok(r) => r,
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),

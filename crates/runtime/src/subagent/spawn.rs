@@ -58,9 +58,7 @@ impl Tool for SpawnSubagent {
         if ctx.scope.is_subagent {
             return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
         }
-        let Some(core) = ctx.core.clone() else {
-            return ToolResult::fail("subagent spawn failed: no runtime in this context");
-        };
+        let core = ctx.core.clone();
         if core.is_paused() {
             return ToolResult::fail(crate::core::PAUSED);
         }

@@ -69,7 +69,7 @@ pub struct ToolContext {
     pub switch_to: Mutex<Option<String>>,
     pub cancel: CancellationToken,
     /// The runtime, for tools that start child runs.
-    pub core: Option<Arc<crate::core::Core>>,
+    pub core: Arc<crate::core::Core>,
     /// Where this run sits in its tree.
     pub scope: crate::scope::RunScope,
     /// This run's own registry: the ceiling for bounded children.

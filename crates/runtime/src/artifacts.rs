@@ -10,12 +10,12 @@ use tokio::sync::oneshot;
 
 type Job = (PathBuf, Vec<u8>, oneshot::Sender<std::io::Result<()>>);
 
-pub struct ArtifactWriter {
+pub(crate) struct ArtifactWriter {
     jobs: parking_lot::Mutex<mpsc::Sender<Job>>,
 }
 
 impl ArtifactWriter {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("artifact-writer".into())
@@ -43,7 +43,7 @@ impl ArtifactWriter {
     }
 
     /// Write `bytes` to `path` (creating its folder); resolves when written.
-    pub async fn write(&self, path: PathBuf, bytes: Vec<u8>) -> std::io::Result<()> {
+    pub(crate) async fn write(&self, path: PathBuf, bytes: Vec<u8>) -> std::io::Result<()> {
         let (done, wait) = oneshot::channel();
         let sent = self.jobs.lock().send((path, bytes, done));
         if sent.is_err() {

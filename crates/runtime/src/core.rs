@@ -20,29 +20,29 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub struct Core {
-    pub config: Arc<Config>,
-    pub store: Store,
-    pub providers: Arc<ProviderSet>,
-    pub policies: BTreeMap<String, Arc<SecurityPolicy>>,
-    pub builtin: ToolRegistry,
+    pub(crate) config: Arc<Config>,
+    pub(crate) store: Store,
+    pub(crate) providers: Arc<ProviderSet>,
+    pub(crate) policies: BTreeMap<String, Arc<SecurityPolicy>>,
+    pub(crate) builtin: ToolRegistry,
     /// Cancellation handles of running child runs (foreground and
     /// background), by run id.
-    pub tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    pub(crate) tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
     /// Delivers approval prompts along a risk profile's `approval_route`
     /// (installed by the gateway once channels run).
-    pub route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
+    pub(crate) route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
     /// `/subagents pause`: new spawns and delegations are refused.
     paused: AtomicBool,
     /// The global `subagent` lane: at most `max_concurrent` session children
     /// run at once; the rest wait for a permit.
-    pub lane: Arc<tokio::sync::Semaphore>,
+    pub(crate) lane: Arc<tokio::sync::Semaphore>,
     /// Announcements waiting for a running parent loop, by session key.
-    pub inbox: Mutex<HashMap<String, Vec<String>>>,
+    pub(crate) inbox: Mutex<HashMap<String, Vec<String>>>,
     /// Writes `delegate_results/*.json` one after another.
-    pub artifacts: crate::artifacts::ArtifactWriter,
+    pub(crate) artifacts: crate::artifacts::ArtifactWriter,
     /// `delegate` bound to an identity (and whether the run may only
     /// delegate), built once: it depends only on the configuration.
-    pub delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
+    pub(crate) delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
     /// One spawn at a time per session, from counting its active children
     /// to recording the new one, so parallel calls cannot overshoot
     /// `max_children_per_agent`.

@@ -42,7 +42,8 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     plan.parts.scope.is_tree_root = true;
     plan.parts.scope.root_id = Some(task_id.clone());
     let cancel = CancellationToken::new();
-    core.tasks.lock().insert(task_id.clone(), cancel.clone());
+    // Registered until the task ends, however it ends (a panic included).
+    let registration = core.register_run(&task_id, &cancel);
     let artifact_dir = core.records_dir(&ctx.agent).join("delegate_results");
     let target = plan.target.clone();
     let timeout = plan.background_timeout;
@@ -83,7 +84,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
             }
         };
         tokio::join!(write_artifact(&core2, &artifact_dir, &id, &outcome.result), announced);
-        core2.tasks.lock().remove(&id);
+        drop(registration);
         tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
     });
     ToolResult::ok(format!(

@@ -5,48 +5,37 @@
 
 use crate::agent::{AgentRun, TurnEvent};
 use crate::approval::{ApprovalBroker, NoApprover, RunGrants};
+use crate::live::Live;
 use crate::policy::SecurityPolicy;
 use crate::provider::{ProviderChain, ProviderSet};
 use crate::scope::RunScope;
 use crate::tools::{ToolContext, ToolRegistry};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use switchboard_store::Store;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+/// The runtime's shared state: what is fixed at start (configuration,
+/// store, providers, per-agent policies, built-in tools, the bound
+/// `delegate` tools derived from them) and the live registry (`live`).
+/// Other crates go through its operations, not its fields.
 pub struct Core {
     pub(crate) config: Arc<Config>,
     pub(crate) store: Store,
     pub(crate) providers: Arc<ProviderSet>,
     pub(crate) policies: BTreeMap<String, Arc<SecurityPolicy>>,
     pub(crate) builtin: ToolRegistry,
-    /// Cancellation handles of running child runs (foreground and
-    /// background), by run id.
-    pub(crate) tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
-    /// Delivers approval prompts along a risk profile's `approval_route`
-    /// (installed by the gateway once channels run).
-    pub(crate) route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
-    /// `/subagents pause`: new spawns and delegations are refused.
-    paused: AtomicBool,
-    /// The global `subagent` lane: at most `max_concurrent` session children
-    /// run at once; the rest wait for a permit.
-    pub(crate) lane: Arc<tokio::sync::Semaphore>,
-    /// Announcements waiting for a running parent loop, by session key.
-    pub(crate) inbox: Mutex<HashMap<String, Vec<String>>>,
+    /// What changes while the gateway runs (see `live`).
+    pub(crate) live: Live,
     /// Writes `delegate_results/*.json` one after another.
     pub(crate) artifacts: crate::artifacts::ArtifactWriter,
     /// `delegate` bound to an identity (and whether the run may only
     /// delegate), built once: it depends only on the configuration.
     pub(crate) delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
-    /// One spawn at a time per session, from counting its active children
-    /// to recording the new one, so parallel calls cannot overshoot
-    /// `max_children_per_agent`.
-    spawning: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Everything that differs between one run and another.
@@ -71,11 +60,6 @@ pub struct RunParts {
     pub memory_readers: Vec<String>,
 }
 
-/// Held while a session's spawn is checked and recorded.
-pub struct SpawnTurn {
-    _guard: tokio::sync::OwnedMutexGuard<()>,
-}
-
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 
 impl Core {
@@ -88,24 +72,8 @@ impl Core {
         PathBuf::from(&self.config.workspace_dir).join(".records").join(agent)
     }
 
-    /// Wait for this session's turn to spawn a child (see `spawning`).
-    pub async fn spawn_turn(&self, session_key: &str) -> SpawnTurn {
-        let lock = {
-            let mut map = self.spawning.lock();
-            // Forget sessions nobody is spawning in.
-            map.retain(|_, l| Arc::strong_count(l) > 1);
-            map.entry(session_key.to_string()).or_default().clone()
-        };
-        SpawnTurn {
-            _guard: lock.lock_owned().await,
-        }
-    }
-
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
-        let lane = Arc::new(tokio::sync::Semaphore::new(
-            config.lanes.subagent.max_concurrent as usize,
-        ));
         let mut policies = BTreeMap::new();
         for (alias, agent) in &config.agents {
             let workspace = PathBuf::from(&config.workspace_dir).join(alias);
@@ -122,56 +90,22 @@ impl Core {
                 Arc::new(SecurityPolicy::new(&agent.risk_profile, &profile, workspace, hourly)),
             );
         }
+        let live = Live::new(config.lanes.subagent.max_concurrent as usize);
         Ok(Self {
             config,
             store,
             providers,
             policies,
             builtin: ToolRegistry::builtin(),
-            tasks: Arc::new(Mutex::new(HashMap::new())),
-            route_broker: RwLock::new(None),
-            paused: AtomicBool::new(false),
-            lane,
-            inbox: Mutex::new(HashMap::new()),
+            live,
             delegate_tools: Mutex::new(HashMap::new()),
-            spawning: Mutex::new(HashMap::new()),
             artifacts: crate::artifacts::ArtifactWriter::start(),
         })
     }
 
-    /// Register a running child's cancel handle until the guard drops.
-    pub fn register_run(&self, run_id: &str, cancel: &CancellationToken) -> RunRegistration {
-        self.tasks.lock().insert(run_id.to_string(), cancel.clone());
-        RunRegistration {
-            tasks: self.tasks.clone(),
-            run_id: run_id.to_string(),
-        }
-    }
-
-    /// Cancel a running child by id; false when it is not running here.
-    pub fn cancel_run(&self, run_id: &str) -> bool {
-        let token = self.tasks.lock().get(run_id).cloned();
-        token.map(|t| t.cancel()).is_some()
-    }
-
-    /// Leave a message for the running loop of `session_key`.
-    pub fn post_to_inbox(&self, session_key: &str, text: String) {
-        self.inbox.lock().entry(session_key.to_string()).or_default().push(text);
-    }
-
-    /// Messages waiting for `session_key`'s loop.
-    pub fn take_inbox(&self, session_key: &str) -> Vec<String> {
-        self.inbox.lock().remove(session_key).unwrap_or_default()
-    }
-
-    pub fn is_paused(&self) -> bool {
-        self.paused.load(Ordering::SeqCst)
-    }
-
-    /// Refuse (or allow again) new spawns and delegations; running
-    /// children continue either way.
-    pub fn set_paused(&self, paused: bool) {
-        self.paused.store(paused, Ordering::SeqCst);
+    /// The live registry: running children, pause, lanes, inboxes.
+    pub fn live(&self) -> &Live {
+        &self.live
     }
 
     /// The broker for a run with this approval profile: the route broker
@@ -181,7 +115,7 @@ impl Core {
             .approval_route
             .as_ref()
             .is_some_and(switchboard_config::ApprovalRoute::is_complete);
-        let installed = self.route_broker.read().clone();
+        let installed = self.live.route_broker();
         match (complete, installed) {
             (true, Some(b)) => b,
             (true, None) => Arc::new(NoApprover("the approver channel is not running".into())),
@@ -223,17 +157,5 @@ impl Core {
             events: parts.events,
             turn: None,
         }
-    }
-}
-
-/// Removes a run's cancel handle from the registry when dropped.
-pub struct RunRegistration {
-    tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
-    run_id: String,
-}
-
-impl Drop for RunRegistration {
-    fn drop(&mut self) {
-        self.tasks.lock().remove(&self.run_id);
     }
 }

@@ -30,7 +30,7 @@ impl Core {
             }
         }
         for r in &tree {
-            self.cancel_run(&r.id);
+            self.live.cancel_run(&r.id);
         }
         killed
     }

@@ -15,6 +15,7 @@ pub mod cost;
 pub mod cron;
 pub mod delegation;
 mod kill;
+pub mod live;
 pub mod message;
 pub mod policy;
 pub mod process;

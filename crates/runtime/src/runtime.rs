@@ -57,7 +57,7 @@ impl Runtime {
 
     /// Install the broker that carries prompts along `approval_route`s.
     pub fn set_route_broker(&self, broker: Arc<dyn ApprovalBroker>) {
-        *self.core.route_broker.write() = Some(broker);
+        self.core.live.install_route_broker(broker);
     }
 
     /// The tools `agent` is offered at top level (risk-profile filtered).

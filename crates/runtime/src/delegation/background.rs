@@ -43,7 +43,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     plan.parts.scope.root_id = Some(task_id.clone());
     let cancel = CancellationToken::new();
     // Registered until the task ends, however it ends (a panic included).
-    let registration = core.register_run(&task_id, &cancel);
+    let registration = core.live.register_run(&task_id, &cancel);
     let artifact_dir = core.records_dir(&ctx.agent).join("delegate_results");
     let target = plan.target.clone();
     let timeout = plan.background_timeout;

@@ -254,7 +254,7 @@ pub(crate) async fn execute(
     plan.parts.scope.deadline = Some(tokio::time::Instant::now() + Duration::from_secs(timeout));
     let run = core.assemble(plan.parts);
     // Registered so `/subagents kill` can stop this run by id.
-    let _registration = core.register_run(run_id, &cancel);
+    let _registration = core.live.register_run(run_id, &cancel);
     let span =
         tracing::info_span!("delegate", agent_alias = %target, session_key = %run.ctx.session_key, run_id, ?mode);
     let ran = tokio::time::timeout(Duration::from_secs(timeout), run.run(message).instrument(span)).await;

@@ -100,7 +100,7 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
         ..RunEnd::default()
     };
     let recorded = core.store.finish_run(id, RunStatus::Cancelled, &end).await;
-    let token = core.tasks.lock().remove(id);
+    let token = core.live.unregister_run(id);
     if let Some(t) = token {
         t.cancel();
     }

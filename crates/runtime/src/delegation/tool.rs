@@ -128,7 +128,7 @@ impl Tool for DelegateTool {
                 caller = self.identity
             ));
         }
-        if core.is_paused() {
+        if core.live.is_paused() {
             return ToolResult::fail(crate::core::PAUSED);
         }
         let Some(message) = args.message() else {

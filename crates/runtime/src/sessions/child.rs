@@ -38,9 +38,9 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
             delete,
         } = child;
         let cancel = parts.cancel.clone();
-        let _registration = core.register_run(&run_id, &cancel);
+        let _registration = core.live.register_run(&run_id, &cancel);
         let permit = tokio::select! {
-            p = core.lane.clone().acquire_owned() => p.ok(),
+            p = core.live.lane.clone().acquire_owned() => p.ok(),
             _ = cancel.cancelled() => None,
         };
         // A tool-free run in the same session, with its own cancellation.
@@ -162,7 +162,7 @@ fn relay(
         };
         let Some(parent) = parent.filter(|p| p.status != RunStatus::Running) else {
             // The orchestrator is still working: it reads this between steps.
-            core.post_to_inbox(&requester_session, data);
+            core.live.post_to_inbox(&requester_session, data);
             return;
         };
         // The orchestrator has ended: give it a new turn to pass the result on.

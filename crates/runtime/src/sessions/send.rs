@@ -49,7 +49,7 @@ impl Tool for SessionsSend {
             ctx.agent, args.message
         );
         if row.status == RunStatus::Running {
-            core.post_to_inbox(&row.session_key, note);
+            core.live.post_to_inbox(&row.session_key, note);
             return ToolResult::ok(format!(
                 "delivered to {} (running); it sees the message at its next step",
                 row.session_key

@@ -66,7 +66,7 @@ impl Tool for SessionsSpawn {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
         let core = ctx.core.clone();
-        if core.is_paused() {
+        if core.live.is_paused() {
             return ToolResult::fail(PAUSED);
         }
         let config = &core.config;
@@ -94,7 +94,7 @@ impl Tool for SessionsSpawn {
             ));
         }
         // Held until the child is recorded: parallel spawns count one by one.
-        let turn = core.spawn_turn(&ctx.session_key).await;
+        let turn = core.live.spawn_turn(&ctx.session_key).await;
         let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
             Ok(rows) => rows
                 .iter()

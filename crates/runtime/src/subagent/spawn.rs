@@ -59,7 +59,7 @@ impl Tool for SpawnSubagent {
             return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
         }
         let core = ctx.core.clone();
-        if core.is_paused() {
+        if core.live.is_paused() {
             return ToolResult::fail(crate::core::PAUSED);
         }
         let args: Args = match serde_json::from_value(args) {
@@ -146,7 +146,7 @@ impl Tool for SpawnSubagent {
             memory_readers,
             profile: runtime_profile,
         });
-        let _registration = core.register_run(&uuid, &run.ctx.cancel);
+        let _registration = core.live.register_run(&uuid, &run.ctx.cancel);
         let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
         let result = run.run(&prompt).instrument(span).await;
         crate::run_end::record(&core.store, &uuid, &result).await;

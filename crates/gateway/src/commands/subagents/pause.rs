@@ -10,7 +10,7 @@ pub(super) fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
             ctx.sender
         );
     }
-    ctx.runtime.core().set_paused(pause);
+    ctx.runtime.core().live().set_paused(pause);
     if pause {
         "Delegation spawning is paused: new spawns and delegations are refused; running children continue. /subagents resume lifts it.".into()
     } else {

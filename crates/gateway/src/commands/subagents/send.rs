@@ -29,7 +29,7 @@ pub(crate) async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) 
     let short = &r.id[..8.min(r.id.len())];
     let note = format!("Message from {} in the chat: {message}", ctx.sender);
     if r.status == RunStatus::Running {
-        ctx.runtime.core().post_to_inbox(&r.session_key, note);
+        ctx.runtime.core().live().post_to_inbox(&r.session_key, note);
         return Plan::Done(format!(
             "Sent to {short} (running); it sees the message at its next step."
         ));

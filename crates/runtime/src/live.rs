@@ -1,0 +1,127 @@
+//! The live registry: what changes while the gateway runs, beside what
+//! `Core` fixes at start (configuration, providers, policies, tools). The
+//! children running in this process (their cancel handles), messages
+//! waiting for running loops, the pause switch, the global `subagent` lane,
+//! one spawn at a time per session, and the approval broker the gateway
+//! installs once its channels run.
+
+use crate::approval::ApprovalBroker;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// See the module doc.
+pub struct Live {
+    /// Cancellation handles of running child runs (foreground and
+    /// background), by run id.
+    tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    /// Delivers approval prompts along a risk profile's `approval_route`.
+    route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
+    /// `/subagents pause`: new spawns and delegations are refused.
+    paused: AtomicBool,
+    /// The global `subagent` lane: at most `max_concurrent` session children
+    /// run at once; the rest wait for a permit.
+    pub(crate) lane: Arc<tokio::sync::Semaphore>,
+    /// Announcements and messages waiting for a running loop, by session key.
+    inbox: Mutex<HashMap<String, Vec<String>>>,
+    /// One spawn at a time per session, from counting its active children
+    /// to recording the new one, so parallel calls cannot overshoot
+    /// `max_children_per_agent`.
+    spawning: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Held while a session's spawn is checked and recorded.
+pub struct SpawnTurn {
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// Removes a run's cancel handle from the registry when dropped.
+pub struct RunRegistration {
+    tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    run_id: String,
+}
+
+impl Drop for RunRegistration {
+    fn drop(&mut self) {
+        self.tasks.lock().remove(&self.run_id);
+    }
+}
+
+impl Live {
+    pub(crate) fn new(lane_permits: usize) -> Self {
+        Self {
+            tasks: Arc::default(),
+            route_broker: RwLock::new(None),
+            paused: AtomicBool::new(false),
+            lane: Arc::new(tokio::sync::Semaphore::new(lane_permits)),
+            inbox: Mutex::default(),
+            spawning: Mutex::default(),
+        }
+    }
+
+    /// Register a running child's cancel handle until the guard drops.
+    pub fn register_run(&self, run_id: &str, cancel: &CancellationToken) -> RunRegistration {
+        self.tasks.lock().insert(run_id.to_string(), cancel.clone());
+        RunRegistration {
+            tasks: self.tasks.clone(),
+            run_id: run_id.to_string(),
+        }
+    }
+
+    /// Cancel a running child by id; false when it is not running here.
+    pub fn cancel_run(&self, run_id: &str) -> bool {
+        let token = self.tasks.lock().get(run_id).cloned();
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Forget a child's cancel handle, returning it (`cancel_task`).
+    pub(crate) fn unregister_run(&self, run_id: &str) -> Option<CancellationToken> {
+        self.tasks.lock().remove(run_id)
+    }
+
+    /// Leave a message for the running loop of `session_key`.
+    pub fn post_to_inbox(&self, session_key: &str, text: String) {
+        self.inbox.lock().entry(session_key.to_string()).or_default().push(text);
+    }
+
+    /// Messages waiting for `session_key`'s loop.
+    pub fn take_inbox(&self, session_key: &str) -> Vec<String> {
+        self.inbox.lock().remove(session_key).unwrap_or_default()
+    }
+
+    /// Whether new spawns and delegations are refused.
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Refuse (or allow again) new spawns and delegations; running
+    /// children continue either way.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::SeqCst);
+    }
+
+    /// Wait for this session's turn to spawn a child (see `spawning`).
+    pub async fn spawn_turn(&self, session_key: &str) -> SpawnTurn {
+        let lock = {
+            let mut map = self.spawning.lock();
+            // Forget sessions nobody is spawning in.
+            map.retain(|_, l| Arc::strong_count(l) > 1);
+            map.entry(session_key.to_string()).or_default().clone()
+        };
+        SpawnTurn {
+            _guard: lock.lock_owned().await,
+        }
+    }
+
+    /// Install the broker that routes approvals to approver channels.
+    pub fn install_route_broker(&self, broker: Arc<dyn ApprovalBroker>) {
+        *self.route_broker.write() = Some(broker);
+    }
+
+    /// The installed route broker, if any.
+    pub(crate) fn route_broker(&self) -> Option<Arc<dyn ApprovalBroker>> {
+        self.route_broker.read().clone()
+    }
+}

@@ -54,6 +54,13 @@ async fn world(database_url: Option<&str>, edit: impl Fn(String) -> String) -> W
     }
 }
 
+impl World {
+    /// `switchboard run` in the sandbox.
+    async fn start(&self) -> Gateway {
+        Gateway::start(&self.sandbox, self.port, "probe").await
+    }
+}
+
 fn text(m: &Value) -> &str {
     m["text"].as_str().unwrap_or("")
 }
@@ -73,14 +80,9 @@ async fn wait_requests(model: &ScriptedModel, n: usize, secs: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_whose_turn_waits_on_the_model_when_the_gateway_dies_is_answered_once_after_restart() {
-    let World {
-        model,
-        tg,
-        port,
-        sandbox,
-        ..
-    } = world(None, |c| c).await;
-    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    let w = world(None, |c| c).await;
+    let (model, tg) = (&w.model, &w.tg);
+    let mut gw = w.start().await;
     model.push(Step::text("too late").delay(Duration::from_secs(30)));
     tg.message(
         private_chat(11, "Ann"),
@@ -89,11 +91,11 @@ async fn a_message_whose_turn_waits_on_the_model_when_the_gateway_dies_is_answer
         None,
         None,
     );
-    wait_requests(&model, 1, 20).await;
+    wait_requests(model, 1, 20).await;
     gw.kill();
 
     model.push(Step::text("The plan is ready."));
-    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let gw = w.start().await;
     let sent = tg.wait_sent(1, 20).await;
     assert_eq!(text(&sent[0]), "The plan is ready.");
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -122,14 +124,9 @@ async fn a_message_whose_turn_waits_on_the_model_when_the_gateway_dies_is_answer
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_told() {
-    let World {
-        model,
-        tg,
-        port,
-        sandbox,
-        ..
-    } = world(None, |c| c).await;
-    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    let w = world(None, |c| c).await;
+    let (model, tg) = (&w.model, &w.tg);
+    let mut gw = w.start().await;
     model.push(Step::tool_call(
         "file_write",
         json!({"path": "log.txt", "content": "deployed\n", "append": true}),
@@ -143,12 +140,12 @@ async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_tol
         None,
         None,
     );
-    wait_requests(&model, 2, 20).await;
-    let file = sandbox.path().join("workspace/main/log.txt");
+    wait_requests(model, 2, 20).await;
+    let file = w.sandbox.path().join("workspace/main/log.txt");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "deployed\n");
     gw.kill();
 
-    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let gw = w.start().await;
     let sent = tg.wait_sent(1, 20).await;
     let told = text(&sent[0]);
     assert!(
@@ -169,7 +166,7 @@ async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_tol
 
     // The next turn sees what happened.
     model.push(Step::text("Noted."));
-    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let _gw = w.start().await;
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "and now?", None, None);
     tg.wait_sent(2, 20).await;
     let history = model.requests()[2]["messages"].to_string();
@@ -180,21 +177,18 @@ async fn a_turn_killed_after_a_file_write_is_not_run_again_and_the_person_is_tol
 /// gateway was down is not answered after the restart (fail closed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_message_from_a_sender_no_longer_allowed_is_not_answered() {
-    let World {
-        model,
-        tg,
-        port,
-        config,
-        sandbox,
-    } = world(None, |c| c).await;
-    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    let w = world(None, |c| c).await;
+    let (model, tg) = (&w.model, &w.tg);
+    let mut gw = w.start().await;
     model.push(Step::text("too late").delay(Duration::from_secs(30)));
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "hello", None, None);
-    wait_requests(&model, 1, 20).await;
+    wait_requests(model, 1, 20).await;
     gw.kill();
-    let narrowed = config.replace("allowed_users = [\"*\"]", "allowed_users = [\"tg:12\"]");
-    std::fs::write(sandbox.config_path(), narrowed).unwrap();
-    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let narrowed = w
+        .config
+        .replace("allowed_users = [\"*\"]", "allowed_users = [\"tg:12\"]");
+    std::fs::write(w.sandbox.config_path(), narrowed).unwrap();
+    let gw = w.start().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(tg.sent().is_empty(), "{:?}", tg.sent());
     assert_eq!(model.requests().len(), 1, "not run again");
@@ -206,13 +200,7 @@ async fn a_pending_message_from_a_sender_no_longer_allowed_is_not_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_message_accepted_before_a_crash_is_answered_after_restart() {
     // The fake Bot API must outlive the gateway.
-    let World {
-        model,
-        tg: _tg,
-        port,
-        sandbox,
-        ..
-    } = world(None, |c| {
+    let w = world(None, |c| {
         c.replace(
             "channels = [\"telegram.main\"]",
             "channels = [\"telegram.main\", \"local.probe\"]",
@@ -220,13 +208,14 @@ async fn a_local_message_accepted_before_a_crash_is_answered_after_restart() {
         .replace("allowed_users = []", "allowed_users = [\"cli:ann\"]")
     })
     .await;
-    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    let model = &w.model;
+    let mut gw = w.start().await;
     model.push(Step::text("too late").delay(Duration::from_secs(30)));
     gw.send("probe", "room", "cli:ann", "local question", false, true).await;
-    wait_requests(&model, 1, 20).await;
+    wait_requests(model, 1, 20).await;
     gw.kill();
     model.push(Step::text("Local answer."));
-    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let gw = w.start().await;
     let mut cursor = 0;
     let answer = gw.wait_for("probe", &mut cursor, 20, |e| e["kind"] == "message").await;
     assert_eq!(
@@ -239,14 +228,9 @@ async fn a_local_message_accepted_before_a_crash_is_answered_after_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redelivered_update_is_answered_once() {
-    let World {
-        model,
-        tg,
-        port,
-        sandbox,
-        ..
-    } = world(None, |c| c).await;
-    let mut gw = Gateway::start(&sandbox, port, "probe").await;
+    let w = world(None, |c| c).await;
+    let (model, tg) = (&w.model, &w.tg);
+    let mut gw = w.start().await;
     model.echo_after(Duration::ZERO);
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "once please", None, None);
     let first = tg.last_update_id();
@@ -257,7 +241,7 @@ async fn a_redelivered_update_is_answered_once() {
     gw.kill();
     tg.redeliver(first);
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "a new one", None, None);
-    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let gw = w.start().await;
     tg.wait_sent(2, 20).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let sent = tg.sent();
@@ -277,13 +261,8 @@ async fn a_redelivered_update_is_answered_once() {
 /// a reply whose delivery the kill cut off after the platform took it: the
 /// next start says so in its log and sends it again.
 async fn random_kills(database_url: Option<&str>, rounds: u32) {
-    let World {
-        model,
-        tg,
-        port,
-        sandbox,
-        ..
-    } = world(database_url, |c| c).await;
+    let w = world(database_url, |c| c).await;
+    let (model, tg) = (&w.model, &w.tg);
     model.echo_after(Duration::from_millis(150));
     let mut seed: u64 = std::process::id() as u64 ^ 0x9e37_79b9_7f4a_7c15;
     let mut random = move |below: u64| {
@@ -296,7 +275,7 @@ async fn random_kills(database_url: Option<&str>, rounds: u32) {
     let mut asked = Vec::new();
     let mut logs = String::new();
     for round in 0..rounds {
-        let mut gw = Gateway::start(&sandbox, port, "probe").await;
+        let mut gw = w.start().await;
         for i in 0..3 {
             let n = asked.len();
             // Two people, so one session has messages queued behind each other.
@@ -312,7 +291,7 @@ async fn random_kills(database_url: Option<&str>, rounds: u32) {
         logs.push_str(&format!("--- round {round} killed {wait} ms after the last message\n"));
         logs.push_str(&gw.log());
     }
-    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let gw = w.start().await;
     let deadline = Instant::now() + Duration::from_secs(90);
     let count = || {
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();

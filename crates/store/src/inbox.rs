@@ -125,26 +125,23 @@ impl Store {
 
     /// The reply to inbox row `key` was delivered.
     pub async fn reply_delivered(&self, key: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new(
-                "UPDATE outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1, instance_id = NULL
-                 WHERE run_id = $2",
-            )
-            .bind(now_ms())
-            .bind(reply_key(key)),
-        )
-        .await?;
-        Ok(())
+        self.end_reply(key, "delivered", None).await
     }
 
     /// The reply to inbox row `key` was refused for good (the platform
     /// will not take it); kept for the record, not retried.
     pub async fn reply_refused(&self, key: &str, error: &str) -> Result<(), StoreError> {
+        self.end_reply(key, "refused", Some(error)).await
+    }
+
+    async fn end_reply(&self, key: &str, status: &str, error: Option<&str>) -> Result<(), StoreError> {
         self.exec(
             Stmt::new(
-                "UPDATE outbox SET status = 'refused', attempts = attempts + 1, last_error = $1, instance_id = NULL
-                 WHERE run_id = $2",
+                "UPDATE outbox SET status = $1, delivered_at = $2, attempts = attempts + 1, last_error = $3, instance_id = NULL
+                 WHERE run_id = $4",
             )
+            .bind(status)
+            .bind(now_ms())
             .bind(error)
             .bind(reply_key(key)),
         )

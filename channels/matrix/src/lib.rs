@@ -21,7 +21,7 @@ mod unfinished;
 
 use async_trait::async_trait;
 use matrix_sdk::Client;
-use matrix_sdk::ruma::{RoomId, TransactionId};
+use matrix_sdk::ruma::{OwnedTransactionId, RoomId, TransactionId};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -291,7 +291,12 @@ impl Channel for MatrixChannel {
             }
             None => (Vec::new(), TransactionId::new()),
         };
-        for chunk in content::split(&message.text).into_iter().skip(refs.len()) {
+        for (i, chunk) in content::split(&message.text).into_iter().enumerate().skip(refs.len()) {
+            // A keyed delivery names each part after its key: sent again
+            // (after a crash), the homeserver recognises it and keeps one.
+            if let Some(k) = &message.delivery_key {
+                txn = OwnedTransactionId::from(format!("sb.{k}.{i}"));
+            }
             let body = content::message(&chunk, thread, message.reply_to.as_deref());
             match self.inner.send_content_as(&room, "m.room.message", body, &txn).await {
                 Ok(id) => {

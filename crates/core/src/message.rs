@@ -39,6 +39,11 @@ pub struct Outbound {
     pub text: String,
     /// Platform id of the message this one answers, when there is one.
     pub reply_to: Option<String>,
+    /// A stable id of this delivery (its outbox key). Platforms whose sends
+    /// are idempotent (Matrix transaction ids) use it, so a send repeated
+    /// after a crash lands once.
+    #[serde(default)]
+    pub delivery_key: Option<String>,
 }
 
 impl Outbound {
@@ -48,6 +53,7 @@ impl Outbound {
             address,
             text: text.into(),
             reply_to: None,
+            delivery_key: None,
         }
     }
 }

@@ -48,6 +48,7 @@ async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
         Some(ch) => {
             let mut out = Outbound::new(address, row.body.clone());
             out.reply_to = row.reply_to.clone();
+            out.delivery_key = Some(row.run_id.clone());
             ch.send(&out).await.map(|_| ())
         }
     };

@@ -23,6 +23,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
     let address = &to.m.address;
     let mut out = Outbound::new(address.clone(), text);
     out.reply_to = to.m.message_id.clone();
+    out.delivery_key = Some(switchboard_store::reply_key(&to.key));
     let queued = QueuedReply {
         channel: &address.channel,
         chat: &address.chat,

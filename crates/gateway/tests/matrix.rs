@@ -54,7 +54,7 @@ async fn world() -> World {
 fn config(model: &str, w: &World, port: u16) -> String {
     let rooms = [w.group.as_str(), w.ops.as_str(), w.dm.as_str()];
     let ops_room = format!("rooms = {{ \"ops\" = \"{}\" }}", w.ops);
-    matrix_config(model, &w.synapse.url(), &rooms, port, &ops_room) + &ops_room_approvals("matrix.main", OP)
+    matrix_config(model, &w.synapse.url(), &rooms, port, &ops_room) + ops_room_approvals("matrix.main", OP).as_str()
 }
 
 /// `config`, plus an agent `reviewer` on its own model that `main` may
@@ -519,4 +519,65 @@ async fn a_message_taken_before_a_crash_is_answered_once_after_restart() {
     let answers = w.ann.messages_from(&w.group, BOT).await;
     assert_eq!(answers.len(), 1, "answered once: {answers:#?}");
     assert_eq!(model.requests().len(), 2);
+}
+
+/// An intake that takes everything (the adapter is driven directly here).
+struct TakeAll;
+
+#[async_trait::async_trait]
+impl switchboard_core::Intake for TakeAll {
+    async fn cursor(&self, _: &str) -> Result<Option<String>, switchboard_core::IntakeError> {
+        Ok(None)
+    }
+    async fn take(
+        &self,
+        _: &str,
+        _: Vec<switchboard_core::Inbound>,
+        _: Option<String>,
+    ) -> Result<(), switchboard_core::IntakeError> {
+        Ok(())
+    }
+}
+
+/// A reply sent again after a crash carries the same delivery key, so its
+/// parts reuse their transaction ids and the homeserver keeps one copy; a
+/// message without a key sent twice lands twice (the check can fail).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_delivery_sent_twice_lands_once() {
+    use switchboard_channel_matrix::{Auth, MatrixChannel, Settings};
+    use switchboard_core::{Channel, ChatAddress, Outbound};
+    let synapse = Synapse::start().await;
+    synapse.register("bot", "bot-password").await;
+    let ann = synapse.register("ann", "pw-ann").await;
+    let room = ann.create_room("team", &[BOT], false).await;
+    let store = tempfile::tempdir().unwrap();
+    let channel = MatrixChannel::new(Settings {
+        name: "matrix.main".into(),
+        homeserver: synapse.url(),
+        user_id: BOT.into(),
+        auth: Auth::Password("bot-password".into()),
+        store_dir: store.path().join("sdk"),
+        store_passphrase: None,
+        auto_join: vec![room.clone()],
+        invites_from: Vec::new(),
+        sync_timeout: Duration::from_secs(1),
+    })
+    .unwrap();
+    channel.start(std::sync::Arc::new(TakeAll)).await.unwrap();
+    let address = ChatAddress::new("matrix.main", room.clone());
+    let mut keyed = Outbound::new(address.clone(), "answered once");
+    keyed.delivery_key = Some("reply:k1".into());
+    let first = channel.send(&keyed).await.unwrap();
+    let again = channel.send(&keyed).await.unwrap();
+    assert_eq!(first, again, "the homeserver recognised the repeat");
+    let plain = Outbound::new(address, "sent twice");
+    channel.send(&plain).await.unwrap();
+    channel.send(&plain).await.unwrap();
+    let bodies: Vec<String> = ann
+        .messages_from(&room, BOT)
+        .await
+        .iter()
+        .map(|m| body(m).to_string())
+        .collect();
+    assert_eq!(bodies, ["answered once", "sent twice", "sent twice"]);
 }

@@ -7,10 +7,15 @@ use sqlx::{AssertSqlSafe, FromRow};
 /// Where an approval request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalStatus {
+    /// Waiting for a decision.
     Pending,
+    /// Allowed once.
     Approved,
+    /// Allowed for the rest of the run.
     ApprovedAlways,
+    /// Denied.
     Denied,
+    /// Nobody decided in time (or the asking process is gone).
     Expired,
     /// Nobody could be asked (no route, channel down).
     Unavailable,
@@ -31,38 +36,67 @@ stored_words!(ApprovalStatus, "approval status", {
 /// A request about to be stored.
 #[derive(Debug, Clone)]
 pub struct NewApproval<'a> {
+    /// The request id people type (`/approve <id>`).
     pub id: &'a str,
+    /// The run whose tool call waits, when it is a registry run.
     pub run_id: Option<&'a str>,
+    /// The agent whose tool call waits.
     pub agent: &'a str,
+    /// Callers of a delegated run, root first (JSON list).
     pub caller_chain: &'a str,
+    /// The tool to run.
     pub tool: &'a str,
+    /// Its arguments, redacted.
     pub summary: &'a str,
+    /// `low`, `medium` or `high`.
     pub risk: &'a str,
+    /// The approver channel the prompt went to.
     pub channel: Option<&'a str>,
+    /// The chat of the prompt.
     pub chat: Option<&'a str>,
+    /// The thread of the prompt, if any.
     pub thread: Option<&'a str>,
+    /// When the request expires (Unix ms).
     pub deadline_at: i64,
 }
 
+/// A stored request and its outcome.
 #[derive(Debug, Clone, FromRow)]
 pub struct ApprovalRow {
+    /// The request id people type (`/approve <id>`).
     pub id: String,
+    /// The agent whose tool call waits.
     pub agent: String,
+    /// Callers of a delegated run, root first (JSON list).
     pub caller_chain: String,
+    /// The tool to run.
     pub tool: String,
+    /// Its arguments, redacted.
     pub summary: String,
+    /// `low`, `medium` or `high`.
     pub risk: String,
+    /// The approver channel the prompt went to.
     pub channel: Option<String>,
+    /// The chat of the prompt.
     pub chat: Option<String>,
+    /// The thread of the prompt, if any.
     pub thread: Option<String>,
+    /// The posted prompt's message id (to edit it).
     pub prompt_message: Option<String>,
+    /// Where it stands.
     #[sqlx(try_from = "String")]
     pub status: ApprovalStatus,
+    /// When the request expires (Unix ms).
     pub deadline_at: i64,
+    /// When it was asked (Unix ms).
     pub created_at: i64,
+    /// When it was decided or expired (Unix ms).
     pub decided_at: Option<i64>,
+    /// Who decided.
     pub decided_by: Option<String>,
+    /// Where the decision came from (a chat address).
     pub decided_from: Option<String>,
+    /// The reason given with a denial.
     pub reason: Option<String>,
 }
 
@@ -71,6 +105,7 @@ pub(crate) const COLUMNS: &str =
      deadline_at, created_at, decided_at, decided_by, decided_from, reason";
 
 impl Store {
+    /// Record a new pending request.
     pub async fn insert_approval(&self, a: &NewApproval<'_>) -> Result<(), StoreError> {
         self.exec(
             Stmt::new(
@@ -96,6 +131,7 @@ impl Store {
         Ok(())
     }
 
+    /// Remember where the prompt of request `id` was posted.
     pub async fn set_approval_prompt(&self, id: &str, prompt_message: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
@@ -133,6 +169,7 @@ impl Store {
         Ok(done == 1)
     }
 
+    /// Request `id`, if stored.
     pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
             format!("SELECT {COLUMNS} FROM approvals WHERE id = $1")

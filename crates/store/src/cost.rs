@@ -4,11 +4,16 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 use sqlx::FromRow;
 
+/// Spend over a period.
 #[derive(Debug, Clone, Default, FromRow, PartialEq, Eq)]
 pub struct CostTotals {
+    /// Model calls.
     pub calls: i64,
+    /// Prompt tokens.
     pub tokens_in: i64,
+    /// Answer tokens.
     pub tokens_out: i64,
+    /// Spend in micro-dollars.
     pub cost_micros: i64,
 }
 

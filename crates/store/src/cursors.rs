@@ -5,6 +5,7 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 
 impl Store {
+    /// Where `channel` resumes, if it ran before.
     pub async fn cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
         Ok(read!(self, |p| sqlx::query_scalar(
             "SELECT cursor FROM channel_cursors WHERE channel = $1"
@@ -14,6 +15,7 @@ impl Store {
         .await)?)
     }
 
+    /// Move `channel`'s resume position.
     pub async fn set_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
         self.exec(cursor_stmt(channel, cursor)).await?;
         Ok(())

@@ -1,17 +1,24 @@
 //! Store errors.
 
+/// What went wrong in the control plane.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// `database_url` is neither SQLite nor PostgreSQL.
     #[error("unsupported database_url '{0}'; use sqlite://PATH or postgres://...")]
     BadUrl(String),
+    /// The database could not be opened (the URL, without password, and why).
     #[error("cannot open the database {0}: {1}")]
     Connect(String, String),
+    /// A migration failed.
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A query failed.
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
+    /// The SQLite writer could not commit.
     #[error("database write failed: {0}")]
     Write(String),
+    /// A stored value could not be read back.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
 }

@@ -16,10 +16,13 @@ use sqlx::FromRow;
 pub struct NewInbound {
     /// Our id for it (the router and the transcript refer to it).
     pub key: String,
+    /// The channel instance it came from.
     pub channel: String,
+    /// The chat it was written in.
     pub chat: String,
     /// The platform's id of the message.
     pub platform_id: String,
+    /// Who wrote it.
     pub sender: String,
     /// The message as the adapter saw it (opaque JSON to the store).
     pub body: String,
@@ -28,18 +31,26 @@ pub struct NewInbound {
 /// A taken message not answered yet.
 #[derive(Debug, Clone, FromRow)]
 pub struct InboxRow {
+    /// Its inbox key.
     pub key: String,
+    /// The message as the adapter saw it (JSON).
     pub body: String,
+    /// When it was taken (Unix ms).
     pub received_at: i64,
 }
 
 /// A reply to queue with the done mark of the message it answers.
 #[derive(Debug, Clone)]
 pub struct QueuedReply<'a> {
+    /// The channel instance it came from.
     pub channel: &'a str,
+    /// The chat it was written in.
     pub chat: &'a str,
+    /// The thread to answer in.
     pub thread: Option<&'a str>,
+    /// The platform id of the message answered.
     pub reply_to: Option<&'a str>,
+    /// The message as the adapter saw it (JSON).
     pub body: &'a str,
 }
 

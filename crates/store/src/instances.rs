@@ -7,12 +7,18 @@ use crate::stmt::Stmt;
 use crate::{ApprovalRow, Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
+/// A registered process.
 #[derive(Debug, Clone, FromRow)]
 pub struct InstanceRow {
+    /// The instance id.
     pub id: String,
+    /// The machine it runs on.
     pub host: String,
+    /// Its process id there.
     pub pid: i64,
+    /// When it started (Unix ms).
     pub started_at: i64,
+    /// Its last heartbeat (Unix ms).
     pub heartbeat_at: i64,
 }
 
@@ -21,8 +27,11 @@ pub struct InstanceRow {
 /// one whose send had reached the platform arrives twice).
 #[derive(Debug, Default)]
 pub struct Reclaimed {
+    /// Runs now `lost`.
     pub lost_runs: Vec<String>,
+    /// Approval requests now expired (their prompts are to be edited).
     pub expired_approvals: Vec<ApprovalRow>,
+    /// Replies a gone instance was delivering, now the outbox worker's.
     pub replies_in_doubt: Vec<crate::OutboxRow>,
 }
 
@@ -78,6 +87,7 @@ impl Store {
         Ok(())
     }
 
+    /// Every registered process, oldest first.
     pub async fn instances(&self) -> Result<Vec<InstanceRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
             "SELECT id, host, pid, started_at, heartbeat_at FROM instances ORDER BY started_at"

@@ -9,10 +9,6 @@
 //! Migrations are kept as twins under `migrations/sqlite` and
 //! `migrations/postgres`.
 
-// Not every public item is documented yet (the workspace asks for it;
-// core, config and the channel crates are done, this crate is next).
-#![allow(missing_docs)]
-
 /// Run `$body` with `$p` bound to the pool that serves reads.
 macro_rules! read {
     ($store:expr, |$p:ident| $body:expr) => {
@@ -59,9 +55,12 @@ use std::time::Duration;
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres");
 
+/// Which database the store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// An SQLite file (the embedded default).
     Sqlite,
+    /// A PostgreSQL server.
     Postgres,
 }
 
@@ -147,6 +146,7 @@ impl Store {
         })
     }
 
+    /// Which database this store runs on.
     pub fn backend(&self) -> Backend {
         match self.pools {
             Pools::Sqlite { .. } => Backend::Sqlite,

@@ -4,11 +4,16 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
+/// One stored memory.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct MemoryRow {
+    /// The agent that stored it.
     pub agent: String,
+    /// Its key.
     pub key: String,
+    /// What was stored.
     pub content: String,
+    /// When it was last written (Unix ms).
     pub updated_at: i64,
 }
 

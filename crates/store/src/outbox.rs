@@ -7,16 +7,24 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::FromRow;
 
+/// A delivery waiting in the outbox.
 #[derive(Debug, Clone, FromRow)]
 pub struct OutboxRow {
+    /// Row id.
     pub id: i64,
+    /// The delivery key: a run id, or `reply:<inbox key>`.
     pub run_id: String,
+    /// The channel instance to deliver to.
     pub channel: String,
+    /// The chat.
     pub chat: String,
+    /// The thread, if any.
     pub thread: Option<String>,
     /// The message this one answers (replies only).
     pub reply_to: Option<String>,
+    /// The text.
     pub body: String,
+    /// Tries so far.
     pub attempts: i64,
 }
 
@@ -66,6 +74,7 @@ impl Store {
         .await)?)
     }
 
+    /// Row `id` was delivered.
     pub async fn mark_announced(&self, id: i64) -> Result<(), StoreError> {
         self.exec(
             Stmt::new(

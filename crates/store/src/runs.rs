@@ -6,13 +6,20 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::{AssertSqlSafe, FromRow};
 
+/// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
+    /// Running now.
     Running,
+    /// Ended with an answer.
     Completed,
+    /// Ended with an error.
     Failed,
+    /// Stopped by a person or its parent.
     Cancelled,
+    /// Ran out of time.
     TimedOut,
+    /// Its process stopped while it ran.
     Lost,
 }
 
@@ -49,21 +56,35 @@ stored_words!(RunKind, "run kind", {
 /// A run about to start.
 #[derive(Debug, Clone, Default)]
 pub struct NewRun {
+    /// The run id.
     pub id: String,
+    /// What kind of child run it is.
     pub kind: RunKind,
+    /// The run that started it (none for a child of a person's turn).
     pub parent_id: Option<String>,
+    /// The root of its tree.
     pub root_id: String,
     /// Aliases of the callers, root first, ending with the run's requester.
     pub owner_chain: Vec<String>,
+    /// Delegation depth below the person's turn.
     pub depth: i64,
+    /// The agent it runs as.
     pub agent: String,
+    /// Its session.
     pub session_key: String,
+    /// The channel the work was asked from.
     pub origin_channel: Option<String>,
+    /// The chat the work was asked from.
     pub origin_chat: Option<String>,
+    /// The thread the work was asked from.
     pub origin_thread: Option<String>,
+    /// A label given at spawn (`background` for background tasks).
     pub label: Option<String>,
+    /// The task, cut to 500 characters.
     pub task: Option<String>,
+    /// The model it runs on.
     pub model: Option<String>,
+    /// The person whose message started the tree.
     pub requester: Option<String>,
     /// The session that asked for this run (sessions_spawn children).
     pub requester_session: Option<String>,
@@ -73,36 +94,64 @@ pub struct NewRun {
     pub announce: bool,
 }
 
+/// A run of the registry.
 #[derive(Debug, Clone, FromRow)]
 pub struct RunRow {
+    /// The run id.
     pub id: String,
+    /// What kind of child run it is.
     #[sqlx(try_from = "String")]
     pub kind: RunKind,
+    /// The run that started it (none for a child of a person's turn).
     pub parent_id: Option<String>,
+    /// The root of its tree.
     pub root_id: String,
+    /// Callers, root first (JSON list in rows).
     pub owner_chain: String,
+    /// Delegation depth below the person's turn.
     pub depth: i64,
+    /// The agent it runs as.
     pub agent: String,
+    /// Its session.
     pub session_key: String,
+    /// The channel the work was asked from.
     pub origin_channel: Option<String>,
+    /// The chat the work was asked from.
     pub origin_chat: Option<String>,
+    /// The thread the work was asked from.
     pub origin_thread: Option<String>,
+    /// A label given at spawn (`background` for background tasks).
     pub label: Option<String>,
+    /// The task, cut to 500 characters.
     pub task: Option<String>,
+    /// The model it runs on.
     pub model: Option<String>,
+    /// Where it stands.
     #[sqlx(try_from = "String")]
     pub status: RunStatus,
+    /// Its last heartbeat (Unix ms).
     pub heartbeat_at: Option<i64>,
+    /// Its progress object (JSON).
     pub progress: Option<String>,
+    /// When it was recorded (Unix ms).
     pub created_at: i64,
+    /// When it started (Unix ms).
     pub started_at: Option<i64>,
+    /// When it ended (Unix ms).
     pub ended_at: Option<i64>,
+    /// Prompt tokens spent.
     pub tokens_in: i64,
+    /// Answer tokens spent.
     pub tokens_out: i64,
+    /// Spend in micro-dollars.
     pub cost_micros: i64,
+    /// Its final answer.
     pub output: Option<String>,
+    /// Why it failed.
     pub error: Option<String>,
+    /// The person whose message started the tree.
     pub requester: Option<String>,
+    /// The session that asked for it.
     pub requester_session: Option<String>,
 }
 
@@ -153,10 +202,15 @@ impl RunRow {
 /// How a run ended.
 #[derive(Debug, Clone, Default)]
 pub struct RunEnd<'a> {
+    /// Its final answer.
     pub output: Option<&'a str>,
+    /// Why it failed.
     pub error: Option<&'a str>,
+    /// Prompt tokens spent.
     pub tokens_in: i64,
+    /// Answer tokens spent.
     pub tokens_out: i64,
+    /// Spend in micro-dollars.
     pub cost_micros: i64,
     /// The final progress object (JSON), written with the ending.
     pub progress: Option<&'a str>,
@@ -222,6 +276,7 @@ impl Store {
         Ok(done == 1)
     }
 
+    /// Say run `id` is alive.
     pub async fn heartbeat_run(&self, id: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
@@ -244,6 +299,7 @@ impl Store {
         Ok(())
     }
 
+    /// Run `id`, if recorded.
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE id = $1"
@@ -315,6 +371,7 @@ impl Store {
         .await)?)
     }
 
+    /// Run `id`'s transcript was archived.
     pub async fn mark_archived(&self, id: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE runs SET archived_at = $1 WHERE id = $2")

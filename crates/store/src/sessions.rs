@@ -5,24 +5,39 @@ use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
 use sqlx::FromRow;
 
+/// A stored session.
 #[derive(Debug, Clone, FromRow)]
 pub struct SessionInfo {
+    /// The session key.
     pub key: String,
+    /// The agent it belongs to.
     pub agent: String,
+    /// Its channel, for chat sessions.
     pub channel: Option<String>,
+    /// Its chat.
     pub chat: Option<String>,
+    /// Its thread.
     pub thread: Option<String>,
+    /// A provider chosen with `model_switch`.
     pub model_override: Option<String>,
+    /// Messages up to this id are before the last `/new`.
     pub history_from: i64,
+    /// When it was created (Unix ms).
     pub created_at: i64,
+    /// Last use (Unix ms).
     pub updated_at: i64,
 }
 
+/// One transcript message.
 #[derive(Debug, Clone, FromRow)]
 pub struct StoredMessage {
+    /// Message id (order).
     pub id: i64,
+    /// `user`, `assistant`, `tool` or `system`.
     pub role: String,
+    /// The message (JSON owned by the runtime).
     pub body: String,
+    /// When it was created (Unix ms).
     pub created_at: i64,
 }
 
@@ -54,6 +69,7 @@ impl Store {
         Ok(())
     }
 
+    /// Session `key`, if stored.
     pub async fn session(&self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, SessionInfo>(
             "SELECT key, agent, channel, chat, thread, model_override, history_from, created_at, updated_at

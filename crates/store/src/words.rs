@@ -6,6 +6,7 @@
 macro_rules! stored_words {
     ($name:ident, $what:literal, { $($variant:ident => $word:literal),+ $(,)? }) => {
         impl $name {
+            /// The stored word.
             pub fn as_str(self) -> &'static str {
                 match self {
                     $(Self::$variant => $word,)+

@@ -3,7 +3,7 @@
 //! drive the real agent loop over real HTTP, deterministically.
 
 // Not every public item is documented yet (the workspace asks for it;
-// core, config and the channel crates are done, this crate is next).
+// core, config, store and the channel crates are done).
 #![allow(missing_docs)]
 
 mod scripted_model;

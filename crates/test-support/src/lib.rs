@@ -2,10 +2,6 @@
 //! Anthropic Messages) HTTP server that answers from a script, so tests
 //! drive the real agent loop over real HTTP, deterministically.
 
-// Not every public item is documented yet (the workspace asks for it;
-// core, config, store and the channel crates are done).
-#![allow(missing_docs)]
-
 mod scripted_model;
 pub mod synapse;
 pub mod telegram;

@@ -17,8 +17,10 @@ use std::time::Duration;
 
 type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
+/// What a step answers.
 #[derive(Debug, Clone)]
 pub enum Reply {
+    /// A plain answer.
     Text(String),
     /// (tool name, raw JSON arguments text) pairs.
     ToolCalls(Vec<(String, String)>),
@@ -28,6 +30,7 @@ pub enum Reply {
     RateLimited(u64),
 }
 
+/// One scripted answer, optionally only for requests that match.
 #[derive(Clone)]
 pub struct Step {
     matcher: Option<Matcher>,
@@ -40,10 +43,12 @@ pub struct Step {
 }
 
 impl Step {
+    /// Answer with `t`.
     pub fn text(t: impl Into<String>) -> Self {
         Self::new(Reply::Text(t.into()))
     }
 
+    /// Answer with one call of tool `name` with `args`.
     pub fn tool_call(name: &str, args: Value) -> Self {
         Self::new(Reply::ToolCalls(vec![(name.to_string(), args.to_string())]))
     }
@@ -55,10 +60,12 @@ impl Step {
         ))
     }
 
+    /// Fail with HTTP `code`.
     pub fn status(code: u16) -> Self {
         Self::new(Reply::Status(code))
     }
 
+    /// Answer 429 with `Retry-After`.
     pub fn rate_limited(retry_after_secs: u64) -> Self {
         Self::new(Reply::RateLimited(retry_after_secs))
     }
@@ -91,11 +98,13 @@ impl Step {
         self
     }
 
+    /// Answer only after `d`.
     pub fn delay(mut self, d: Duration) -> Self {
         self.delay = d;
         self
     }
 
+    /// Report these token counts.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
         self.usage = (input, output);
         self
@@ -172,6 +181,7 @@ impl Drop for ScriptedModel {
 }
 
 impl ScriptedModel {
+    /// Listen on a free loopback port.
     pub async fn start() -> Self {
         let shared = Arc::new(Mutex::new(Shared::default()));
         let app = Router::new()
@@ -196,6 +206,7 @@ impl ScriptedModel {
         format!("http://{}/v1", self.addr)
     }
 
+    /// Add a step to the script.
     pub fn push(&self, step: Step) -> &Self {
         let mut s = self.shared.lock().unwrap();
         s.any_matcher |= step.matcher.is_some();

@@ -34,13 +34,17 @@ fn python() -> PathBuf {
 /// Rate limits for messages sent by one user.
 #[derive(Clone, Copy)]
 pub struct MessageRate {
+    /// Messages per second once the burst is spent.
     pub per_second: f64,
+    /// Messages allowed at once.
     pub burst: u32,
 }
 
+/// A running homeserver; stopped when dropped.
 pub struct Synapse {
     child: Option<Child>,
     dir: tempfile::TempDir,
+    /// Its loopback port.
     pub port: u16,
 }
 
@@ -157,6 +161,7 @@ impl Synapse {
         s
     }
 
+    /// Its base URL.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
@@ -245,7 +250,9 @@ impl Drop for Synapse {
 
 /// Someone with an account on the test homeserver.
 pub struct Person {
+    /// The account (`@name:localhost`).
     pub user_id: String,
+    /// Its access token.
     pub token: String,
     base: String,
     http: reqwest::Client,
@@ -289,6 +296,7 @@ impl Person {
         r["room_id"].as_str().unwrap().to_string()
     }
 
+    /// Join `room`.
     pub async fn join(&self, room: &str) {
         self.call(
             reqwest::Method::POST,
@@ -298,6 +306,7 @@ impl Person {
         .await;
     }
 
+    /// Invite `user` into `room`.
     pub async fn invite(&self, room: &str, user: &str) {
         let body = json!({ "user_id": user });
         self.call(
@@ -370,6 +379,7 @@ impl Person {
         self.send_event(room, "m.room.message", content).await
     }
 
+    /// React to `event_id` with `key`; returns the reaction's event id.
     pub async fn react(&self, room: &str, event_id: &str, key: &str) -> String {
         let content = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": event_id, "key": key } });
         self.send_event(room, "m.reaction", content).await

@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 
+/// The bot's user id.
 pub const BOT_ID: i64 = 999_000;
+/// The bot's username (without `@`).
 pub const BOT_USERNAME: &str = "switchboard_bot";
 
 #[derive(Default)]
@@ -70,6 +72,7 @@ pub fn supergroup(chat_id: i64, title: &str) -> Value {
     json!({"id": chat_id, "type": "supergroup", "title": title, "is_forum": true})
 }
 
+/// A person (`from`) with this id and first name.
 pub fn user(id: i64, name: &str) -> Value {
     json!({"id": id, "is_bot": false, "first_name": name, "username": name.to_lowercase()})
 }
@@ -83,6 +86,7 @@ fn bot_user() -> Value {
 }
 
 impl FakeTelegram {
+    /// Listen on a free loopback port.
     pub async fn start() -> Self {
         let shared = Shared {
             state: Arc::new(Mutex::new(State_ {
@@ -217,6 +221,7 @@ impl FakeTelegram {
         self.shared.state.lock().unwrap().refused
     }
 
+    /// How many `getUpdates` calls were made.
     pub fn get_updates_calls(&self) -> u32 {
         self.shared.state.lock().unwrap().get_updates_calls
     }

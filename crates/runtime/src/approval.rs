@@ -13,14 +13,19 @@ use switchboard_core::ChatAddress;
 /// A tool call waiting for a person.
 #[derive(Debug, Clone, Serialize)]
 pub struct ApprovalRequest {
+    /// The request id.
     pub id: String,
+    /// The agent whose call waits.
     pub agent: String,
     /// Caller chain for delegated runs, root first (empty at top level).
     pub caller_chain: Vec<String>,
+    /// The tool.
     pub tool: String,
     /// Argument summary with secrets redacted.
     pub summary: String,
+    /// `low`, `medium` or `high`.
     pub risk: String,
+    /// The risk profile that asked.
     pub profile_name: String,
     /// The route of the risk profile in force, if any.
     #[serde(skip)]
@@ -39,20 +44,29 @@ pub struct ApprovalRequest {
 /// What happened to a request. Only `Approved` lets the tool run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalOutcome {
+    /// Allowed.
     Approved {
+        /// Who decided.
         by: String,
+        /// For the rest of the run.
         always: bool,
     },
+    /// Refused.
     Denied {
+        /// Who decided.
         by: String,
+        /// Why, when given.
         reason: Option<String>,
     },
+    /// Nobody decided in time.
     TimedOut {
+        /// How long it waited.
         after_secs: u64,
     },
     /// Nobody could be asked (no route, channel not running, non-interactive
     /// run, disconnect); `why` says which.
     Unavailable {
+        /// Why nobody could be asked.
         why: String,
     },
 }
@@ -76,8 +90,10 @@ impl ApprovalOutcome {
     }
 }
 
+/// Asks people to approve tool calls.
 #[async_trait]
 pub trait ApprovalBroker: Send + Sync {
+    /// Ask, and wait for the outcome.
     async fn request(&self, request: ApprovalRequest) -> ApprovalOutcome;
 }
 
@@ -99,9 +115,11 @@ impl ApprovalBroker for NoApprover {
 pub struct RunGrants(Mutex<HashSet<(String, CommandRisk)>>);
 
 impl RunGrants {
+    /// Allow `tool` at `risk` for the rest of the run.
     pub fn grant(&self, tool: &str, risk: CommandRisk) {
         self.0.lock().insert((tool.to_string(), risk));
     }
+    /// Whether `tool` at `risk` was allowed for the run.
     pub fn has(&self, tool: &str, risk: CommandRisk) -> bool {
         self.0.lock().contains(&(tool.to_string(), risk))
     }

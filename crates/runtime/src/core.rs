@@ -41,25 +41,40 @@ pub struct Core {
 /// Everything that differs between one run and another.
 #[derive(Clone)]
 pub struct RunParts {
+    /// The agent the run acts as.
     pub agent: String,
+    /// Its session.
     pub session_key: String,
+    /// Its command and path policy.
     pub policy: Arc<SecurityPolicy>,
     /// The risk profile whose approval rules gate tool calls (a bounded
     /// child keeps the caller's command policy but the target's rules).
     pub approval_profile: (String, RiskProfile),
+    /// The tools offered.
     pub registry: ToolRegistry,
+    /// The providers to call.
     pub chain: ProviderChain,
+    /// Sampling temperature, when set.
     pub temperature: Option<f64>,
+    /// The runtime profile's name.
     pub runtime_profile_name: String,
+    /// Loop limits.
     pub profile: RuntimeProfile,
+    /// The system message.
     pub system_prompt: String,
+    /// Who is asked for approvals.
     pub broker: Arc<dyn ApprovalBroker>,
+    /// Where progress events go.
     pub events: Option<UnboundedSender<TurnEvent>>,
+    /// Stops the run.
     pub cancel: CancellationToken,
+    /// Where the run sits in its tree.
     pub scope: RunScope,
+    /// Agents whose memory the run may read.
     pub memory_readers: Vec<String>,
 }
 
+/// The refusal while `/subagents pause` holds.
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 
 impl Core {
@@ -72,6 +87,7 @@ impl Core {
         PathBuf::from(&self.config.workspace_dir).join(".records").join(agent)
     }
 
+    /// Build it, creating each agent's workspace.
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
         let mut policies = BTreeMap::new();

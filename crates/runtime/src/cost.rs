@@ -9,10 +9,13 @@ use switchboard_store::{Store, StoreError, now_ms, utc_day};
 #[error("{0}")]
 pub struct BudgetExceeded(pub String);
 
+/// Why a model call may not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
+    /// A spend limit is reached.
     #[error(transparent)]
     Budget(#[from] BudgetExceeded),
+    /// The ledger could not be read.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

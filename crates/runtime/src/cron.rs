@@ -19,8 +19,11 @@ use tracing::Instrument;
 /// One finished cron run.
 #[derive(Debug)]
 pub struct CronRun {
+    /// The run's id.
     pub run_id: String,
+    /// Its session.
     pub session_key: String,
+    /// How it ended.
     pub result: Result<TurnReply, TurnError>,
 }
 

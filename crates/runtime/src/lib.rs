@@ -2,10 +2,6 @@
 //! policy and the approval seam. It addresses chats only through
 //! `switchboard_core::ChatAddress` and never names a platform.
 
-// Not every public item is documented yet (the workspace asks for it;
-// core, config, store and the channel crates are done).
-#![allow(missing_docs)]
-
 pub mod agent;
 pub mod announce;
 pub mod approval;

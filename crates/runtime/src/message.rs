@@ -4,16 +4,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+/// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The system prompt.
     System,
+    /// A person (or a note given as data).
     User,
+    /// The model.
     Assistant,
+    /// A tool result.
     Tool,
 }
 
 impl Role {
+    /// The stored word.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::System => "system",
@@ -28,18 +34,26 @@ impl Role {
 /// model produced; it may be malformed and is parsed by the loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The call id (results name it).
     pub id: String,
+    /// The tool (for calls and results) or the tool spec's name.
     pub name: String,
+    /// The JSON arguments, as the model wrote them.
     pub arguments: String,
 }
 
+/// One message of a conversation, in the shape both APIs share.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
+    /// Who it is from.
     pub role: Role,
+    /// Its text.
     #[serde(default)]
     pub content: String,
+    /// Calls an assistant message makes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The call a tool result answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// For tool results: the tool's name (Anthropic and logs need it).
@@ -48,15 +62,19 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
+    /// A system message.
     pub fn system(text: impl Into<String>) -> Self {
         Self::plain(Role::System, text)
     }
+    /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
         Self::plain(Role::User, text)
     }
+    /// An assistant message without calls.
     pub fn assistant(text: impl Into<String>) -> Self {
         Self::plain(Role::Assistant, text)
     }
+    /// The result of `call`.
     pub fn tool_result(call: &ToolCall, content: impl Into<String>) -> Self {
         Self {
             role: Role::Tool,
@@ -81,7 +99,9 @@ impl ChatMessage {
 /// every request that offers it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The tool (for calls and results) or the tool spec's name.
     pub name: String,
+    /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments object, serialized once: requests copy
     /// it as text.
@@ -89,6 +109,7 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// A spec; the parameters' JSON is rendered once.
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: &Value) -> Self {
         Self {
             name: name.into(),
@@ -101,15 +122,19 @@ impl ToolSpec {
 /// Token usage of one or more model calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens.
     pub input_tokens: u64,
+    /// Answer tokens.
     pub output_tokens: u64,
 }
 
 impl Usage {
+    /// Add another call's usage.
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
     }
+    /// Prompt and answer tokens together.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }

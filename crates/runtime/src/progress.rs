@@ -9,22 +9,35 @@ use switchboard_store::{Store, now_ms};
 const MAX_TOOL_NAME: usize = 64;
 const TAIL: usize = 5;
 
+/// One tool call, for the progress object.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ToolMark {
+    /// The tool.
     pub name: String,
+    /// When it started (Unix ms).
     pub started_at: i64,
+    /// When it ended.
     pub finished_at: Option<i64>,
+    /// Whether it succeeded.
     pub success: Option<bool>,
 }
 
+/// What a run has done so far.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Progress {
+    /// Its last model call or tool event (Unix ms).
     pub last_activity_at: i64,
+    /// Model calls.
     pub iterations: u32,
+    /// Tool calls that ended.
     pub tools_completed: u32,
+    /// The latest tool call.
     pub last_tool: Option<ToolMark>,
+    /// How long it may run.
     pub timeout_budget_secs: u64,
+    /// The last few tool calls.
     pub recent_tools: VecDeque<ToolMark>,
+    /// One line per recent tool call.
     pub receipt_tail: VecDeque<String>,
 }
 
@@ -57,6 +70,7 @@ fn receipt(run_id: &str, seq: u32, tool: &str, success: bool) -> String {
 }
 
 impl ProgressRecorder {
+    /// A recorder for run `run_id`.
     pub fn new(run_id: &str, store: Store, timeout_budget_secs: u64) -> Self {
         Self {
             run_id: run_id.to_string(),
@@ -98,11 +112,13 @@ impl ProgressRecorder {
         }
     }
 
+    /// A model call was made.
     pub async fn model_call(&self) {
         let json = self.update(|p| p.iterations += 1);
         self.save(json).await;
     }
 
+    /// `tool` started.
     pub async fn tool_started(&self, tool: &str) {
         let json = self.update(|p| {
             p.last_tool = Some(ToolMark {
@@ -115,6 +131,7 @@ impl ProgressRecorder {
         self.save(json).await;
     }
 
+    /// `tool` ended.
     pub async fn tool_finished(&self, tool: &str, success: bool) {
         let run_id = self.run_id.clone();
         let json = self.update(|p| {
@@ -154,6 +171,7 @@ impl ProgressRecorder {
         serde_json::to_string(&self.snapshot()).unwrap_or_default()
     }
 
+    /// The progress now.
     pub fn snapshot(&self) -> Progress {
         self.state.lock().clone()
     }

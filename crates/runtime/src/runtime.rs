@@ -14,14 +14,21 @@ use tokio_util::sync::CancellationToken;
 
 /// One user message for one agent session.
 pub struct TurnRequest {
+    /// The agent.
     pub agent: String,
+    /// The conversation.
     pub session_key: String,
+    /// The chat the message came from.
     pub origin: Option<ChatAddress>,
     /// The person who wrote the message (`tg:1`, `cli:alice`, ...).
     pub sender: Option<String>,
+    /// What the person wrote.
     pub text: String,
+    /// Who is asked for approvals.
     pub broker: Arc<dyn ApprovalBroker>,
+    /// Stops the turn.
     pub cancel: CancellationToken,
+    /// Where progress events go.
     pub events: Option<UnboundedSender<TurnEvent>>,
     /// The inbound message this turn answers (the gateway's inbox key):
     /// its transcript messages carry it, so after a crash `recover_turn`
@@ -29,6 +36,7 @@ pub struct TurnRequest {
     pub turn: Option<String>,
 }
 
+/// The runtime: run turns for sessions.
 #[derive(Clone)]
 pub struct Runtime {
     core: Arc<Core>,
@@ -43,14 +51,17 @@ impl Runtime {
         })
     }
 
+    /// The configuration.
     pub fn config(&self) -> &Arc<Config> {
         &self.core.config
     }
 
+    /// The control plane.
     pub fn store(&self) -> &Store {
         &self.core.store
     }
 
+    /// Its shared state.
     pub fn core(&self) -> &Arc<Core> {
         &self.core
     }

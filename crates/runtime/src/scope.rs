@@ -17,6 +17,7 @@ pub struct TreeBudget {
 }
 
 impl TreeBudget {
+    /// A budget of `limit` iterations.
     pub fn new(limit: u32) -> Self {
         Self {
             limit,
@@ -24,10 +25,12 @@ impl TreeBudget {
         }
     }
 
+    /// The budget.
     pub fn limit(&self) -> u32 {
         self.limit
     }
 
+    /// What is left.
     pub fn remaining(&self) -> u32 {
         self.remaining.load(Ordering::SeqCst)
     }
@@ -56,6 +59,7 @@ impl TreeBudget {
 pub struct RunScope {
     /// This run's row in the run registry (children only).
     pub run_id: Option<String>,
+    /// The root run of the tree, when it is a registry run.
     pub root_id: Option<String>,
     /// Delegation depth: 0 for a turn started by a person or cron.
     pub depth: u32,
@@ -73,6 +77,7 @@ pub struct RunScope {
     pub delegate_only: bool,
     /// The foreground tree's iteration budget, if the root configured one.
     pub tree: Option<Arc<TreeBudget>>,
+    /// This run owns the tree budget.
     pub is_tree_root: bool,
     /// Agents whose daily caps this run's spend counts against: its own
     /// alias, then its bounded ancestors.
@@ -95,14 +100,21 @@ const TASK_IN_ROW: usize = 500;
 /// What differs between the registry rows of children (see
 /// [`RunScope::child_row`]).
 pub struct ChildRow<'a> {
+    /// The child's run id.
     pub id: &'a str,
+    /// What kind of child.
     pub kind: RunKind,
+    /// The agent it runs as.
     pub agent: &'a str,
+    /// Its session.
     pub session_key: &'a str,
     /// The caller chain the child carries (often the caller's own).
     pub owner_chain: Vec<String>,
+    /// Its depth.
     pub depth: i64,
+    /// Its task.
     pub task: &'a str,
+    /// Its model.
     pub model: &'a str,
     /// The session that asked for it.
     pub requester_session: &'a str,

@@ -22,20 +22,31 @@ const INCOMPLETE_CALL: &str = "Error: this tool call was cut off at the model's 
 /// per child run), so approval grants and duplicate guards never leak
 /// between runs.
 pub struct AgentRun {
+    /// The configuration.
     pub config: Arc<Config>,
+    /// Every configured provider (for `model_switch`).
     pub providers: Arc<ProviderSet>,
+    /// The runtime profile's name (for messages).
     pub runtime_profile_name: String,
+    /// Loop limits.
     pub profile: RuntimeProfile,
+    /// The system message.
     pub system_prompt: String,
+    /// The providers to call, in order.
     pub chain: ProviderChain,
+    /// Sampling temperature, when set.
     pub temperature: Option<f64>,
+    /// The tools offered.
     pub registry: ToolRegistry,
+    /// What tools may use.
     pub ctx: Arc<ToolContext>,
+    /// Who is asked for approvals.
     pub broker: Arc<dyn ApprovalBroker>,
     /// "Always (this run)" grants: fresh for every run.
     pub grants: RunGrants,
     /// The risk profile (name, rules) whose approval rules gate tool calls.
     pub approval_profile: (String, RiskProfile),
+    /// Where progress events go, if anyone listens.
     pub events: Option<UnboundedSender<TurnEvent>>,
     /// The inbound message this run answers, recorded on its transcript
     /// messages (see `TurnRequest::turn`).

@@ -11,8 +11,11 @@ use switchboard_config::DelegationMode;
 /// A `delegate` instance bound to the identity whose policy and roster it
 /// uses.
 pub struct DelegateTool {
+    /// The agent the tool delegates for.
     pub identity: String,
+    /// The agents it can reach.
     pub roster: Vec<String>,
+    /// Whether its profile allows delegation at all.
     pub allowed: bool,
     /// Inside a bounded child: delegation only, no task management.
     pub delegate_only: bool,

@@ -3,15 +3,20 @@
 
 use serde::Serialize;
 
+/// How risky a command is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CommandRisk {
+    /// Reads or harmless.
     Low,
+    /// Changes files or state.
     Medium,
+    /// Destructive, or runs programs of the caller's choosing.
     High,
 }
 
 impl CommandRisk {
+    /// `low`, `medium` or `high`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Low => "low",

@@ -11,16 +11,27 @@ use switchboard_config::AutonomyLevel;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubAgentOverrides {
+    /// A different autonomy level.
     pub level: Option<AutonomyLevel>,
+    /// Folders outside the workspace it may use.
     pub allowed_roots: Option<Vec<String>>,
+    /// Programs it may run.
     pub allowed_commands: Option<Vec<String>>,
+    /// Whether paths stay in the workspace.
     pub workspace_only: Option<bool>,
+    /// Paths it may never touch.
     pub forbidden_paths: Option<Vec<String>>,
+    /// Environment variables passed to commands.
     pub env_passthrough: Option<Vec<String>>,
+    /// Its hourly action budget.
     pub max_actions_per_hour: Option<u32>,
+    /// Its daily spend cap.
     pub max_cost_per_day_cents: Option<u64>,
+    /// How long one command may run.
     pub shell_timeout_secs: Option<u64>,
+    /// Whether high-risk commands are refused.
     pub block_high_risk_commands: Option<bool>,
+    /// Whether medium-risk commands need approval.
     pub require_approval_for_medium_risk: Option<bool>,
 }
 
@@ -28,7 +39,9 @@ pub struct SubAgentOverrides {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("override of '{field}' would grant more than the parent ({detail})")]
 pub struct EscalationViolation {
+    /// The override that asks for more.
     pub field: &'static str,
+    /// What it asked for, against what the parent has.
     pub detail: String,
 }
 

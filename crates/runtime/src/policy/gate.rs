@@ -14,6 +14,7 @@ pub enum Effect {
 }
 
 impl Effect {
+    /// The risk (reads are low).
     pub fn risk(self) -> CommandRisk {
         match self {
             Effect::Read => CommandRisk::Low,
@@ -22,10 +23,14 @@ impl Effect {
     }
 }
 
+/// What the gate says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateDecision {
+    /// Run it.
     Allow,
+    /// Ask an approver first.
     Ask,
+    /// Never run it, and why.
     Refuse(String),
 }
 

@@ -24,14 +24,21 @@ use switchboard_config::{AutonomyLevel, RiskProfile};
 /// and its same-identity subagents so budgets are shared too.
 #[derive(Debug)]
 pub struct SecurityPolicy {
+    /// The risk profile's name.
     pub profile_name: String,
+    /// The risk profile.
     pub profile: RiskProfile,
+    /// Its autonomy level.
     pub level: AutonomyLevel,
     /// The agent's workspace; file tools and shell stay inside it.
     pub workspace: PathBuf,
+    /// Paths must stay inside the workspace.
     pub workspace_only: bool,
+    /// Paths tools may never touch.
     pub forbidden_paths: Vec<String>,
+    /// How long one command may run.
     pub shell_timeout_secs: u64,
+    /// The hourly action budget.
     pub tracker: Arc<ActionTracker>,
     /// A narrower hourly cap on the shared tracker (subagent overrides).
     pub hourly_cap: Option<u32>,
@@ -43,6 +50,7 @@ pub const DEFAULT_FORBIDDEN_PATHS: &[&str] = &[
 ];
 
 impl SecurityPolicy {
+    /// The policy of `profile` for an agent working in `workspace`.
     pub fn new(profile_name: &str, profile: &RiskProfile, workspace: PathBuf, max_actions_per_hour: u32) -> Self {
         Self {
             profile_name: profile_name.to_string(),

@@ -3,16 +3,21 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+/// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    /// It leads outside the workspace.
     #[error("path '{0}' is outside the agent workspace; use a path relative to the workspace")]
     OutsideWorkspace(String),
+    /// It is a forbidden path.
     #[error("path '{0}' is forbidden")]
     Forbidden(String),
     #[error(
         "path '{0}' is inside a repository's .git folder, which tools may not touch (its configuration can name programs to run); use git commands instead"
     )]
+    /// It is inside `.git`.
     GitMetadata(String),
+    /// Too many symbolic links to follow.
     #[error("path '{0}' goes through too many symbolic links")]
     TooManyLinks(String),
 }

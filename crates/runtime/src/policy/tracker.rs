@@ -4,6 +4,7 @@ use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+/// Tool executions of the last hour.
 #[derive(Debug)]
 pub struct ActionTracker {
     limit: u32,
@@ -11,6 +12,7 @@ pub struct ActionTracker {
 }
 
 impl ActionTracker {
+    /// A budget of `limit` actions per hour.
     pub fn new(limit: u32) -> Self {
         Self {
             limit,
@@ -18,6 +20,7 @@ impl ActionTracker {
         }
     }
 
+    /// The hourly limit.
     pub fn limit(&self) -> u32 {
         self.limit
     }

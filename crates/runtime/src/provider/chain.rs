@@ -10,20 +10,28 @@ use switchboard_config::ProviderKind;
 /// Which provider answered, and whether that was a fallback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Served {
+    /// The provider the run asked for.
     pub requested_name: String,
+    /// Its API.
     pub requested_kind: ProviderKind,
+    /// Its model.
     pub requested_model: String,
+    /// The provider that answered.
     pub name: String,
+    /// Its API.
     pub kind: ProviderKind,
+    /// Its model.
     pub model: String,
 }
 
 impl Served {
+    /// Whether a fallback answered.
     pub fn fell_back(&self) -> bool {
         self.requested_name != self.name
     }
 }
 
+/// A provider and its fallbacks, tried in order.
 #[derive(Clone)]
 pub struct ProviderChain {
     links: Vec<Arc<dyn Provider>>,
@@ -36,10 +44,12 @@ impl ProviderChain {
         Self { links }
     }
 
+    /// The first provider.
     pub fn primary(&self) -> &Arc<dyn Provider> {
         &self.links[0]
     }
 
+    /// Ask each provider in turn until one answers.
     pub async fn chat(&self, req: &ChatRequest<'_>) -> Result<(ChatResponse, Served), ProviderError> {
         let first = &self.links[0];
         let mut failures = Vec::new();

@@ -30,6 +30,7 @@ pub struct ContextLimits {
 }
 
 impl ContextLimits {
+    /// Limits with a known (or unknown) window.
     pub fn new(window: Option<u32>, answer_room: u32) -> Self {
         Self {
             window: Mutex::new(window),
@@ -38,10 +39,12 @@ impl ContextLimits {
         }
     }
 
+    /// The context window, when known.
     pub fn window(&self) -> Option<u32> {
         *self.window.lock()
     }
 
+    /// Learn the window.
     pub fn set_window(&self, tokens: u32) {
         *self.window.lock() = Some(tokens);
     }

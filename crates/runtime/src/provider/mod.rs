@@ -25,7 +25,9 @@ use switchboard_config::{ProviderConfig, ProviderKind};
 /// tool specs: providers serialize straight from them, without copies.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
+    /// The conversation.
     pub messages: &'a [ChatMessage],
+    /// The tools offered (empty: none).
     pub tools: &'a [Arc<ToolSpec>],
     /// Overrides the provider's configured temperature.
     pub temperature: Option<f64>,
@@ -34,34 +36,46 @@ pub struct ChatRequest<'a> {
 /// A model's answer: text, tool calls, or both.
 #[derive(Debug, Clone, Default)]
 pub struct ChatResponse {
+    /// The answer's text.
     pub text: String,
+    /// Calls it asks for.
     pub tool_calls: Vec<ToolCall>,
+    /// Tokens used.
     pub usage: Usage,
     /// The model stopped at its output limit: the text is cut off, and a
     /// tool call's arguments may be incomplete.
     pub truncated: bool,
 }
 
+/// Why a model call failed (never with endpoints, keys or bodies).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {
+    /// The server could not be reached.
     #[error("model provider '{0}' could not be reached (is the model server running? check [providers.{0}].base_url)")]
     Unreachable(String),
+    /// It did not answer in time.
     #[error("model provider '{0}' did not answer in time")]
     Timeout(String),
+    /// It refused the key.
     #[error("model provider '{0}' rejected the credentials (check [providers.{0}].api_key)")]
     Auth(String),
+    /// It asked to slow down.
     #[error("model provider '{0}' is rate limiting requests")]
     RateLimited(String),
+    /// Another HTTP error.
     #[error("model provider '{0}' failed with HTTP {1}")]
     Http(String, u16),
     /// The prompt did not fit the model's context; with the context size
     /// when the server said it.
     #[error("this conversation is too long for the model of provider '{0}'; send /new to start afresh")]
     ContextOverflow(String, Option<u32>),
+    /// Its answer could not be read.
     #[error("model provider '{0}' sent a response that could not be understood")]
     InvalidResponse(String),
+    /// The provider is configured wrongly (name, what).
     #[error("model provider '{0}' is not usable: {1}")]
     Misconfigured(String, String),
+    /// Every provider of the chain failed.
     #[error("all model providers failed: {0}")]
     AllFailed(String),
 }
@@ -81,7 +95,9 @@ impl ProviderError {
 pub trait Provider: Send + Sync {
     /// The configured provider name (`local`).
     fn name(&self) -> &str;
+    /// The API it speaks.
     fn kind(&self) -> ProviderKind;
+    /// The model it asks for.
     fn model(&self) -> &str;
     /// One call, retried on transient failures per the provider's settings.
     async fn chat(&self, request: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError>;

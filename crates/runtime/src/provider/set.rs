@@ -13,6 +13,7 @@ pub struct ProviderSet {
 }
 
 impl ProviderSet {
+    /// Every configured provider.
     pub fn from_config(config: &Config) -> Self {
         let built = config
             .providers
@@ -27,6 +28,7 @@ impl ProviderSet {
         Self { built, fallbacks }
     }
 
+    /// Their names.
     pub fn names(&self) -> Vec<String> {
         self.built.keys().cloned().collect()
     }

@@ -5,6 +5,7 @@ use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+/// `agents_list`: the agents a child session may run as.
 pub struct AgentsList;
 
 #[async_trait]

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// `sessions_history`: a child session's transcript.
 pub struct SessionsHistory;
 
 #[derive(Deserialize)]

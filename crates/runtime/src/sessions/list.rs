@@ -5,6 +5,7 @@ use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+/// `sessions_list`: this session's child sessions.
 pub struct SessionsList;
 
 #[async_trait]

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use switchboard_store::RunStatus;
 
+/// `sessions_send`: a message to a child session.
 pub struct SessionsSend;
 
 #[derive(Deserialize)]

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use switchboard_store::{RunKind, RunStatus};
 use tokio_util::sync::CancellationToken;
 
+/// `sessions_spawn`: start a child session.
 pub struct SessionsSpawn;
 
 #[derive(Deserialize, Default)]

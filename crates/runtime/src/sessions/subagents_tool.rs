@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// `subagents`: list, steer or kill this session's children.
 pub struct SubagentsTool;
 
 #[derive(Deserialize)]

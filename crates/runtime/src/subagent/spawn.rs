@@ -11,6 +11,7 @@ use std::sync::Arc;
 use switchboard_store::RunKind;
 use tracing::Instrument;
 
+/// `spawn_subagent`: a helper run of the same agent.
 pub struct SpawnSubagent;
 
 #[derive(Deserialize, Default)]

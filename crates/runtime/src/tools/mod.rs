@@ -22,12 +22,16 @@ use tokio_util::sync::CancellationToken;
 /// The result of one tool call. Failures are values, never panics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResult {
+    /// Whether it worked.
     pub success: bool,
+    /// What it produced.
     pub output: String,
+    /// What went wrong.
     pub error: Option<String>,
 }
 
 impl ToolResult {
+    /// A success.
     pub fn ok(output: impl Into<String>) -> Self {
         Self {
             success: true,
@@ -36,6 +40,7 @@ impl ToolResult {
         }
     }
 
+    /// A failure.
     pub fn fail(error: impl Into<String>) -> Self {
         Self {
             success: false,
@@ -58,8 +63,11 @@ impl ToolResult {
 pub struct ToolContext {
     /// The agent whose identity the run has (memory writes are attributed to it).
     pub agent: String,
+    /// The run's session.
     pub session_key: String,
+    /// Its command and path policy.
     pub policy: Arc<SecurityPolicy>,
+    /// The control plane.
     pub store: Store,
     /// Agents whose memory rows this run may read (its own first).
     pub memory_readers: Vec<String>,
@@ -67,6 +75,7 @@ pub struct ToolContext {
     pub providers: Vec<String>,
     /// Set by `model_switch`; the loop uses it from the next model call on.
     pub switch_to: Mutex<Option<String>>,
+    /// Stops the run (tools honour it).
     pub cancel: CancellationToken,
     /// The runtime, for tools that start child runs.
     pub core: Arc<crate::core::Core>,
@@ -76,17 +85,22 @@ pub struct ToolContext {
     pub ceiling: ToolRegistry,
     /// The provider chain and temperature a same-identity child inherits.
     pub chain: crate::provider::ProviderChain,
+    /// Sampling temperature a same-identity child inherits.
     pub temperature: Option<f64>,
 }
 
+/// A tool the model can call.
 #[async_trait]
 pub trait Tool: Send + Sync {
+    /// Its name.
     fn name(&self) -> &'static str;
+    /// What it does, for the model.
     fn description(&self) -> String;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
     /// What a call with these (already parsed) arguments would do.
     fn effect(&self, args: &Value) -> Effect;
+    /// Run it.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
 

@@ -14,12 +14,14 @@ pub struct BoundTool {
 }
 
 impl BoundTool {
+    /// Bind `tool` with its spec built once.
     pub fn new(tool: Arc<dyn Tool>) -> Self {
         let spec = Arc::new(ToolSpec::new(tool.name(), tool.description(), &tool.parameters()));
         Self { tool, spec }
     }
 }
 
+/// The tools a run offers.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<BoundTool>,
@@ -49,6 +51,7 @@ impl ToolRegistry {
         }
     }
 
+    /// Add (or replace) a tool.
     pub fn with(self, tool: Arc<dyn Tool>) -> Self {
         self.with_bound(BoundTool::new(tool))
     }
@@ -76,14 +79,17 @@ impl ToolRegistry {
         }
     }
 
+    /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|b| b.tool.name() == name).map(|b| &b.tool)
     }
 
+    /// Every tool's name.
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|b| b.tool.name()).collect()
     }
 
+    /// Whether it offers nothing.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

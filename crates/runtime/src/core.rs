@@ -124,6 +124,36 @@ impl Core {
         &self.live
     }
 
+    /// The parts of a run as `agent`, in `session_key`, on `chain`, from
+    /// its configuration alone: its policy, risk and runtime profiles,
+    /// system prompt and memory readers; no tools, no operator, a fresh
+    /// cancellation and a default scope. Each kind of run changes what it
+    /// needs (`RunParts { registry, scope, ..core.agent_parts(..) }`).
+    /// `None` for an agent that is not configured.
+    pub fn agent_parts(&self, agent: &str, session_key: String, chain: ProviderChain) -> Option<RunParts> {
+        let cfg = self.config.agents.get(agent)?;
+        let risk = self.config.risk_profile_of(agent).cloned().unwrap_or_default();
+        let mut memory_readers = vec![agent.to_string()];
+        memory_readers.extend(cfg.workspace.read_memory_from.iter().cloned());
+        Some(RunParts {
+            agent: agent.to_string(),
+            session_key,
+            policy: self.policies.get(agent)?.clone(),
+            approval_profile: (cfg.risk_profile.clone(), risk),
+            registry: ToolRegistry::default(),
+            chain,
+            temperature: None,
+            runtime_profile_name: cfg.runtime_profile.clone(),
+            profile: self.config.runtime_profile_of(agent),
+            system_prompt: cfg.system_prompt.clone(),
+            broker: Arc::new(NoApprover("no approver for this run".into())),
+            events: None,
+            cancel: CancellationToken::new(),
+            scope: RunScope::default(),
+            memory_readers,
+        })
+    }
+
     /// The broker for a run with this approval profile: the route broker
     /// when the route is complete and installed, else nobody.
     pub fn route_broker_for(&self, profile: &RiskProfile) -> Arc<dyn ApprovalBroker> {

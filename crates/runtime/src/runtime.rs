@@ -147,28 +147,20 @@ impl Runtime {
         session_key: String,
         origin: Option<ChatAddress>,
     ) -> Result<RunParts, TurnError> {
-        let config = &self.core.config;
-        let agent_cfg = config
+        let agent_cfg = self
+            .core
+            .config
             .agents
             .get(agent)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
-        let profile = config.runtime_profile_of(agent);
-        let risk = config.risk_profile_of(agent).cloned().unwrap_or_default();
-        let mut memory_readers = vec![agent.to_string()];
-        memory_readers.extend(agent_cfg.workspace.read_memory_from.iter().cloned());
+        let chain = self.core.providers.chain_for(provider)?;
+        let base = self
+            .core
+            .agent_parts(agent, session_key, chain)
+            .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
+        let profile = &base.profile;
         Ok(RunParts {
-            agent: agent.to_string(),
-            session_key,
-            policy: self.core.policies[agent].clone(),
-            approval_profile: (agent_cfg.risk_profile.clone(), risk),
             registry: self.tools_for(agent),
-            chain: self.core.providers.chain_for(provider)?,
-            temperature: None,
-            runtime_profile_name: agent_cfg.runtime_profile.clone(),
-            system_prompt: agent_cfg.system_prompt.clone(),
-            broker: Arc::new(crate::NoApprover("no approver for this run".into())),
-            events: None,
-            cancel: CancellationToken::new(),
             scope: RunScope {
                 max_depth: profile.max_delegation_depth,
                 max_spawn_depth: agent_cfg.subagents.max_spawn_depth,
@@ -181,8 +173,7 @@ impl Runtime {
                 origin,
                 ..RunScope::default()
             },
-            memory_readers,
-            profile,
+            ..base
         })
     }
 }

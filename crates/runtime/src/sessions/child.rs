@@ -183,12 +183,6 @@ fn relay(
 async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
     let agent = core.config.agents.get(&run.agent)?;
     let chain = core.providers.chain_for(&agent.model_provider).ok()?;
-    let risk = core
-        .config
-        .risk_profiles
-        .get(&agent.risk_profile)
-        .cloned()
-        .unwrap_or_default();
     let origin = match (&run.origin_channel, &run.origin_chat) {
         (Some(ch), Some(chat)) => {
             Some(ChatAddress::new(ch.clone(), chat.clone()).with_thread(run.origin_thread.clone()))
@@ -196,25 +190,14 @@ async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
         _ => None,
     };
     let parts = RunParts {
-        agent: run.agent.clone(),
-        session_key: run.session_key.clone(),
-        policy: core.policies.get(&run.agent)?.clone(),
-        approval_profile: (agent.risk_profile.clone(), risk),
-        registry: ToolRegistry::default(),
-        chain,
-        temperature: None,
-        runtime_profile_name: agent.runtime_profile.clone(),
-        profile: core.config.runtime_profile_of(&run.agent),
-        system_prompt: agent.system_prompt.clone(),
         broker: Arc::new(crate::NoApprover("a relayed announcement has no operator".into())),
-        events: None,
-        cancel: tokio_util::sync::CancellationToken::new(),
         scope: RunScope {
             origin,
             cost_chain: vec![run.agent.clone()],
             ..RunScope::default()
         },
         memory_readers: vec![run.agent.clone()],
+        ..core.agent_parts(&run.agent, run.session_key.clone(), chain)?
     };
     let prompt = format!(
         "{message}\n\nYour earlier task has ended, but this result arrived since. Write the announcement for whoever asked you, or answer exactly ANNOUNCE_SKIP."

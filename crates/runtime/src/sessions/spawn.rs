@@ -9,7 +9,6 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use switchboard_store::{RunKind, RunStatus};
-use tokio_util::sync::CancellationToken;
 
 /// `sessions_spawn`: start a child session.
 pub struct SessionsSpawn;
@@ -165,22 +164,13 @@ impl Tool for SessionsSpawn {
         if let Some(level) = args.thinking.as_deref() {
             system_prompt.push_str(&format!("\n\nThinking effort requested: {level}."));
         }
-        let mut memory_readers = vec![agent_id.clone()];
-        memory_readers.extend(target.workspace.read_memory_from.iter().cloned());
+        let Some(base) = core.agent_parts(&agent_id, session_key.clone(), chain) else {
+            return ToolResult::fail(format!("sessions_spawn: agent '{agent_id}' is not configured"));
+        };
         let parts = RunParts {
-            agent: agent_id.clone(),
-            session_key: session_key.clone(),
-            policy,
-            approval_profile: (target.risk_profile.clone(), risk.clone()),
             registry,
-            chain,
-            temperature: None,
-            runtime_profile_name: target.runtime_profile.clone(),
-            profile: config.runtime_profile_of(&agent_id),
             system_prompt,
             broker: core.route_broker_for(&risk),
-            events: None,
-            cancel: CancellationToken::new(),
             scope: RunScope {
                 run_id: Some(run_id.clone()),
                 root_id: Some(row.root_id.clone()),
@@ -195,7 +185,7 @@ impl Tool for SessionsSpawn {
                 fresh_session: true,
                 ..RunScope::default()
             },
-            memory_readers,
+            ..base
         };
         child::start(
             core.clone(),

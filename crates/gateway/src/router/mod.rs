@@ -20,6 +20,7 @@ use switchboard_config::Config;
 use switchboard_core::ApprovalChoice;
 use switchboard_runtime::Runtime;
 use tokio::sync::mpsc;
+
 /// The answer to a message that does not fit in its session's queue.
 const BUSY: &str =
     "Busy: this conversation already has messages waiting. Try again when the current answer has arrived.";
@@ -29,6 +30,11 @@ pub(crate) struct Router {
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
     sessions: Mutex<HashMap<String, Session>>,
+}
+
+/// The answer to a message on a channel no agent answers on.
+fn no_agent(channel: &str) -> String {
+    format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.")
 }
 
 /// The agent that answers on channel instance `channel`.
@@ -55,10 +61,11 @@ impl Router {
     /// commands run side by side.
     pub(crate) async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Taken>) {
         while let Some(t) = inbound.recv().await {
-            if commands::parse(&t.m.text).is_none() {
-                self.start_turn(t);
-            } else {
-                tokio::spawn(self.clone().handle(t));
+            match commands::parse(&t.m.text) {
+                None => self.start_turn(t),
+                Some(command) => {
+                    tokio::spawn(self.clone().command(t, command));
+                }
             }
         }
     }
@@ -70,7 +77,10 @@ impl Router {
             tracing::warn!(count = pending.len(), "answering messages taken before the last stop");
         }
         for t in pending {
-            self.clone().handle(t).await;
+            match commands::parse(&t.m.text) {
+                None => self.start_turn(t),
+                Some(command) => self.clone().command(t, command).await,
+            }
         }
     }
 
@@ -80,7 +90,7 @@ impl Router {
         let channel = &t.m.address.channel;
         let config = self.runtime.config().clone();
         let Some(agent) = agent_for(&config, channel) else {
-            let text = format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.");
+            let text = no_agent(channel);
             let router = self.clone();
             tokio::spawn(async move { router.answer(&t, text).await });
             return;
@@ -98,12 +108,13 @@ impl Router {
         crate::reply::answer(&self.channels, self.runtime.store(), to, text).await;
     }
 
-    async fn handle(self: Arc<Self>, t: Taken) {
+    /// Run a slash command and answer with its outcome.
+    async fn command(self: Arc<Self>, t: Taken, command: Command) {
         let config = self.runtime.config().clone();
         let channel = t.m.address.channel.clone();
         let m = &t.m;
-        match commands::parse(&m.text) {
-            Some(Command::Approve { id, always }) => {
+        match command {
+            Command::Approve { id, always } => {
                 let choice = if always {
                     ApprovalChoice::Always
                 } else {
@@ -112,7 +123,7 @@ impl Router {
                 let text = self.broker.decide(&id, &m.sender, choice, None, &m.address).await;
                 self.answer(&t, text).await;
             }
-            Some(Command::Deny { id, reason }) => {
+            Command::Deny { id, reason } => {
                 let text = self
                     .broker
                     .decide(&id, &m.sender, ApprovalChoice::Deny, reason, &m.address)
@@ -121,9 +132,7 @@ impl Router {
             }
             other => {
                 let Some(agent) = agent_for(&config, &channel) else {
-                    let text =
-                        format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.");
-                    self.answer(&t, text).await;
+                    self.answer(&t, no_agent(&channel)).await;
                     return;
                 };
                 let session_key = m.address.session_key(agent);
@@ -136,11 +145,7 @@ impl Router {
                     sent_at: t.received_at,
                 };
                 let text = match other {
-                    None => {
-                        self.start_turn(t);
-                        return;
-                    }
-                    Some(Command::Subagents(commands::subagents::Sub::Send { target, message })) => {
+                    Command::Subagents(commands::subagents::Sub::Send { target, message }) => {
                         match commands::subagents::send::plan(&ctx, &target, &message).await {
                             commands::subagents::send::Plan::Done(text) => text,
                             commands::subagents::send::Plan::FollowUp {
@@ -162,8 +167,8 @@ impl Router {
                             }
                         }
                     }
-                    Some(Command::Stop) => self.stop(&ctx).await,
-                    Some(cmd) => commands::apply(&cmd, &ctx).await,
+                    Command::Stop => self.stop(&ctx).await,
+                    cmd => commands::apply(&cmd, &ctx).await,
                 };
                 self.answer(&t, text).await;
             }

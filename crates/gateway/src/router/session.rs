@@ -97,11 +97,7 @@ impl Router {
                     }
                     Ok(Recovery::Finished(answer)) => {
                         tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");
-                        let text = match &follow_up {
-                            Some(prefix) => format!("{prefix}{answer}"),
-                            None => answer,
-                        };
-                        self.answer(&t, text).await;
+                        self.answer(&t, with_prefix(follow_up.as_deref(), answer)).await;
                         continue;
                     }
                     Ok(Recovery::Interrupted(done)) => {
@@ -160,12 +156,16 @@ impl Router {
                 Err(TurnError::Cancelled) => "(stopped)".to_string(),
                 Err(e) => format!("error: {e}"),
             };
-            let text = match &follow_up {
-                Some(prefix) => format!("{prefix}{text}"),
-                None => text,
-            };
-            self.answer(&t, text).await;
+            self.answer(&t, with_prefix(follow_up.as_deref(), text)).await;
         }
+    }
+}
+
+/// A follow-up turn's answer starts with its prefix (see `Queued`).
+fn with_prefix(prefix: Option<&str>, text: String) -> String {
+    match prefix {
+        Some(prefix) => format!("{prefix}{text}"),
+        None => text,
     }
 }
 

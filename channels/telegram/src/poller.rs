@@ -48,8 +48,7 @@ impl Poller {
                 Ok(c) => break c.and_then(|c| c.parse().ok()).unwrap_or(0),
                 Err(e) => {
                     tracing::warn!(channel = %self.name, error = %e, "cannot read where polling resumes; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    pause(&mut backoff).await;
                 }
             }
         };
@@ -65,8 +64,7 @@ impl Poller {
                 }
                 Err(PollError::Failed(e)) => {
                     self.failed(&mut failing_since, &e, backoff, true);
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    pause(&mut backoff).await;
                     continue;
                 }
             };
@@ -86,8 +84,7 @@ impl Poller {
             {
                 // Not taken: the offset stays, the same updates come again.
                 self.failed(&mut failing_since, &e.to_string(), backoff, false);
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+                pause(&mut backoff).await;
                 continue;
             }
             offset = next;
@@ -112,6 +109,12 @@ impl Poller {
             tracing::debug!(channel = %self.name, %error, ?backoff, "polling still failing");
         }
     }
+}
+
+/// Wait `backoff`, then double it (up to `MAX_BACKOFF`) for the next failure.
+async fn pause(backoff: &mut Duration) {
+    tokio::time::sleep(*backoff).await;
+    *backoff = (*backoff * 2).min(MAX_BACKOFF);
 }
 
 /// The Bot API's envelope around every answer.

@@ -107,11 +107,11 @@ impl Store {
             self.exec_all(forget).await?;
         }
         // Replies a gone instance was delivering: the outbox worker's now.
-        let replies_in_doubt = read!(self, |p| sqlx::query_as::<_, crate::OutboxRow>(
-            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM outbox
-             WHERE status = 'pending' AND instance_id IS NOT NULL
-             AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = outbox.instance_id)"
-        )
+        let replies_in_doubt = read!(self, |p| sqlx::query_as::<_, crate::OutboxRow>(AssertSqlSafe(format!(
+            "SELECT {} FROM outbox WHERE status = 'pending' AND instance_id IS NOT NULL AND {}",
+            crate::outbox::COLUMNS,
+            orphan("outbox")
+        )))
         .fetch_all(p)
         .await)?;
         let release: Vec<Stmt> = replies_in_doubt

@@ -5,7 +5,10 @@
 
 use crate::stmt::Stmt;
 use crate::{Store, StoreError, now_ms};
-use sqlx::FromRow;
+use sqlx::{AssertSqlSafe, FromRow};
+
+/// The columns of an `OutboxRow`, in its order.
+pub(crate) const COLUMNS: &str = "id, run_id, channel, chat, thread, reply_to, body, attempts";
 
 /// A delivery waiting in the outbox.
 #[derive(Debug, Clone, FromRow)]
@@ -64,10 +67,11 @@ impl Store {
 
     /// Pending announcements whose next attempt is due, oldest first.
     pub async fn due_announcements(&self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, OutboxRow>(
-            "SELECT id, run_id, channel, chat, thread, reply_to, body, attempts FROM outbox
-             WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2",
-        )
+        Ok(read!(self, |p| sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(
+            format!(
+                "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2"
+            )
+        ))
         .bind(now_ms())
         .bind(limit)
         .fetch_all(p)

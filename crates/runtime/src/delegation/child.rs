@@ -83,8 +83,6 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         .map_err(|e| format!("Agent '{target}' failed: {e}"))?;
     let mut owner_chain = scope.owner_chain.clone();
     owner_chain.push(target.to_string());
-    let mut memory_readers = vec![target.to_string()];
-    memory_readers.extend(t.workspace.read_memory_from.iter().cloned());
     let child_scope_base = RunScope {
         run_id: None,
         root_id: scope.root_id.clone().or_else(|| scope.run_id.clone()),
@@ -164,6 +162,9 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         }
     };
     let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
+    let base = core
+        .agent_parts(target, session_key, chain)
+        .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
     Ok(Plan {
         target: target.to_string(),
         mode,
@@ -175,21 +176,12 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
             tp.delegation_timeout_secs
         },
         parts: RunParts {
-            agent: target.to_string(),
-            session_key,
             policy,
             approval_profile: (t.risk_profile.clone(), risk),
             registry,
-            chain,
-            temperature: None,
-            runtime_profile_name: t.runtime_profile.clone(),
-            system_prompt: t.system_prompt.clone(),
             broker,
-            events: None,
-            cancel: CancellationToken::new(),
             scope: scope_for_child,
-            memory_readers,
-            profile: tp,
+            ..base
         },
     })
 }

@@ -68,20 +68,16 @@ impl Tool for SpawnSubagent {
             Err(e) => return ToolResult::fail(format!("subagent spawn failed: invalid arguments: {e}")),
         };
         let parent = ctx.agent.clone();
-        let config = &core.config;
-        let Some(agent_cfg) = config.agents.get(&parent) else {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let session_key: String = switchboard_core::SessionKey::helper(&uuid).into();
+        let Some(base) = core.agent_parts(&parent, session_key.clone(), ctx.chain.clone()) else {
             return ToolResult::fail(format!("subagent spawn failed: unknown agent '{parent}'"));
         };
-        let Some(risk) = config.risk_profiles.get(&agent_cfg.risk_profile).cloned() else {
-            return ToolResult::fail(format!(
-                "subagent spawn failed: risk profile '{}' is not configured",
-                agent_cfg.risk_profile
-            ));
-        };
+        let risk = base.approval_profile.1.clone();
         if !risk.offers_tool("spawn_subagent") {
             return ToolResult::fail(super::refused_by_profile(&parent));
         }
-        let runtime_profile = config.runtime_profile_of(&parent);
+        let runtime_profile = &base.profile;
         let policy = match &args.overrides {
             None => ctx.policy.clone(),
             Some(o) => {
@@ -95,8 +91,6 @@ impl Tool for SpawnSubagent {
                 Arc::new(o.apply(&ctx.policy))
             }
         };
-        let uuid = uuid::Uuid::new_v4().to_string();
-        let session_key: String = switchboard_core::SessionKey::helper(&uuid).into();
         let mut memory_readers = ctx.memory_readers.clone();
         if !memory_readers.contains(&parent) {
             memory_readers.insert(0, parent.clone());
@@ -123,19 +117,13 @@ impl Tool for SpawnSubagent {
         approval.block_high_risk_commands = policy.profile.block_high_risk_commands;
         approval.require_approval_for_medium_risk = policy.profile.require_approval_for_medium_risk;
         let run = core.assemble(RunParts {
-            agent: parent.clone(),
-            session_key: session_key.clone(),
             policy,
-            approval_profile: (agent_cfg.risk_profile.clone(), approval),
+            approval_profile: (base.approval_profile.0.clone(), approval),
             registry,
-            chain: ctx.chain.clone(),
             temperature: ctx.temperature,
-            runtime_profile_name: agent_cfg.runtime_profile.clone(),
-            system_prompt: agent_cfg.system_prompt.clone(),
             broker: Arc::new(crate::NoApprover(
                 "subagent runs have no operator; auto-approve the tool in the risk profile".into(),
             )),
-            events: None,
             cancel: ctx.cancel.child_token(),
             scope: RunScope {
                 run_id: Some(uuid.clone()),
@@ -145,7 +133,7 @@ impl Tool for SpawnSubagent {
                 ..ctx.scope.clone()
             },
             memory_readers,
-            profile: runtime_profile,
+            ..base
         });
         let _registration = core.live.register_run(&uuid, &run.ctx.cancel);
         let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);

@@ -29,14 +29,8 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                     .to_string(),
                 None => text.clone(),
             };
-            let thread = m
-                .thread_id
-                .filter(|_| m.is_topic_message)
-                .map(|t| t.0.0)
-                .filter(|t| *t != 1)
-                .map(|t| t.to_string());
             Some(Inbound {
-                address: ChatAddress::new(channel.name.clone(), m.chat.id.0.to_string()).with_thread(thread),
+                address: address_of(&channel.name, m),
                 sender: UserId(format!("tg:{}", from.id.0)),
                 sender_name: from.full_name(),
                 text: clean,
@@ -62,14 +56,8 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 _ => format!("/deny {id}"),
             };
             let m = q.message.as_ref()?.regular_message()?;
-            let thread = m
-                .thread_id
-                .filter(|_| m.is_topic_message)
-                .map(|t| t.0.0)
-                .filter(|t| *t != 1)
-                .map(|t| t.to_string());
             Some(Inbound {
-                address: ChatAddress::new(channel.name.clone(), m.chat.id.0.to_string()).with_thread(thread),
+                address: address_of(&channel.name, m),
                 sender: UserId(format!("tg:{}", q.from.id.0)),
                 sender_name: q.from.full_name(),
                 text,
@@ -99,6 +87,18 @@ pub(crate) fn find_mention(text: &str, mention: &str) -> Option<usize> {
             && bytes[i..end].eq_ignore_ascii_case(want)
             && !bytes.get(end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
     })
+}
+
+/// Where a message sits: its chat, and its forum topic when it was written
+/// in one (topic 1, "General", is the chat itself).
+fn address_of(channel: &str, m: &teloxide::types::Message) -> ChatAddress {
+    let thread = m
+        .thread_id
+        .filter(|_| m.is_topic_message)
+        .map(|t| t.0.0)
+        .filter(|t| *t != 1)
+        .map(|t| t.to_string());
+    ChatAddress::new(channel.to_string(), m.chat.id.0.to_string()).with_thread(thread)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! the approver's decision recorded, the prompt edited, the outcome
 //! returned — as p50/p99 over N sequential requests.
 
-use crate::approvals::RouteBroker;
+use crate::approvals::{Ballot, RouteBroker};
 use crate::channels::ChannelSet;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -52,7 +52,9 @@ allowed_users = ["cli:alice"]
                 for e in ops.wait_events_after(seen).await {
                     seen = e.seq;
                     if let (true, Some(id)) = (e.kind == "approval_prompt", &e.approval_id) {
-                        broker.decide(id, &alice, ApprovalChoice::AllowOnce, None, &room).await;
+                        broker
+                            .decide(id, Ballot::new(&alice, &room, ApprovalChoice::AllowOnce))
+                            .await;
                     }
                 }
             }

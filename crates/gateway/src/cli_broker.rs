@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use std::time::Duration;
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{ApprovalStatus, Store, now_ms};
+use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
 
 enum Answer {
@@ -156,7 +156,15 @@ impl ApprovalBroker for CliBroker {
         .then_some(self.user.as_str());
         if let Err(e) = self
             .store
-            .decide_approval(&req.id, status, by, Some("cli"), reason.as_deref())
+            .decide_approval(
+                &req.id,
+                &ApprovalEnd {
+                    status,
+                    by,
+                    from: Some("cli"),
+                    reason: reason.as_deref(),
+                },
+            )
             .await
         {
             tracing::error!(error = %e, "cannot store approval decision");

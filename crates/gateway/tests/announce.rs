@@ -6,36 +6,15 @@ mod support;
 
 use serde_json::json;
 use std::time::Duration;
-use support::{Gateway, Sandbox, free_port, provider};
+use support::{Gateway, Sandbox, free_port, team_with_reviewer};
 use switchboard_test_support::{ScriptedModel, Step};
-
-fn config(main: &str, reviewer: &str, port: u16) -> String {
-    format!(
-        r#"{}{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "pmain"
-channels = ["local.team"]
-[agents.reviewer]
-model_provider = "prev"
-[risk_profiles.default]
-level = "full"
-delegation_policy = {{ mode = "allow" }}
-[channels.local.team]
-allowed_users = ["*"]
-"#,
-        provider("pmain", main, ""),
-        provider("prev", reviewer, "")
-    )
-}
 
 /// Two scripted models, a gateway on them, and `main` asked to start
 /// `prompt` as a background delegation (answering `ack`).
 async fn with_background_task(prompt: &str, ack: &str) -> (ScriptedModel, ScriptedModel, Sandbox, Gateway, u16) {
     let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
     let port = free_port();
-    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+    let sandbox = Sandbox::new(&team_with_reviewer(&main.url(), &reviewer.url(), port, ""));
     let gw = Gateway::start(&sandbox, port, "team").await;
     main.push(Step::tool_call(
         "delegate",

@@ -6,33 +6,13 @@ mod support;
 
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use support::{Gateway, Sandbox, free_port, provider};
+use support::{Gateway, Sandbox, free_port, team_with_reviewer};
 use switchboard_test_support::{ScriptedModel, Step};
 
-fn config(main: &str, reviewer: &str, port: u16) -> String {
-    format!(
-        r#"{}{}
-[web]
-listen = "127.0.0.1:{port}"
-[agents.main]
-model_provider = "pmain"
-channels = ["local.team"]
-[agents.reviewer]
-model_provider = "prev"
-[risk_profiles.default]
-level = "full"
-delegation_policy = {{ mode = "allow" }}
-[risk_profiles.default.approval_route]
+const ROUTE: &str = r#"[risk_profiles.default.approval_route]
 approver_channel = "local.team"
 approver_recipient = "ops"
-approvers = ["cli:alice"]
-[channels.local.team]
-allowed_users = ["*"]
-"#,
-        provider("pmain", main, ""),
-        provider("prev", reviewer, "")
-    )
-}
+approvers = ["cli:alice"]"#;
 
 struct Fx {
     main: ScriptedModel,
@@ -46,7 +26,7 @@ impl Fx {
     async fn new() -> Self {
         let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
         let port = free_port();
-        let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+        let sandbox = Sandbox::new(&team_with_reviewer(&main.url(), &reviewer.url(), port, ROUTE));
         let gw = Gateway::start(&sandbox, port, "team").await;
         Self {
             main,

@@ -240,10 +240,7 @@ async fn no_grant_covers_a_dangerous_command_in_a_child() {
         p.approval_route = Some(ops_room_route());
     })
     .await;
-    let broker = FixedBroker::new(switchboard_runtime::ApprovalOutcome::Approved {
-        by: "cli:alice".into(),
-        always: true,
-    });
+    let broker = FixedBroker::approving("cli:alice", true);
     f.h.runtime.set_route_broker(broker.clone());
     f.ops
         .push(Step::tool_call("shell", json!({"command": "psql -c 'DROP TABLE a'"})));

@@ -74,10 +74,7 @@ async fn supervised_call_waits_for_approval_and_deny_leaves_it_unrun() {
         json!({"path": "x.txt", "content": "token=abc"}),
     ));
     model.push(Step::text("ok"));
-    let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n[risk_profiles.default]\nlevel = \"supervised\"\n",
-        provider("primary", &model.url(), "")
-    );
+    let toml = main_on(&model.url(), "[risk_profiles.default]\nlevel = \"supervised\"\n");
     let h = harness(&toml).await;
     let broker = FixedBroker::new(ApprovalOutcome::Denied {
         by: "cli:ops".into(),
@@ -110,10 +107,7 @@ async fn unavailable_and_timeout_are_told_apart() {
         let model = ScriptedModel::start().await;
         model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
         model.push(Step::text("ok"));
-        let toml = format!(
-            "{}[agents.main]\nmodel_provider = \"primary\"\n",
-            provider("primary", &model.url(), "")
-        );
+        let toml = main_on(&model.url(), "");
         let h = harness(&toml).await;
         h.turn("remember", FixedBroker::new(outcome)).await.unwrap();
         let results = tool_results(&model.requests()[1]);
@@ -138,15 +132,9 @@ async fn always_grants_cover_the_rest_of_the_run_only() {
     model.push(Step::text("ok"));
     model.push(Step::tool_call("memory_store", json!({"key": "c", "content": "3"})));
     model.push(Step::text("ok"));
-    let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n",
-        provider("primary", &model.url(), "")
-    );
+    let toml = main_on(&model.url(), "");
     let h = harness(&toml).await;
-    let broker = FixedBroker::new(ApprovalOutcome::Approved {
-        by: "cli:ops".into(),
-        always: true,
-    });
+    let broker = FixedBroker::approving("cli:ops", true);
     h.turn("two", broker.clone()).await.unwrap();
     assert_eq!(broker.count(), 1, "the second call in the same run reuses the grant");
     h.turn("again", broker.clone()).await.unwrap();
@@ -163,15 +151,12 @@ async fn always_grants_are_per_tool_and_risk_class() {
     model.push(Step::tool_call("shell", json!({"command": "rm notes.txt"})));
     model.push(Step::tool_call("shell", json!({"command": "git push --force"})));
     model.push(Step::text("ok"));
-    let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n[risk_profiles.default]\nlevel = \"supervised\"\nallowed_commands = [\"ls\", \"rm\", \"git\"]\nblock_high_risk_commands = false\n",
-        provider("primary", &model.url(), "")
+    let toml = main_on(
+        &model.url(),
+        "[risk_profiles.default]\nlevel = \"supervised\"\nallowed_commands = [\"ls\", \"rm\", \"git\"]\nblock_high_risk_commands = false\n",
     );
     let h = harness(&toml).await;
-    let broker = FixedBroker::new(ApprovalOutcome::Approved {
-        by: "cli:ops".into(),
-        always: true,
-    });
+    let broker = FixedBroker::approving("cli:ops", true);
     h.turn("go", broker.clone()).await.unwrap();
     let risks: Vec<String> = broker.seen.lock().unwrap().iter().map(|r| r.risk.clone()).collect();
     assert_eq!(
@@ -205,10 +190,7 @@ async fn provider_500_falls_back_without_leaking_details() {
     // With no fallback left, the error names the provider but not its URL or body.
     let lonely = ScriptedModel::start().await;
     lonely.push(Step::status(503));
-    let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n",
-        provider("primary", &lonely.url(), "")
-    );
+    let toml = main_on(&lonely.url(), "");
     let h = harness(&toml).await;
     let err = h
         .turn("hi", Arc::new(NoApprover("none".into())))
@@ -293,10 +275,7 @@ async fn commands_outside_allowed_commands_name_the_key() {
     model.push(Step::text("ok"));
     let h = harness(&format!("{}{PROFILE}", provider("primary", &model.url(), ""))).await;
     // touch is medium risk: supervised asks first; approve it so the policy check is what refuses.
-    let broker = FixedBroker::new(ApprovalOutcome::Approved {
-        by: "cli:me".into(),
-        always: false,
-    });
+    let broker = FixedBroker::approving("cli:me", false);
     h.turn("go", broker).await.unwrap();
     let r = tool_results(&model.requests()[1]);
     assert_eq!(

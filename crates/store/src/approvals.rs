@@ -104,6 +104,32 @@ pub(crate) const COLUMNS: &str =
     "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
      deadline_at, created_at, decided_at, decided_by, decided_from, reason";
 
+/// How a pending request ended: the new status, who decided and from
+/// where (none when nobody did: expiry, cancellation), and why.
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalEnd<'a> {
+    /// The status it ends in.
+    pub status: ApprovalStatus,
+    /// The person who decided.
+    pub by: Option<&'a str>,
+    /// Where they decided (a chat address, `cli`, `console`).
+    pub from: Option<&'a str>,
+    /// Why, when said.
+    pub reason: Option<&'a str>,
+}
+
+impl<'a> ApprovalEnd<'a> {
+    /// An end nobody decided (expired, cancelled, unavailable).
+    pub fn unattended(status: ApprovalStatus, reason: &'a str) -> Self {
+        Self {
+            status,
+            by: None,
+            from: None,
+            reason: Some(reason),
+        }
+    }
+}
+
 impl Store {
     /// Record a new pending request.
     pub async fn insert_approval(&self, a: &NewApproval<'_>) -> Result<(), StoreError> {
@@ -144,25 +170,18 @@ impl Store {
 
     /// Record how a pending request ended. Returns false when it was no
     /// longer pending (someone else decided first).
-    pub async fn decide_approval(
-        &self,
-        id: &str,
-        status: ApprovalStatus,
-        by: Option<&str>,
-        from: Option<&str>,
-        reason: Option<&str>,
-    ) -> Result<bool, StoreError> {
+    pub async fn decide_approval(&self, id: &str, end: &ApprovalEnd<'_>) -> Result<bool, StoreError> {
         let done = self
             .exec(
                 Stmt::new(
                     "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
              WHERE id = $6 AND status = 'pending'",
                 )
-                .bind(status.as_str())
+                .bind(end.status.as_str())
                 .bind(now_ms())
-                .bind(by)
-                .bind(from)
-                .bind(reason)
+                .bind(end.by)
+                .bind(end.from)
+                .bind(end.reason)
                 .bind(id),
             )
             .await?;

@@ -154,14 +154,8 @@ impl Store {
         .fetch_all(p)
         .await)?;
         for r in &expired_approvals {
-            self.decide_approval(
-                &r.id,
-                crate::ApprovalStatus::Expired,
-                None,
-                None,
-                Some("the gateway restarted"),
-            )
-            .await?;
+            let end = crate::ApprovalEnd::unattended(crate::ApprovalStatus::Expired, "the gateway restarted");
+            self.decide_approval(&r.id, &end).await?;
         }
         Ok(Reclaimed {
             lost_runs,

@@ -35,7 +35,7 @@ mod sessions;
 mod sqlite_writer;
 mod stmt;
 
-pub use approvals::{ApprovalRow, ApprovalStatus, NewApproval};
+pub use approvals::{ApprovalEnd, ApprovalRow, ApprovalStatus, NewApproval};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
 pub use inbox::{InboxRow, NewInbound, QueuedReply, reply_key};

@@ -2,7 +2,8 @@
 //! names a server (CI starts one), on PostgreSQL.
 
 use switchboard_store::{
-    ApprovalStatus, NewApproval, NewInbound, NewRun, QueuedReply, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day,
+    ApprovalEnd, ApprovalStatus, NewApproval, NewInbound, NewRun, QueuedReply, RunEnd, RunKind, RunRow, RunStatus,
+    Store, utc_day,
 };
 
 async fn postgres_store() -> Option<Store> {
@@ -105,13 +106,29 @@ async fn exercise(store: &Store) {
     }
     assert!(
         store
-            .decide_approval("a1", ApprovalStatus::Approved, Some("cli:ops"), Some("cli:local"), None)
+            .decide_approval(
+                "a1",
+                &ApprovalEnd {
+                    status: ApprovalStatus::Approved,
+                    by: Some("cli:ops"),
+                    from: Some("cli:local"),
+                    reason: None
+                }
+            )
             .await
             .unwrap()
     );
     assert!(
         !store
-            .decide_approval("a1", ApprovalStatus::Denied, Some("cli:x"), None, None)
+            .decide_approval(
+                "a1",
+                &ApprovalEnd {
+                    status: ApprovalStatus::Denied,
+                    by: Some("cli:x"),
+                    from: None,
+                    reason: None
+                }
+            )
             .await
             .unwrap()
     );

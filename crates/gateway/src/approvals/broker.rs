@@ -11,7 +11,7 @@ use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{ApprovalStatus, Store, now_ms};
+use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
 
 struct Decision {
@@ -37,6 +37,31 @@ pub(crate) struct RouteBroker {
     store: Store,
     channels: ChannelSet,
     pending: Mutex<HashMap<String, Pending>>,
+}
+
+/// One person's answer to a request: who (as the platform proved), where
+/// they answered, and what they chose.
+pub(crate) struct Ballot<'a> {
+    /// The person.
+    pub(crate) user: &'a UserId,
+    /// The chat the answer came from (its platform must vouch for `user`).
+    pub(crate) from: &'a ChatAddress,
+    /// What they chose.
+    pub(crate) choice: ApprovalChoice,
+    /// Why, for a denial.
+    pub(crate) reason: Option<String>,
+}
+
+impl<'a> Ballot<'a> {
+    /// An answer without a reason.
+    pub(crate) fn new(user: &'a UserId, from: &'a ChatAddress, choice: ApprovalChoice) -> Self {
+        Self {
+            user,
+            from,
+            choice,
+            reason: None,
+        }
+    }
 }
 
 impl RouteBroker {
@@ -101,15 +126,8 @@ impl RouteBroker {
 
     /// A person answered `/approve` or `/deny` (or pressed a button).
     /// Returns what to tell them.
-    pub(crate) async fn decide(
-        &self,
-        id: &str,
-        user: &UserId,
-        choice: ApprovalChoice,
-        reason: Option<String>,
-        from: &ChatAddress,
-    ) -> String {
-        match self.decide_waiting(id, user, choice, reason, from) {
+    pub(crate) async fn decide(&self, id: &str, ballot: Ballot<'_>) -> String {
+        match self.decide_waiting(id, ballot) {
             Some(answer) => answer,
             // Decided, expired or cancelled already: say which.
             None => match self.store.approval(id).await {
@@ -123,14 +141,13 @@ impl RouteBroker {
 
     /// `decide` for a request waiting in this process, under one look at
     /// the pending table; `None` when it is not waiting here.
-    fn decide_waiting(
-        &self,
-        id: &str,
-        user: &UserId,
-        choice: ApprovalChoice,
-        reason: Option<String>,
-        from: &ChatAddress,
-    ) -> Option<String> {
+    fn decide_waiting(&self, id: &str, ballot: Ballot<'_>) -> Option<String> {
+        let Ballot {
+            user,
+            from,
+            choice,
+            reason,
+        } = ballot;
         let mut pending = self.pending.lock();
         let p = pending.get(id)?;
         // An approver is recognised only on the platform that vouches for
@@ -160,15 +177,8 @@ impl RouteBroker {
         })
     }
 
-    async fn record(
-        &self,
-        id: &str,
-        status: ApprovalStatus,
-        by: Option<&str>,
-        from: Option<&str>,
-        reason: Option<&str>,
-    ) {
-        if let Err(e) = self.store.decide_approval(id, status, by, from, reason).await {
+    async fn record(&self, id: &str, end: ApprovalEnd<'_>) {
+        if let Err(e) = self.store.decide_approval(id, &end).await {
             tracing::error!(approval = id, error = %e, "cannot store an approval decision");
         }
     }
@@ -205,10 +215,7 @@ impl Drop for CancelOnDrop<'_> {
             if let Err(e) = store
                 .decide_approval(
                     &id,
-                    ApprovalStatus::Cancelled,
-                    None,
-                    None,
-                    Some("the run that asked was stopped"),
+                    &ApprovalEnd::unattended(ApprovalStatus::Cancelled, "the run that asked was stopped"),
                 )
                 .await
             {
@@ -259,7 +266,7 @@ impl ApprovalBroker for RouteBroker {
             Err(e) => {
                 self.pending.lock().remove(&req.id);
                 let why = format!("the approver channel did not accept the prompt ({e})");
-                self.record(&req.id, ApprovalStatus::Unavailable, None, None, Some(&why))
+                self.record(&req.id, ApprovalEnd::unattended(ApprovalStatus::Unavailable, &why))
                     .await;
                 return ApprovalOutcome::Unavailable { why };
             }
@@ -288,8 +295,16 @@ impl ApprovalBroker for RouteBroker {
                     ApprovalChoice::Always => ApprovalStatus::ApprovedAlways,
                     ApprovalChoice::Deny => ApprovalStatus::Denied,
                 };
-                self.record(&req.id, status, Some(&d.by), Some(&d.from), d.reason.as_deref())
-                    .await;
+                self.record(
+                    &req.id,
+                    ApprovalEnd {
+                        status,
+                        by: Some(&d.by),
+                        from: Some(&d.from),
+                        reason: d.reason.as_deref(),
+                    },
+                )
+                .await;
                 let state = PromptState::Decided {
                     choice: d.choice,
                     by: d.by.clone(),
@@ -311,7 +326,7 @@ impl ApprovalBroker for RouteBroker {
                 why: "the approval request was dropped".into(),
             },
             Err(_) => {
-                self.record(&req.id, ApprovalStatus::Expired, None, None, Some("timed out"))
+                self.record(&req.id, ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out"))
                     .await;
                 self.edit_prompt(channel, &message, &prompt, &PromptState::Expired)
                     .await;
@@ -351,7 +366,10 @@ mod tests {
         );
         let local = ChatAddress::new("local.team", "c1");
         let answer = broker
-            .decide("ab12", &UserId("tg:7".into()), ApprovalChoice::AllowOnce, None, &local)
+            .decide(
+                "ab12",
+                Ballot::new(&UserId("tg:7".into()), &local, ApprovalChoice::AllowOnce),
+            )
             .await;
         assert!(
             answer.contains("cannot decide approval ab12 from local.team"),
@@ -362,10 +380,7 @@ mod tests {
         let answer = broker
             .decide(
                 "ab12",
-                &UserId("tg:7".into()),
-                ApprovalChoice::AllowOnce,
-                None,
-                &telegram,
+                Ballot::new(&UserId("tg:7".into()), &telegram, ApprovalChoice::AllowOnce),
             )
             .await;
         assert_eq!(answer, "Approval ab12: allowed once.");

@@ -8,7 +8,7 @@
 
 mod session;
 
-use crate::approvals::RouteBroker;
+use crate::approvals::{Ballot, RouteBroker};
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
 use crate::inbox::Taken;
@@ -120,13 +120,22 @@ impl Router {
                 } else {
                     ApprovalChoice::AllowOnce
                 };
-                let text = self.broker.decide(&id, &m.sender, choice, None, &m.address).await;
+                let text = self
+                    .broker
+                    .decide(&id, Ballot::new(&m.sender, &m.address, choice))
+                    .await;
                 self.answer(&t, text).await;
             }
             Command::Deny { id, reason } => {
                 let text = self
                     .broker
-                    .decide(&id, &m.sender, ApprovalChoice::Deny, reason, &m.address)
+                    .decide(
+                        &id,
+                        Ballot {
+                            reason,
+                            ..Ballot::new(&m.sender, &m.address, ApprovalChoice::Deny)
+                        },
+                    )
                     .await;
                 self.answer(&t, text).await;
             }

@@ -254,3 +254,29 @@ pub(crate) fn fresh_database(name: &str) -> Option<String> {
     let (base, _) = admin.rsplit_once('/').unwrap();
     Some(format!("{base}/{name}"))
 }
+
+/// A team chat (`local.team`, anyone may speak) where `main` (on the
+/// model at `main`) may delegate to `reviewer` (on the model at
+/// `reviewer`) with a `full` default risk profile; `route` is appended to
+/// that profile (an `approval_route` table, or nothing).
+pub(crate) fn team_with_reviewer(main: &str, reviewer: &str, port: u16, route: &str) -> String {
+    format!(
+        r#"{}{}
+[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "pmain"
+channels = ["local.team"]
+[agents.reviewer]
+model_provider = "prev"
+[risk_profiles.default]
+level = "full"
+delegation_policy = {{ mode = "allow" }}
+{route}
+[channels.local.team]
+allowed_users = ["*"]
+"#,
+        provider("pmain", main, ""),
+        provider("prev", reviewer, "")
+    )
+}

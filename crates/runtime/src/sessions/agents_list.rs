@@ -24,12 +24,7 @@ impl Tool for AgentsList {
     }
     async fn execute(&self, _args: Value, ctx: &ToolContext) -> ToolResult {
         let core = &ctx.core;
-        let root = ctx
-            .scope
-            .owner_chain
-            .first()
-            .cloned()
-            .unwrap_or_else(|| ctx.agent.clone());
+        let root = ctx.root_agent();
         let agents: Vec<Value> = super::allowed_agents(&core.config, &root)
             .into_iter()
             .map(|a| {

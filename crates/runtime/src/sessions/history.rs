@@ -1,7 +1,7 @@
 //! `sessions_history`: the transcript of a child session this session started.
 
 use crate::policy::Effect;
-use crate::tools::{Tool, ToolContext, ToolResult, parse_args};
+use crate::tools::{Tool, ToolContext, ToolResult, tool_args};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,10 +32,7 @@ impl Tool for SessionsHistory {
         Effect::Read
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match parse_args(self.name(), args) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let args: Args = tool_args!(self, args);
         let mine = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.iter().any(|r| r.session_key == args.session_key),
             Err(_) => false,

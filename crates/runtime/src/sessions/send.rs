@@ -2,7 +2,7 @@
 //! seen by a running child at its next step, or a new turn in a finished one.
 
 use crate::policy::{CommandRisk, Effect};
-use crate::tools::{Tool, ToolContext, ToolResult, parse_args};
+use crate::tools::{Tool, ToolContext, ToolResult, tool_args};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -33,10 +33,7 @@ impl Tool for SessionsSend {
         Effect::Write(CommandRisk::Low)
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match parse_args(self.name(), args) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let args: Args = tool_args!(self, args);
         let core = &ctx.core;
         let row = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.into_iter().find(|r| r.session_key == args.session_key),

@@ -70,12 +70,7 @@ impl Tool for SessionsSpawn {
             return ToolResult::fail(PAUSED);
         }
         let config = &core.config;
-        let root = ctx
-            .scope
-            .owner_chain
-            .first()
-            .cloned()
-            .unwrap_or_else(|| ctx.agent.clone());
+        let root = ctx.root_agent();
         let root_cfg = &config.agents[&root].subagents;
         let agent_id = args.agent_id.clone().unwrap_or_else(|| ctx.agent.clone());
         let allowed = super::allowed_agents(config, &root);

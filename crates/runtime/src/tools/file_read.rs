@@ -1,7 +1,7 @@
 //! `file_read`: read a text file inside the agent workspace.
 
-use super::{Tool, ToolContext, ToolResult, parse_args};
-use crate::policy::{Effect, resolve_in_workspace};
+use super::{Tool, ToolContext, ToolResult, tool_args};
+use crate::policy::Effect;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,14 +32,10 @@ impl Tool for FileRead {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match parse_args(self.name(), args) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let p = &ctx.policy;
-        let path = match resolve_in_workspace(&p.workspace, &args.path, &p.forbidden_paths) {
+        let args: Args = tool_args!(self, args);
+        let path = match ctx.in_workspace(&args.path) {
             Ok(p) => p,
-            Err(e) => return ToolResult::fail(e.to_string()),
+            Err(refusal) => return refusal,
         };
         // Read at most the limit (and one byte more, to know there is more).
         let read = async {

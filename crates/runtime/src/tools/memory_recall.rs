@@ -1,7 +1,7 @@
 //! `memory_recall`: search the memory this agent may read (its own rows and
 //! those of `workspace.read_memory_from`).
 
-use super::{Tool, ToolContext, ToolResult, parse_args};
+use super::{Tool, ToolContext, ToolResult, tool_args};
 use crate::policy::Effect;
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -33,10 +33,7 @@ impl Tool for MemoryRecall {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match parse_args(self.name(), args) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let args: Args = tool_args!(self, args);
         let limit = args.limit.unwrap_or(10).clamp(1, 50);
         match ctx.store.memory_recall(&ctx.memory_readers, &args.query, limit).await {
             Ok(rows) if rows.is_empty() => ToolResult::ok("no matching memories"),

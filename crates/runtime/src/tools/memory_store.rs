@@ -1,6 +1,6 @@
 //! `memory_store`: remember a fact under a key, attributed to the agent.
 
-use super::{Tool, ToolContext, ToolResult, parse_args};
+use super::{Tool, ToolContext, ToolResult, tool_args};
 use crate::policy::{CommandRisk, Effect};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -30,10 +30,7 @@ impl Tool for MemoryStore {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match parse_args(self.name(), args) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let args: Args = tool_args!(self, args);
         if args.key.trim().is_empty() {
             return ToolResult::fail("'key' must not be empty");
         }

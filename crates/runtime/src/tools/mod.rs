@@ -104,6 +104,37 @@ pub trait Tool: Send + Sync {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
 
+/// `let args: Args = tool_args!(self, args);` in a tool's `execute`: the
+/// parsed arguments, or return what to send instead (see `parse_args`).
+macro_rules! tool_args {
+    ($tool:expr, $args:expr) => {
+        match $crate::tools::parse_args($tool.name(), $args) {
+            Ok(a) => a,
+            Err(e) => return e,
+        }
+    };
+}
+pub(crate) use tool_args;
+
+impl ToolContext {
+    /// The agent at the root of this run's tree (the one a person talks
+    /// to): the first of the caller chain, or this run's own agent.
+    pub(crate) fn root_agent(&self) -> String {
+        self.scope
+            .owner_chain
+            .first()
+            .cloned()
+            .unwrap_or_else(|| self.agent.clone())
+    }
+
+    /// `path` inside this run's workspace, or the refusal to return.
+    pub(crate) fn in_workspace(&self, path: &str) -> Result<std::path::PathBuf, ToolResult> {
+        let p = &self.policy;
+        crate::policy::resolve_in_workspace(&p.workspace, path, &p.forbidden_paths)
+            .map_err(|e| ToolResult::fail(e.to_string()))
+    }
+}
+
 /// Parse a tool's arguments, or explain what to send instead.
 pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolResult> {
     serde_json::from_value(args).map_err(|e| {

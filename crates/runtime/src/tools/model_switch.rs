@@ -1,6 +1,6 @@
 //! `model_switch`: move this session to another configured provider.
 
-use super::{Tool, ToolContext, ToolResult, parse_args};
+use super::{Tool, ToolContext, ToolResult, tool_args};
 use crate::policy::{CommandRisk, Effect};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -29,10 +29,7 @@ impl Tool for ModelSwitch {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match parse_args(self.name(), args) {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let args: Args = tool_args!(self, args);
         if !ctx.providers.contains(&args.provider) {
             return ToolResult::fail(format!(
                 "unknown provider '{}'; configured providers: {}",

@@ -86,6 +86,10 @@ impl FixedBroker {
             seen: Mutex::new(Vec::new()),
         })
     }
+    /// Allows every request, as `by`, once or for the rest of the run.
+    pub(crate) fn approving(by: &str, always: bool) -> Arc<Self> {
+        Self::new(ApprovalOutcome::Approved { by: by.into(), always })
+    }
     pub(crate) fn count(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
@@ -102,6 +106,15 @@ impl ApprovalBroker for FixedBroker {
 pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(
         "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
+    )
+}
+
+/// Provider `primary` at `url` and agent `main` on it, then `rest`
+/// (a risk profile, more agents).
+pub(crate) fn main_on(url: &str, rest: &str) -> String {
+    format!(
+        "{}[agents.main]\nmodel_provider = \"primary\"\n{rest}",
+        provider("primary", url, "")
     )
 }
 

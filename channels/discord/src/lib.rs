@@ -1,1 +1,295 @@
-//! discord adapter for Switchboard (issue pending): implements `switchboard_core::Channel`.
+//! Discord adapter (serenity): the gateway websocket in, REST out. Guild
+//! channels are answered when the bot is mentioned (`<@bot>`), replied to,
+//! or in a thread it answers in; each conversation is a thread started
+//! under the person's message (a forum post's thread is its own
+//! conversation); DMs are always answered. Replies keep Discord Markdown,
+//! are split below 2000 characters without breaking code blocks, never
+//! ping anyone, and carry a nonce per part so a part sent again lands once.
+//! Approval prompts carry buttons; presses and application commands are
+//! acknowledged at once and answered (ephemerally where only the person
+//! should see it) when the gateway has decided. See `docs/channels.md`.
+
+mod commands;
+mod cursor;
+mod handler;
+mod inbound;
+mod receiver;
+mod rest;
+mod state;
+
+use async_trait::async_trait;
+use serde_json::json;
+use serenity::all::{ChannelId, GatewayIntents, MessageId};
+use serenity::gateway::GatewayError;
+use serenity::http::{Http, HttpBuilder};
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::{
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState, TaskEnd,
+    split_message,
+};
+
+/// Discord's limit for one message.
+pub const MAX_MESSAGE: usize = 2000;
+
+/// What the bot asks the gateway for. MESSAGE_CONTENT is privileged: it
+/// must be switched on in the developer portal (Bot → Privileged Gateway
+/// Intents → Message Content Intent), or Discord closes with 4014.
+fn intents() -> GatewayIntents {
+    GatewayIntents::GUILDS
+        | GatewayIntents::GUILD_MESSAGES
+        | GatewayIntents::DIRECT_MESSAGES
+        | GatewayIntents::MESSAGE_CONTENT
+}
+
+/// How long a refused login waits before it is tried again (a wrong token
+/// or intents will not fix themselves; Discord counts logins).
+const REFUSED_LOGIN_PAUSE: Duration = Duration::from_secs(600);
+
+/// One Discord bot (`discord.<alias>`).
+pub struct DiscordChannel {
+    name: String,
+    token: String,
+    api_url: Option<String>,
+    http: Arc<Http>,
+    guilds: Vec<u64>,
+    live: Arc<state::Live>,
+}
+
+/// Settings of one bot.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Guilds answered in (empty: every guild the bot is in).
+    pub guilds: Vec<u64>,
+    /// A Discord-compatible server to use instead of discord.com (tests).
+    /// Serenity's rate limiter does not follow it, so it is off then.
+    pub api_url: Option<String>,
+}
+
+fn http(token: &str, api_url: Option<&str>) -> Http {
+    let builder = HttpBuilder::new(token);
+    match api_url {
+        Some(url) => builder
+            .proxy(url.trim_end_matches('/'))
+            .ratelimiter_disabled(true)
+            .build(),
+        None => builder.build(),
+    }
+}
+
+fn snowflake(s: &str, what: &str) -> Result<u64, ChannelError> {
+    s.parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| ChannelError::Permanent(format!("'{s}' is not a Discord {what} id")))
+}
+
+impl DiscordChannel {
+    /// `name` is the instance (`discord.main`).
+    pub fn new(name: &str, token: &str, settings: Settings) -> Result<Self, String> {
+        if token.trim().is_empty() {
+            return Err("bot_token is empty".into());
+        }
+        if let Some(url) = &settings.api_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(format!("api_url '{url}' is not an http(s) URL"));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            token: token.to_string(),
+            http: Arc::new(http(token, settings.api_url.as_deref())),
+            api_url: settings.api_url,
+            guilds: settings.guilds,
+            live: Arc::new(state::Live::new(name)),
+        })
+    }
+
+    /// Post `body` where `address` says: the chat, or its conversation
+    /// thread (started on first use).
+    async fn post(&self, address: &ChatAddress, body: &serde_json::Value) -> Result<MessageRef, ChannelError> {
+        let chat = snowflake(&address.chat, "channel")?;
+        let posted = match address.thread.as_deref() {
+            Some(t) => {
+                let thread = snowflake(t, "thread")?;
+                let name = self.live.thread_name(thread);
+                let m = rest::post_in_thread(&self.http, chat, thread, &name, body).await;
+                if m.is_ok() {
+                    self.live.answers_in(thread).await;
+                }
+                m
+            }
+            None => rest::post(&self.http, chat, body).await,
+        };
+        let m = posted.map_err(|e| rest::map_err(&e))?;
+        // Catching up after a new session starts from here too (a thread
+        // may have no other message yet).
+        self.live.cursor.lock().saw(m.channel_id.get(), m.id.get());
+        Ok(MessageRef {
+            chat: m.channel_id.get().to_string(),
+            id: m.id.get().to_string(),
+        })
+    }
+
+    /// The answer to an interaction: the "thinking" response becomes the
+    /// first part, follow-ups carry the rest.
+    async fn answer_interaction(&self, via: &str, text: &str) -> Result<Vec<MessageRef>, ChannelError> {
+        let mut fields = via.splitn(3, ':');
+        let (Some(how), Some(_id), Some(token)) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(ChannelError::Permanent("malformed interaction reference".into()));
+        };
+        let flags = if how == "e" { 64 } else { 0 };
+        for (i, part) in split_message(text, MAX_MESSAGE).into_iter().enumerate() {
+            let body = json!({"content": part, "allowed_mentions": rest::no_pings(), "flags": flags});
+            let sent = if i == 0 {
+                rest::retrying(|| self.http.edit_original_interaction_response(token, &body, Vec::new())).await
+            } else {
+                rest::retrying(|| self.http.create_followup_message(token, &body, Vec::new())).await
+            };
+            sent.map_err(|e| rest::map_err(&e))?;
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// The gateway connection, until it fails; a refused login (bad token,
+/// intents not enabled in the portal) is said plainly and not hammered.
+async fn connect(name: String, token: String, api_url: Option<String>, handler: handler::Handler) -> TaskEnd {
+    let client = serenity::Client::builder(token.clone(), intents());
+    let client = match &api_url {
+        Some(_) => serenity::all::ClientBuilder::new_with_http(http(&token, api_url.as_deref()), intents()),
+        None => client,
+    };
+    let mut client = match client.event_handler(handler).await {
+        Ok(c) => c,
+        Err(e) => return TaskEnd::Failed(format!("cannot start the Discord client: {e}")),
+    };
+    let ended = client.start().await;
+    let why = match ended {
+        Err(serenity::Error::Gateway(GatewayError::DisallowedGatewayIntents)) => Some(
+            "Discord refused the Message Content intent (close code 4014): enable it in the developer portal, Bot → Privileged Gateway Intents → Message Content Intent",
+        ),
+        Err(serenity::Error::Gateway(GatewayError::InvalidAuthentication)) => {
+            Some("Discord refused the bot token (close code 4004): check bot_token")
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        tracing::error!(channel = %name, "{why}");
+        tokio::time::sleep(REFUSED_LOGIN_PAUSE).await;
+        return TaskEnd::Failed(why.to_string());
+    }
+    TaskEnd::Failed(match ended {
+        Ok(()) => "the Discord gateway connection ended".into(),
+        Err(e) => format!("the Discord gateway connection failed: {e}"),
+    })
+}
+
+#[async_trait]
+impl Channel for DiscordChannel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Read the cursor, then connect (supervised: a failed connection is
+    /// made again) and hand what people send to `intake`.
+    async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
+        let stored = intake
+            .cursor(&self.name)
+            .await
+            .map_err(|e| ChannelError::Transient(e.to_string()))?;
+        match cursor::Cursor::parse(stored.as_deref()) {
+            Ok(c) => *self.live.cursor.lock() = c,
+            Err(e) => {
+                tracing::warn!(channel = %self.name, error = %e, "the stored Discord cursor is unreadable; starting without it");
+            }
+        }
+        self.live.set_intake(intake);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let receiver = receiver::Receiver {
+            live: self.live.clone(),
+            http: self.http.clone(),
+            guilds: self.guilds.clone(),
+        };
+        tokio::spawn(receiver.run(rx));
+        let (name, token, api_url) = (self.name.clone(), self.token.clone(), self.api_url.clone());
+        switchboard_core::supervise(self.name.clone(), move || {
+            let handler = handler::Handler {
+                name: name.clone(),
+                tx: tx.clone(),
+            };
+            connect(name.clone(), token.clone(), api_url.clone(), handler)
+        });
+        Ok(())
+    }
+
+    async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+        if let Some(via) = message
+            .reply_to
+            .as_deref()
+            .and_then(|r| r.strip_prefix(inbound::INTERACTION_PREFIX))
+        {
+            return self.answer_interaction(via, &message.text).await;
+        }
+        let key = message
+            .delivery_key
+            .clone()
+            .unwrap_or_else(|| format!("{}:{}", message.address, commands::fnv(message.text.as_bytes())));
+        let mut refs = Vec::new();
+        for (i, part) in split_message(&message.text, MAX_MESSAGE).into_iter().enumerate() {
+            let body = json!({
+                "content": part, "allowed_mentions": rest::no_pings(),
+                "nonce": rest::nonce(&key, i), "enforce_nonce": true
+            });
+            refs.push(self.post(&message.address, &body).await?);
+        }
+        Ok(refs)
+    }
+
+    async fn typing(&self, address: &ChatAddress) -> Result<(), ChannelError> {
+        let target = match address.thread.as_deref() {
+            // The conversation's thread once it exists; the channel before.
+            Some(t) if self.live.cursor.lock().threads.contains(&snowflake(t, "thread")?) => t,
+            _ => address.chat.as_str(),
+        };
+        let id = ChannelId::new(snowflake(target, "channel")?);
+        self.http.broadcast_typing(id).await.map_err(|e| rest::map_err(&e))
+    }
+
+    async fn send_approval_prompt(
+        &self,
+        address: &ChatAddress,
+        prompt: &ApprovalPrompt,
+    ) -> Result<MessageRef, ChannelError> {
+        let button = |style: u8, label: &str, choice: &str| json!({"type": 2, "style": style, "label": label, "custom_id": format!("sb:{}:{choice}", prompt.id)});
+        let body = json!({
+            "content": prompt.render_text().chars().take(MAX_MESSAGE).collect::<String>(),
+            "allowed_mentions": rest::no_pings(),
+            "components": [{"type": 1, "components": [
+                button(3, "Allow once", "once"), button(1, "Always (this run)", "always"), button(4, "Deny", "deny")
+            ]}]
+        });
+        self.post(address, &body).await
+    }
+
+    async fn update_approval_prompt(
+        &self,
+        message: &MessageRef,
+        prompt: &ApprovalPrompt,
+        state: &PromptState,
+    ) -> Result<(), ChannelError> {
+        let text: String = format!("{}\n{}", prompt.render_text(), state.describe())
+            .chars()
+            .take(MAX_MESSAGE)
+            .collect();
+        let body = json!({"content": text, "components": [], "allowed_mentions": rest::no_pings()});
+        let (chat, id) = (snowflake(&message.chat, "channel")?, snowflake(&message.id, "message")?);
+        rest::retrying(|| {
+            self.http
+                .edit_message(ChannelId::new(chat), MessageId::new(id), &body, Vec::new())
+        })
+        .await
+        .map(|_| ())
+        .map_err(|e| rest::map_err(&e))
+    }
+}

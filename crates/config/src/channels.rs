@@ -11,7 +11,7 @@ pub struct ChannelsConfig {
     /// `[channels.telegram.<alias>]` tables.
     #[serde(default)]
     pub telegram: BTreeMap<String, TelegramChannel>,
-    /// `[channels.discord.<alias>]` tables (refused by `check` while the adapter is pending).
+    /// `[channels.discord.<alias>]` tables.
     #[serde(default)]
     pub discord: BTreeMap<String, DiscordChannel>,
     /// `[channels.matrix.<alias>]` tables.
@@ -130,7 +130,7 @@ fn telegram_api() -> String {
     "https://api.telegram.org".into()
 }
 
-/// `[channels.discord.<alias>]`: one Discord bot (adapter pending).
+/// `[channels.discord.<alias>]`: one Discord bot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DiscordChannel {
@@ -139,6 +139,12 @@ pub struct DiscordChannel {
     pub enabled: bool,
     /// The bot's token (required).
     pub bot_token: Secret,
+    /// Guild ids the bot answers in (default `[]`: every guild it is in).
+    #[serde(default)]
+    pub guilds: Vec<String>,
+    /// A Discord-compatible server instead of discord.com (tests; default none).
+    #[serde(default)]
+    pub api_url: Option<String>,
     /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
     #[serde(default)]
     pub allowed_users: Vec<String>,

@@ -413,13 +413,27 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
         }
     }
     for (name, d) in &c.channels.discord {
-        // Refused rather than silently not started: people would write to
-        // a bot that never answers.
-        if d.enabled {
-            v.push(Problem::new(
-                format!("channels.discord.{name}"),
-                "this build has no Discord adapter yet; set enabled = false or remove the table",
-            ));
+        let at = |k: &str| format!("channels.discord.{name}.{k}");
+        for g in &d.guilds {
+            if g.parse::<u64>().is_err() {
+                v.push(Problem::new(
+                    at("guilds"),
+                    format!("'{g}' is not a guild id (a number, as Discord shows it with developer mode on)"),
+                ));
+            }
+        }
+        if let Some(url) = &d.api_url
+            && !is_http_url(url)
+        {
+            v.push(Problem::new(at("api_url"), format!("'{url}' is not an http(s) URL")));
+        }
+        for (room, id) in &d.rooms {
+            if id.parse::<u64>().is_err() {
+                v.push(Problem::new(
+                    at("rooms"),
+                    format!("room '{room}': '{id}' is not a channel id (a number)"),
+                ));
+            }
         }
         user_list(
             &format!("channels.discord.{name}.allowed_users"),

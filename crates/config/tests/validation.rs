@@ -274,12 +274,22 @@ fn delegate_entries_normalize_to_objects() {
 }
 
 #[test]
-fn an_enabled_discord_channel_is_refused_until_the_adapter_exists() {
+fn discord_ids_and_urls_are_checked() {
     assert_problem(
-        "[channels.discord.main]\nbot_token = 'x'\n",
-        "channels.discord.main",
-        "no Discord adapter yet",
+        "[channels.discord.main]\nbot_token = 'x'\nguilds = ['my-guild']\n",
+        "channels.discord.main.guilds",
+        "'my-guild' is not a guild id",
     );
-    let off = format!("{BASE}\n[channels.discord.main]\nenabled = false\nbot_token = 'x'\n");
-    Config::from_toml_str(&off, "test.toml").expect("a disabled Discord table is fine");
+    assert_problem(
+        "[channels.discord.main]\nbot_token = 'x'\nrooms = { ops = '#ops' }\n",
+        "channels.discord.main.rooms",
+        "not a channel id",
+    );
+    assert_problem(
+        "[channels.discord.main]\nbot_token = 'x'\napi_url = 'discord.local'\n",
+        "channels.discord.main.api_url",
+        "not an http(s) URL",
+    );
+    let ok = format!("{BASE}\n[channels.discord.main]\nbot_token = 'x'\nguilds = ['123']\nrooms = {{ ops = '456' }}\n");
+    Config::from_toml_str(&ok, "test.toml").expect("a Discord bot with ids is fine");
 }

@@ -89,6 +89,19 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         .map_err(|e| anyhow::anyhow!("channels.telegram.{alias}: {e}"))?;
         channels.insert(Arc::new(channel));
     }
+    for (alias, d) in config.channels.discord.iter().filter(|(_, d)| d.enabled) {
+        let token = d
+            .bot_token
+            .resolve()
+            .map_err(|e| anyhow::anyhow!("channels.discord.{alias}.bot_token: {e}"))?;
+        let settings = switchboard_channel_discord::Settings {
+            guilds: d.guilds.iter().filter_map(|g| g.parse().ok()).collect(),
+            api_url: d.api_url.clone(),
+        };
+        let channel = switchboard_channel_discord::DiscordChannel::new(&format!("discord.{alias}"), &token, settings)
+            .map_err(|e| anyhow::anyhow!("channels.discord.{alias}: {e}"))?;
+        channels.insert(Arc::new(channel));
+    }
     for (alias, m) in config.channels.matrix.iter().filter(|(_, m)| m.enabled) {
         let channel = crate::matrix::channel(alias, m)?;
         channels.insert(Arc::new(channel));

@@ -1,7 +1,10 @@
 //! Loopback test peers. [`ScriptedModel`] is an OpenAI-compatible (and
 //! Anthropic Messages) HTTP server that answers from a script, so tests
-//! drive the real agent loop over real HTTP, deterministically.
+//! drive the real agent loop over real HTTP, deterministically. The
+//! platform fakes (`telegram`, `discord`) and Synapse stand in for chat
+//! servers.
 
+pub mod discord;
 mod scripted_model;
 pub mod synapse;
 pub mod telegram;

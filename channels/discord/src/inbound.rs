@@ -1,0 +1,170 @@
+//! What people send, as Switchboard's `Inbound`: messages (with the bot's
+//! mention cut out), button presses and application commands (as the
+//! text commands they stand for). Pure functions of the payload and of
+//! where the message sits, so one odd message can only be skipped.
+
+use crate::commands;
+use serenity::model::application::{CommandInteraction, ComponentInteraction};
+use serenity::model::channel::{Message, MessageType};
+use switchboard_core::{ChatAddress, Inbound, UserId};
+
+/// Where a message sits, as the receiver resolved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A direct message channel.
+    Dm,
+    /// A guild channel where each conversation is a thread under the
+    /// message that starts it.
+    Channel,
+    /// A thread (or forum post) under `parent`; `bot_thread` when the bot
+    /// started it or answers in it (its messages need no mention).
+    Thread { parent: u64, bot_thread: bool },
+}
+
+/// Interaction replies carry `ix:<e|p>:<interaction id>:<token>` as their
+/// message id: `e` when the answer is ephemeral (only the presser sees it).
+pub(crate) const INTERACTION_PREFIX: &str = "ix:";
+
+/// The text of a message with every mention of the bot cut out, and
+/// whether there was one.
+pub(crate) fn without_mention(content: &str, bot: u64) -> (String, bool) {
+    let (plain, nick) = (format!("<@{bot}>"), format!("<@!{bot}>"));
+    let found = content.contains(&plain) || content.contains(&nick);
+    let text = content.replace(&nick, " ").replace(&plain, " ");
+    (text.split_whitespace().collect::<Vec<_>>().join(" "), found)
+}
+
+/// A person's message, or `None` for what the bot does not answer: bots
+/// (itself included), webhooks, system messages, messages without text.
+pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Option<Inbound> {
+    if m.author.bot || m.webhook_id.is_some() || !matches!(m.kind, MessageType::Regular | MessageType::InlineReply) {
+        return None;
+    }
+    let (text, named) = without_mention(&m.content, bot);
+    if text.is_empty() {
+        return None;
+    }
+    let listed = m.mentions.iter().any(|u| u.id.get() == bot);
+    let replied_to_bot = m.referenced_message.as_ref().is_some_and(|r| r.author.id.get() == bot);
+    let channel_id = m.channel_id.get();
+    let (address, bot_thread) = match place {
+        Place::Dm => (ChatAddress::new(channel, channel_id.to_string()), false),
+        Place::Channel => (
+            ChatAddress::new(channel, channel_id.to_string()).with_thread(Some(m.id.get().to_string())),
+            false,
+        ),
+        Place::Thread { parent, bot_thread } => (
+            ChatAddress::new(channel, parent.to_string()).with_thread(Some(channel_id.to_string())),
+            *bot_thread,
+        ),
+    };
+    Some(Inbound {
+        address,
+        sender: UserId(format!("discord:{}", m.author.id.get())),
+        sender_name: m.author.global_name.clone().unwrap_or_else(|| m.author.name.clone()),
+        text,
+        message_id: Some(m.id.get().to_string()),
+        event_id: None,
+        mentioned: named || listed || replied_to_bot || bot_thread,
+        direct: *place == Place::Dm,
+        reply_to: m
+            .message_reference
+            .as_ref()
+            .and_then(|r| r.message_id)
+            .map(|id| id.get().to_string()),
+    })
+}
+
+/// The command a button press stands for (`sb:<id>:once|always|deny`).
+pub(crate) fn press_text(custom_id: &str) -> Option<String> {
+    let mut parts = custom_id.splitn(3, ':');
+    let (Some("sb"), Some(id), Some(choice)) = (parts.next(), parts.next(), parts.next()) else {
+        return None;
+    };
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return None;
+    }
+    Some(match choice {
+        "once" => format!("/approve {id}"),
+        "always" => format!("/approve {id} always"),
+        _ => format!("/deny {id}"),
+    })
+}
+
+/// An interaction as an inbound message: who (as Discord authenticated
+/// them), where, and the command text. Its message id carries what its
+/// answer needs (see [`INTERACTION_PREFIX`]).
+fn interaction(
+    address: ChatAddress,
+    user: &serenity::model::user::User,
+    reply_via: String,
+    text: String,
+    direct: bool,
+) -> Inbound {
+    Inbound {
+        address,
+        sender: UserId(format!("discord:{}", user.id.get())),
+        sender_name: user.global_name.clone().unwrap_or_else(|| user.name.clone()),
+        text,
+        message_id: Some(reply_via),
+        event_id: None,
+        mentioned: true,
+        direct,
+        reply_to: None,
+    }
+}
+
+/// `ix:<e|p>:<id>:<token>`.
+fn reply_via(id: u64, token: &str, ephemeral: bool) -> String {
+    let how = if ephemeral { 'e' } else { 'p' };
+    format!("{INTERACTION_PREFIX}{how}:{id}:{token}")
+}
+
+/// Where an interaction was used, for its answer's conversation.
+pub(crate) fn interaction_address(channel: &str, channel_id: u64, place: &Place) -> ChatAddress {
+    match place {
+        Place::Thread { parent, .. } => {
+            ChatAddress::new(channel, parent.to_string()).with_thread(Some(channel_id.to_string()))
+        }
+        Place::Dm | Place::Channel => ChatAddress::new(channel, channel_id.to_string()),
+    }
+}
+
+/// A button press on an approval prompt; `None` for other buttons.
+pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Place) -> Option<Inbound> {
+    let text = press_text(&i.data.custom_id)?;
+    let address = interaction_address(channel, i.channel_id.get(), place);
+    let via = reply_via(i.id.get(), &i.token, true);
+    Some(interaction(address, &i.user, via, text, i.guild_id.is_none()))
+}
+
+/// An application command; `None` for commands the bot did not register.
+pub(crate) fn command(channel: &str, i: &CommandInteraction, place: &Place) -> Option<Inbound> {
+    let text = commands::text_of(&i.data)?;
+    let address = interaction_address(channel, i.channel_id.get(), place);
+    let via = reply_via(i.id.get(), &i.token, commands::is_ephemeral(&i.data.name));
+    Some(interaction(address, &i.user, via, text, i.guild_id.is_none()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_cut_in_both_forms() {
+        assert_eq!(without_mention("<@42> hi there", 42), ("hi there".into(), true));
+        assert_eq!(without_mention("hey <@!42>, look", 42), ("hey , look".into(), true));
+        assert_eq!(without_mention("<@421> hi", 42), ("<@421> hi".into(), false));
+        assert_eq!(without_mention("<@42>", 42), (String::new(), true));
+    }
+
+    #[test]
+    fn only_approval_buttons_become_commands() {
+        assert_eq!(press_text("sb:ab12:once").as_deref(), Some("/approve ab12"));
+        assert_eq!(press_text("sb:ab12:always").as_deref(), Some("/approve ab12 always"));
+        assert_eq!(press_text("sb:ab12:deny").as_deref(), Some("/deny ab12"));
+        assert_eq!(press_text("sb:ab 12:once"), None);
+        assert_eq!(press_text("other:ab12:once"), None);
+        assert_eq!(press_text("sb::once"), None);
+    }
+}

@@ -168,3 +168,57 @@ mod tests {
         assert_eq!(press_text("sb::once"), None);
     }
 }
+
+#[cfg(test)]
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const BOT: u64 = 42;
+
+    fn person(id: u64) -> serde_json::Value {
+        json!({"id": id.to_string(), "username": "p", "discriminator": "0", "global_name": null, "avatar": null, "bot": false})
+    }
+
+    fn message_of(content: &str, mentions_bot: bool, reply_to_bot: bool) -> Message {
+        let mut m = json!({
+            "id": "100", "channel_id": "200", "author": person(7), "content": content,
+            "timestamp": "2026-12-01T10:00:00.000000+00:00", "edited_timestamp": null, "tts": false,
+            "mention_everyone": false, "mentions": if mentions_bot { vec![person(BOT)] } else { vec![] },
+            "mention_roles": [], "attachments": [], "embeds": [], "pinned": false, "type": 0
+        });
+        if reply_to_bot {
+            let mut parent = m.clone();
+            parent["author"] = person(BOT);
+            m["referenced_message"] = parent;
+            m["message_reference"] = json!({"message_id": "99", "channel_id": "200"});
+            m["type"] = json!(19);
+        }
+        serde_json::from_value(m).unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn any_message_text(content in ".{0,300}", mentions in any::<bool>(), reply in any::<bool>(), at in 0usize..3) {
+            let places = [Place::Dm, Place::Channel, Place::Thread { parent: 1, bot_thread: false }];
+            let with_mention = format!("{content} <@{BOT}>{content}<@!{BOT}");
+            for text in [content.as_str(), with_mention.as_str()] {
+                let m = message_of(text, mentions, reply);
+                if let Some(i) = message("discord.main", &m, BOT, &places[at]) {
+                    let cut = format!("<@{BOT}>");
+                    prop_assert!(!i.text.contains(&cut));
+                    prop_assert!(i.mentioned || !(mentions || reply));
+                }
+            }
+        }
+
+        #[test]
+        fn any_button_data(data in ".{0,120}") {
+            if let Some(t) = press_text(&data) {
+                prop_assert!(t.starts_with("/approve ") || t.starts_with("/deny "));
+                prop_assert!(!t.contains('\n'));
+            }
+        }
+    }
+}

@@ -51,6 +51,7 @@ pub struct DiscordChannel {
     name: String,
     token: String,
     api_url: Option<String>,
+    gateway_url: Option<String>,
     http: Arc<Http>,
     guilds: Vec<u64>,
     live: Arc<state::Live>,
@@ -64,6 +65,8 @@ pub struct Settings {
     /// A Discord-compatible server to use instead of discord.com (tests).
     /// Serenity's rate limiter does not follow it, so it is off then.
     pub api_url: Option<String>,
+    /// The gateway websocket, instead of the one `GET /gateway` names.
+    pub gateway_url: Option<String>,
 }
 
 fn http(token: &str, api_url: Option<&str>) -> Http {
@@ -100,6 +103,7 @@ impl DiscordChannel {
             token: token.to_string(),
             http: Arc::new(http(token, settings.api_url.as_deref())),
             api_url: settings.api_url,
+            gateway_url: settings.gateway_url,
             guilds: settings.guilds,
             live: Arc::new(state::Live::new(name)),
         })
@@ -154,7 +158,8 @@ impl DiscordChannel {
 
 /// The gateway connection, until it fails; a refused login (bad token,
 /// intents not enabled in the portal) is said plainly and not hammered.
-async fn connect(name: String, token: String, api_url: Option<String>, handler: handler::Handler) -> TaskEnd {
+async fn connect(name: String, token: String, urls: (Option<String>, Option<String>), handler: handler::Handler) -> TaskEnd {
+    let (api_url, gateway_url) = urls;
     let client = serenity::Client::builder(token.clone(), intents());
     let client = match &api_url {
         Some(_) => serenity::all::ClientBuilder::new_with_http(http(&token, api_url.as_deref()), intents()),
@@ -164,6 +169,9 @@ async fn connect(name: String, token: String, api_url: Option<String>, handler: 
         Ok(c) => c,
         Err(e) => return TaskEnd::Failed(format!("cannot start the Discord client: {e}")),
     };
+    if let Some(url) = gateway_url {
+        *client.ws_url.lock().await = url;
+    }
     let ended = client.start().await;
     let why = match ended {
         Err(serenity::Error::Gateway(GatewayError::DisallowedGatewayIntents)) => Some(
@@ -212,13 +220,14 @@ impl Channel for DiscordChannel {
             guilds: self.guilds.clone(),
         };
         tokio::spawn(receiver.run(rx));
-        let (name, token, api_url) = (self.name.clone(), self.token.clone(), self.api_url.clone());
+        let (name, token) = (self.name.clone(), self.token.clone());
+        let urls = (self.api_url.clone(), self.gateway_url.clone());
         switchboard_core::supervise(self.name.clone(), move || {
             let handler = handler::Handler {
                 name: name.clone(),
                 tx: tx.clone(),
             };
-            connect(name.clone(), token.clone(), api_url.clone(), handler)
+            connect(name.clone(), token.clone(), urls.clone(), handler)
         });
         Ok(())
     }

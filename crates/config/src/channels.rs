@@ -145,6 +145,10 @@ pub struct DiscordChannel {
     /// A Discord-compatible server instead of discord.com (tests; default none).
     #[serde(default)]
     pub api_url: Option<String>,
+    /// The gateway websocket to connect to instead of the one the API
+    /// names (default none).
+    #[serde(default)]
+    pub gateway_url: Option<String>,
     /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
     #[serde(default)]
     pub allowed_users: Vec<String>,

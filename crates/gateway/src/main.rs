@@ -6,6 +6,8 @@ mod approvals_cmd;
 #[cfg(feature = "bench")]
 mod bench;
 #[cfg(feature = "bench")]
+mod bench_discord;
+#[cfg(feature = "bench")]
 mod bench_matrix;
 mod bootstrap;
 mod channels;
@@ -106,6 +108,14 @@ enum BenchCommand {
         #[arg(long, default_value_t = 60)]
         idle_secs: u64,
     },
+    /// The Discord adapter against a loopback Discord (REST + gateway):
+    /// round trip and messages/s.
+    Discord {
+        #[arg(long, default_value_t = 500)]
+        messages: usize,
+        #[arg(long, default_value_t = 200)]
+        burst: usize,
+    },
     /// The Matrix adapter against a real Synapse (needs ./scripts/test.sh's venv):
     /// round trip and messages/s, beside a minimal raw-API echo bot.
     Matrix {
@@ -174,6 +184,7 @@ async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
             idle_secs,
         } => bench::telegram(messages, burst, idle_secs).await,
         BenchCommand::Matrix { messages, burst, rooms } => bench_matrix::matrix(messages, burst, rooms).await,
+        BenchCommand::Discord { messages, burst } => bench_discord::discord(messages, burst).await,
     }
 }
 

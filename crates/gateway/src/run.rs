@@ -97,6 +97,7 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         let settings = switchboard_channel_discord::Settings {
             guilds: d.guilds.iter().filter_map(|g| g.parse().ok()).collect(),
             api_url: d.api_url.clone(),
+            gateway_url: d.gateway_url.clone(),
         };
         let channel = switchboard_channel_discord::DiscordChannel::new(&format!("discord.{alias}"), &token, settings)
             .map_err(|e| anyhow::anyhow!("channels.discord.{alias}: {e}"))?;

@@ -352,7 +352,12 @@ async fn a_refused_message_content_intent_is_explained_in_the_log() {
     let dc = FakeDiscord::start().await;
     dc.deny_message_content(true);
     let port = free_port();
-    let sandbox = Sandbox::new(&config(&model.url(), &dc.url(), 1, port));
+    // The gateway URL can be given instead of asked for.
+    let config = config(&model.url(), &dc.url(), 1, port).replace(
+        "api_url =",
+        &format!("gateway_url = \"{}\"\napi_url =", dc.gateway_url()),
+    );
+    let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "probe").await;
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !gw.log().contains("Message Content Intent") {
@@ -364,4 +369,50 @@ async fn a_refused_message_content_intent_is_explained_in_the_log() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(gw.log().contains("4014"), "{}", gw.log());
+}
+
+/// A part refused by a server error is delivered again later from the
+/// outbox; the parts already posted are not posted twice (each carries
+/// its nonce, which Discord enforces).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_whose_second_part_fails_is_completed_without_reposting_the_first() {
+    let w = setup().await;
+    let ann = user(11, "ann");
+    let long = (0..120).map(|i| format!("Sentence number {i:03} of a long answer.\n")).collect::<String>();
+    assert!(long.chars().count() > 4000);
+    w.model.push(Step::text(long));
+    w.dc.fail_posts(1, 6);
+    let dm = w.dc.dm_with(&ann);
+    w.dc.say(dm, &ann, "tell me everything");
+    w.dc.wait_bot_messages(dm, 3, 40).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let parts = w.dc.bot_messages(dm);
+    let all: String = parts.iter().map(content).collect::<Vec<_>>().join("\n");
+    for i in 0..120 {
+        assert_eq!(all.matches(&format!("number {i:03} ")).count(), 1, "sentence {i} lost or doubled");
+    }
+    let first_posts = w
+        .dc
+        .calls()
+        .iter()
+        .filter(|(m, p, b)| m == "POST" && p.ends_with(&format!("/channels/{dm}/messages")) && b["content"] == parts[0]["content"])
+        .count();
+    assert!(first_posts >= 2, "the first part was sent again ({first_posts}) and Discord kept one");
+}
+
+/// In a forum, the post's own thread is the conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forum_post_is_its_own_conversation() {
+    let w = setup().await;
+    let ann = user(11, "ann");
+    let forum = w.dc.add_channel(Kind::Forum, "help");
+    w.model.push(Step::text("Forum answer.").when_last_contains("how do I"));
+    w.model.push(Step::text("Forum follow-up.").when_last_contains("thanks"));
+    let (post, _) = w.dc.forum_post(forum, &ann, "Question", &mention("how do I deploy?"));
+    let answers = w.dc.wait_bot_messages(post, 1, 20).await;
+    assert_eq!(content(&answers[0]), "Forum answer.");
+    assert_eq!(w.dc.threads_of(forum), [post], "no other thread was started");
+    w.dc.say(post, &ann, "thanks, and then?");
+    let answers = w.dc.wait_bot_messages(post, 2, 20).await;
+    assert_eq!(content(&answers[1]), "Forum follow-up.", "the bot answers in the post without a mention");
 }

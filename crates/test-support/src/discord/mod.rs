@@ -64,6 +64,8 @@ pub(crate) struct State {
     /// Every REST call: (method, path, body).
     pub calls: Vec<(String, String, Value)>,
     pub rate_limited: u32,
+    /// (posts still answered, posts then answered 500).
+    pub failing: Option<(u32, u32)>,
     pub interactions: BTreeMap<u64, (String, InteractionLog)>,
     pub commands: Vec<Value>,
     pub command_puts: u32,
@@ -367,6 +369,18 @@ impl FakeDiscord {
             .unwrap_or_default()
     }
 
+    /// How many messages the bot has posted anywhere.
+    pub fn bot_post_count(&self) -> usize {
+        let bot = json!(BOT_ID.to_string());
+        self.shared
+            .lock()
+            .messages
+            .values()
+            .flatten()
+            .filter(|m| m["author"]["id"] == bot)
+            .count()
+    }
+
     /// Wait until the bot has posted `n` messages in `channel`.
     pub async fn wait_bot_messages(&self, channel: u64, n: usize, secs: u64) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
@@ -405,6 +419,16 @@ impl FakeDiscord {
     /// The next `n` message posts are answered 429.
     pub fn rate_limit(&self, n: u32) {
         self.shared.lock().rate_limited = n;
+    }
+
+    /// After `ok` more message posts, answer the next `failures` with 500.
+    pub fn fail_posts(&self, ok: u32, failures: u32) {
+        self.shared.lock().failing = Some((ok, failures));
+    }
+
+    /// For `[channels.discord.x].gateway_url`.
+    pub fn gateway_url(&self) -> String {
+        self.shared.ws_url.clone()
     }
 
     /// The registered global commands.

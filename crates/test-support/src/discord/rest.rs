@@ -143,6 +143,14 @@ async fn create_message(State(s): State<Shared>, Path(channel): Path<u64>, Json(
         if !st.channels.contains_key(&channel) {
             return error(StatusCode::NOT_FOUND, 10003, "Unknown Channel");
         }
+        match st.failing {
+            Some((0, 0)) | None => {}
+            Some((0, n)) => {
+                st.failing = Some((0, n - 1));
+                return error(StatusCode::INTERNAL_SERVER_ERROR, 0, "500: Internal Server Error");
+            }
+            Some((ok, n)) => st.failing = Some((ok - 1, n)),
+        }
     }
     let content = body["content"].as_str().unwrap_or("");
     if content.chars().count() > MAX_CONTENT {

@@ -158,7 +158,12 @@ impl DiscordChannel {
 
 /// The gateway connection, until it fails; a refused login (bad token,
 /// intents not enabled in the portal) is said plainly and not hammered.
-async fn connect(name: String, token: String, urls: (Option<String>, Option<String>), handler: handler::Handler) -> TaskEnd {
+async fn connect(
+    name: String,
+    token: String,
+    urls: (Option<String>, Option<String>),
+    handler: handler::Handler,
+) -> TaskEnd {
     let (api_url, gateway_url) = urls;
     let client = serenity::Client::builder(token.clone(), intents());
     let client = match &api_url {

@@ -430,7 +430,10 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
         if let Some(url) = &d.gateway_url
             && !(url.starts_with("ws://") || url.starts_with("wss://"))
         {
-            v.push(Problem::new(at("gateway_url"), format!("'{url}' is not a ws(s):// URL")));
+            v.push(Problem::new(
+                at("gateway_url"),
+                format!("'{url}' is not a ws(s):// URL"),
+            ));
         }
         for (room, id) in &d.rooms {
             if id.parse::<u64>().is_err() {

@@ -378,7 +378,9 @@ async fn a_refused_message_content_intent_is_explained_in_the_log() {
 async fn a_reply_whose_second_part_fails_is_completed_without_reposting_the_first() {
     let w = setup().await;
     let ann = user(11, "ann");
-    let long = (0..120).map(|i| format!("Sentence number {i:03} of a long answer.\n")).collect::<String>();
+    let long = (0..120)
+        .map(|i| format!("Sentence number {i:03} of a long answer.\n"))
+        .collect::<String>();
     assert!(long.chars().count() > 4000);
     w.model.push(Step::text(long));
     w.dc.fail_posts(1, 6);
@@ -389,15 +391,23 @@ async fn a_reply_whose_second_part_fails_is_completed_without_reposting_the_firs
     let parts = w.dc.bot_messages(dm);
     let all: String = parts.iter().map(content).collect::<Vec<_>>().join("\n");
     for i in 0..120 {
-        assert_eq!(all.matches(&format!("number {i:03} ")).count(), 1, "sentence {i} lost or doubled");
+        assert_eq!(
+            all.matches(&format!("number {i:03} ")).count(),
+            1,
+            "sentence {i} lost or doubled"
+        );
     }
-    let first_posts = w
-        .dc
-        .calls()
-        .iter()
-        .filter(|(m, p, b)| m == "POST" && p.ends_with(&format!("/channels/{dm}/messages")) && b["content"] == parts[0]["content"])
-        .count();
-    assert!(first_posts >= 2, "the first part was sent again ({first_posts}) and Discord kept one");
+    let first_posts =
+        w.dc.calls()
+            .iter()
+            .filter(|(m, p, b)| {
+                m == "POST" && p.ends_with(&format!("/channels/{dm}/messages")) && b["content"] == parts[0]["content"]
+            })
+            .count();
+    assert!(
+        first_posts >= 2,
+        "the first part was sent again ({first_posts}) and Discord kept one"
+    );
 }
 
 /// In a forum, the post's own thread is the conversation.
@@ -407,12 +417,17 @@ async fn a_forum_post_is_its_own_conversation() {
     let ann = user(11, "ann");
     let forum = w.dc.add_channel(Kind::Forum, "help");
     w.model.push(Step::text("Forum answer.").when_last_contains("how do I"));
-    w.model.push(Step::text("Forum follow-up.").when_last_contains("thanks"));
+    w.model
+        .push(Step::text("Forum follow-up.").when_last_contains("thanks"));
     let (post, _) = w.dc.forum_post(forum, &ann, "Question", &mention("how do I deploy?"));
     let answers = w.dc.wait_bot_messages(post, 1, 20).await;
     assert_eq!(content(&answers[0]), "Forum answer.");
     assert_eq!(w.dc.threads_of(forum), [post], "no other thread was started");
     w.dc.say(post, &ann, "thanks, and then?");
     let answers = w.dc.wait_bot_messages(post, 2, 20).await;
-    assert_eq!(content(&answers[1]), "Forum follow-up.", "the bot answers in the post without a mention");
+    assert_eq!(
+        content(&answers[1]),
+        "Forum follow-up.",
+        "the bot answers in the post without a mention"
+    );
 }

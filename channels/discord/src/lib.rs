@@ -25,7 +25,7 @@ use serenity::http::{Http, HttpBuilder};
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState, TaskEnd,
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, TaskEnd,
     split_message,
 };
 
@@ -117,11 +117,10 @@ impl DiscordChannel {
             Some(t) => {
                 let thread = snowflake(t, "thread")?;
                 let name = self.live.thread_name(thread);
-                let m = rest::post_in_thread(&self.http, chat, thread, &name, body).await;
-                if m.is_ok() {
-                    self.live.answers_in(thread).await;
-                }
-                m
+                // Marked first: a follow-up may arrive the moment the
+                // answer is posted, and must find the thread the bot's.
+                self.live.answers_in(thread).await;
+                rest::post_in_thread(&self.http, chat, thread, &name, body).await
             }
             None => rest::post(&self.http, chat, body).await,
         };
@@ -286,18 +285,13 @@ impl Channel for DiscordChannel {
         self.post(address, &body).await
     }
 
-    async fn update_approval_prompt(
-        &self,
-        message: &MessageRef,
-        prompt: &ApprovalPrompt,
-        state: &PromptState,
-    ) -> Result<(), ChannelError> {
-        let text: String = format!("{}\n{}", prompt.render_text(), state.describe())
-            .chars()
-            .take(MAX_MESSAGE)
-            .collect();
+    async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
+        let text: String = edit.text().chars().take(MAX_MESSAGE).collect();
         let body = json!({"content": text, "components": [], "allowed_mentions": rest::no_pings()});
-        let (chat, id) = (snowflake(&message.chat, "channel")?, snowflake(&message.id, "message")?);
+        let (chat, id) = (
+            snowflake(&edit.message.chat, "channel")?,
+            snowflake(&edit.message.id, "message")?,
+        );
         rest::retrying(|| {
             self.http
                 .edit_message(ChannelId::new(chat), MessageId::new(id), &body, Vec::new())

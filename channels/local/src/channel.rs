@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::sync::{Arc, OnceLock};
 use switchboard_core::{
     ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, Intake, MessageRef, Outbound,
-    PromptState,
+    PromptEdit,
 };
 use tokio::sync::Notify;
 
@@ -183,22 +183,16 @@ impl Channel for LocalChannel {
         })
     }
 
-    async fn update_approval_prompt(
-        &self,
-        message: &MessageRef,
-        prompt: &ApprovalPrompt,
-        state: &PromptState,
-    ) -> Result<(), ChannelError> {
+    async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
         self.check_up()?;
-        let outcome = state.describe();
         self.push(Event {
             seq: 0,
             kind: "edit".into(),
-            message_id: message.id.clone(),
-            chat: message.chat.clone(),
+            message_id: edit.message.id.clone(),
+            chat: edit.message.chat.clone(),
             thread: None,
-            text: format!("{}\n{outcome}", prompt.render_text()),
-            approval_id: Some(prompt.id.clone()),
+            text: edit.text(),
+            approval_id: Some(edit.prompt.id.clone()),
             choices: Vec::new(),
         });
         Ok(())

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState};
+use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit};
 
 /// How the bot signs in.
 #[derive(Clone)]
@@ -350,22 +350,17 @@ impl Channel for MatrixChannel {
         Ok(message)
     }
 
-    async fn update_approval_prompt(
-        &self,
-        message: &MessageRef,
-        prompt: &ApprovalPrompt,
-        state: &PromptState,
-    ) -> Result<(), ChannelError> {
-        let room = self.inner.room(&message.chat)?;
-        let text = content::prompt_text(prompt, Some(state));
+    async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
+        let room = self.inner.room(&edit.message.chat)?;
+        let text = content::prompt_text(edit.prompt, Some(edit.state));
         self.inner
             .send_content(
                 &room,
                 "m.room.message",
-                content::replacement(&message.id, &text, content::Format::Plain),
+                content::replacement(&edit.message.id, &text, content::Format::Plain),
             )
             .await?;
-        self.inner.state.prompts.lock().remove(&message.id);
+        self.inner.state.prompts.lock().remove(&edit.message.id);
         Ok(())
     }
 }

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState, split_message,
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, split_message,
 };
 use teloxide::RequestError;
 use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, SendMessageSetters, SetWebhookSetters};
@@ -256,19 +256,15 @@ impl Channel for TelegramChannel {
             .await
     }
 
-    async fn update_approval_prompt(
-        &self,
-        message: &MessageRef,
-        prompt: &ApprovalPrompt,
-        state: &PromptState,
-    ) -> Result<(), ChannelError> {
-        let id: i32 = message
+    async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
+        let id: i32 = edit
+            .message
             .id
             .parse()
             .map_err(|_| ChannelError::Permanent("bad message id".into()))?;
-        let text = html::escape(&format!("{}\n{}", prompt.render_text(), state.describe()));
+        let text = html::escape(&edit.text());
         self.bot
-            .edit_message_text(chat_id(&message.chat)?, MessageId(id), text)
+            .edit_message_text(chat_id(&edit.message.chat)?, MessageId(id), text)
             .parse_mode(ParseMode::Html)
             .await
             .map(|_| ())

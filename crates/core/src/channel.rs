@@ -30,6 +30,24 @@ pub enum ChannelError {
     Unsupported(&'static str),
 }
 
+/// A posted approval prompt to edit, and how its request ended.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptEdit<'a> {
+    /// The prompt message.
+    pub message: &'a MessageRef,
+    /// What it asked.
+    pub prompt: &'a ApprovalPrompt,
+    /// How it ended.
+    pub state: &'a PromptState,
+}
+
+impl PromptEdit<'_> {
+    /// The prompt's text followed by its outcome, as plain text.
+    pub fn text(&self) -> String {
+        format!("{}\n{}", self.prompt.render_text(), self.state.describe())
+    }
+}
+
 /// One running chat platform connection (`telegram.main`, `cli`, ...).
 #[async_trait]
 pub trait Channel: Send + Sync {
@@ -57,10 +75,5 @@ pub trait Channel: Send + Sync {
     ) -> Result<MessageRef, ChannelError>;
 
     /// Edit a posted prompt to show how it ended.
-    async fn update_approval_prompt(
-        &self,
-        message: &MessageRef,
-        prompt: &ApprovalPrompt,
-        state: &PromptState,
-    ) -> Result<(), ChannelError>;
+    async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError>;
 }

@@ -152,6 +152,24 @@ session_queue = 1000
     Ok((model, dir, path))
 }
 
+/// The last lines of an adapter benchmark: model requests per message
+/// (1.00 when nothing was asked twice); then stop the gateway and remove
+/// its folder.
+pub(crate) async fn finish(
+    gw: crate::run::Gateway,
+    dir: &std::path::Path,
+    model: &switchboard_test_support::ScriptedModel,
+    messages: usize,
+) -> anyhow::Result<ExitCode> {
+    println!(
+        "  model requests per message: {:.2}",
+        model.served() as f64 / messages.max(1) as f64
+    );
+    gw.stop().await;
+    std::fs::remove_dir_all(dir).ok();
+    Ok(ExitCode::SUCCESS)
+}
+
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("switchboard-bench-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir)?;
@@ -388,10 +406,6 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
         all.as_secs_f64() * 1e3,
         burst as f64 / all.as_secs_f64()
     );
-    println!(
-        "  model requests per message: {:.2}",
-        model.served() as f64 / (messages + burst) as f64
-    );
     // A quiet bot: the loopback server holds each 25 s poll as Telegram
     // does; the next message must not wait for a poll to be retried.
     let mut sent = messages + burst;
@@ -409,7 +423,5 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
             t.elapsed().as_secs_f64() * 1e3
         );
     }
-    gw.stop().await;
-    std::fs::remove_dir_all(&dir).ok();
-    Ok(ExitCode::SUCCESS)
+    finish(gw, &dir, &model, messages + burst + rounds).await
 }

@@ -74,11 +74,5 @@ pub(crate) async fn discord(messages: usize, burst: usize) -> anyhow::Result<Exi
         all.as_secs_f64() * 1e3,
         burst as f64 / all.as_secs_f64()
     );
-    println!(
-        "  model requests per message: {:.2}",
-        model.served() as f64 / (messages + burst) as f64
-    );
-    gw.stop().await;
-    std::fs::remove_dir_all(&dir).ok();
-    Ok(ExitCode::SUCCESS)
+    crate::bench::finish(gw, &dir, &model, messages + burst).await
 }

@@ -148,11 +148,5 @@ pub(crate) async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyho
     report("switchboard", &bot_result, burst);
     let added = percentile(&bot_result.micros, 0.5) - percentile(&echo_result.micros, 0.5);
     println!("  added by switchboard per message (p50 difference): {added:.2} ms");
-    println!(
-        "  model requests per message: {:.2}",
-        model.served() as f64 / (messages + burst) as f64
-    );
-    gw.stop().await;
-    std::fs::remove_dir_all(&dir).ok();
-    Ok(ExitCode::SUCCESS)
+    crate::bench::finish(gw, &dir, &model, messages + burst).await
 }

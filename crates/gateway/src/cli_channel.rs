@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use std::sync::Arc;
-use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptState};
+use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit};
 
 pub(crate) struct CliChannel {
     /// The login whose chat this terminal shows.
@@ -48,12 +48,7 @@ impl Channel for CliChannel {
         ))
     }
 
-    async fn update_approval_prompt(
-        &self,
-        _: &MessageRef,
-        _: &ApprovalPrompt,
-        _: &PromptState,
-    ) -> Result<(), ChannelError> {
+    async fn update_approval_prompt(&self, _: &PromptEdit<'_>) -> Result<(), ChannelError> {
         Err(ChannelError::Unsupported(
             "approval prompts are asked by switchboard chat directly",
         ))

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
-use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptState, UserId};
+use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptEdit, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
@@ -185,7 +185,7 @@ impl RouteBroker {
 
     async fn edit_prompt(&self, channel: &str, message: &MessageRef, prompt: &ApprovalPrompt, state: &PromptState) {
         if let Some(ch) = self.channels.get(channel)
-            && let Err(e) = ch.update_approval_prompt(message, prompt, state).await
+            && let Err(e) = ch.update_approval_prompt(&PromptEdit { message, prompt, state }).await
         {
             tracing::warn!(approval = %prompt.id, error = %e, "cannot edit the approval prompt");
         }
@@ -223,7 +223,11 @@ impl Drop for CancelOnDrop<'_> {
             }
             if let Some(ch) = channel
                 && let Err(e) = ch
-                    .update_approval_prompt(&message, &prompt, &PromptState::Cancelled)
+                    .update_approval_prompt(&PromptEdit {
+                        message: &message,
+                        prompt: &prompt,
+                        state: &PromptState::Cancelled,
+                    })
                     .await
             {
                 tracing::warn!(approval = %id, error = %e, "cannot edit the approval prompt");

@@ -2,7 +2,7 @@
 //! to say they expired (the rows were marked `expired` by bootstrap).
 
 use crate::channels::ChannelSet;
-use switchboard_core::{ApprovalPrompt, ChatAddress, MessageRef, Outbound, PromptState};
+use switchboard_core::{ApprovalPrompt, ChatAddress, MessageRef, Outbound, PromptEdit, PromptState};
 use switchboard_store::ApprovalRow;
 
 pub(crate) async fn update_expired_prompts(channels: &ChannelSet, rows: &[ApprovalRow]) {
@@ -43,7 +43,12 @@ pub(crate) async fn update_expired_prompts(channels: &ChannelSet, rows: &[Approv
             chat: chat.clone(),
             id: message.clone(),
         };
-        if let Err(e) = ch.update_approval_prompt(&at, &prompt, &PromptState::Expired).await {
+        let edit = PromptEdit {
+            message: &at,
+            prompt: &prompt,
+            state: &PromptState::Expired,
+        };
+        if let Err(e) = ch.update_approval_prompt(&edit).await {
             tracing::warn!(approval = %row.id, error = %e, "cannot mark an expired prompt");
         }
     }

@@ -334,23 +334,39 @@ impl FakeDiscord {
     /// Wait until interaction `id` has an answer with text (an edit of the
     /// original, a follow-up, or an immediate message).
     pub async fn wait_interaction_text(&self, id: u64, secs: u64) -> String {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        loop {
-            let notified = self.shared.changed.notified();
-            let log = self.interaction(id);
-            let text = log
-                .edits
+        let text_of = |log: &InteractionLog| {
+            log.edits
                 .iter()
                 .chain(log.followups.iter())
                 .filter_map(|m| m["content"].as_str())
                 .chain(log.callback.iter().filter_map(|c| c["data"]["content"].as_str()))
                 .collect::<Vec<_>>()
-                .join("\n");
-            if !text.is_empty() {
-                return text;
+                .join("\n")
+        };
+        self.wait_until(
+            secs,
+            || Some(text_of(&self.interaction(id))).filter(|t| !t.is_empty()),
+            || format!("interaction {id} got no text answer: {:?}", self.interaction(id)),
+        )
+        .await
+    }
+
+    /// Poll `check` at every change until it gives a value, or panic with
+    /// `failed()` after `secs`.
+    async fn wait_until<T>(
+        &self,
+        secs: u64,
+        mut check: impl FnMut() -> Option<T>,
+        failed: impl FnOnce() -> String,
+    ) -> T {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let notified = self.shared.changed.notified();
+            if let Some(v) = check() {
+                return v;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                panic!("interaction {id} got no text answer in {secs} s: {log:?}");
+                panic!("within {secs} s: {}", failed());
             }
         }
     }
@@ -383,21 +399,19 @@ impl FakeDiscord {
 
     /// Wait until the bot has posted `n` messages in `channel`.
     pub async fn wait_bot_messages(&self, channel: u64, n: usize, secs: u64) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        loop {
-            let notified = self.shared.changed.notified();
-            let got = self.bot_messages(channel);
-            if got.len() >= n {
-                return got;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                panic!(
-                    "the bot posted {} of {n} messages in {channel} within {secs} s: {got:?}; calls: {:?}",
+        self.wait_until(
+            secs,
+            || Some(self.bot_messages(channel)).filter(|got| got.len() >= n),
+            || {
+                let got = self.bot_messages(channel);
+                format!(
+                    "the bot posted {} of {n} messages in {channel}: {got:?}; calls: {:?}",
                     got.len(),
                     self.calls()
-                );
-            }
-        }
+                )
+            },
+        )
+        .await
     }
 
     /// The threads of `parent` (id → owner).
@@ -455,22 +469,18 @@ impl FakeDiscord {
     /// Wait until the gateway has seen `identifies` IDENTIFYs and `resumes`
     /// RESUMEs (at least) and a connection is live.
     pub async fn wait_sessions(&self, identifies: u32, resumes: u32, secs: u64) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        loop {
-            let notified = self.shared.changed.notified();
-            {
-                let s = self.shared.lock();
-                if s.identifies >= identifies && s.resumes >= resumes && s.live.is_some() && s.session.is_some() {
-                    return;
-                }
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                panic!(
-                    "the gateway saw {:?} (identifies, resumes), wanted ({identifies}, {resumes}) within {secs} s",
-                    self.sessions()
-                );
-            }
-        }
+        let live = || {
+            let s = self.shared.lock();
+            (s.identifies >= identifies && s.resumes >= resumes && s.live.is_some() && s.session.is_some())
+                .then_some(())
+        };
+        self.wait_until(secs, live, || {
+            format!(
+                "the gateway saw {:?} (identifies, resumes), wanted ({identifies}, {resumes})",
+                self.sessions()
+            )
+        })
+        .await;
     }
 
     /// Cut the live websocket without a close frame (the session stays

@@ -55,6 +55,8 @@ pub struct DiscordChannel {
     http: Arc<Http>,
     guilds: Vec<u64>,
     live: Arc<state::Live>,
+    receiving: switchboard_core::Receiving,
+    receiver: switchboard_core::Receiving,
 }
 
 /// Settings of one bot.
@@ -106,6 +108,8 @@ impl DiscordChannel {
             gateway_url: settings.gateway_url,
             guilds: settings.guilds,
             live: Arc::new(state::Live::new(name)),
+            receiving: switchboard_core::Receiving::default(),
+            receiver: switchboard_core::Receiving::default(),
         })
     }
 
@@ -162,6 +166,7 @@ async fn connect(
     token: String,
     urls: (Option<String>, Option<String>),
     handler: handler::Handler,
+    live: Arc<state::Live>,
 ) -> TaskEnd {
     let (api_url, gateway_url) = urls;
     let client = serenity::Client::builder(token.clone(), intents());
@@ -176,6 +181,7 @@ async fn connect(
     if let Some(url) = gateway_url {
         *client.ws_url.lock().await = url;
     }
+    *live.shards.lock() = Some(client.shard_manager.clone());
     let ended = client.start().await;
     let why = match ended {
         Err(serenity::Error::Gateway(GatewayError::DisallowedGatewayIntents)) => Some(
@@ -223,17 +229,30 @@ impl Channel for DiscordChannel {
             http: self.http.clone(),
             guilds: self.guilds.clone(),
         };
-        tokio::spawn(receiver.run(rx));
+        self.receiver.set(tokio::spawn(receiver.run(rx)));
         let (name, token) = (self.name.clone(), self.token.clone());
         let urls = (self.api_url.clone(), self.gateway_url.clone());
-        switchboard_core::supervise(self.name.clone(), move || {
+        let live = self.live.clone();
+        let task = switchboard_core::supervise(self.name.clone(), move || {
             let handler = handler::Handler {
                 name: name.clone(),
                 tx: tx.clone(),
             };
-            connect(name.clone(), token.clone(), urls.clone(), handler)
+            connect(name.clone(), token.clone(), urls.clone(), handler, live.clone())
         });
+        self.receiving.set(task);
         Ok(())
+    }
+
+    /// Close the gateway connection and stop receiving (the lease moved to
+    /// another gateway).
+    async fn stop(&self) {
+        self.receiving.stop();
+        self.receiver.stop();
+        let shards = self.live.shards.lock().take();
+        if let Some(shards) = shards {
+            shards.shutdown_all().await;
+        }
     }
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {

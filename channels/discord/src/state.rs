@@ -39,6 +39,8 @@ pub(crate) struct Live {
     intake: OnceLock<Arc<dyn Intake>>,
     /// One take at a time, so cursors are written in the order they were read.
     saving: tokio::sync::Mutex<()>,
+    /// The gateway connection's shards, to close them on stop.
+    pub shards: Mutex<Option<Arc<serenity::gateway::ShardManager>>>,
 }
 
 impl Live {
@@ -51,6 +53,7 @@ impl Live {
             names: Mutex::new(HashMap::new()),
             intake: OnceLock::new(),
             saving: tokio::sync::Mutex::new(()),
+            shards: Mutex::new(None),
         }
     }
 

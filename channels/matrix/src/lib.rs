@@ -70,6 +70,7 @@ pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"),
 /// One Matrix account (`matrix.<alias>`): sync in, room events out.
 pub struct MatrixChannel {
     inner: Arc<Inner>,
+    receiving: switchboard_core::Receiving,
 }
 
 /// The adapter's parts, shared with its background tasks.
@@ -156,6 +157,7 @@ impl MatrixChannel {
                 client: OnceLock::new(),
                 state: Arc::new(State::default()),
             }),
+            receiving: switchboard_core::Receiving::default(),
         })
     }
 }
@@ -263,7 +265,7 @@ impl Channel for MatrixChannel {
         // again (restoring the stored session) and resumes from the token.
         let first = Arc::new(parking_lot::Mutex::new(first));
         let inner = self.inner.clone();
-        switchboard_core::supervise(self.inner.settings.name.clone(), move || {
+        let task = switchboard_core::supervise(self.inner.settings.name.clone(), move || {
             let (inner, first) = (inner.clone(), first.clone());
             async move {
                 let ready = first.lock().take();
@@ -274,7 +276,13 @@ impl Channel for MatrixChannel {
                 syncer.run().await
             }
         });
+        self.receiving.set(task);
         Ok(())
+    }
+
+    /// Stop syncing (the lease moved to another gateway).
+    async fn stop(&self) {
+        self.receiving.stop();
     }
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {

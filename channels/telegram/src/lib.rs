@@ -48,6 +48,7 @@ pub struct TelegramChannel {
     poll_timeout: Duration,
     username: OnceLock<String>,
     webhook: Option<Webhook>,
+    receiving: switchboard_core::Receiving,
 }
 
 /// Webhook mode settings (else long polling).
@@ -128,6 +129,7 @@ impl TelegramChannel {
             poll_timeout,
             username: OnceLock::new(),
             webhook,
+            receiving: switchboard_core::Receiving::default(),
         })
     }
 
@@ -204,10 +206,17 @@ impl Channel for TelegramChannel {
                 self.bot.delete_webhook().await.map_err(map_err)?;
                 // A poller that panics or gives up is started again; it
                 // resumes from the offset in the control plane.
-                switchboard_core::supervise(self.name.clone(), move || poller.clone().run(intake.clone()));
+                let task = switchboard_core::supervise(self.name.clone(), move || poller.clone().run(intake.clone()));
+                self.receiving.set(task);
             }
         }
         Ok(())
+    }
+
+    /// Stop polling (a webhook server keeps listening, but its updates are
+    /// refused by the intake once the lease moved).
+    async fn stop(&self) {
+        self.receiving.stop();
     }
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {

@@ -4,6 +4,7 @@
 
 mod agent;
 mod channels;
+mod cluster;
 mod cost;
 mod cron;
 mod limits;
@@ -17,6 +18,7 @@ mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
 pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, TelegramChannel};
+pub use cluster::ClusterConfig;
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;
 pub use limits::{LimitsConfig, StorageConfig};

@@ -47,6 +47,9 @@ pub struct Config {
     /// Retention of control-plane rows.
     #[serde(default)]
     pub storage: crate::StorageConfig,
+    /// Several gateways on one database.
+    #[serde(default)]
+    pub cluster: crate::ClusterConfig,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

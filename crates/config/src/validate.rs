@@ -62,6 +62,12 @@ fn limits(c: &Config, v: &mut Vec<Problem>) {
     if l.idle_session_secs == 0 {
         v.push(Problem::new("limits.idle_session_secs", "must be at least 1"));
     }
+    if c.cluster.lease_secs < 3 {
+        v.push(Problem::new(
+            "cluster.lease_secs",
+            "must be at least 3 (heartbeats come every third of it)",
+        ));
+    }
     if c.storage.inbox_retention_hours == 0 {
         v.push(Problem::new(
             "storage.inbox_retention_hours",

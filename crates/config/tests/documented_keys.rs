@@ -39,6 +39,7 @@ const TABLES: &[(&str, &str)] = &[
     ("[lanes.subagent]", "### [lanes.subagent]"),
     ("[limits]", "## [limits]"),
     ("[storage]", "## [storage]"),
+    ("[cluster]", "## [cluster]"),
 ];
 
 /// The keys `table` accepts, from the refusal of an unknown one.

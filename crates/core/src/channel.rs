@@ -58,6 +58,11 @@ pub trait Channel: Send + Sync {
     /// [`Intake`]: the channel's cursor moves only with what was taken).
     async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError>;
 
+    /// Stop receiving (this instance gave the channel up: its lease moved
+    /// to another gateway). Sending may still be asked of it. The default
+    /// does nothing: channels that are not leased never stop.
+    async fn stop(&self) {}
+
     /// Send text into a chat and thread, split at the platform's limit.
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError>;
 

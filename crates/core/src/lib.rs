@@ -22,4 +22,4 @@ pub use intake::{Intake, IntakeError};
 pub use message::{Inbound, Outbound};
 pub use session_key::SessionKey;
 pub use split::split_message;
-pub use supervise::{TaskEnd, guarded, supervise};
+pub use supervise::{Receiving, TaskEnd, guarded, supervise};

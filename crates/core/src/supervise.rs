@@ -23,6 +23,32 @@ const FIRST: Duration = Duration::from_millis(500);
 const MAX: Duration = Duration::from_secs(30);
 const HEALTHY: Duration = Duration::from_secs(120);
 
+/// The receiving task of a channel, kept so the channel can be stopped
+/// (and started again later).
+#[derive(Debug, Default)]
+pub struct Receiving(std::sync::Mutex<Option<JoinHandle<()>>>);
+
+impl Receiving {
+    /// Keep `task` as the running one (stopping one kept before).
+    pub fn set(&self, task: JoinHandle<()>) {
+        let old = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .replace(task);
+        if let Some(old) = old {
+            old.abort();
+        }
+    }
+
+    /// Stop the running task, if any.
+    pub fn stop(&self) {
+        if let Some(t) = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+            t.abort();
+        }
+    }
+}
+
 /// Run `make()` as a task named `name`, restarting it with backoff whenever
 /// it panics or fails, until it ends with [`TaskEnd::Stopped`] or the
 /// returned handle is aborted.

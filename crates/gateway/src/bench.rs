@@ -186,7 +186,7 @@ pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
     let team = hub.channel("team").expect("configured").clone();
     let mut channels = ChannelSet::default();
     channels.insert(team.clone());
-    let worker = crate::outbox::spawn(store.clone(), channels);
+    let worker = crate::outbox::spawn(store.clone(), channels, crate::cluster::Fences::default());
 
     let mut seen = 0;
     let mut micros = Vec::with_capacity(n);

@@ -16,8 +16,10 @@ pub(crate) struct Started {
     pub expired_approvals: Vec<switchboard_store::ApprovalRow>,
 }
 
-pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Started> {
+/// `role` is `run` or `chat` (a second `run` on one SQLite file is refused).
+pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Started> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::instance::set_lease(config.cluster.lease_secs);
     for w in config.warnings() {
         tracing::warn!("{w}");
     }
@@ -27,9 +29,15 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Started> {
     // This process is an instance of the control plane; what instances
     // that are gone left running is reclaimed (never a live one's).
     store
-        .register_instance(&crate::instance::host(), std::process::id())
+        .register_instance(&crate::instance::host(), std::process::id(), role)
         .await
         .with_context(|| "registering this process in the control plane")?;
+    if role == "run"
+        && let Err(e) = crate::cluster::refuse_second_run_on_sqlite(&store, &config.database_url).await
+    {
+        let _ = store.unregister_instance().await;
+        return Err(e);
+    }
     let expired = crate::instance::sweep(&store).await?;
     let runtime = Runtime::new(Arc::new(config), store).with_context(|| "creating agent workspaces (workspace_dir)")?;
     Ok(Started {

@@ -23,7 +23,7 @@ struct Running {
 }
 
 pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
-    let runtime = bootstrap::start(config_path).await?.runtime;
+    let runtime = bootstrap::start(config_path, "chat").await?.runtime;
     let heartbeat = crate::instance::spawn_heartbeat(runtime.store().clone(), |_| Box::pin(async {}));
     let agent = pick_agent(&runtime, agent)?;
     let login = std::env::var("USER")
@@ -41,7 +41,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
     // Announcements of background work started here print in this terminal.
     let mut terminal = crate::channels::ChannelSet::default();
     terminal.insert(Arc::new(crate::cli_channel::CliChannel { login: login.clone() }));
-    let delivery = crate::outbox::spawn(runtime.store().clone(), terminal);
+    let delivery = crate::outbox::spawn(runtime.store().clone(), terminal, crate::cluster::Fences::default());
     let (line_tx, mut lines) = mpsc::channel::<String>(64);
     tokio::spawn(async move {
         let mut reader = tokio::io::BufReader::new(tokio::io::stdin()).lines();

@@ -94,7 +94,9 @@ impl ApprovalBroker for CliBroker {
         let deadline = now_ms() + req.timeout_secs as i64 * 1000;
         let here =
             switchboard_core::ChatAddress::new("cli", req.origin.as_ref().map(|o| o.chat.clone()).unwrap_or_default());
-        if let Err(e) = crate::approvals::store_request(&self.store, &req, &here, deadline).await {
+        if let Err(e) =
+            crate::approvals::store_request(&self.store, &req, &here, std::slice::from_ref(&self.user), deadline).await
+        {
             // Fail closed: an approval that cannot be audited is not asked.
             tracing::error!(error = %e, "cannot store approval request");
             return ApprovalOutcome::Unavailable {

@@ -3,7 +3,7 @@
 //! and reclaims what dead instances left — runs become `lost` (background
 //! work and session children are announced as such) and pending approvals
 //! `expired`. An instance is dead when its heartbeat is older than
-//! `LEASE`, or at once when it ran on this host and its process is gone, so
+//! `[cluster] lease_secs`, or at once when it ran on this host and its process is gone, so
 //! a restart after a crash does not wait for the lease. A second process on
 //! the same database (`switchboard chat` beside `run`) leaves the first
 //! one's work alone.
@@ -11,10 +11,23 @@
 use std::time::Duration;
 use switchboard_store::{ApprovalRow, InstanceRow, Store, now_ms};
 
-/// How often an instance says it is alive.
-pub(crate) const HEARTBEAT: Duration = Duration::from_secs(5);
-/// A heartbeat older than this means the instance is gone.
-pub(crate) const LEASE: Duration = Duration::from_secs(15);
+/// `[cluster] lease_secs`, set once at start (15 s until then).
+static LEASE_SECS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Take `[cluster] lease_secs` for this process.
+pub(crate) fn set_lease(secs: u64) {
+    let _ = LEASE_SECS.set(secs.max(3));
+}
+
+/// A heartbeat (or channel lease) older than this means the instance is gone.
+pub(crate) fn lease() -> Duration {
+    Duration::from_secs(*LEASE_SECS.get().unwrap_or(&15))
+}
+
+/// How often an instance says it is alive and renews its leases.
+pub(crate) fn heartbeat() -> Duration {
+    lease() / 3
+}
 
 /// This machine's name, to tell whose process ids can be checked here.
 pub(crate) fn host() -> String {
@@ -40,7 +53,7 @@ fn process_exists(pid: i64) -> bool {
 
 /// Whether `row` is an instance that is gone.
 pub(crate) fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
-    if now - row.heartbeat_at > LEASE.as_millis() as i64 {
+    if now - row.heartbeat_at > lease().as_millis() as i64 {
         return true;
     }
     row.host == this_host && !process_exists(row.pid)
@@ -95,10 +108,21 @@ pub(crate) fn spawn_heartbeat(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            tokio::time::sleep(HEARTBEAT).await;
-            if let Err(e) = store.heartbeat().await {
-                tracing::error!(error = %e, "cannot record this instance's heartbeat");
-                continue;
+            tokio::time::sleep(heartbeat()).await;
+            match store.heartbeat().await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::error!(
+                        "the other gateways took this instance for dead (it was paused or cut off too long) and reclaimed its work; registering again"
+                    );
+                    if let Err(e) = store.register_instance(&host(), std::process::id(), "run").await {
+                        tracing::error!(error = %e, "cannot register this instance again");
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot record this instance's heartbeat");
+                    continue;
+                }
             }
             match sweep(&store).await {
                 Ok(rows) if !rows.is_empty() => expired(rows).await,
@@ -120,6 +144,7 @@ mod tests {
             pid,
             started_at: 0,
             heartbeat_at: now_ms() - age_ms,
+            role: "run".into(),
         }
     }
 
@@ -171,7 +196,10 @@ mod sweep_tests {
     async fn an_ended_run_never_announced_is_announced_once() {
         let peers = crate::test_peers::team_channel().await;
         let store = &peers.store;
-        store.register_instance(&host(), std::process::id()).await.unwrap();
+        store
+            .register_instance(&host(), std::process::id(), "run")
+            .await
+            .unwrap();
         store.insert_run(&run("child-1", true)).await.unwrap();
         store.insert_run(&run("quiet-1", false)).await.unwrap();
         let end = RunEnd {
@@ -198,15 +226,23 @@ mod sweep_tests {
         let peers = crate::test_peers::team_channel().await;
         let url = format!("sqlite://{}/cp.db", peers._dir.path().display());
         let live = peers.store.clone();
-        live.register_instance(&host(), std::process::id()).await.unwrap();
+        live.register_instance(&host(), std::process::id(), "run")
+            .await
+            .unwrap();
         live.insert_run(&run("live-1", true)).await.unwrap();
         // A process on this host that has crashed: its pid is gone.
         let crashed = switchboard_store::Store::open(&url).await.unwrap();
-        crashed.register_instance(&host(), i32::MAX as u32).await.unwrap();
+        crashed
+            .register_instance(&host(), i32::MAX as u32, "run")
+            .await
+            .unwrap();
         crashed.insert_run(&run("crashed-1", true)).await.unwrap();
         // A second process starts on the same database file.
         let second = switchboard_store::Store::open(&url).await.unwrap();
-        second.register_instance(&host(), std::process::id()).await.unwrap();
+        second
+            .register_instance(&host(), std::process::id(), "chat")
+            .await
+            .unwrap();
         sweep(&second).await.unwrap();
         assert_eq!(second.run("live-1").await.unwrap().unwrap().status.as_str(), "running");
         assert_eq!(second.run("crashed-1").await.unwrap().unwrap().status.as_str(), "lost");

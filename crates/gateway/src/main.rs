@@ -15,6 +15,7 @@ mod chat;
 mod check;
 mod cli_broker;
 mod cli_channel;
+mod cluster;
 mod commands;
 mod inbox;
 mod instance;
@@ -24,6 +25,7 @@ mod outbox;
 mod reply;
 mod router;
 mod run;
+mod status_cmd;
 #[cfg(test)]
 mod test_peers;
 
@@ -67,6 +69,12 @@ enum Command {
     },
     /// Validate a configuration and print every problem with its TOML path.
     Check {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+    },
+    /// The gateways sharing the control plane, who runs each channel, and
+    /// the inbox and outbox backlog.
+    Status {
         #[arg(long, default_value = "config/switchboard.toml")]
         config: PathBuf,
     },
@@ -142,7 +150,11 @@ fn main() -> ExitCode {
     // The terminal chat keeps the screen for the conversation: only errors
     // are logged there unless SWITCHBOARD_LOG asks for more.
     let level = match cli.command {
-        Command::Chat { .. } | Command::Check { .. } | Command::Approvals { .. } | Command::Bench { .. } => "error",
+        Command::Chat { .. }
+        | Command::Check { .. }
+        | Command::Approvals { .. }
+        | Command::Status { .. }
+        | Command::Bench { .. } => "error",
         Command::Run { .. } => "info",
     };
     logging::init(cli.log_format, level);
@@ -159,6 +171,7 @@ fn main() -> ExitCode {
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,
             Command::Approvals { config, limit } => approvals_cmd::run(&config, limit).await,
+            Command::Status { config } => status_cmd::run(&config).await,
             Command::Bench { which } => bench_command(which).await,
         }
     });

@@ -16,15 +16,16 @@ fn backoff_ms(attempts: i64) -> i64 {
     (250i64 << attempts.clamp(0, 16)).min(MAX_BACKOFF_MS)
 }
 
-/// Deliver due announcements until the task is aborted.
-pub(crate) fn spawn(store: Store, channels: ChannelSet) -> tokio::task::JoinHandle<()> {
+/// Deliver due announcements until the task is aborted: those of channels
+/// this instance runs (another instance delivers the rest).
+pub(crate) fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             // Register interest before reading, so a row queued meanwhile wakes us.
             let queued = store.outbox_queued();
             match store.due_announcements(100).await {
                 Ok(rows) => {
-                    for row in rows {
+                    for row in rows.into_iter().filter(|r| fences.runs(&r.channel)) {
                         deliver(&store, &channels, row).await;
                     }
                 }

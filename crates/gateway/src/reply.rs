@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(kept.len(), 1);
         assert!(kept[0].run_id.starts_with("reply:"), "{}", kept[0].run_id);
 
-        let worker = crate::outbox::spawn(store.clone(), channels.clone());
+        let worker = crate::outbox::spawn(store.clone(), channels.clone(), crate::cluster::Fences::default());
         team.set_down(false);
         for _ in 0..50 {
             if team.events_after(0).len() >= 2 {

@@ -21,14 +21,16 @@ pub(crate) struct Gateway {
     #[cfg(feature = "bench")]
     pub hub: LocalHub,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    fences: crate::cluster::Fences,
 }
 
 impl Gateway {
-    /// Stop every background task and close the store.
+    /// Stop every background task, give the channels up and close the store.
     pub(crate) async fn stop(self) {
         for t in &self.tasks {
             t.abort();
         }
+        crate::cluster::release_all(self.runtime.store(), &self.fences).await;
         if let Err(e) = self.runtime.store().unregister_instance().await {
             tracing::warn!(error = %e, "cannot unregister this process");
         }
@@ -38,7 +40,7 @@ impl Gateway {
 
 /// Start everything `run` runs, from the configuration at `config_path`.
 pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
-    let started = bootstrap::start(config_path).await?;
+    let started = bootstrap::start(config_path, "run").await?;
     let runtime = started.runtime.clone();
     let config = runtime.config().clone();
 
@@ -119,18 +121,30 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     // Channels are listening before the local API accepts anything, so no
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
+    let fences = crate::cluster::Fences::default();
     let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::inbox::GatewayIntake::new(
         runtime.store().clone(),
         config.clone(),
         channels.clone(),
         inbound_tx,
+        fences.clone(),
     ));
-    for ch in channels.all() {
-        ch.start(intake.clone())
-            .await
-            .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
-    }
     let mut tasks = Vec::new();
+    for ch in channels.all() {
+        if crate::cluster::is_leased(ch.name()) {
+            // Started once this instance holds the channel's lease.
+            tasks.push(crate::cluster::keep(
+                ch.clone(),
+                intake.clone(),
+                runtime.store().clone(),
+                fences.clone(),
+            ));
+        } else {
+            ch.start(intake.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
+        }
+    }
     if !local_aliases.is_empty() {
         let (addr, task) = hub
             .serve(&config.web.listen)
@@ -145,13 +159,20 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.clone(),
     ));
     runtime.set_route_broker(broker.clone());
+    // Decisions and stops typed to other gateways of the cluster.
+    tasks.push(broker.clone().spawn_remote_decisions());
+    tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;
     let prompts = channels.clone();
     tasks.push(crate::instance::spawn_heartbeat(runtime.store().clone(), move |rows| {
         let channels = prompts.clone();
         Box::pin(async move { update_expired_prompts(&channels, &rows).await })
     }));
-    tasks.push(crate::outbox::spawn(runtime.store().clone(), channels.clone()));
+    tasks.push(crate::outbox::spawn(
+        runtime.store().clone(),
+        channels.clone(),
+        fences.clone(),
+    ));
     let router = Router::new((*runtime).clone(), channels, broker);
     router.resume(pending).await;
     tasks.push(crate::inbox::upkeep::spawn(
@@ -172,6 +193,7 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         #[cfg(feature = "bench")]
         hub,
         tasks,
+        fences,
     })
 }
 

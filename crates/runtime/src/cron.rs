@@ -113,6 +113,21 @@ impl Runtime {
                 tokio::time::sleep(wait).await;
                 let (rt, job) = (runtime.clone(), job.clone());
                 tokio::spawn(async move {
+                    // Several gateways on one database: the first to claim
+                    // the slot fires it.
+                    // The slot is the scheduled second (croner keeps the
+                    // sub-second part of "now" in its answer).
+                    match rt.store().claim_cron_slot(&job.id, at.timestamp()).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::debug!(cron_job_id = %job.id, "another instance fired this slot");
+                            return;
+                        }
+                        Err(e) => {
+                            tracing::error!(cron_job_id = %job.id, error = %e, "cannot claim the cron slot; not fired");
+                            return;
+                        }
+                    }
                     let run = rt.run_cron_job(&job).await;
                     match &run.result {
                         Ok(_) => tracing::info!(cron_job_id = %job.id, run_id = %run.run_id, "cron run finished"),

@@ -58,6 +58,9 @@ pub struct NewApproval<'a> {
     pub thread: Option<&'a str>,
     /// When the request expires (Unix ms).
     pub deadline_at: i64,
+    /// Who may decide it (a JSON list of ids), so that any instance can
+    /// check a decision typed to it.
+    pub approvers: &'a str,
 }
 
 /// A stored request and its outcome.
@@ -98,11 +101,13 @@ pub struct ApprovalRow {
     pub decided_from: Option<String>,
     /// The reason given with a denial.
     pub reason: Option<String>,
+    /// Who may decide it (a JSON list of ids; none for older rows).
+    pub approvers: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str =
     "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
-     deadline_at, created_at, decided_at, decided_by, decided_from, reason";
+     deadline_at, created_at, decided_at, decided_by, decided_from, reason, approvers";
 
 /// How a pending request ended: the new status, who decided and from
 /// where (none when nobody did: expiry, cancellation), and why.
@@ -136,8 +141,8 @@ impl Store {
         self.exec(
             Stmt::new(
                 "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
-                                    status, deadline_at, created_at, instance_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13)",
+                                    status, deadline_at, created_at, instance_id, approvers)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14)",
             )
             .bind(a.id)
             .bind(a.run_id)
@@ -151,7 +156,8 @@ impl Store {
             .bind(a.thread)
             .bind(a.deadline_at)
             .bind(now_ms())
-            .bind(self.instance_id()),
+            .bind(self.instance_id())
+            .bind(a.approvers),
         )
         .await?;
         Ok(())

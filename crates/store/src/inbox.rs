@@ -74,33 +74,43 @@ impl Store {
         channel: &str,
         messages: &[NewInbound],
         cursor: Option<&str>,
+        fence: Option<i64>,
     ) -> Result<Vec<bool>, StoreError> {
         let now = now_ms();
-        let mut stmts: Vec<Stmt> = messages
-            .iter()
-            .map(|m| {
-                Stmt::new(
-                    "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at)
+        // The fenced cursor goes first: a lost lease fails the take at once.
+        let fenced = match (cursor, fence, self.instance_id()) {
+            (Some(c), Some(g), Some(me)) => Some(crate::leases::fenced_cursor_stmt(channel, c, me, g)),
+            _ => None,
+        };
+        let skip = usize::from(fenced.is_some());
+        let mut stmts: Vec<Stmt> = fenced.into_iter().collect();
+        stmts.extend(messages.iter().map(|m| {
+            Stmt::new(
+                "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at)
                      VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT DO NOTHING",
-                )
-                .bind(&m.key)
-                .bind(&m.channel)
-                .bind(&m.chat)
-                .bind(&m.platform_id)
-                .bind(&m.sender)
-                .bind(&m.body)
-                .bind(self.instance_id())
-                .bind(now)
-            })
-            .collect();
-        if let Some(c) = cursor {
+            )
+            .bind(&m.key)
+            .bind(&m.channel)
+            .bind(&m.chat)
+            .bind(&m.platform_id)
+            .bind(&m.sender)
+            .bind(&m.body)
+            .bind(self.instance_id())
+            .bind(now)
+        }));
+        if let (Some(c), None) = (cursor, fence) {
             stmts.push(crate::cursors::cursor_stmt(channel, c));
         }
         if stmts.is_empty() {
             return Ok(Vec::new());
         }
         let changed = self.exec_all(stmts).await?;
-        Ok(changed.iter().take(messages.len()).map(|n| *n == 1).collect())
+        Ok(changed
+            .iter()
+            .skip(skip)
+            .take(messages.len())
+            .map(|n| *n == 1)
+            .collect())
     }
 
     /// Mark inbox row `key` answered and queue `reply` (when there is one),

@@ -20,6 +20,8 @@ pub struct InstanceRow {
     pub started_at: i64,
     /// Its last heartbeat (Unix ms).
     pub heartbeat_at: i64,
+    /// `run` (a gateway) or `chat` (a terminal session).
+    pub role: String,
 }
 
 /// What reclaiming left behind: runs now lost, approvals now expired, and
@@ -43,16 +45,21 @@ fn orphan(table: &str) -> String {
 
 impl Store {
     /// Register this process; its runs and approvals carry the id from now on.
-    pub async fn register_instance(&self, host: &str, pid: u32) -> Result<String, StoreError> {
-        let id = uuid::Uuid::new_v4().to_string();
+    pub async fn register_instance(&self, host: &str, pid: u32, role: &str) -> Result<String, StoreError> {
+        let id = self
+            .instance_id()
+            .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
         let now = now_ms();
         self.exec(
-            Stmt::new("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5)")
-                .bind(&id)
-                .bind(host)
-                .bind(i64::from(pid))
-                .bind(now)
-                .bind(now),
+            Stmt::new(
+                "INSERT INTO instances (id, host, pid, started_at, heartbeat_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&id)
+            .bind(host)
+            .bind(i64::from(pid))
+            .bind(now)
+            .bind(now)
+            .bind(role),
         )
         .await?;
         let _ = self.instance.set(id.clone());
@@ -64,17 +71,21 @@ impl Store {
         self.instance.get().map(String::as_str)
     }
 
-    /// Say this instance is alive.
-    pub async fn heartbeat(&self) -> Result<(), StoreError> {
-        if let Some(id) = self.instance_id() {
-            self.exec(
+    /// Say this instance is alive. False when its row is gone: the other
+    /// instances took it for dead (it was paused or cut off for longer than
+    /// the lease) and reclaimed its work; it must register again.
+    pub async fn heartbeat(&self) -> Result<bool, StoreError> {
+        let Some(id) = self.instance_id() else {
+            return Ok(true);
+        };
+        let n = self
+            .exec(
                 Stmt::new("UPDATE instances SET heartbeat_at = $1 WHERE id = $2")
                     .bind(now_ms())
                     .bind(id),
             )
             .await?;
-        }
-        Ok(())
+        Ok(n == 1)
     }
 
     /// Leave cleanly: what this instance still had running is reclaimed by
@@ -90,7 +101,7 @@ impl Store {
     /// Every registered process, oldest first.
     pub async fn instances(&self) -> Result<Vec<InstanceRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
-            "SELECT id, host, pid, started_at, heartbeat_at FROM instances ORDER BY started_at"
+            "SELECT id, host, pid, started_at, heartbeat_at, role FROM instances ORDER BY started_at"
         )
         .fetch_all(p)
         .await)?)
@@ -99,9 +110,16 @@ impl Store {
     /// Forget the instances `dead`, then reclaim every running run and
     /// pending approval no live instance owns.
     pub async fn reclaim(&self, dead: &[String]) -> Result<Reclaimed, StoreError> {
+        // A dead instance's channels are free at once (not when its leases
+        // run out).
         let forget: Vec<Stmt> = dead
             .iter()
-            .map(|id| Stmt::new("DELETE FROM instances WHERE id = $1").bind(id))
+            .flat_map(|id| {
+                [
+                    Stmt::new("DELETE FROM instances WHERE id = $1").bind(id),
+                    Stmt::new("UPDATE channel_leases SET renewed_at = 0 WHERE owner = $1").bind(id),
+                ]
+            })
             .collect();
         if !forget.is_empty() {
             self.exec_all(forget).await?;

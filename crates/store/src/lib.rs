@@ -28,6 +28,7 @@ mod cursors;
 mod error;
 mod inbox;
 mod instances;
+mod leases;
 mod memory;
 mod outbox;
 mod runs;
@@ -40,6 +41,7 @@ pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
 pub use inbox::{InboxRow, NewInbound, QueuedReply, reply_key};
 pub use instances::{InstanceRow, Reclaimed};
+pub use leases::LeaseRow;
 pub use memory::MemoryRow;
 pub use outbox::OutboxRow;
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
@@ -169,12 +171,23 @@ impl Store {
                 if stmts.len() == 1
                     && let Some(one) = stmts.pop()
                 {
-                    return Ok(vec![one.pg_query().execute(p).await?.rows_affected()]);
+                    let required = one.required;
+                    let n = one.pg_query().execute(p).await?.rows_affected();
+                    if required && n == 0 {
+                        return Err(StoreError::Write(stmt::NOT_CHANGED.into()));
+                    }
+                    return Ok(vec![n]);
                 }
                 let mut tx = p.begin().await?;
                 let mut changed = Vec::with_capacity(stmts.len());
                 for s in stmts {
-                    changed.push(s.pg_query().execute(&mut *tx).await?.rows_affected());
+                    let required = s.required;
+                    let n = s.pg_query().execute(&mut *tx).await?.rows_affected();
+                    if required && n == 0 {
+                        // Dropping the transaction rolls it back.
+                        return Err(StoreError::Write(stmt::NOT_CHANGED.into()));
+                    }
+                    changed.push(n);
                 }
                 tx.commit().await?;
                 Ok(changed)

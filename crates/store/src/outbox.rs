@@ -65,6 +65,15 @@ impl Store {
         Ok(changed.first() == Some(&1))
     }
 
+    /// Rows waiting to be delivered.
+    pub async fn outbox_counts(&self) -> Result<i64, StoreError> {
+        Ok(read!(self, |p| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM outbox WHERE status = 'pending'"
+        )
+        .fetch_one(p)
+        .await)?)
+    }
+
     /// Pending announcements whose next attempt is due, oldest first.
     pub async fn due_announcements(&self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(

@@ -420,4 +420,20 @@ impl Store {
             .await?;
         Ok(())
     }
+
+    /// Runs of this instance cancelled in the control plane since `since`
+    /// (Unix ms) — by `/subagents kill` or `/stop` typed to another
+    /// gateway; this instance stops their work.
+    pub async fn cancelled_since(&self, since: i64) -> Result<Vec<String>, StoreError> {
+        let Some(me) = self.instance_id() else {
+            return Ok(Vec::new());
+        };
+        Ok(read!(self, |p| sqlx::query_scalar(
+            "SELECT id FROM runs WHERE instance_id = $1 AND status = 'cancelled' AND ended_at >= $2"
+        )
+        .bind(me)
+        .bind(since)
+        .fetch_all(p)
+        .await)?)
+    }
 }

@@ -134,10 +134,10 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
 /// single failing statement changes nothing by itself).
 fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
     if let [one] = statements {
-        return run_statement(conn, one).map(|n| vec![n]);
+        return run_checked(conn, one).map(|n| vec![n]);
     }
     conn.execute_batch("SAVEPOINT job").map_err(|e| e.to_string())?;
-    let result: Result<Vec<u64>, String> = statements.iter().map(|s| run_statement(conn, s)).collect();
+    let result: Result<Vec<u64>, String> = statements.iter().map(|s| run_checked(conn, s)).collect();
     let end = if result.is_ok() {
         "RELEASE job"
     } else {
@@ -147,6 +147,16 @@ fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
         return Err(format!("{end}: {e}"));
     }
     result
+}
+
+/// One statement; a required one that changed nothing is an error (its
+/// job is rolled back).
+fn run_checked(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
+    let n = run_statement(conn, stmt)?;
+    if stmt.required && n == 0 {
+        return Err(crate::stmt::NOT_CHANGED.into());
+    }
+    Ok(n)
 }
 
 /// BEGIN or COMMIT, prepared once.

@@ -57,15 +57,31 @@ impl From<Option<i64>> for Arg {
 pub(crate) struct Stmt {
     pub sql: &'static str,
     pub args: Vec<Arg>,
+    /// The statement must change a row, or the whole job fails (and
+    /// changes nothing): a condition checked inside the transaction.
+    pub required: bool,
 }
+
+/// What a job fails with when a required statement changed nothing.
+pub(crate) const NOT_CHANGED: &str = "a condition of the write no longer holds";
 
 impl Stmt {
     pub(crate) fn new(sql: &'static str) -> Self {
-        Self { sql, args: Vec::new() }
+        Self {
+            sql,
+            args: Vec::new(),
+            required: false,
+        }
     }
 
     pub(crate) fn bind(mut self, arg: impl Into<Arg>) -> Self {
         self.args.push(arg.into());
+        self
+    }
+
+    /// The job fails unless this statement changes a row.
+    pub(crate) fn required(mut self) -> Self {
+        self.required = true;
         self
     }
 

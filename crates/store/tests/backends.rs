@@ -6,7 +6,8 @@ use switchboard_store::{
     Store, utc_day,
 };
 
-async fn postgres_store() -> Option<Store> {
+/// A fresh database on the PostgreSQL test server, if there is one.
+async fn postgres_url() -> Option<String> {
     let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
     let name = format!("sb_test_{}", uuid::Uuid::new_v4().simple());
     let pool = sqlx::PgPool::connect(&admin).await.expect("postgres admin connection");
@@ -15,7 +16,11 @@ async fn postgres_store() -> Option<Store> {
         .await
         .unwrap();
     let (base, _) = admin.rsplit_once('/').unwrap();
-    Some(Store::open(&format!("{base}/{name}")).await.unwrap())
+    Some(format!("{base}/{name}"))
+}
+
+async fn postgres_store() -> Option<Store> {
+    Some(Store::open(&postgres_url().await?).await.unwrap())
 }
 
 async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
@@ -99,6 +104,7 @@ async fn exercise(store: &Store) {
                 channel: Some("cli"),
                 chat: Some("local"),
                 thread: None,
+                approvers: "[\"cli:ops\"]",
                 deadline_at: 0,
             })
             .await
@@ -213,14 +219,19 @@ async fn inbox(store: &Store) {
         body: format!("{{\"text\": \"{key}\"}}"),
     };
     let fresh = store
-        .take_inbound("telegram.main", &[message("k1", "5"), message("k2", "6")], Some("7"))
+        .take_inbound(
+            "telegram.main",
+            &[message("k1", "5"), message("k2", "6")],
+            Some("7"),
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(fresh, [true, true]);
     assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("7"));
     // The same platform message again (another key): not taken twice.
     let again = store
-        .take_inbound("telegram.main", &[message("k3", "5")], Some("8"))
+        .take_inbound("telegram.main", &[message("k3", "5")], Some("8"), None)
         .await
         .unwrap();
     assert_eq!(again, [false]);
@@ -251,7 +262,7 @@ async fn inbox(store: &Store) {
     assert_eq!(store.due_announcements(10).await.unwrap().len(), 1);
 
     // k2 belongs to no registered instance: the next process adopts it.
-    store.register_instance("host", 1).await.unwrap();
+    store.register_instance("host", 1, "run").await.unwrap();
     let adopted = store.adopt_orphan_inbound().await.unwrap();
     assert_eq!(adopted.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["k2"]);
     assert!(store.adopt_orphan_inbound().await.unwrap().is_empty(), "adopted once");
@@ -317,4 +328,90 @@ async fn a_new_sqlite_database_is_private() {
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&path), 0o600);
     assert_eq!(mode(path.parent().unwrap()), 0o700);
+}
+
+/// Two instances on one database: one holds a channel's lease; the other
+/// takes it only once it runs out, with a new generation; the old owner's
+/// cursor write under its old generation changes nothing (fencing); a cron
+/// slot is claimed once.
+async fn leases(url: &str) {
+    let (a, b) = (Store::open(url).await.unwrap(), Store::open(url).await.unwrap());
+    a.register_instance("host-a", 1, "run").await.unwrap();
+    b.register_instance("host-b", 2, "run").await.unwrap();
+    let ga = a
+        .acquire_lease("telegram.main", 60_000)
+        .await
+        .unwrap()
+        .expect("free at first");
+    assert_eq!(
+        a.acquire_lease("telegram.main", 60_000).await.unwrap(),
+        Some(ga),
+        "kept by its owner"
+    );
+    assert_eq!(
+        b.acquire_lease("telegram.main", 60_000).await.unwrap(),
+        None,
+        "held by a"
+    );
+    assert!(a.renew_lease("telegram.main", ga).await.unwrap());
+    a.take_inbound("telegram.main", &[], Some("10"), Some(ga))
+        .await
+        .unwrap();
+    // The lease runs out (a lease time of 0 ms): b takes it.
+    let gb = b
+        .acquire_lease("telegram.main", 0)
+        .await
+        .unwrap()
+        .expect("expired, so free");
+    assert!(gb > ga);
+    b.take_inbound("telegram.main", &[], Some("20"), Some(gb))
+        .await
+        .unwrap();
+    // a wakes up: its renewal and its cursor write are refused.
+    assert!(!a.renew_lease("telegram.main", ga).await.unwrap());
+    let message = NewInbound {
+        key: "late".into(),
+        channel: "telegram.main".into(),
+        chat: "1".into(),
+        platform_id: "99".into(),
+        sender: "tg:1".into(),
+        body: "{}".into(),
+    };
+    assert!(
+        a.take_inbound("telegram.main", &[message], Some("15"), Some(ga))
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        b.cursor("telegram.main").await.unwrap().as_deref(),
+        Some("20"),
+        "never moved back"
+    );
+    assert_eq!(
+        b.inbox_counts().await.unwrap().0,
+        0,
+        "nothing of the refused take was written"
+    );
+    // A clean stop frees it at once.
+    b.release_lease("telegram.main", gb).await.unwrap();
+    assert!(a.acquire_lease("telegram.main", 60_000).await.unwrap().is_some());
+    assert!(a.claim_cron_slot("nightly", 1_000).await.unwrap());
+    assert!(!b.claim_cron_slot("nightly", 1_000).await.unwrap(), "fired once");
+    assert!(b.claim_cron_slot("nightly", 2_000).await.unwrap());
+    assert_eq!(a.leases().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn sqlite_leases() {
+    let dir = tempfile::tempdir().unwrap();
+    leases(&format!("sqlite://{}/cp.db", dir.path().display())).await;
+}
+
+#[tokio::test]
+async fn postgres_leases() {
+    let Some(url) = postgres_url().await else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL leases not exercised here");
+        return;
+    };
+    leases(&url).await;
 }

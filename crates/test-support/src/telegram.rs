@@ -30,6 +30,10 @@ struct State_ {
     calls: Vec<(String, Value)>,
     rate_limited: u32,
     get_updates_calls: u32,
+    /// `getUpdates` calls being held right now, and the most at once
+    /// (Telegram answers 409 Conflict to a second concurrent poller).
+    polling: u32,
+    max_polling: u32,
     /// Answer every call 502 Bad Gateway, as Telegram's front does in an outage.
     down: bool,
     /// Calls answered 502 while down.
@@ -221,6 +225,17 @@ impl FakeTelegram {
         self.shared.state.lock().unwrap().refused
     }
 
+    /// The most `getUpdates` calls held at once (Telegram allows one).
+    pub fn max_concurrent_polls(&self) -> u32 {
+        self.shared.state.lock().unwrap().max_polling
+    }
+
+    /// Forget the highest number of concurrent polls seen so far.
+    pub fn reset_max_concurrent_polls(&self) {
+        let mut s = self.shared.state.lock().unwrap();
+        s.max_polling = s.polling;
+    }
+
     /// How many `getUpdates` calls were made.
     pub fn get_updates_calls(&self) -> u32 {
         self.shared.state.lock().unwrap().get_updates_calls
@@ -328,7 +343,22 @@ async fn call(
             let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
             let timeout = args.get("timeout").and_then(Value::as_u64).unwrap_or(0).min(30);
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
-            shared.state.lock().unwrap().get_updates_calls += 1;
+            {
+                let mut s = shared.state.lock().unwrap();
+                s.get_updates_calls += 1;
+                s.polling += 1;
+                s.max_polling = s.max_polling.max(s.polling);
+            }
+            // Counted down however the call ends (a caller that hangs up
+            // drops this future).
+            struct Polling(Shared);
+            impl Drop for Polling {
+                fn drop(&mut self) {
+                    let mut s = self.0.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    s.polling = s.polling.saturating_sub(1);
+                }
+            }
+            let _polling = Polling(shared.clone());
             loop {
                 let notified = shared.notify.notified();
                 let found: Vec<Value> = {

@@ -64,6 +64,46 @@ impl<'a> Ballot<'a> {
     }
 }
 
+/// How often requests waiting here look for decisions made on another
+/// gateway.
+const REMOTE_POLL: Duration = Duration::from_millis(100);
+
+/// Why `user` may not decide request `id` from `from`, if they may not. An
+/// approver is recognised only on the platform that vouches for their id:
+/// `tg:7` typed into a local chat is not tg:7.
+fn refusal(id: &str, user: &UserId, from: &ChatAddress, approvers: &[String]) -> Option<String> {
+    if !user.belongs_to(&from.channel) {
+        return Some(format!(
+            "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
+            from.channel
+        ));
+    }
+    if !user.is_listed_in(approvers) {
+        return Some(format!(
+            "{user} may not decide approval {id}: only its approvers can. The request stays open."
+        ));
+    }
+    None
+}
+
+/// What the person who decided is told.
+fn decided(id: &str, choice: ApprovalChoice) -> String {
+    match choice {
+        ApprovalChoice::AllowOnce => format!("Approval {id}: allowed once."),
+        ApprovalChoice::Always => format!("Approval {id}: allowed for the rest of this run."),
+        ApprovalChoice::Deny => format!("Approval {id}: denied."),
+    }
+}
+
+/// The stored status of a choice.
+fn status_of(choice: ApprovalChoice) -> ApprovalStatus {
+    match choice {
+        ApprovalChoice::AllowOnce => ApprovalStatus::Approved,
+        ApprovalChoice::Always => ApprovalStatus::ApprovedAlways,
+        ApprovalChoice::Deny => ApprovalStatus::Denied,
+    }
+}
+
 impl RouteBroker {
     pub(crate) fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
         Self {
@@ -127,16 +167,82 @@ impl RouteBroker {
     /// A person answered `/approve` or `/deny` (or pressed a button).
     /// Returns what to tell them.
     pub(crate) async fn decide(&self, id: &str, ballot: Ballot<'_>) -> String {
-        match self.decide_waiting(id, ballot) {
-            Some(answer) => answer,
-            // Decided, expired or cancelled already: say which.
-            None => match self.store.approval(id).await {
-                Ok(Some(row)) if row.status != ApprovalStatus::Pending => {
-                    format!("Approval {id} is no longer pending: it was {}.", row.status)
-                }
-                _ => format!("No approval request '{id}' is waiting."),
-            },
+        let (user, from, choice, reason) = (ballot.user, ballot.from, ballot.choice, ballot.reason.clone());
+        if let Some(answer) = self.decide_waiting(id, ballot) {
+            return answer;
         }
+        match self.store.approval(id).await {
+            // Waiting on another gateway of the cluster: decided here, in
+            // the control plane; that gateway sees it and runs the tool.
+            Ok(Some(row)) if row.status == ApprovalStatus::Pending => {
+                let approvers: Vec<String> = row
+                    .approvers
+                    .as_deref()
+                    .and_then(|a| serde_json::from_str(a).ok())
+                    .unwrap_or_default();
+                if let Some(refusal) = refusal(id, user, from, &approvers) {
+                    return refusal;
+                }
+                let from_text = from.to_string();
+                let end = ApprovalEnd {
+                    status: status_of(choice),
+                    by: Some(user.as_str()),
+                    from: Some(&from_text),
+                    reason: reason.as_deref(),
+                };
+                match self.store.decide_approval(id, &end).await {
+                    Ok(true) => decided(id, choice),
+                    Ok(false) => format!("Approval {id} was decided a moment ago by someone else."),
+                    Err(e) => {
+                        tracing::error!(approval = id, error = %e, "cannot store a decision for another instance");
+                        format!("Approval {id} could not be decided right now; try again.")
+                    }
+                }
+            }
+            // Decided, expired or cancelled already: say which.
+            Ok(Some(row)) => format!("Approval {id} is no longer pending: it was {}.", row.status),
+            _ => format!("No approval request '{id}' is waiting."),
+        }
+    }
+
+    /// Requests waiting here that another gateway decided (in the control
+    /// plane): hand each decision to its waiting tool call.
+    pub(crate) async fn collect_remote_decisions(&self) {
+        let waiting: Vec<String> = self.pending.lock().keys().cloned().collect();
+        for id in waiting {
+            let row = match self.store.approval(&id).await {
+                Ok(Some(row)) if row.status != ApprovalStatus::Pending => row,
+                _ => continue,
+            };
+            let choice = match row.status {
+                ApprovalStatus::Approved => ApprovalChoice::AllowOnce,
+                ApprovalStatus::ApprovedAlways => ApprovalChoice::Always,
+                ApprovalStatus::Denied => ApprovalChoice::Deny,
+                // Expired or cancelled elsewhere: the local timeout ends it.
+                _ => continue,
+            };
+            let Some(p) = self.pending.lock().remove(&id) else {
+                continue;
+            };
+            let _ = p.tx.send(Decision {
+                choice,
+                by: row.decided_by.unwrap_or_default(),
+                from: row.decided_from.unwrap_or_default(),
+                reason: row.reason,
+            });
+        }
+    }
+
+    /// Watch for decisions made on other gateways while requests wait here.
+    pub(crate) fn spawn_remote_decisions(self: Arc<Self>) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(REMOTE_POLL).await;
+                if !self.pending.lock().is_empty() {
+                    self.collect_remote_decisions().await;
+                }
+            }
+        })
     }
 
     /// `decide` for a request waiting in this process, under one look at
@@ -150,18 +256,8 @@ impl RouteBroker {
         } = ballot;
         let mut pending = self.pending.lock();
         let p = pending.get(id)?;
-        // An approver is recognised only on the platform that vouches for
-        // their id: `tg:7` typed into a local chat is not tg:7.
-        if !user.belongs_to(&from.channel) {
-            return Some(format!(
-                "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
-                from.channel
-            ));
-        }
-        if !user.is_listed_in(&p.approvers) {
-            return Some(format!(
-                "{user} may not decide approval {id}: only its approvers can. The request stays open."
-            ));
+        if let Some(refusal) = refusal(id, user, from, &p.approvers) {
+            return Some(refusal);
         }
         let p = pending.remove(id).expect("checked above");
         let _ = p.tx.send(Decision {
@@ -170,11 +266,7 @@ impl RouteBroker {
             from: from.to_string(),
             reason,
         });
-        Some(match choice {
-            ApprovalChoice::AllowOnce => format!("Approval {id}: allowed once."),
-            ApprovalChoice::Always => format!("Approval {id}: allowed for the rest of this run."),
-            ApprovalChoice::Deny => format!("Approval {id}: denied."),
-        })
+        Some(decided(id, choice))
     }
 
     async fn record(&self, id: &str, end: ApprovalEnd<'_>) {
@@ -245,7 +337,7 @@ impl ApprovalBroker for RouteBroker {
         };
         let timeout = req.timeout_secs.max(1);
         let deadline = now_ms() + timeout as i64 * 1000;
-        if let Err(e) = super::store_request(&self.store, &req, &target.address, deadline).await {
+        if let Err(e) = super::store_request(&self.store, &req, &target.address, &target.approvers, deadline).await {
             tracing::error!(error = %e, "cannot store an approval request");
             return ApprovalOutcome::Unavailable {
                 why: "the approval request could not be recorded".into(),
@@ -294,11 +386,7 @@ impl ApprovalBroker for RouteBroker {
         let channel = target.address.channel.as_str();
         match answer {
             Ok(Ok(d)) => {
-                let status = match d.choice {
-                    ApprovalChoice::AllowOnce => ApprovalStatus::Approved,
-                    ApprovalChoice::Always => ApprovalStatus::ApprovedAlways,
-                    ApprovalChoice::Deny => ApprovalStatus::Denied,
-                };
+                let status = status_of(d.choice);
                 self.record(
                     &req.id,
                     ApprovalEnd {

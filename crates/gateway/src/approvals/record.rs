@@ -5,14 +5,17 @@ use switchboard_core::{ApprovalPrompt, ChatAddress};
 use switchboard_runtime::ApprovalRequest;
 use switchboard_store::{NewApproval, Store, StoreError};
 
-/// Store `req` as pending, asked in `at`, due at `deadline_ms`.
+/// Store `req` as pending, asked in `at` of `approvers`, due at
+/// `deadline_ms`.
 pub(crate) async fn store_request(
     store: &Store,
     req: &ApprovalRequest,
     at: &ChatAddress,
+    approvers: &[String],
     deadline_ms: i64,
 ) -> Result<(), StoreError> {
     let chain = req.caller_chain.join(" > ");
+    let approvers = serde_json::to_string(approvers).unwrap_or_else(|_| "[]".into());
     store
         .insert_approval(&NewApproval {
             id: &req.id,
@@ -26,6 +29,7 @@ pub(crate) async fn store_request(
             chat: Some(&at.chat),
             thread: at.thread.as_deref(),
             deadline_at: deadline_ms,
+            approvers: &approvers,
         })
         .await
 }

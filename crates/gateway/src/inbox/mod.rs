@@ -55,16 +55,25 @@ pub(crate) struct GatewayIntake {
     channels: ChannelSet,
     rate: Mutex<rate::Window>,
     router: mpsc::Sender<Taken>,
+    /// Leased channels are taken only under the lease this instance holds.
+    fences: crate::cluster::Fences,
 }
 
 impl GatewayIntake {
-    pub(crate) fn new(store: Store, config: Arc<Config>, channels: ChannelSet, router: mpsc::Sender<Taken>) -> Self {
+    pub(crate) fn new(
+        store: Store,
+        config: Arc<Config>,
+        channels: ChannelSet,
+        router: mpsc::Sender<Taken>,
+        fences: crate::cluster::Fences,
+    ) -> Self {
         Self {
             store,
             config,
             channels,
             rate: Mutex::new(rate::Window::default()),
             router,
+            fences,
         }
     }
 
@@ -85,6 +94,13 @@ impl Intake for GatewayIntake {
     }
 
     async fn take(&self, channel: &str, messages: Vec<Inbound>, cursor: Option<String>) -> Result<(), IntakeError> {
+        if !self.fences.runs(channel) {
+            // A channel this instance gave up: whatever it still hears is
+            // the new owner's to take (fail closed).
+            return Err(IntakeError(format!(
+                "this instance does not run {channel} (its lease moved)"
+            )));
+        }
         let received_at = now_ms();
         let mut rows = Vec::new();
         let mut kept = Vec::new();
@@ -118,7 +134,7 @@ impl Intake for GatewayIntake {
         }
         let fresh = self
             .store
-            .take_inbound(channel, &rows, cursor.as_deref())
+            .take_inbound(channel, &rows, cursor.as_deref(), self.fences.of(channel))
             .await
             .map_err(|e| {
                 tracing::error!(%channel, error = %e, "cannot write to the inbox; the channel will offer the messages again");

@@ -51,7 +51,7 @@ pub(crate) fn spawn(store: Store, config: Arc<Config>, router: Arc<Router>) -> t
                 }
                 last_prune = Some(tokio::time::Instant::now());
             }
-            tokio::time::sleep(crate::instance::HEARTBEAT).await;
+            tokio::time::sleep(crate::instance::heartbeat()).await;
             match adopt(&store, &config).await {
                 Ok(pending) => router.resume(pending).await,
                 Err(e) => tracing::error!(error = %e, "cannot adopt messages of stopped instances"),

@@ -19,7 +19,7 @@ async fn an_announcement_waits_out_an_outage_and_arrives_once() {
             .await
             .unwrap()
     );
-    let worker = spawn(store.clone(), channels);
+    let worker = spawn(store.clone(), channels, crate::cluster::Fences::default());
     tokio::time::sleep(Duration::from_millis(700)).await;
     let (status, attempts) = store.announcements_of("run-1").await.unwrap()[0].clone();
     assert_eq!(status, "pending");

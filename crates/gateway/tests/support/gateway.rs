@@ -172,6 +172,18 @@ impl Gateway {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Send `signal` (`STOP`, `CONT`, ...) to the process.
+    pub(crate) fn signal(&self, signal: &str) {
+        if let Some(c) = &self.child {
+            let status = Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(c.id().to_string())
+                .status()
+                .expect("kill runs");
+            assert!(status.success(), "kill -{signal} failed");
+        }
+    }
+
     /// Kill the process at once (no clean shutdown), as a crash would.
     pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -1,0 +1,163 @@
+//! Several gateways on one control plane: each chat platform account runs
+//! on one instance at a time, under a lease renewed with the heartbeat
+//! (see the store's `leases`). An instance that cannot take a channel's
+//! lease leaves the channel alone and tries again each heartbeat; one that
+//! loses it (it was paused, or the database was out of reach for longer
+//! than the lease) stops the channel. Cursor writes carry the generation
+//! of the lease they were read under, so a stale owner cannot move them.
+//! Local channels (and the terminal) belong to their process: no lease.
+
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+use switchboard_core::{Channel, Intake};
+use switchboard_store::Store;
+
+/// The lease generation held for each channel this instance runs.
+#[derive(Clone, Default)]
+pub(crate) struct Fences(Arc<Mutex<HashMap<String, i64>>>);
+
+impl Fences {
+    /// The generation `channel` is held at here, if it is.
+    pub(crate) fn of(&self, channel: &str) -> Option<i64> {
+        self.0.lock().get(channel).copied()
+    }
+
+    /// Whether this instance runs `channel` (a leased one it holds, or one
+    /// of its own).
+    pub(crate) fn runs(&self, channel: &str) -> bool {
+        !is_leased(channel) || self.0.lock().contains_key(channel)
+    }
+}
+
+/// Whether `channel` is shared through a lease (a platform account) rather
+/// than this process's own (local chats, the terminal).
+pub(crate) fn is_leased(channel: &str) -> bool {
+    !(channel == "cli" || channel.starts_with("local."))
+}
+
+/// Run `channel` while this instance holds its lease: take it when free,
+/// renew it each heartbeat, stop the channel when it is lost.
+pub(crate) fn keep(
+    channel: Arc<dyn Channel>,
+    intake: Arc<dyn Intake>,
+    store: Store,
+    fences: Fences,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let name = channel.name().to_string();
+        let lease = crate::instance::lease();
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        let mut held: Option<(i64, Instant)> = None;
+        loop {
+            match held {
+                None => match store.acquire_lease(&name, lease_ms).await {
+                    Ok(Some(generation)) => {
+                        fences.0.lock().insert(name.clone(), generation);
+                        match channel.start(intake.clone()).await {
+                            Ok(()) => {
+                                tracing::info!(channel = %name, generation, "this instance runs the channel now");
+                                held = Some((generation, Instant::now()));
+                            }
+                            Err(e) => {
+                                tracing::error!(channel = %name, error = %e, "the channel failed to start; giving it up for now");
+                                fences.0.lock().remove(&name);
+                                let _ = store.release_lease(&name, generation).await;
+                            }
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(channel = %name, error = %e, "cannot ask for the channel's lease"),
+                },
+                Some((generation, renewed)) => match store.renew_lease(&name, generation).await {
+                    Ok(true) => held = Some((generation, Instant::now())),
+                    Ok(false) => {
+                        tracing::warn!(channel = %name, generation, "another instance took the channel; stopping it here");
+                        give_up(&*channel, &fences, &name).await;
+                        held = None;
+                    }
+                    // Out of touch with the database for longer than the
+                    // lease: someone else may run it now. Fail closed.
+                    Err(e) if renewed.elapsed() > lease => {
+                        tracing::error!(channel = %name, error = %e, "cannot renew the channel's lease; stopping it here");
+                        give_up(&*channel, &fences, &name).await;
+                        held = None;
+                    }
+                    Err(e) => {
+                        tracing::warn!(channel = %name, error = %e, "cannot renew the channel's lease; trying again");
+                    }
+                },
+            }
+            tokio::time::sleep(crate::instance::heartbeat()).await;
+        }
+    })
+}
+
+async fn give_up(channel: &dyn Channel, fences: &Fences, name: &str) {
+    fences.0.lock().remove(name);
+    channel.stop().await;
+}
+
+/// Release every lease this instance holds (a clean stop: another
+/// instance takes the channels at once).
+pub(crate) async fn release_all(store: &Store, fences: &Fences) {
+    let held: Vec<(String, i64)> = fences.0.lock().drain().collect();
+    for (name, generation) in held {
+        if let Err(e) = store.release_lease(&name, generation).await {
+            tracing::warn!(channel = %name, error = %e, "cannot release the channel's lease");
+        }
+    }
+}
+
+/// A second `run` on one SQLite file would poll the same bots and reclaim
+/// each other's work: refused, with what to do instead.
+pub(crate) async fn refuse_second_run_on_sqlite(store: &Store, database_url: &str) -> anyhow::Result<()> {
+    if !database_url.starts_with("sqlite:") {
+        return Ok(());
+    }
+    let here = crate::instance::host();
+    let now = switchboard_store::now_ms();
+    let other = store.instances().await?.into_iter().find(|i| {
+        i.role == "run" && Some(i.id.as_str()) != store.instance_id() && !crate::instance::is_dead(i, &here, now)
+    });
+    if let Some(i) = other {
+        anyhow::bail!(
+            "another `switchboard run` (pid {} on {}) uses this SQLite database; one SQLite file serves one gateway. To run several gateways, give them one PostgreSQL database (database_url = \"postgres://...\"); `switchboard chat` beside a running gateway is fine",
+            i.pid,
+            i.host
+        );
+    }
+    Ok(())
+}
+
+/// How often this instance looks for runs of its own that another gateway
+/// cancelled.
+const REMOTE_STOPS: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Stop the work of runs of this instance cancelled elsewhere (their rows
+/// say so; the tasks here are told).
+pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut since = switchboard_store::now_ms();
+        loop {
+            tokio::time::sleep(REMOTE_STOPS).await;
+            let now = switchboard_store::now_ms();
+            match runtime
+                .store()
+                .cancelled_since(since - REMOTE_STOPS.as_millis() as i64)
+                .await
+            {
+                Ok(ids) => {
+                    for id in ids {
+                        if runtime.core().live().cancel_run(&id) {
+                            tracing::info!(run_id = %id, "stopped a run cancelled in the control plane");
+                        }
+                    }
+                    since = now;
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot read runs cancelled from another gateway"),
+            }
+        }
+    })
+}

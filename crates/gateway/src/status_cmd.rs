@@ -1,0 +1,57 @@
+//! `switchboard status`: the gateways sharing this control plane, which
+//! one runs each channel, and what waits in the inbox and outbox.
+
+use std::path::Path;
+use std::process::ExitCode;
+use switchboard_config::Config;
+use switchboard_store::{Store, now_ms};
+
+pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::instance::set_lease(config.cluster.lease_secs);
+    let store = Store::open(&config.database_url).await?;
+    let now = now_ms();
+    let here = crate::instance::host();
+    let instances = store.instances().await?;
+    println!("instances ({}):", instances.len());
+    for i in &instances {
+        let state = if crate::instance::is_dead(i, &here, now) {
+            "dead"
+        } else {
+            "live"
+        };
+        println!(
+            "  {} {} pid {} on {}, up {} s, heartbeat {:.1} s ago, {state}",
+            short(&i.id),
+            i.role,
+            i.pid,
+            i.host,
+            (now - i.started_at) / 1000,
+            (now - i.heartbeat_at) as f64 / 1000.0
+        );
+    }
+    let leases = store.leases().await?;
+    println!("channels ({}):", leases.len());
+    let lease_ms = crate::instance::lease().as_millis() as i64;
+    for l in &leases {
+        let age = now - l.renewed_at;
+        let held = if age <= lease_ms { "held" } else { "free" };
+        println!(
+            "  {} owned by {} (generation {}), renewed {:.1} s ago, {held}",
+            l.channel,
+            short(&l.owner),
+            l.generation,
+            age as f64 / 1000.0
+        );
+    }
+    let (pending, done) = store.inbox_counts().await?;
+    let queued = store.outbox_counts().await?;
+    println!("inbox: {pending} pending, {done} answered (kept for redeliveries)");
+    println!("outbox: {queued} queued");
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(id: &str) -> &str {
+    &id[..8.min(id.len())]
+}

@@ -1,0 +1,342 @@
+//! Three `switchboard run` processes on one PostgreSQL control plane
+//! (CI starts a server and sets SWITCHBOARD_TEST_POSTGRES_URL), one
+//! loopback Telegram bot, a local team chat and ops room each: one instance
+//! polls the bot at a time, another takes it over when the owner dies,
+//! decisions and stops typed to one instance reach the work on another,
+//! and a cron slot fires once.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use support::{Gateway, Sandbox, free_port, fresh_database, provider};
+use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+use switchboard_test_support::{ScriptedModel, Step};
+
+/// Seconds an instance may be silent before another takes its channels.
+const LEASE: u64 = 3;
+
+fn config(pg: &str, model: &str, reviewer: &str, tg: &str, port: u16) -> String {
+    format!(
+        r#"database_url = "{pg}"
+[cluster]
+lease_secs = {LEASE}
+{}{}[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "p"
+channels = ["telegram.main", "local.team"]
+[agents.reviewer]
+model_provider = "prev"
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["memory_recall", "delegate"]
+delegation_policy = {{ mode = "allow" }}
+[risk_profiles.default.approval_route]
+approver_channel = "local.ops"
+approver_recipient = "ops-room"
+approvers = ["cli:alice"]
+timeout_secs = 60
+[channels.telegram.main]
+bot_token = "123:TEST"
+api_url = "{tg}"
+allowed_users = ["*"]
+[channels.local.team]
+allowed_users = ["*"]
+[channels.local.ops]
+allowed_users = ["cli:alice"]
+[[cron]]
+id = "tick"
+schedule = "* * * * *"
+agent = "main"
+prompt = "cron tick"
+"#,
+        provider("p", model, ""),
+        provider("prev", reviewer, "")
+    )
+}
+
+struct Node {
+    gw: Gateway,
+    _sandbox: Sandbox,
+}
+
+struct Cluster {
+    model: ScriptedModel,
+    reviewer: ScriptedModel,
+    tg: FakeTelegram,
+    nodes: Vec<Node>,
+}
+
+async fn cluster(name: &str) -> Option<Cluster> {
+    let Some(pg) = fresh_database(name) else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+        return None;
+    };
+    let (model, reviewer, tg) = (
+        ScriptedModel::start().await,
+        ScriptedModel::start().await,
+        FakeTelegram::start().await,
+    );
+    // Cron ticks get an answer whenever they come.
+    for _ in 0..5 {
+        model.push(Step::text("tick done").when_last_contains("cron tick"));
+    }
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        let port = free_port();
+        let sandbox = Sandbox::new(&config(&pg, &model.url(), &reviewer.url(), &tg.url(), port));
+        let gw = Gateway::start(&sandbox, port, "team").await;
+        nodes.push(Node { gw, _sandbox: sandbox });
+    }
+    Some(Cluster {
+        model,
+        reviewer,
+        tg,
+        nodes,
+    })
+}
+
+const RUNS_IT: &str = "this instance runs the channel now";
+
+/// The node that runs the Telegram bot now (waits for one).
+async fn owner(c: &Cluster, except: Option<usize>, secs: u64) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let owners: Vec<usize> = (0..c.nodes.len())
+            .filter(|i| Some(*i) != except && c.nodes[*i].gw.log().contains(RUNS_IT))
+            .collect();
+        if let [one] = owners[..] {
+            return one;
+        }
+        assert!(owners.len() <= 1, "two instances run the bot: {owners:?}");
+        assert!(Instant::now() < deadline, "no instance took the bot within {secs} s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn texts(tg: &FakeTelegram) -> Vec<String> {
+    tg.sent()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn cron_ticks(model: &ScriptedModel) -> usize {
+    model
+        .requests()
+        .iter()
+        .filter(|r| switchboard_test_support::last_message_text(r) == "cron tick")
+        .count()
+}
+
+fn minute_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        / 60
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_instance_runs_the_bot_and_another_takes_over_when_it_dies() {
+    // Before any instance starts: every slot after this is counted.
+    let first_minute = minute_now();
+    let Some(mut c) = cluster("failover").await else { return };
+    let ann = || (private_chat(11, "Ann"), user(11, "Ann"));
+    let a = owner(&c, None, 20).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(c.tg.max_concurrent_polls(), 1, "only the owner polls the bot");
+
+    c.model.push(Step::text("answer one").when_last_contains("message one"));
+    // A background task on the owner, still running when it dies.
+    c.model.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "slow review", "background": true}),
+        )
+        .when_last_contains("start the review"),
+    );
+    c.model
+        .push(Step::text("Review started.").when_last_contains("Background task started"));
+    c.reviewer.push(Step::text("late").delay(Duration::from_secs(60)));
+    let (chat, from) = ann();
+    c.tg.message(chat, from, "message one", None, None);
+    c.tg.wait_sent(1, 20).await;
+    let (chat, from) = ann();
+    c.tg.message(chat, from, "start the review", None, None);
+    c.tg.wait_sent(2, 20).await;
+
+    // The owner dies; people keep writing.
+    c.nodes[a].gw.kill();
+    let killed = Instant::now();
+    c.model.push(Step::text("answer two").when_last_contains("message two"));
+    c.model
+        .push(Step::text("answer three").when_last_contains("message three"));
+    let (chat, from) = ann();
+    c.tg.message(chat, from, "message two", None, None);
+    let (chat, from) = ann();
+    c.tg.message(chat, from, "message three", None, None);
+    let b = owner(&c, Some(a), 20).await;
+    let took = killed.elapsed();
+    println!(
+        "failover: the bot was taken over {:.2} s after the owner died",
+        took.as_secs_f64()
+    );
+    assert!(took <= Duration::from_secs(LEASE + 2), "took {took:?}");
+    c.tg.wait_sent(5, 30).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let sent = texts(&c.tg);
+    for want in ["answer one", "answer two", "answer three"] {
+        assert_eq!(sent.iter().filter(|t| *t == want).count(), 1, "{want}: {sent:#?}");
+    }
+    let lost: Vec<&String> = sent.iter().filter(|t| t.contains("run lost")).collect();
+    assert_eq!(lost.len(), 1, "the lost background task is announced once: {sent:#?}");
+    assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+
+    // Cron: every minute boundary crossed while the cluster ran fired once.
+    if minute_now() == first_minute {
+        let wait = 61
+            - std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                % 60;
+        tokio::time::sleep(Duration::from_secs(wait + 3)).await;
+    } else {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+    let boundaries = (minute_now() - first_minute) as usize;
+    assert_eq!(
+        cron_ticks(&c.model),
+        boundaries,
+        "one cron run per slot across the cluster"
+    );
+}
+
+/// Wait for an event on `alias` of `node` matching `pred`.
+async fn event(node: &Node, alias: &str, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+    let mut cursor = 0;
+    node.gw.wait_for(alias, &mut cursor, secs, pred).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decisions_and_stops_typed_to_one_instance_reach_the_work_on_another() {
+    let Some(c) = cluster("control").await else { return };
+    let a = owner(&c, None, 20).await;
+    let b = (a + 1) % 3;
+
+    // An approval asked on the owner, decided through another instance.
+    c.model
+        .push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})).when_last_contains("remember it"));
+    c.model.push(Step::text("Stored.").when_last_contains("stored memory"));
+    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "remember it", None, None);
+    let prompt = event(&c.nodes[a], "ops", 20, |e| e["kind"] == "approval_prompt").await;
+    let id = prompt["approval_id"].as_str().unwrap().to_string();
+    let typed = Instant::now();
+    c.nodes[b]
+        .gw
+        .send("ops", "ops-room", "cli:alice", &format!("/approve {id}"), true, false)
+        .await;
+    let answer = event(&c.nodes[b], "ops", 20, |e| e["kind"] == "message").await;
+    assert_eq!(answer["text"], format!("Approval {id}: allowed once."));
+    let sent = c.tg.wait_sent(1, 20).await;
+    println!(
+        "cross-instance decision to reply: {:.0} ms",
+        typed.elapsed().as_secs_f64() * 1e3
+    );
+    assert_eq!(sent[0]["text"], "Stored.");
+    let edited = event(&c.nodes[a], "ops", 20, |e| e["kind"] == "edit").await;
+    assert!(
+        edited["text"].as_str().unwrap().contains("Allowed once by cli:alice"),
+        "{edited}"
+    );
+
+    // A background task started from A's team chat, killed from B's.
+    c.model.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "slow review", "background": true}),
+        )
+        .when_last_contains("start the review"),
+    );
+    c.model
+        .push(Step::text("Review started.").when_last_contains("Background task started"));
+    c.reviewer.push(Step::text("late").delay(Duration::from_secs(60)));
+    c.nodes[a]
+        .gw
+        .send("team", "room", "cli:bob", "start the review", true, false)
+        .await;
+    event(&c.nodes[a], "team", 20, |e| e["text"] == "Review started.").await;
+    let kill = Instant::now();
+    c.nodes[b]
+        .gw
+        .send("team", "room", "cli:bob", "/subagents kill all", true, false)
+        .await;
+    let killed = event(&c.nodes[b], "team", 20, |e| {
+        e["text"].as_str().is_some_and(|t| t.starts_with("Killed 1 run"))
+    })
+    .await;
+    assert!(killed["text"].as_str().unwrap().starts_with("Killed 1 run"));
+    // The task on A stops at once and its end is announced (by whichever
+    // instance delivers the team chat's outbox).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stopped = loop {
+        let mut found = None;
+        for n in &c.nodes {
+            let events = n.gw.events("team", 0).await;
+            if events
+                .iter()
+                .any(|e| e["text"].as_str().is_some_and(|t| t.contains("run cancelled")))
+            {
+                found = Some(kill.elapsed());
+            }
+        }
+        if let Some(t) = found {
+            break t;
+        }
+        assert!(Instant::now() < deadline, "the task on {a} was not stopped");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    println!(
+        "a kill typed to one instance stopped the task on another after {:.0} ms",
+        stopped.as_secs_f64() * 1e3
+    );
+    assert!(stopped < Duration::from_secs(2), "{stopped:?}");
+}
+
+/// A paused old owner (SIGSTOP) loses its lease; resumed, it does not
+/// write its stale cursor and gives the bot up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owner_resumed_after_losing_its_lease_gives_the_bot_up() {
+    let Some(c) = cluster("fencing").await else { return };
+    let a = owner(&c, None, 20).await;
+    c.nodes[a].gw.signal("STOP");
+    let b = owner(&c, Some(a), 20).await;
+    c.model
+        .push(Step::text("answered by the new owner").when_last_contains("while paused"));
+    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "while paused", None, None);
+    c.tg.wait_sent(1, 20).await;
+    c.nodes[a].gw.signal("CONT");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !c.nodes[a].gw.log().contains("another instance took the channel") {
+        assert!(
+            Instant::now() < deadline,
+            "the old owner did not give the bot up:\n{}",
+            c.nodes[a].gw.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.model
+        .push(Step::text("still answered once").when_last_contains("after the pause"));
+    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "after the pause", None, None);
+    c.tg.wait_sent(2, 20).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let sent = texts(&c.tg);
+    assert_eq!(
+        sent,
+        ["answered by the new owner", "still answered once"],
+        "nothing twice"
+    );
+    assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+}

@@ -1,0 +1,139 @@
+//! Channel leases: which instance runs each chat platform account, and the
+//! generation that fences its cursor writes (see migration 0007). A lease
+//! not renewed for the lease time is free; taking it bumps the generation.
+
+use crate::stmt::Stmt;
+use crate::{Store, StoreError, now_ms};
+use sqlx::FromRow;
+
+/// One channel's lease.
+#[derive(Debug, Clone, FromRow)]
+pub struct LeaseRow {
+    /// The channel instance (`telegram.main`).
+    pub channel: String,
+    /// The instance that holds it.
+    pub owner: String,
+    /// Bumped by every new owner.
+    pub generation: i64,
+    /// Its last renewal (Unix ms).
+    pub renewed_at: i64,
+}
+
+impl Store {
+    /// Take `channel`'s lease when it is free (never held, released, or not
+    /// renewed for `lease_ms`), or keep it when this instance holds it.
+    /// Returns the generation this instance holds, if it does.
+    pub async fn acquire_lease(&self, channel: &str, lease_ms: i64) -> Result<Option<i64>, StoreError> {
+        let Some(me) = self.instance_id() else {
+            return Ok(None);
+        };
+        let now = now_ms();
+        self.exec(
+            Stmt::new(
+                "INSERT INTO channel_leases (channel, owner, generation, renewed_at) VALUES ($1, $2, 1, $3)
+                 ON CONFLICT (channel) DO UPDATE SET owner = excluded.owner,
+                     generation = channel_leases.generation + 1, renewed_at = excluded.renewed_at
+                 WHERE channel_leases.owner <> excluded.owner AND channel_leases.renewed_at < $4",
+            )
+            .bind(channel)
+            .bind(me)
+            .bind(now)
+            .bind(now - lease_ms),
+        )
+        .await?;
+        let row = self.lease(channel).await?;
+        Ok(row.filter(|r| r.owner == me).map(|r| r.generation))
+    }
+
+    /// Renew this instance's lease of `channel` at `generation`; false when
+    /// it was lost (another instance took it).
+    pub async fn renew_lease(&self, channel: &str, generation: i64) -> Result<bool, StoreError> {
+        let Some(me) = self.instance_id() else {
+            return Ok(false);
+        };
+        let n = self
+            .exec(
+                Stmt::new(
+                    "UPDATE channel_leases SET renewed_at = $1 WHERE channel = $2 AND owner = $3 AND generation = $4",
+                )
+                .bind(now_ms())
+                .bind(channel)
+                .bind(me)
+                .bind(generation),
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Give `channel` up at once (a clean stop): another instance may take
+    /// it without waiting for the lease to run out.
+    pub async fn release_lease(&self, channel: &str, generation: i64) -> Result<(), StoreError> {
+        if let Some(me) = self.instance_id() {
+            self.exec(
+                Stmt::new(
+                    "UPDATE channel_leases SET renewed_at = 0 WHERE channel = $1 AND owner = $2 AND generation = $3",
+                )
+                .bind(channel)
+                .bind(me)
+                .bind(generation),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// `channel`'s lease, if it was ever taken.
+    pub async fn lease(&self, channel: &str) -> Result<Option<LeaseRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, LeaseRow>(
+            "SELECT channel, owner, generation, renewed_at FROM channel_leases WHERE channel = $1"
+        )
+        .bind(channel)
+        .fetch_optional(p)
+        .await)?)
+    }
+
+    /// Every lease, by channel.
+    pub async fn leases(&self) -> Result<Vec<LeaseRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, LeaseRow>(
+            "SELECT channel, owner, generation, renewed_at FROM channel_leases ORDER BY channel"
+        )
+        .fetch_all(p)
+        .await)?)
+    }
+
+    /// Claim cron job `job`'s slot `slot` (its scheduled second) for this
+    /// instance; false when another instance fired it already.
+    pub async fn claim_cron_slot(&self, job: &str, slot: i64) -> Result<bool, StoreError> {
+        let n = self
+            .exec(
+                Stmt::new(
+                    "INSERT INTO cron_slots (job, slot, instance_id, fired_at) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (job, slot) DO NOTHING",
+                )
+                .bind(job)
+                .bind(slot)
+                .bind(self.instance_id().unwrap_or(""))
+                .bind(now_ms()),
+            )
+            .await?;
+        Ok(n == 1)
+    }
+}
+
+/// The cursor write of a channel whose lease is held at `generation`: it
+/// changes nothing (and the transaction it is in fails) when the lease has
+/// moved on — a paused old owner cannot move a cursor back.
+pub(crate) fn fenced_cursor_stmt(channel: &str, cursor: &str, owner: &str, generation: i64) -> Stmt {
+    Stmt::new(
+        "INSERT INTO channel_cursors (channel, cursor, updated_at)
+         SELECT $1, $2, $3 WHERE EXISTS
+             (SELECT 1 FROM channel_leases WHERE channel = $1 AND owner = $4 AND generation = $5)
+         ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
+    )
+    .bind(channel)
+    .bind(cursor)
+    .bind(now_ms())
+    .bind(owner)
+    .bind(generation)
+    .required()
+}

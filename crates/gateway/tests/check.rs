@@ -13,6 +13,7 @@ fn shipped_configs_pass() {
         "examples/ops-room.toml",
         "examples/openai.toml",
         "examples/local-ops.toml",
+        "../deploy/switchboard.toml",
     ] {
         let path = format!("{root}/{file}");
         let (code, out, err) = sandbox.run(&["check", "--config", &path]);

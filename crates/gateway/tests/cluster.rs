@@ -58,7 +58,7 @@ prompt = "cron tick"
 
 struct Node {
     gw: Gateway,
-    _sandbox: Sandbox,
+    sandbox: Sandbox,
 }
 
 struct Cluster {
@@ -87,7 +87,7 @@ async fn cluster(name: &str) -> Option<Cluster> {
         let port = free_port();
         let sandbox = Sandbox::new(&config(&pg, &model.url(), &reviewer.url(), &tg.url(), port));
         let gw = Gateway::start(&sandbox, port, "team").await;
-        nodes.push(Node { gw, _sandbox: sandbox });
+        nodes.push(Node { gw, sandbox });
     }
     Some(Cluster {
         model,
@@ -193,6 +193,16 @@ async fn one_instance_runs_the_bot_and_another_takes_over_when_it_dies() {
     let lost: Vec<&String> = sent.iter().filter(|t| t.contains("run lost")).collect();
     assert_eq!(lost.len(), 1, "the lost background task is announced once: {sent:#?}");
     assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+
+    // `switchboard status` tells who runs the bot now.
+    let (code, out, err) =
+        c.nodes[b]
+            .sandbox
+            .run(&["status", "--config", c.nodes[b].sandbox.config_path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("telegram.main owned by") && out.contains("held"), "{out}");
+    assert_eq!(out.matches(", live").count(), 2, "two instances are left: {out}");
+    assert!(out.contains("outbox: "), "{out}");
 
     // Cron: every minute boundary crossed while the cluster ran fired once.
     if minute_now() == first_minute {

@@ -118,3 +118,28 @@ async fn a_background_task_left_running_is_reported_lost_after_a_restart() {
     assert_eq!(view["status"], "lost", "{view}");
     assert_eq!(view["error"], "the gateway stopped while this run was active");
 }
+
+/// One SQLite file serves one gateway: a second `switchboard run` on it is
+/// refused with a pointer to PostgreSQL; `switchboard chat` beside it is fine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_on_one_sqlite_file_is_refused() {
+    let model = ScriptedModel::start().await;
+    let port = support::free_port();
+    let sandbox = Sandbox::new(&format!(
+        "{}[web]\nlisten = \"127.0.0.1:{port}\"\n[agents.main]\nmodel_provider = \"primary\"\nchannels = [\"local.team\"]\n[channels.local.team]\nallowed_users = [\"*\"]\n",
+        provider("primary", &model.url(), "")
+    ));
+    let _first = support::Gateway::start(&sandbox, port, "team").await;
+    let config = sandbox.config_path();
+    let (code, _, err) = sandbox.run(&["run", "--config", config.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("uses this SQLite database") && err.contains("PostgreSQL"),
+        "{err}"
+    );
+    model.push(Step::text("chat works"));
+    let mut chat = sandbox.chat(&[]);
+    chat.send("hello");
+    chat.expect("main> chat works", 20);
+    assert_eq!(chat.finish().0, 0);
+}

@@ -37,66 +37,89 @@ pub(crate) fn is_leased(channel: &str) -> bool {
     !(channel == "cli" || channel.starts_with("local."))
 }
 
-/// Run `channel` while this instance holds its lease: take it when free,
-/// renew it each heartbeat, stop the channel when it is lost.
-pub(crate) fn keep(
+/// Runs `channel` while this instance holds its lease: takes it when
+/// free, renews it each heartbeat, stops the channel when it is lost.
+pub(crate) struct Keeper {
     channel: Arc<dyn Channel>,
     intake: Arc<dyn Intake>,
     store: Store,
     fences: Fences,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let name = channel.name().to_string();
-        let lease = crate::instance::lease();
-        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-        let mut held: Option<(i64, Instant)> = None;
-        loop {
-            match held {
-                None => match store.acquire_lease(&name, lease_ms).await {
-                    Ok(Some(generation)) => {
-                        fences.0.lock().insert(name.clone(), generation);
-                        match channel.start(intake.clone()).await {
-                            Ok(()) => {
-                                tracing::info!(channel = %name, generation, "this instance runs the channel now");
-                                held = Some((generation, Instant::now()));
-                            }
-                            Err(e) => {
-                                tracing::error!(channel = %name, error = %e, "the channel failed to start; giving it up for now");
-                                fences.0.lock().remove(&name);
-                                let _ = store.release_lease(&name, generation).await;
-                            }
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!(channel = %name, error = %e, "cannot ask for the channel's lease"),
-                },
-                Some((generation, renewed)) => match store.renew_lease(&name, generation).await {
-                    Ok(true) => held = Some((generation, Instant::now())),
-                    Ok(false) => {
-                        tracing::warn!(channel = %name, generation, "another instance took the channel; stopping it here");
-                        give_up(&*channel, &fences, &name).await;
-                        held = None;
-                    }
-                    // Out of touch with the database for longer than the
-                    // lease: someone else may run it now. Fail closed.
-                    Err(e) if renewed.elapsed() > lease => {
-                        tracing::error!(channel = %name, error = %e, "cannot renew the channel's lease; stopping it here");
-                        give_up(&*channel, &fences, &name).await;
-                        held = None;
-                    }
-                    Err(e) => {
-                        tracing::warn!(channel = %name, error = %e, "cannot renew the channel's lease; trying again");
-                    }
-                },
-            }
-            tokio::time::sleep(crate::instance::heartbeat()).await;
-        }
-    })
+    held: Option<(i64, Instant)>,
 }
 
-async fn give_up(channel: &dyn Channel, fences: &Fences, name: &str) {
-    fences.0.lock().remove(name);
-    channel.stop().await;
+impl Keeper {
+    pub(crate) fn new(channel: Arc<dyn Channel>, intake: Arc<dyn Intake>, store: Store, fences: Fences) -> Self {
+        Self {
+            channel,
+            intake,
+            store,
+            fences,
+            held: None,
+        }
+    }
+
+    /// One look: take the lease (and start the channel) or renew it (or
+    /// stop the channel when it was lost). The first look is awaited at
+    /// start, so a single gateway's channels are up before it serves.
+    pub(crate) async fn step(&mut self) {
+        let name = self.channel.name().to_string();
+        let lease = crate::instance::lease();
+        match self.held {
+            None => self.take(&name, lease).await,
+            Some((generation, renewed)) => match self.store.renew_lease(&name, generation).await {
+                Ok(true) => self.held = Some((generation, Instant::now())),
+                Ok(false) => {
+                    tracing::warn!(channel = %name, generation, "another instance took the channel; stopping it here");
+                    self.give_up(&name).await;
+                }
+                // Out of touch with the database for longer than the
+                // lease: someone else may run it now. Fail closed.
+                Err(e) if renewed.elapsed() > lease => {
+                    tracing::error!(channel = %name, error = %e, "cannot renew the channel's lease; stopping it here");
+                    self.give_up(&name).await;
+                }
+                Err(e) => tracing::warn!(channel = %name, error = %e, "cannot renew the channel's lease; trying again"),
+            },
+        }
+    }
+
+    async fn take(&mut self, name: &str, lease: std::time::Duration) {
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        match self.store.acquire_lease(name, lease_ms).await {
+            Ok(Some(generation)) => {
+                self.fences.0.lock().insert(name.to_string(), generation);
+                match self.channel.start(self.intake.clone()).await {
+                    Ok(()) => {
+                        tracing::info!(channel = %name, generation, "this instance runs the channel now");
+                        self.held = Some((generation, Instant::now()));
+                    }
+                    Err(e) => {
+                        tracing::error!(channel = %name, error = %e, "the channel failed to start; giving it up for now");
+                        self.fences.0.lock().remove(name);
+                        let _ = self.store.release_lease(name, generation).await;
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(channel = %name, error = %e, "cannot ask for the channel's lease"),
+        }
+    }
+
+    async fn give_up(&mut self, name: &str) {
+        self.fences.0.lock().remove(name);
+        self.held = None;
+        self.channel.stop().await;
+    }
+
+    /// Look again every heartbeat, until aborted.
+    pub(crate) fn spawn(mut self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(crate::instance::heartbeat()).await;
+                self.step().await;
+            }
+        })
+    }
 }
 
 /// Release every lease this instance holds (a clean stop: another

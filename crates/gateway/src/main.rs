@@ -6,6 +6,8 @@ mod approvals_cmd;
 #[cfg(feature = "bench")]
 mod bench;
 #[cfg(feature = "bench")]
+mod bench_cluster;
+#[cfg(feature = "bench")]
 mod bench_discord;
 #[cfg(feature = "bench")]
 mod bench_matrix;
@@ -124,6 +126,19 @@ enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         burst: usize,
     },
+    /// Three gateways on one PostgreSQL: failover time, messages/s with one
+    /// and three instances, cross-instance approval latency.
+    Cluster {
+        /// An admin URL of a PostgreSQL server (a fresh database is made).
+        #[arg(long, env = "SWITCHBOARD_TEST_POSTGRES_URL")]
+        database: String,
+        #[arg(long, default_value_t = 10)]
+        kills: usize,
+        #[arg(long, default_value_t = 200)]
+        messages: usize,
+        #[arg(long, default_value_t = 50)]
+        approvals: usize,
+    },
     /// The Matrix adapter against a real Synapse (needs ./scripts/test.sh's venv):
     /// round trip and messages/s, beside a minimal raw-API echo bot.
     Matrix {
@@ -198,6 +213,12 @@ async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
         } => bench::telegram(messages, burst, idle_secs).await,
         BenchCommand::Matrix { messages, burst, rooms } => bench_matrix::matrix(messages, burst, rooms).await,
         BenchCommand::Discord { messages, burst } => bench_discord::discord(messages, burst).await,
+        BenchCommand::Cluster {
+            database,
+            kills,
+            messages,
+            approvals,
+        } => bench_cluster::cluster(&database, kills, messages, approvals).await,
     }
 }
 

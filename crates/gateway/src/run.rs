@@ -133,12 +133,10 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     for ch in channels.all() {
         if crate::cluster::is_leased(ch.name()) {
             // Started once this instance holds the channel's lease.
-            tasks.push(crate::cluster::keep(
-                ch.clone(),
-                intake.clone(),
-                runtime.store().clone(),
-                fences.clone(),
-            ));
+            let mut keeper =
+                crate::cluster::Keeper::new(ch.clone(), intake.clone(), runtime.store().clone(), fences.clone());
+            keeper.step().await;
+            tasks.push(keeper.spawn());
         } else {
             ch.start(intake.clone())
                 .await

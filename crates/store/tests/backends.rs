@@ -357,7 +357,9 @@ async fn leases(url: &str) {
     a.take_inbound("telegram.main", &[], Some("10"), Some(ga))
         .await
         .unwrap();
-    // The lease runs out (a lease time of 0 ms): b takes it.
+    // The lease runs out (a lease time of 0 ms, and a moment passes): b
+    // takes it.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let gb = b
         .acquire_lease("telegram.main", 0)
         .await

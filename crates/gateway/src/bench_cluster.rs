@@ -1,0 +1,309 @@
+//! `switchboard bench cluster`: three `switchboard run` processes (this
+//! binary) on one PostgreSQL database, a loopback Telegram bot and an
+//! instant scripted model: failover time (owner killed → first reply from
+//! the new owner), messages/s through the bot with one and with three
+//! instances, and cross-instance approval latency (decision typed to
+//! another instance → the tool's reply).
+
+use crate::bench::percentile;
+use serde_json::{Value, json};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+use switchboard_store::Store;
+use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+use switchboard_test_support::{ScriptedModel, Step};
+
+/// Lease time of the benchmark cluster.
+const LEASE_SECS: u64 = 3;
+
+struct Node {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Bench {
+    dir: std::path::PathBuf,
+    config: std::path::PathBuf,
+    tg: FakeTelegram,
+    model: ScriptedModel,
+    store: Store,
+    http: reqwest::Client,
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl Bench {
+    /// Start one node (its own folder and local API port).
+    async fn node(&self, n: usize) -> anyhow::Result<Node> {
+        let port = free_port()?;
+        let dir = self.dir.join(format!("node-{n}-{port}"));
+        std::fs::create_dir_all(&dir)?;
+        let text = std::fs::read_to_string(&self.config)?.replace("PORT", &port.to_string());
+        let config = dir.join("switchboard.toml");
+        std::fs::write(&config, text)?;
+        let log = std::fs::File::create(dir.join("gateway.log"))?;
+        let child = Command::new(std::env::current_exe()?)
+            .args(["run", "--config"])
+            .arg(&config)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        let node = Node { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.events(&node, "ops").await.is_err() {
+            anyhow::ensure!(Instant::now() < deadline, "a node did not come up");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(node)
+    }
+
+    async fn events(&self, node: &Node, alias: &str) -> anyhow::Result<Vec<Value>> {
+        let url = format!("http://127.0.0.1:{}/local/{alias}/events?after=0&wait_ms=0", node.port);
+        let v: Value = self.http.get(url).send().await?.error_for_status()?.json().await?;
+        Ok(v["events"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// The pid of the instance that holds the bot's lease (waits for one).
+    async fn owner_pid(&self) -> anyhow::Result<u32> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = switchboard_store::now_ms();
+            if let Some(l) = self.store.lease("telegram.main").await?
+                && now - l.renewed_at < (LEASE_SECS * 1000) as i64
+                && let Some(i) = self.store.instances().await?.into_iter().find(|i| i.id == l.owner)
+            {
+                return Ok(u32::try_from(i.pid)?);
+            }
+            anyhow::ensure!(Instant::now() < deadline, "no instance took the bot");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn wait_sent(&self, n: usize) {
+        while self.tg.sent().len() < n {
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
+    }
+}
+
+/// A fresh database on the server at `admin_url`.
+async fn fresh_database(admin_url: &str) -> anyhow::Result<String> {
+    let name = format!("sb_bench_{}", uuid::Uuid::new_v4().simple());
+    let pool = sqlx::PgPool::connect(admin_url).await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&pool)
+        .await?;
+    let (base, _) = admin_url
+        .rsplit_once('/')
+        .ok_or_else(|| anyhow::anyhow!("the PostgreSQL URL names no database"))?;
+    Ok(format!("{base}/{name}"))
+}
+
+pub(crate) async fn cluster(
+    database: &str,
+    kills: usize,
+    messages: usize,
+    approvals: usize,
+) -> anyhow::Result<ExitCode> {
+    let url = fresh_database(database).await?;
+    let tg = FakeTelegram::start().await;
+    let model = ScriptedModel::start().await;
+    model.without_recording();
+    let dir = std::env::temp_dir().join(format!("switchboard-bench-cluster-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir)?;
+    let config = dir.join("template.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"database_url = "{url}"
+[cluster]
+lease_secs = {LEASE_SECS}
+[providers.p]
+kind = "openai"
+base_url = "{model}"
+model = "instant"
+max_retries = 0
+[web]
+listen = "127.0.0.1:PORT"
+[agents.main]
+model_provider = "p"
+channels = ["telegram.main"]
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["memory_recall"]
+[risk_profiles.default.approval_route]
+approver_channel = "local.ops"
+approver_recipient = "ops-room"
+approvers = ["cli:alice"]
+[limits]
+messages_per_minute = 0
+session_queue = 1000
+[channels.telegram.main]
+bot_token = "123:BENCH"
+api_url = "{tg}"
+allowed_users = ["*"]
+[channels.local.ops]
+allowed_users = ["cli:alice"]
+"#,
+            model = model.url(),
+            tg = tg.url()
+        ),
+    )?;
+    let bench = Bench {
+        dir: dir.clone(),
+        config,
+        store: Store::open(&url).await?,
+        tg,
+        model,
+        http: reqwest::Client::new(),
+    };
+    let mut nodes = Vec::new();
+    for n in 0..3 {
+        nodes.push(bench.node(n).await?);
+    }
+    println!(
+        "cluster: 3 switchboard run processes on PostgreSQL, lease_secs = {LEASE_SECS}, loopback Telegram, instant model"
+    );
+
+    // Failover: kill the owner, time the first reply after it.
+    let mut failovers = Vec::with_capacity(kills);
+    let mut sent = 0;
+    for k in 0..kills {
+        let pid = bench.owner_pid().await?;
+        bench.model.push(Step::text("ok"));
+        bench.tg.message(
+            private_chat(11, "Ann"),
+            user(11, "Ann"),
+            &format!("before kill {k}"),
+            None,
+            None,
+        );
+        sent += 1;
+        bench.wait_sent(sent).await;
+        let at = nodes
+            .iter()
+            .position(|n| n.child.id() == pid)
+            .ok_or_else(|| anyhow::anyhow!("the owner is not one of the nodes"))?;
+        let t = Instant::now();
+        drop(nodes.remove(at));
+        bench.model.push(Step::text("ok"));
+        bench.tg.message(
+            private_chat(11, "Ann"),
+            user(11, "Ann"),
+            &format!("after kill {k}"),
+            None,
+            None,
+        );
+        sent += 1;
+        bench.wait_sent(sent).await;
+        failovers.push(t.elapsed().as_micros() as u64);
+        nodes.push(bench.node(10 + k).await?);
+    }
+    failovers.sort_unstable();
+    if !failovers.is_empty() {
+        println!(
+            "  failover (owner killed -> first reply from the new owner), {kills} kills: p50 {:.0} ms   max {:.0} ms",
+            percentile(&failovers, 0.5),
+            percentile(&failovers, 1.0)
+        );
+    }
+
+    // Throughput through the one bot, with three instances and with one.
+    for alive in [3usize, 1] {
+        while nodes.len() > alive {
+            drop(nodes.pop());
+        }
+        bench.owner_pid().await?;
+        for _ in 0..messages {
+            bench.model.push(Step::text("ok"));
+        }
+        let t = Instant::now();
+        for u in 0..messages {
+            let id = 20_000 + (alive * 10_000 + u) as i64;
+            bench
+                .tg
+                .message(private_chat(id, "P"), user(id, "P"), "all at once", None, None);
+        }
+        sent += messages;
+        bench.wait_sent(sent).await;
+        let took = t.elapsed();
+        println!(
+            "  {messages} people at once with {alive} instance(s): {:.0} ms = {:.0} messages/s",
+            took.as_secs_f64() * 1e3,
+            messages as f64 / took.as_secs_f64()
+        );
+    }
+
+    // Cross-instance approvals: asked on the owner, decided on another.
+    while nodes.len() < 2 {
+        nodes.push(bench.node(100 + nodes.len()).await?);
+    }
+    let pid = bench.owner_pid().await?;
+    let (owner, other) = if nodes[0].child.id() == pid { (0, 1) } else { (1, 0) };
+    let mut decisions = Vec::with_capacity(approvals);
+    for i in 0..approvals {
+        bench.model.push(Step::tool_call(
+            "memory_store",
+            json!({"key": format!("k{i}"), "content": "v"}),
+        ));
+        bench
+            .model
+            .push(Step::text("stored").when_last_contains("stored memory"));
+        bench.tg.message(
+            private_chat(12, "Bob"),
+            user(12, "Bob"),
+            &format!("remember {i}"),
+            None,
+            None,
+        );
+        let id = loop {
+            let prompts: Vec<String> = bench
+                .events(&nodes[owner], "ops")
+                .await?
+                .iter()
+                .filter(|e| e["kind"] == "approval_prompt")
+                .filter_map(|e| e["approval_id"].as_str().map(str::to_string))
+                .collect();
+            if prompts.len() > i {
+                break prompts[i].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        let t = Instant::now();
+        let body =
+            json!({"chat": "ops-room", "user": "cli:alice", "text": format!("/approve {id}"), "mentioned": true});
+        bench
+            .http
+            .post(format!("http://127.0.0.1:{}/local/ops/send", nodes[other].port))
+            .json(&body)
+            .send()
+            .await?
+            .error_for_status()?;
+        sent += 1;
+        bench.wait_sent(sent).await;
+        decisions.push(t.elapsed().as_micros() as u64);
+    }
+    decisions.sort_unstable();
+    if !decisions.is_empty() {
+        println!(
+            "  cross-instance approval (typed to another instance -> the tool ran and the reply was sent), n={approvals}: p50 {:.0} ms   p99 {:.0} ms",
+            percentile(&decisions, 0.5),
+            percentile(&decisions, 0.99)
+        );
+    }
+    drop(nodes);
+    bench.store.close().await;
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(ExitCode::SUCCESS)
+}

@@ -74,24 +74,35 @@ impl Bench {
         Ok(v["events"].as_array().cloned().unwrap_or_default())
     }
 
-    /// The pid of the instance that holds the bot's lease (waits for one).
-    async fn owner_pid(&self) -> anyhow::Result<u32> {
+    /// The pid of the node that holds the bot's lease (waits for one of
+    /// `nodes` to hold it).
+    async fn owner_pid(&self, nodes: &[Node]) -> anyhow::Result<u32> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let now = switchboard_store::now_ms();
             if let Some(l) = self.store.lease("telegram.main").await?
                 && now - l.renewed_at < (LEASE_SECS * 1000) as i64
                 && let Some(i) = self.store.instances().await?.into_iter().find(|i| i.id == l.owner)
+                && let Ok(pid) = u32::try_from(i.pid)
+                && nodes.iter().any(|n| n.child.id() == pid)
             {
-                return Ok(u32::try_from(i.pid)?);
+                return Ok(pid);
             }
             anyhow::ensure!(Instant::now() < deadline, "no instance took the bot");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
-    async fn wait_sent(&self, n: usize) {
-        while self.tg.sent().len() < n {
+    /// Wait for `n` more messages from the bot than `before`; their texts.
+    async fn wait_more(&self, before: usize, n: usize) -> Vec<String> {
+        loop {
+            let sent = self.tg.sent();
+            if sent.len() >= before + n {
+                return sent[before..]
+                    .iter()
+                    .map(|m| m["text"].as_str().unwrap_or("").to_string())
+                    .collect();
+            }
             tokio::time::sleep(Duration::from_micros(500)).await;
         }
     }
@@ -178,10 +189,10 @@ allowed_users = ["cli:alice"]
 
     // Failover: kill the owner, time the first reply after it.
     let mut failovers = Vec::with_capacity(kills);
-    let mut sent = 0;
     for k in 0..kills {
-        let pid = bench.owner_pid().await?;
+        let pid = bench.owner_pid(&nodes).await?;
         bench.model.push(Step::text("ok"));
+        let before = bench.tg.sent().len();
         bench.tg.message(
             private_chat(11, "Ann"),
             user(11, "Ann"),
@@ -189,8 +200,7 @@ allowed_users = ["cli:alice"]
             None,
             None,
         );
-        sent += 1;
-        bench.wait_sent(sent).await;
+        bench.wait_more(before, 1).await;
         let at = nodes
             .iter()
             .position(|n| n.child.id() == pid)
@@ -198,6 +208,7 @@ allowed_users = ["cli:alice"]
         let t = Instant::now();
         drop(nodes.remove(at));
         bench.model.push(Step::text("ok"));
+        let before = bench.tg.sent().len();
         bench.tg.message(
             private_chat(11, "Ann"),
             user(11, "Ann"),
@@ -205,8 +216,7 @@ allowed_users = ["cli:alice"]
             None,
             None,
         );
-        sent += 1;
-        bench.wait_sent(sent).await;
+        bench.wait_more(before, 1).await;
         failovers.push(t.elapsed().as_micros() as u64);
         nodes.push(bench.node(10 + k).await?);
     }
@@ -224,10 +234,11 @@ allowed_users = ["cli:alice"]
         while nodes.len() > alive {
             drop(nodes.pop());
         }
-        bench.owner_pid().await?;
+        bench.owner_pid(&nodes).await?;
         for _ in 0..messages {
             bench.model.push(Step::text("ok"));
         }
+        let before = bench.tg.sent().len();
         let t = Instant::now();
         for u in 0..messages {
             let id = 20_000 + (alive * 10_000 + u) as i64;
@@ -235,8 +246,7 @@ allowed_users = ["cli:alice"]
                 .tg
                 .message(private_chat(id, "P"), user(id, "P"), "all at once", None, None);
         }
-        sent += messages;
-        bench.wait_sent(sent).await;
+        bench.wait_more(before, messages).await;
         let took = t.elapsed();
         println!(
             "  {messages} people at once with {alive} instance(s): {:.0} ms = {:.0} messages/s",
@@ -249,7 +259,7 @@ allowed_users = ["cli:alice"]
     while nodes.len() < 2 {
         nodes.push(bench.node(100 + nodes.len()).await?);
     }
-    let pid = bench.owner_pid().await?;
+    let pid = bench.owner_pid(&nodes).await?;
     let (owner, other) = if nodes[0].child.id() == pid { (0, 1) } else { (1, 0) };
     let mut decisions = Vec::with_capacity(approvals);
     for i in 0..approvals {
@@ -280,6 +290,7 @@ allowed_users = ["cli:alice"]
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         };
+        let before = bench.tg.sent().len();
         let t = Instant::now();
         let body =
             json!({"chat": "ops-room", "user": "cli:alice", "text": format!("/approve {id}"), "mentioned": true});
@@ -290,9 +301,9 @@ allowed_users = ["cli:alice"]
             .send()
             .await?
             .error_for_status()?;
-        sent += 1;
-        bench.wait_sent(sent).await;
+        let said = bench.wait_more(before, 1).await;
         decisions.push(t.elapsed().as_micros() as u64);
+        anyhow::ensure!(said[0] == "stored", "expected the tool's reply, got {said:?}");
     }
     decisions.sort_unstable();
     if !decisions.is_empty() {

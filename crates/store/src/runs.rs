@@ -153,6 +153,8 @@ pub struct RunRow {
     pub requester: Option<String>,
     /// The session that asked for it.
     pub requester_session: Option<String>,
+    /// The gateway instance that runs it.
+    pub instance_id: Option<String>,
 }
 
 impl NewRun {
@@ -188,6 +190,7 @@ impl NewRun {
             error: end.error.map(str::to_string),
             requester: self.requester.clone(),
             requester_session: self.requester_session.clone(),
+            instance_id: None,
         }
     }
 }
@@ -219,7 +222,7 @@ pub struct RunEnd<'a> {
 const COLUMNS: &str =
     "id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel, origin_chat,
     origin_thread, label, task, model, status, heartbeat_at, progress, created_at, started_at, ended_at, tokens_in,
-    tokens_out, cost_micros, output, error, requester, requester_session";
+    tokens_out, cost_micros, output, error, requester, requester_session, instance_id";
 
 impl Store {
     /// Record a run that starts now; returns its `created_at`.

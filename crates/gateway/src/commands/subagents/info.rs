@@ -35,6 +35,10 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         format!("session id: {}", r.id),
         format!("transcript: db:{}", r.session_key),
         format!("depth: {}", r.depth),
+        format!(
+            "gateway instance: {}",
+            r.instance_id.as_deref().map_or("-", |i| &i[..8.min(i.len())])
+        ),
         format!("parent: {}", r.parent_id.as_deref().unwrap_or("-")),
         format!(
             "created/started/ended: {} / {} / {}",

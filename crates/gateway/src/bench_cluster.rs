@@ -191,7 +191,7 @@ allowed_users = ["cli:alice"]
     let mut failovers = Vec::with_capacity(kills);
     for k in 0..kills {
         let pid = bench.owner_pid(&nodes).await?;
-        bench.model.push(Step::text("ok"));
+        bench.model.push(Step::text("ok").when_last_contains("kill"));
         let before = bench.tg.sent().len();
         bench.tg.message(
             private_chat(11, "Ann"),
@@ -207,7 +207,7 @@ allowed_users = ["cli:alice"]
             .ok_or_else(|| anyhow::anyhow!("the owner is not one of the nodes"))?;
         let t = Instant::now();
         drop(nodes.remove(at));
-        bench.model.push(Step::text("ok"));
+        bench.model.push(Step::text("ok").when_last_contains("kill"));
         let before = bench.tg.sent().len();
         bench.tg.message(
             private_chat(11, "Ann"),
@@ -236,7 +236,7 @@ allowed_users = ["cli:alice"]
         }
         bench.owner_pid(&nodes).await?;
         for _ in 0..messages {
-            bench.model.push(Step::text("ok"));
+            bench.model.push(Step::text("ok").when_last_contains("all at once"));
         }
         let before = bench.tg.sent().len();
         let t = Instant::now();
@@ -263,10 +263,10 @@ allowed_users = ["cli:alice"]
     let (owner, other) = if nodes[0].child.id() == pid { (0, 1) } else { (1, 0) };
     let mut decisions = Vec::with_capacity(approvals);
     for i in 0..approvals {
-        bench.model.push(Step::tool_call(
-            "memory_store",
-            json!({"key": format!("k{i}"), "content": "v"}),
-        ));
+        bench.model.push(
+            Step::tool_call("memory_store", json!({"key": format!("k{i}"), "content": "v"}))
+                .when_last_contains(&format!("remember {i}")),
+        );
         bench
             .model
             .push(Step::text("stored").when_last_contains("stored memory"));

@@ -164,7 +164,11 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
     tokio::spawn(async move {
         let mut since = switchboard_store::now_ms();
         loop {
-            tokio::time::sleep(REMOTE_STOPS).await;
+            let signalled = runtime.store().signalled();
+            tokio::select! {
+                () = signalled => {}
+                () = tokio::time::sleep(REMOTE_STOPS) => {}
+            }
             let now = switchboard_store::now_ms();
             match runtime
                 .store()

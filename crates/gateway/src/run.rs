@@ -157,7 +157,9 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.clone(),
     ));
     runtime.set_route_broker(broker.clone());
-    // Decisions and stops typed to other gateways of the cluster.
+    // Decisions and stops typed to other gateways of the cluster (woken by
+    // PostgreSQL notifications, and polled).
+    tasks.extend(runtime.store().spawn_listener());
     tasks.push(broker.clone().spawn_remote_decisions());
     tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;

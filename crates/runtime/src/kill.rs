@@ -32,6 +32,10 @@ impl Core {
         for r in &tree {
             self.live.cancel_run(&r.id);
         }
+        if !killed.is_empty() {
+            // Runs of other gateways stop at once.
+            self.store.signal().await;
+        }
         killed
     }
 }

@@ -33,6 +33,7 @@ mod memory;
 mod outbox;
 mod runs;
 mod sessions;
+mod signals;
 mod sqlite_writer;
 mod stmt;
 
@@ -85,6 +86,8 @@ pub struct Store {
     /// Woken when this process queues an announcement (other processes
     /// sharing a PostgreSQL control plane are found by polling).
     outbox_ready: std::sync::Arc<tokio::sync::Notify>,
+    /// Woken by other gateways' signals (see `signals`).
+    signals: std::sync::Arc<tokio::sync::Notify>,
     /// This process's registration (see `instances`), once made.
     instance: std::sync::Arc<std::sync::OnceLock<String>>,
 }
@@ -144,6 +147,7 @@ impl Store {
             pools,
             writes: Default::default(),
             outbox_ready: Default::default(),
+            signals: Default::default(),
             instance: Default::default(),
         })
     }

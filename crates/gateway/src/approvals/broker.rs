@@ -191,7 +191,10 @@ impl RouteBroker {
                     reason: reason.as_deref(),
                 };
                 match self.store.decide_approval(id, &end).await {
-                    Ok(true) => decided(id, choice),
+                    Ok(true) => {
+                        self.store.signal().await;
+                        decided(id, choice)
+                    }
                     Ok(false) => format!("Approval {id} was decided a moment ago by someone else."),
                     Err(e) => {
                         tracing::error!(approval = id, error = %e, "cannot store a decision for another instance");
@@ -237,7 +240,11 @@ impl RouteBroker {
     pub(crate) fn spawn_remote_decisions(self: Arc<Self>) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(REMOTE_POLL).await;
+                let signalled = self.store.signalled();
+                tokio::select! {
+                    () = signalled => {}
+                    () = tokio::time::sleep(REMOTE_POLL) => {}
+                }
                 if !self.pending.lock().is_empty() {
                     self.collect_remote_decisions().await;
                 }

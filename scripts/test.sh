@@ -51,11 +51,12 @@ if [ "${SWITCHBOARD_SKIP_POSTGRES:-0}" != 1 ]; then
     fi
     PG_DIR=$(mktemp -d /tmp/switchboard-pg.XXXXXX)
     [ "$(id -u)" = 0 ] && chown postgres "$PG_DIR"
+    # The cluster tests run three gateways per test (ten connections each).
     PG_PORT=$(free_port)
     log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
     as_pg "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
     as_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR" start >/dev/null
+        -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c max_connections=300" start >/dev/null
     export SWITCHBOARD_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 fi
 

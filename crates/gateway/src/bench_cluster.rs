@@ -205,6 +205,8 @@ allowed_users = ["cli:alice"]
             .iter()
             .position(|n| n.child.id() == pid)
             .ok_or_else(|| anyhow::anyhow!("the owner is not one of the nodes"))?;
+        // As between phases: the reply's delivered mark lands first.
+        tokio::time::sleep(Duration::from_millis(300)).await;
         let t = Instant::now();
         drop(nodes.remove(at));
         bench.model.push(Step::text("ok").when_last_contains("kill"));
@@ -231,6 +233,11 @@ allowed_users = ["cli:alice"]
 
     // Throughput through the one bot, with three instances and with one.
     for alive in [3usize, 1] {
+        // Let the last replies' delivered marks land before stopping
+        // nodes: a node killed between Telegram taking a reply and the
+        // mark has that reply sent again by the next owner (Telegram has
+        // no idempotency key; see README).
+        tokio::time::sleep(Duration::from_secs(1)).await;
         while nodes.len() > alive {
             drop(nodes.pop());
         }
@@ -301,9 +308,19 @@ allowed_users = ["cli:alice"]
             .send()
             .await?
             .error_for_status()?;
-        let said = bench.wait_more(before, 1).await;
+        // The tool's reply to Bob (a straggler from an earlier phase may
+        // come first).
+        loop {
+            let sent = bench.tg.sent();
+            if sent[before.min(sent.len())..]
+                .iter()
+                .any(|m| m["text"] == "stored" && m["chat"]["id"] == 12)
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
         decisions.push(t.elapsed().as_micros() as u64);
-        anyhow::ensure!(said[0] == "stored", "expected the tool's reply, got {said:?}");
     }
     decisions.sort_unstable();
     if !decisions.is_empty() {
@@ -313,6 +330,12 @@ allowed_users = ["cli:alice"]
             percentile(&decisions, 0.99)
         );
     }
+    let replies = bench.tg.sent();
+    let asked = bench.tg.last_update_id();
+    println!(
+        "  the bot sent {} messages for {asked} updates (each answered once; approval prompts go to a local chat)",
+        replies.len()
+    );
     drop(nodes);
     bench.store.close().await;
     std::fs::remove_dir_all(&dir).ok();

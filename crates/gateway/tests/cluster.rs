@@ -62,17 +62,26 @@ struct Node {
 }
 
 struct Cluster {
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+    /// The minute (since the epoch) before any instance started: every
+    /// cron slot after it is counted.
+    first_minute: u64,
     model: ScriptedModel,
     reviewer: ScriptedModel,
     tg: FakeTelegram,
     nodes: Vec<Node>,
 }
 
+/// The tests here run one at a time: each starts three gateways, and nine
+/// at once on a two-core machine would time the machine, not the cluster.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn cluster(name: &str) -> Option<Cluster> {
     let Some(pg) = fresh_database(name) else {
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
         return None;
     };
+    let turn = ONE_AT_A_TIME.lock().await;
     let (model, reviewer, tg) = (
         ScriptedModel::start().await,
         ScriptedModel::start().await,
@@ -82,6 +91,7 @@ async fn cluster(name: &str) -> Option<Cluster> {
     for _ in 0..5 {
         model.push(Step::text("tick done").when_last_contains("cron tick"));
     }
+    let first_minute = minute_now();
     let mut nodes = Vec::new();
     for _ in 0..3 {
         let port = free_port();
@@ -90,6 +100,8 @@ async fn cluster(name: &str) -> Option<Cluster> {
         nodes.push(Node { gw, sandbox });
     }
     Some(Cluster {
+        _turn: turn,
+        first_minute,
         model,
         reviewer,
         tg,
@@ -140,9 +152,8 @@ fn minute_now() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_instance_runs_the_bot_and_another_takes_over_when_it_dies() {
-    // Before any instance starts: every slot after this is counted.
-    let first_minute = minute_now();
     let Some(mut c) = cluster("failover").await else { return };
+    let first_minute = c.first_minute;
     let ann = || (private_chat(11, "Ann"), user(11, "Ann"));
     let a = owner(&c, None, 20).await;
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -24,3 +24,18 @@ ALTER TABLE instances ADD COLUMN role TEXT NOT NULL DEFAULT 'run';
 ALTER TABLE approvals ADD COLUMN approvers TEXT;
 -- Each instance looks for its runs cancelled from another gateway.
 CREATE INDEX runs_instance_status ON runs (instance_id, status);
+-- Settings every instance follows (`/subagents pause` holds cluster-wide).
+CREATE TABLE cluster_flags (
+    name       TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+-- Messages for a running child on another instance (`/subagents send`);
+-- the instance running it moves them into the child's inbox.
+CREATE TABLE child_mail (
+    id          BIGSERIAL PRIMARY KEY,
+    instance_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    body        TEXT NOT NULL,
+    created_at  BIGINT NOT NULL
+);

@@ -170,6 +170,7 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
                 () = tokio::time::sleep(REMOTE_STOPS) => {}
             }
             let now = switchboard_store::now_ms();
+            follow_the_cluster(&runtime).await;
             match runtime
                 .store()
                 .cancelled_since(since - REMOTE_STOPS.as_millis() as i64)
@@ -187,4 +188,30 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
             }
         }
     })
+}
+
+/// Follow what other gateways asked: the cluster-wide pause, and messages
+/// for children running here.
+async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
+    let store = runtime.store();
+    let live = runtime.core().live();
+    match store.flag("paused").await {
+        Ok(Some(v)) => {
+            let paused = v == "1";
+            if live.is_paused() != paused {
+                tracing::info!(paused, "delegation pause changed on another gateway");
+                live.set_paused(paused);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read the cluster's pause flag"),
+    }
+    match store.take_child_mail().await {
+        Ok(mail) => {
+            for (session_key, body) in mail {
+                live.post_to_inbox(&session_key, body);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot read messages for children running here"),
+    }
 }

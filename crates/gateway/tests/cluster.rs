@@ -324,6 +324,101 @@ async fn decisions_and_stops_typed_to_one_instance_reach_the_work_on_another() {
         stopped.as_secs_f64() * 1e3
     );
     assert!(stopped < Duration::from_secs(2), "{stopped:?}");
+
+    // `/subagents pause` typed to B holds on A too; `resume` lifts it.
+    c.nodes[b]
+        .gw
+        .send("team", "room", "cli:alice", "/subagents pause", true, false)
+        .await;
+    event(&c.nodes[b], "team", 20, |e| {
+        e["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Delegation spawning is paused"))
+    })
+    .await;
+    c.model.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "another", "background": true}),
+        )
+        .when_last_contains("another review"),
+    );
+    c.model
+        .push(Step::text("Refused while paused.").when_last_contains("spawning is paused"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    c.nodes[a]
+        .gw
+        .send("team", "room", "cli:bob", "another review please", true, false)
+        .await;
+    event(&c.nodes[a], "team", 20, |e| e["text"] == "Refused while paused.").await;
+    c.nodes[b]
+        .gw
+        .send("team", "room", "cli:alice", "/subagents resume", true, false)
+        .await;
+    event(&c.nodes[b], "team", 20, |e| e["text"] == "Delegation spawning resumed.").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // `/subagents send` typed to B reaches a child running on A.
+    c.model.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "chatty review", "background": true}),
+        )
+        .when_last_contains("a chatty review"),
+    );
+    c.model
+        .push(Step::text("Chatty review started.").when_last_contains("Background task started"));
+    c.reviewer
+        .push(Step::tool_call("memory_recall", json!({"query": "x"})).delay(Duration::from_secs(2)));
+    c.reviewer
+        .push(Step::text("child heard it").when_last_contains("hello child"));
+    c.nodes[a]
+        .gw
+        .send("team", "room", "cli:bob", "start a chatty review", true, false)
+        .await;
+    event(&c.nodes[a], "team", 20, |e| e["text"] == "Chatty review started.").await;
+    // The id of the task just started (the last one the model was told of).
+    let chatty: String = c
+        .model
+        .requests()
+        .iter()
+        .flat_map(switchboard_test_support::tool_results)
+        .filter_map(|r| {
+            r.split("task_id: ")
+                .nth(1)
+                .map(|t| t.lines().next().unwrap_or("").trim().to_string())
+        })
+        .next_back()
+        .expect("the task id of the chatty review");
+    c.nodes[b]
+        .gw
+        .send(
+            "team",
+            "room",
+            "cli:bob",
+            &format!("/subagents send {} hello child", &chatty[..8]),
+            true,
+            false,
+        )
+        .await;
+    let sent = event(&c.nodes[b], "team", 20, |e| {
+        e["text"].as_str().is_some_and(|t| t.starts_with("Sent to "))
+    })
+    .await;
+    assert!(sent["text"].as_str().unwrap().contains("another gateway"), "{sent}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !c
+        .reviewer
+        .requests()
+        .iter()
+        .any(|r| r.to_string().contains("hello child"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the child on A never saw the message sent through B"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A paused old owner (SIGSTOP) loses its lease; resumed, it does not

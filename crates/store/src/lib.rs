@@ -29,6 +29,7 @@ mod error;
 mod inbox;
 mod instances;
 mod leases;
+mod mail;
 mod memory;
 mod outbox;
 mod runs;

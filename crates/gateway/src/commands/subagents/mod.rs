@@ -70,8 +70,8 @@ pub(crate) async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
         Sub::Log { target, limit, tools } => log::apply(ctx, target, *limit, *tools).await,
         Sub::Kill(t) => kill::apply(ctx, t).await,
         Sub::Send { target, message } => send::apply(ctx, target, message).await,
-        Sub::Pause => pause::apply(ctx, true),
-        Sub::Resume => pause::apply(ctx, false),
+        Sub::Pause => pause::apply(ctx, true).await,
+        Sub::Resume => pause::apply(ctx, false).await,
         Sub::Usage(u) => format!("Usage: {u}"),
     }
 }

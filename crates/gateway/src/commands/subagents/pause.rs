@@ -3,14 +3,21 @@
 
 use super::CommandContext;
 
-pub(super) fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
+pub(super) async fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
     if !ctx.sender_may_operate() {
         return format!(
             "{} may not pause or resume delegation: only an approver may.",
             ctx.sender
         );
     }
+    // Every gateway sharing the control plane follows the flag (this one
+    // too: it is written first, so its own watcher never reads it stale).
+    let store = ctx.runtime.store();
+    if let Err(e) = store.set_flag("paused", if pause { "1" } else { "0" }).await {
+        tracing::error!(error = %e, "cannot share the pause with the other gateways");
+    }
     ctx.runtime.core().live().set_paused(pause);
+    store.signal().await;
     if pause {
         "Delegation spawning is paused: new spawns and delegations are refused; running children continue. /subagents resume lifts it.".into()
     } else {

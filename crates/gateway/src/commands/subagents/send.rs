@@ -28,6 +28,20 @@ pub(crate) async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) 
     };
     let short = &r.id[..8.min(r.id.len())];
     let note = format!("Message from {} in the chat: {message}", ctx.sender);
+    let store = ctx.runtime.store();
+    if r.status == RunStatus::Running
+        && let Some(there) = r.instance_id.as_deref().filter(|i| Some(*i) != store.instance_id())
+    {
+        // Running on another gateway: it moves the message to the child.
+        if let Err(e) = store.mail_child(there, &r.session_key, &note).await {
+            tracing::error!(error = %e, "cannot leave a message for a child on another gateway");
+            return Plan::Done(format!("Could not reach {short} on the gateway running it; try again."));
+        }
+        store.signal().await;
+        return Plan::Done(format!(
+            "Sent to {short} (running on another gateway); it sees the message at its next step."
+        ));
+    }
     if r.status == RunStatus::Running {
         ctx.runtime.core().live().post_to_inbox(&r.session_key, note);
         return Plan::Done(format!(

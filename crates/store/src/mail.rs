@@ -1,0 +1,70 @@
+//! What one gateway asks of the others through the control plane (beside
+//! approvals and cancellations, which live in their own rows): flags every
+//! instance follows, and messages for a running child on another instance.
+
+use crate::stmt::Stmt;
+use crate::{Store, StoreError, now_ms};
+
+impl Store {
+    /// Set cluster-wide flag `name` (e.g. `paused`).
+    pub async fn set_flag(&self, name: &str, value: &str) -> Result<(), StoreError> {
+        self.exec(
+            Stmt::new(
+                "INSERT INTO cluster_flags (name, value, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            )
+            .bind(name)
+            .bind(value)
+            .bind(now_ms()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Cluster-wide flag `name`, if set.
+    pub async fn flag(&self, name: &str) -> Result<Option<String>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_scalar(
+            "SELECT value FROM cluster_flags WHERE name = $1"
+        )
+        .bind(name)
+        .fetch_optional(p)
+        .await)?)
+    }
+
+    /// Leave `body` for the running child of session `session_key`, which
+    /// instance `instance` runs.
+    pub async fn mail_child(&self, instance: &str, session_key: &str, body: &str) -> Result<(), StoreError> {
+        self.exec(
+            Stmt::new("INSERT INTO child_mail (instance_id, session_key, body, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(instance)
+                .bind(session_key)
+                .bind(body)
+                .bind(now_ms()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Take the messages left for children this instance runs, oldest
+    /// first: (session key, body).
+    pub async fn take_child_mail(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let Some(me) = self.instance_id() else {
+            return Ok(Vec::new());
+        };
+        let rows: Vec<(i64, String, String)> = read!(self, |p| sqlx::query_as(
+            "SELECT id, session_key, body FROM child_mail WHERE instance_id = $1 ORDER BY id"
+        )
+        .bind(me)
+        .fetch_all(p)
+        .await)?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let taken: Vec<Stmt> = rows
+            .iter()
+            .map(|(id, _, _)| Stmt::new("DELETE FROM child_mail WHERE id = $1").bind(*id))
+            .collect();
+        self.exec_all(taken).await?;
+        Ok(rows.into_iter().map(|(_, k, b)| (k, b)).collect())
+    }
+}

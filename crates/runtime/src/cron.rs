@@ -104,41 +104,91 @@ impl Runtime {
             }
             loop {
                 let now = Utc::now();
-                let next = jobs
-                    .iter()
-                    .filter_map(|(job, cron)| cron.find_next_occurrence(&now, false).ok().map(|t| (t, job)))
-                    .min_by_key(|(t, _)| *t);
-                let Some((at, job)) = next else { return };
+                let Some((at, due)) = next_due(&jobs, &now) else { return };
                 let wait = (at - now).to_std().unwrap_or_default();
                 tokio::time::sleep(wait).await;
-                let (rt, job) = (runtime.clone(), job.clone());
-                tokio::spawn(async move {
-                    // Several gateways on one database: the first to claim
-                    // the slot fires it.
-                    // The slot is the scheduled second (croner keeps the
-                    // sub-second part of "now" in its answer).
-                    match rt.store().claim_cron_slot(&job.id, at.timestamp()).await {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            tracing::debug!(cron_job_id = %job.id, "another instance fired this slot");
-                            return;
+                for job in due {
+                    let (rt, job) = (runtime.clone(), job.clone());
+                    tokio::spawn(async move {
+                        // Several gateways on one database: the first to claim
+                        // the slot fires it.
+                        // The slot is the scheduled second (croner keeps the
+                        // sub-second part of "now" in its answer).
+                        match rt.store().claim_cron_slot(&job.id, at.timestamp()).await {
+                            Ok(true) => {}
+                            Ok(false) => {
+                                tracing::debug!(cron_job_id = %job.id, "another instance fired this slot");
+                                return;
+                            }
+                            Err(e) => {
+                                tracing::error!(cron_job_id = %job.id, error = %e, "cannot claim the cron slot; not fired");
+                                return;
+                            }
                         }
-                        Err(e) => {
-                            tracing::error!(cron_job_id = %job.id, error = %e, "cannot claim the cron slot; not fired");
-                            return;
+                        let run = rt.run_cron_job(&job).await;
+                        match &run.result {
+                            Ok(_) => tracing::info!(cron_job_id = %job.id, run_id = %run.run_id, "cron run finished"),
+                            Err(e) => {
+                                tracing::warn!(cron_job_id = %job.id, run_id = %run.run_id, error = %e, "cron run failed");
+                            }
                         }
-                    }
-                    let run = rt.run_cron_job(&job).await;
-                    match &run.result {
-                        Ok(_) => tracing::info!(cron_job_id = %job.id, run_id = %run.run_id, "cron run finished"),
-                        Err(e) => {
-                            tracing::warn!(cron_job_id = %job.id, run_id = %run.run_id, error = %e, "cron run failed");
-                        }
-                    }
-                });
+                    });
+                }
                 // Step past this second so the same occurrence is not fired twice.
                 tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
             }
         })
+    }
+}
+
+/// The next scheduled second after `now` and every job due then (jobs on
+/// the same schedule fire together, not only the first of them).
+fn next_due<'a>(
+    jobs: &'a [(CronJob, Cron)],
+    now: &chrono::DateTime<Utc>,
+) -> Option<(chrono::DateTime<Utc>, Vec<&'a CronJob>)> {
+    let times: Vec<(i64, chrono::DateTime<Utc>, &CronJob)> = jobs
+        .iter()
+        .filter_map(|(job, cron)| {
+            cron.find_next_occurrence(now, false)
+                .ok()
+                .map(|t| (t.timestamp(), t, job))
+        })
+        .collect();
+    let (first, at) = times.iter().map(|(s, t, _)| (*s, *t)).min_by_key(|(s, _)| *s)?;
+    let due = times
+        .iter()
+        .filter(|(s, _, _)| *s == first)
+        .map(|(_, _, j)| *j)
+        .collect();
+    Some((at, due))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str, schedule: &str) -> (CronJob, Cron) {
+        let job = CronJob {
+            id: id.into(),
+            schedule: schedule.into(),
+            agent: "main".into(),
+            prompt: "p".into(),
+            deliver_to: None,
+        };
+        let cron = Cron::from_str(schedule).unwrap();
+        (job, cron)
+    }
+
+    #[test]
+    fn jobs_on_the_same_second_are_due_together() {
+        let jobs = [job("a", "0 6 * * *"), job("b", "0 6 * * *"), job("c", "30 6 * * *")];
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-01T05:59:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let (at, due) = next_due(&jobs, &now).unwrap();
+        assert_eq!(at.to_rfc3339(), "2026-12-01T06:00:00+00:00");
+        let ids: Vec<&str> = due.iter().map(|j| j.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
     }
 }

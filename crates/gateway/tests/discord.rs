@@ -247,6 +247,9 @@ async fn a_background_announcement_lands_in_the_thread_it_was_asked_from() {
     let config = support::with_reviewer(&config(&model.url(), &dc.url(), ops, port), &reviewer.url());
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
+    // Messages written before the bot's first session are not its to
+    // answer (as on Discord): wait for it to be connected.
+    dc.wait_sessions(1, 0, 20).await;
     model.push(Step::tool_call(
         "delegate",
         json!({"agent": "reviewer", "prompt": "check the deploy", "background": true}),

@@ -99,11 +99,13 @@ pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard
     Ok(reclaimed.expired_approvals)
 }
 
-/// Say this instance is alive every `HEARTBEAT`, and sweep up after dead
+/// Say this instance is alive every `heartbeat()`, and sweep up after dead
 /// ones; `expired` is told about approvals that expired that way (to edit
-/// their prompts).
+/// their prompts). An instance the others took for dead registers again
+/// as `role` (`run` or `chat`).
 pub(crate) fn spawn_heartbeat(
     store: Store,
+    role: &'static str,
     expired: impl Fn(Vec<ApprovalRow>) -> futures::future::BoxFuture<'static, ()> + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -115,7 +117,7 @@ pub(crate) fn spawn_heartbeat(
                     tracing::error!(
                         "the other gateways took this instance for dead (it was paused or cut off too long) and reclaimed its work; registering again"
                     );
-                    if let Err(e) = store.register_instance(&host(), std::process::id(), "run").await {
+                    if let Err(e) = store.register_instance(&host(), std::process::id(), role).await {
                         tracing::error!(error = %e, "cannot register this instance again");
                     }
                 }

@@ -164,10 +164,14 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;
     let prompts = channels.clone();
-    tasks.push(crate::instance::spawn_heartbeat(runtime.store().clone(), move |rows| {
-        let channels = prompts.clone();
-        Box::pin(async move { update_expired_prompts(&channels, &rows).await })
-    }));
+    tasks.push(crate::instance::spawn_heartbeat(
+        runtime.store().clone(),
+        "run",
+        move |rows| {
+            let channels = prompts.clone();
+            Box::pin(async move { update_expired_prompts(&channels, &rows).await })
+        },
+    ));
     tasks.push(crate::outbox::spawn(
         runtime.store().clone(),
         channels.clone(),

@@ -109,6 +109,21 @@ async fn cluster(name: &str) -> Option<Cluster> {
     })
 }
 
+/// "start the review" makes `main` start a background review that runs for
+/// a minute, and answer "Review started.".
+fn script_slow_review(c: &Cluster) {
+    c.model.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "slow review", "background": true}),
+        )
+        .when_last_contains("start the review"),
+    );
+    c.model
+        .push(Step::text("Review started.").when_last_contains("Background task started"));
+    c.reviewer.push(Step::text("late").delay(Duration::from_secs(60)));
+}
+
 const RUNS_IT: &str = "this instance runs the channel now";
 
 /// The node that runs the Telegram bot now (waits for one).
@@ -161,16 +176,7 @@ async fn one_instance_runs_the_bot_and_another_takes_over_when_it_dies() {
 
     c.model.push(Step::text("answer one").when_last_contains("message one"));
     // A background task on the owner, still running when it dies.
-    c.model.push(
-        Step::tool_call(
-            "delegate",
-            json!({"agent": "reviewer", "prompt": "slow review", "background": true}),
-        )
-        .when_last_contains("start the review"),
-    );
-    c.model
-        .push(Step::text("Review started.").when_last_contains("Background task started"));
-    c.reviewer.push(Step::text("late").delay(Duration::from_secs(60)));
+    script_slow_review(&c);
     let (chat, from) = ann();
     c.tg.message(chat, from, "message one", None, None);
     c.tg.wait_sent(1, 20).await;
@@ -274,16 +280,7 @@ async fn decisions_and_stops_typed_to_one_instance_reach_the_work_on_another() {
     );
 
     // A background task started from A's team chat, killed from B's.
-    c.model.push(
-        Step::tool_call(
-            "delegate",
-            json!({"agent": "reviewer", "prompt": "slow review", "background": true}),
-        )
-        .when_last_contains("start the review"),
-    );
-    c.model
-        .push(Step::text("Review started.").when_last_contains("Background task started"));
-    c.reviewer.push(Step::text("late").delay(Duration::from_secs(60)));
+    script_slow_review(&c);
     c.nodes[a]
         .gw
         .send("team", "room", "cli:bob", "start the review", true, false)

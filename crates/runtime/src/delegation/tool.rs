@@ -1,11 +1,10 @@
 //! The `delegate` tool: schema, argument parsing and action dispatch.
 
 use super::{background, child, manage, parallel};
-use crate::policy::{CommandRisk, Effect};
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use switchboard_config::DelegationMode;
 
 /// A `delegate` instance bound to the identity whose policy and roster it
@@ -54,10 +53,6 @@ impl Tool for DelegateTool {
         "delegate"
     }
 
-    fn description(&self) -> String {
-        "Hand a task to another configured agent and get its answer (or run it in the background and check on it later).".into()
-    }
-
     fn parameters(&self) -> Value {
         let agent_desc = if self.allowed && !self.roster.is_empty() {
             format!("The agent to delegate to. Reachable agents: {}", self.roster.join(", "))
@@ -66,24 +61,9 @@ impl Tool for DelegateTool {
         } else {
             "The agent to delegate to. Delegation is forbidden by this agent's risk profile.".to_string()
         };
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["delegate", "check_result", "list_results", "cancel_task", "await_sessions"], "default": "delegate"},
-                "agent": {"type": "string", "description": agent_desc},
-                "prompt": {"type": "string", "description": "The task for the agent"},
-                "context": {"type": "string", "description": "Background the agent needs"},
-                "background": {"type": "boolean", "default": false, "description": "Return at once with a task_id"},
-                "parallel": {"type": "array", "items": {"type": "string"}, "description": "Several agents to run the same prompt at once"},
-                "task_id": {"type": "string"},
-                "task_ids": {"type": "array", "items": {"type": "string"}},
-                "timeout_ms": {"type": "integer", "description": "await_sessions wait, default 30000, at most 120000"}
-            }
-        })
-    }
-
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Write(CommandRisk::Low)
+        let mut schema = crate::tools::catalog_parameters(self.name());
+        schema["properties"]["agent"]["description"] = Value::String(agent_desc);
+        schema
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {

@@ -1,8 +1,6 @@
 //! `sessions_history`: the transcript of a child session this session started.
 
-use crate::policy::Effect;
-use crate::tools::{Tool, ToolContext, ToolResult, tool_args};
-use async_trait::async_trait;
+use crate::tools::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -17,22 +15,10 @@ struct Args {
     limit: Option<i64>,
 }
 
-#[async_trait]
-impl Tool for SessionsHistory {
-    fn name(&self) -> &'static str {
-        "sessions_history"
-    }
-    fn description(&self) -> String {
-        "Read the last messages of a child session you started (by childSessionKey).".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"sessionKey": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["sessionKey"]})
-    }
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Read
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = tool_args!(self, args);
+builtin_tool!(SessionsHistory, "sessions_history", Args);
+
+impl SessionsHistory {
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
         let mine = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.iter().any(|r| r.session_key == args.session_key),
             Err(_) => false,

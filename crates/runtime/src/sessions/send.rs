@@ -1,11 +1,8 @@
 //! `sessions_send`: a message to a child session this session started —
 //! seen by a running child at its next step, or a new turn in a finished one.
 
-use crate::policy::{CommandRisk, Effect};
-use crate::tools::{Tool, ToolContext, ToolResult, tool_args};
-use async_trait::async_trait;
+use crate::tools::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use switchboard_store::RunStatus;
 
 /// `sessions_send`: a message to a child session.
@@ -18,22 +15,10 @@ struct Args {
     message: String,
 }
 
-#[async_trait]
-impl Tool for SessionsSend {
-    fn name(&self) -> &'static str {
-        "sessions_send"
-    }
-    fn description(&self) -> String {
-        "Send a message to a child session you started: a running child sees it at its next step; a finished one answers in a new turn.".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"sessionKey": {"type": "string"}, "message": {"type": "string"}}, "required": ["sessionKey", "message"]})
-    }
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Write(CommandRisk::Low)
-    }
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = tool_args!(self, args);
+builtin_tool!(SessionsSend, "sessions_send", Args);
+
+impl SessionsSend {
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
         let core = &ctx.core;
         let row = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.into_iter().find(|r| r.session_key == args.session_key),

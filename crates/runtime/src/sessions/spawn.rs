@@ -2,7 +2,6 @@
 
 use super::child::{self, Child};
 use crate::core::{PAUSED, RunParts};
-use crate::policy::{CommandRisk, Effect};
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
 use async_trait::async_trait;
@@ -32,31 +31,6 @@ impl Tool for SessionsSpawn {
     fn name(&self) -> &'static str {
         "sessions_spawn"
     }
-
-    fn description(&self) -> String {
-        "Start a child session on a task and return at once; its result is announced back here when it ends.".into()
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task": {"type": "string"},
-                "label": {"type": "string"},
-                "agentId": {"type": "string", "description": "An agent from agents_list (default: yourself)"},
-                "model": {"type": "string", "description": "A configured provider name to use instead of the default"},
-                "thinking": {"type": "string"},
-                "runTimeoutSeconds": {"type": "integer", "description": "0 = no timeout"},
-                "cleanup": {"type": "string", "enum": ["keep", "delete"], "default": "keep"}
-            },
-            "required": ["task"]
-        })
-    }
-
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Write(CommandRisk::Low)
-    }
-
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: Args = match serde_json::from_value(args) {
             Ok(a) => a,

@@ -22,12 +22,6 @@ impl Tool for SubagentsTool {
     fn name(&self) -> &'static str {
         "subagents"
     }
-    fn description(&self) -> String {
-        "List the child sessions you started (action=list) or stop one and its children (action=kill, runId).".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"action": {"type": "string", "enum": ["list", "kill"]}, "runId": {"type": "string"}}, "required": ["action"]})
-    }
     fn effect(&self, args: &Value) -> Effect {
         if args.get("action").and_then(Value::as_str) == Some("list") {
             Effect::Read

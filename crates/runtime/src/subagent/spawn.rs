@@ -1,12 +1,12 @@
 //! The `spawn_subagent` tool.
 
 use crate::core::RunParts;
-use crate::policy::{CommandRisk, Effect, SubAgentOverrides};
+use crate::policy::SubAgentOverrides;
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use switchboard_store::RunKind;
 use tracing::Instrument;
@@ -26,26 +26,6 @@ impl Tool for SpawnSubagent {
     fn name(&self) -> &'static str {
         "spawn_subagent"
     }
-
-    fn description(&self) -> String {
-        "Run an isolated helper of yourself on a sub-task and get back only its final answer. Several calls in one turn run concurrently.".into()
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "prompt": {"type": "string", "description": "The sub-task"},
-                "overrides": {"type": "object", "description": "Optional narrowing of your own policy (level, allowed_commands, max_actions_per_hour, shell_timeout_secs, ...)"}
-            },
-            "required": ["prompt"]
-        })
-    }
-
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Write(CommandRisk::Low)
-    }
-
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let prompt = args
             .get("prompt")

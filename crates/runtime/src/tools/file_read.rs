@@ -1,10 +1,7 @@
 //! `file_read`: read a text file inside the agent workspace.
 
-use super::{Tool, ToolContext, ToolResult, tool_args};
-use crate::policy::Effect;
-use async_trait::async_trait;
+use super::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 pub(crate) struct FileRead;
@@ -16,23 +13,10 @@ struct Args {
 
 const MAX_READ: usize = 256 * 1024;
 
-#[async_trait]
-impl Tool for FileRead {
-    fn name(&self) -> &'static str {
-        "file_read"
-    }
-    fn description(&self) -> String {
-        "Read a text file from the agent workspace.".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"path": {"type": "string", "description": "Path relative to the workspace"}}, "required": ["path"]})
-    }
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Read
-    }
+builtin_tool!(FileRead, "file_read", Args);
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = tool_args!(self, args);
+impl FileRead {
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
         let path = match ctx.in_workspace(&args.path) {
             Ok(p) => p,
             Err(refusal) => return refusal,

@@ -1,10 +1,7 @@
 //! `file_write`: write (or append to) a file inside the agent workspace.
 
-use super::{Tool, ToolContext, ToolResult, tool_args};
-use crate::policy::{CommandRisk, Effect};
-use async_trait::async_trait;
+use super::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 pub(crate) struct FileWrite;
@@ -17,31 +14,10 @@ struct Args {
     append: bool,
 }
 
-#[async_trait]
-impl Tool for FileWrite {
-    fn name(&self) -> &'static str {
-        "file_write"
-    }
-    fn description(&self) -> String {
-        "Write text to a file in the agent workspace (creates folders; append = true adds to the end).".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace"},
-                "content": {"type": "string"},
-                "append": {"type": "boolean", "default": false}
-            },
-            "required": ["path", "content"]
-        })
-    }
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Write(CommandRisk::Medium)
-    }
+builtin_tool!(FileWrite, "file_write", Args);
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = tool_args!(self, args);
+impl FileWrite {
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
         let path = match ctx.in_workspace(&args.path) {
             Ok(p) => p,
             Err(refusal) => return refusal,

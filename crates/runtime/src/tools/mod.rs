@@ -1,5 +1,6 @@
 //! Built-in tools, one per file, and the registry the agent loop offers.
 
+mod catalog;
 mod file_read;
 mod file_write;
 mod memory_recall;
@@ -94,14 +95,31 @@ pub struct ToolContext {
 pub trait Tool: Send + Sync {
     /// Its name.
     fn name(&self) -> &'static str;
-    /// What it does, for the model.
-    fn description(&self) -> String;
-    /// JSON Schema of the arguments object.
-    fn parameters(&self) -> Value;
-    /// What a call with these (already parsed) arguments would do.
-    fn effect(&self, args: &Value) -> Effect;
+    /// What it does, for the model (built-ins: from the catalog).
+    fn description(&self) -> String {
+        catalog::entry(self.name())
+            .map(|e| e.description.clone())
+            .unwrap_or_default()
+    }
+    /// JSON Schema of the arguments object (built-ins: from the catalog).
+    fn parameters(&self) -> Value {
+        catalog_parameters(self.name())
+    }
+    /// What a call with these (already parsed) arguments would do
+    /// (built-ins: from the catalog; a tool missing there counts as high risk).
+    fn effect(&self, _args: &Value) -> Effect {
+        catalog::entry(self.name()).map_or(Effect::Write(crate::policy::CommandRisk::High), catalog::Entry::effect)
+    }
     /// Run it.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
+}
+
+/// The argument schema the catalog gives the built-in tool `name` (an
+/// empty object schema for a tool it does not list).
+pub(crate) fn catalog_parameters(name: &str) -> Value {
+    catalog::entry(name)
+        .map(|e| e.parameters.clone())
+        .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}))
 }
 
 /// `let args: Args = tool_args!(self, args);` in a tool's `execute`: the
@@ -115,6 +133,34 @@ macro_rules! tool_args {
     };
 }
 pub(crate) use tool_args;
+
+/// `builtin_tool!(Type, "name", Args)`: implements [`Tool`] for a built-in
+/// whose description, schema and effect are in the catalog. The type's own
+/// `async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult` does
+/// the work once the arguments have parsed; without `Args` (a tool that takes none),
+/// `run(&self, _: IgnoredAny, ctx)`.
+macro_rules! builtin_tool {
+    ($ty:ty, $name:literal, $args:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::tools::Tool for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            async fn execute(
+                &self,
+                args: serde_json::Value,
+                ctx: &$crate::tools::ToolContext,
+            ) -> $crate::tools::ToolResult {
+                let args: $args = $crate::tools::tool_args!(self, args);
+                self.run(args, ctx).await
+            }
+        }
+    };
+    ($ty:ty, $name:literal) => {
+        $crate::tools::builtin_tool!($ty, $name, serde::de::IgnoredAny);
+    };
+}
+pub(crate) use builtin_tool;
 
 impl ToolContext {
     /// The agent at the root of this run's tree (the one a person talks

@@ -1,10 +1,7 @@
 //! `model_switch`: move this session to another configured provider.
 
-use super::{Tool, ToolContext, ToolResult, tool_args};
-use crate::policy::{CommandRisk, Effect};
-use async_trait::async_trait;
+use super::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 pub(crate) struct ModelSwitch;
 
@@ -13,23 +10,10 @@ struct Args {
     provider: String,
 }
 
-#[async_trait]
-impl Tool for ModelSwitch {
-    fn name(&self) -> &'static str {
-        "model_switch"
-    }
-    fn description(&self) -> String {
-        "Switch this conversation to another configured model provider (by provider name).".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"provider": {"type": "string"}}, "required": ["provider"]})
-    }
-    fn effect(&self, _args: &Value) -> Effect {
-        Effect::Write(CommandRisk::Low)
-    }
+builtin_tool!(ModelSwitch, "model_switch", Args);
 
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = tool_args!(self, args);
+impl ModelSwitch {
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
         if !ctx.providers.contains(&args.provider) {
             return ToolResult::fail(format!(
                 "unknown provider '{}'; configured providers: {}",

@@ -17,7 +17,7 @@ use super::{Tool, ToolContext, ToolResult, parse_args};
 use crate::policy::{CommandRisk, Effect, classify_command, git_refusal};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -69,18 +69,6 @@ fn check_argv(argv: &[String], ctx: &ToolContext) -> Result<std::path::PathBuf, 
 impl Tool for Shell {
     fn name(&self) -> &'static str {
         "shell"
-    }
-
-    fn description(&self) -> String {
-        "Run one command (a program from the allowed list and its arguments) in the agent workspace. No pipes or redirects.".into()
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "The command line, e.g. `ls -la`"}},
-            "required": ["command"]
-        })
     }
 
     fn effect(&self, args: &Value) -> Effect {

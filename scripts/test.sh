@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the test peers and runs every test: `./scripts/test.sh`.
 #
-# Peers: a throwaway PostgreSQL server on a free loopback port (installed
+# Peers: Debian's Chromium for the console's browser tests; a throwaway PostgreSQL server on a free loopback port (installed
 # from Debian's packages when missing), so the store is exercised on both
 # backends; matrix-synapse from PyPI in a cached virtualenv (each Matrix test
 # starts its own homeserver with it). The scripted model server is started by
@@ -70,6 +70,18 @@ if ! "$SYNAPSE_VENV/bin/python" -c 'import synapse' >/dev/null 2>&1; then
     "$SYNAPSE_VENV/bin/pip" install -q --disable-pip-version-check matrix-synapse
 fi
 export SWITCHBOARD_TEST_SYNAPSE_PYTHON="$SYNAPSE_VENV/bin/python"
+
+# Chromium (Debian's package) for the operator console's browser tests;
+# with it required, those tests fail instead of skipping when it is missing.
+if ! command -v chromium >/dev/null 2>&1; then
+    log "installing Chromium (Debian packages)"
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+fi
+export SWITCHBOARD_TEST_REQUIRE_CHROMIUM=1
 
 log "building"
 cargo build --workspace --all-targets

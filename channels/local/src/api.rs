@@ -108,9 +108,18 @@ impl LocalHub {
 
     /// Bind `listen` and serve until the task is aborted; returns the bound address.
     pub async fn serve(&self, listen: &str) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+        self.serve_with(listen, Router::new()).await
+    }
+
+    /// `serve`, with more routes (the operator console) on the same listener.
+    pub async fn serve_with(
+        &self,
+        listen: &str,
+        more: Router,
+    ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
-        let app = self.router();
+        let app = self.router().merge(more);
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::error!(error = %e, "local channel server stopped");

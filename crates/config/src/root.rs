@@ -84,12 +84,34 @@ pub struct WebConfig {
     /// Loopback address to listen on; the API has no authentication, so
     /// only loopback addresses are accepted.
     pub listen: String,
+    /// Serve the operator console under `/console` (docs/console.md).
+    pub console: bool,
+    /// People who may sign in to the console besides approvers.
+    pub console_users: Vec<String>,
+    /// The address people reach the console at (the sign-in link's base),
+    /// e.g. `https://ops.example.com` behind a proxy; defaults to
+    /// `http://<listen>`.
+    pub public_url: Option<String>,
 }
 
 impl Default for WebConfig {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:8088".into(),
+            console: false,
+            console_users: Vec::new(),
+            public_url: None,
+        }
+    }
+}
+
+impl WebConfig {
+    /// The base of console links: `public_url` without a trailing slash,
+    /// or `http://<listen>`.
+    pub fn base_url(&self) -> String {
+        match &self.public_url {
+            Some(u) => u.trim_end_matches('/').to_string(),
+            None => format!("http://{}", self.listen),
         }
     }
 }

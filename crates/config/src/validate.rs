@@ -377,6 +377,15 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
             format!("'{}' is not an address like 127.0.0.1:8088", c.web.listen),
         )),
     }
+    user_list("web.console_users", &c.web.console_users, false, v);
+    if let Some(url) = &c.web.public_url
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        v.push(Problem::new(
+            "web.public_url",
+            format!("'{url}' is not an http:// or https:// URL (the console's sign-in links start with it)"),
+        ));
+    }
     for (name, l) in &c.channels.local {
         user_list(
             &format!("channels.local.{name}.allowed_users"),

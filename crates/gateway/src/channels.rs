@@ -1,5 +1,6 @@
 //! The running channels by instance name, and delivery with retries.
 
+use crate::console::HealthBoard;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +9,8 @@ use switchboard_core::{Channel, ChannelError, MessageRef, Outbound};
 #[derive(Clone, Default)]
 pub(crate) struct ChannelSet {
     channels: BTreeMap<String, Arc<dyn Channel>>,
+    /// What sends and the adapters' own reports say of each connection.
+    health: Arc<HealthBoard>,
 }
 
 impl ChannelSet {
@@ -17,6 +20,11 @@ impl ChannelSet {
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn Channel>> {
         self.channels.get(name)
+    }
+
+    /// The channels' connection states.
+    pub(crate) fn health(&self) -> &Arc<HealthBoard> {
+        &self.health
     }
 
     pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<dyn Channel>> {
@@ -34,7 +42,15 @@ impl ChannelSet {
         };
         let mut attempt = 0;
         loop {
-            match channel.send(message).await {
+            let sent = channel.send(message).await;
+            match &sent {
+                // The platform answered (a rate limit is an answer too).
+                Ok(_) | Err(ChannelError::RateLimited(_)) => self.health.ok(channel.name()),
+                Err(e @ ChannelError::Transient(_)) => self.health.failed(channel.name(), &e.to_string()),
+                // A refusal of one message says nothing of the connection.
+                Err(_) => {}
+            }
+            match sent {
                 Ok(refs) => return Ok(refs),
                 Err(ChannelError::RateLimited(secs)) if attempt + 1 < attempts => {
                     tokio::time::sleep(Duration::from_secs(secs.max(1))).await;

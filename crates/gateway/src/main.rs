@@ -19,6 +19,7 @@ mod cli_broker;
 mod cli_channel;
 mod cluster;
 mod commands;
+mod console;
 mod inbox;
 mod instance;
 mod logging;

@@ -53,6 +53,21 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
     }
 }
 
+/// Answer inbox message `to` with `text` that must not be stored (a
+/// sign-in link): the message is marked done without a reply row, and the
+/// text is sent now or never (the person can ask again).
+pub(crate) async fn answer_privately(channels: &ChannelSet, store: &Store, to: &Taken, text: String) {
+    if let Err(e) = store.finish_inbound(&to.key, None).await {
+        tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
+    }
+    let mut out = Outbound::new(to.m.address.clone(), text);
+    out.reply_to = to.m.message_id.clone();
+    out.delivery_key = Some(switchboard_store::reply_key(&to.key));
+    if let Err(e) = channels.send(&out, SEND_ATTEMPTS).await {
+        tracing::warn!(channel = %to.m.address.channel, error = %e, "a private answer could not be delivered; it is not kept");
+    }
+}
+
 /// Send `out`, trying `attempts` times; keep it in the outbox when the
 /// channel keeps failing. Returns whether it was sent now.
 pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attempts: u32) -> bool {

@@ -115,6 +115,7 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         }
     }
 
+    let health = channels.health().clone();
     // Messages a stopped process had taken but not answered; read before
     // any channel starts, so they are not mixed up with new ones.
     let pending = crate::inbox::upkeep::adopt(runtime.store(), &config).await?;
@@ -143,14 +144,6 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
                 .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
         }
     }
-    if !local_aliases.is_empty() {
-        let (addr, task) = hub
-            .serve(&config.web.listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
-        tracing::info!(%addr, channels = ?local_aliases, "local channels listening");
-        tasks.push(task);
-    }
     let broker = Arc::new(RouteBroker::new(
         config.clone(),
         runtime.store().clone(),
@@ -177,7 +170,23 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.clone(),
         fences.clone(),
     ));
-    let router = Router::new((*runtime).clone(), channels, broker);
+    let router = Router::new((*runtime).clone(), channels, broker.clone());
+    // The local API and the console share the `[web]` listener; messages
+    // written to it before the router runs wait in the inbound queue.
+    if !local_aliases.is_empty() || config.web.console {
+        let console = if config.web.console {
+            let console = crate::console::Console::new((*runtime).clone(), broker, router.clone(), health);
+            Arc::new(console).routes()
+        } else {
+            axum::Router::new()
+        };
+        let (addr, task) = hub
+            .serve_with(&config.web.listen, console)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
+        tracing::info!(%addr, channels = ?local_aliases, console = config.web.console, "local API listening");
+        tasks.push(task);
+    }
     router.resume(pending).await;
     tasks.push(crate::inbox::upkeep::spawn(
         runtime.store().clone(),

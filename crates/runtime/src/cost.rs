@@ -38,15 +38,13 @@ pub async fn record(
         .price_for(provider, model)
         .cost_micros(usage.input_tokens, usage.output_tokens);
     let day = utc_day(now_ms());
-    store
-        .record_cost(
-            agent,
-            &day,
-            usage.input_tokens as i64,
-            usage.output_tokens as i64,
-            micros as i64,
-        )
-        .await?;
+    let usage_row = switchboard_store::CostTotals {
+        calls: 1,
+        tokens_in: usage.input_tokens as i64,
+        tokens_out: usage.output_tokens as i64,
+        cost_micros: micros as i64,
+    };
+    store.record_cost(agent, provider, &day, usage_row).await?;
     if micros > 0 {
         store.attribute_cost(cost_chain, &day, micros as i64).await?;
     }

@@ -29,6 +29,10 @@ pub struct Progress {
     pub last_activity_at: i64,
     /// Model calls.
     pub iterations: u32,
+    /// Prompt tokens spent so far.
+    pub tokens_in: u64,
+    /// Answer tokens spent so far.
+    pub tokens_out: u64,
     /// Tool calls that ended.
     pub tools_completed: u32,
     /// The latest tool call.
@@ -112,9 +116,13 @@ impl ProgressRecorder {
         }
     }
 
-    /// A model call was made.
-    pub async fn model_call(&self) {
-        let json = self.update(|p| p.iterations += 1);
+    /// A model call was made, reading and writing these many tokens.
+    pub async fn model_call(&self, tokens_in: u64, tokens_out: u64) {
+        let json = self.update(|p| {
+            p.iterations += 1;
+            p.tokens_in += tokens_in;
+            p.tokens_out += tokens_out;
+        });
         self.save(json).await;
     }
 

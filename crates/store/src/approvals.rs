@@ -68,6 +68,8 @@ pub struct NewApproval<'a> {
 pub struct ApprovalRow {
     /// The request id people type (`/approve <id>`).
     pub id: String,
+    /// The registry run whose tool call waits (none for a person's turn).
+    pub run_id: Option<String>,
     /// The agent whose tool call waits.
     pub agent: String,
     /// Callers of a delegated run, root first (JSON list).
@@ -106,7 +108,7 @@ pub struct ApprovalRow {
 }
 
 pub(crate) const COLUMNS: &str =
-    "id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
+    "id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
      deadline_at, created_at, decided_at, decided_by, decided_from, reason, approvers";
 
 /// How a pending request ended: the new status, who decided and from
@@ -160,6 +162,7 @@ impl Store {
             .bind(a.approvers),
         )
         .await?;
+        self.changed(crate::Change::Approval(a.id.to_string()));
         Ok(())
     }
 
@@ -191,6 +194,7 @@ impl Store {
                 .bind(id),
             )
             .await?;
+        self.changed(crate::Change::Approval(id.to_string()));
         Ok(done == 1)
     }
 
@@ -201,6 +205,15 @@ impl Store {
         ))
         .bind(id)
         .fetch_optional(p)
+        .await)?)
+    }
+
+    /// Requests still waiting for a decision, oldest first.
+    pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
+            format!("SELECT {COLUMNS} FROM approvals WHERE status = 'pending' ORDER BY created_at, id")
+        ))
+        .fetch_all(p)
         .await)?)
     }
 

@@ -1,8 +1,8 @@
-//! The daily cost ledger, per agent, in micro-dollars.
+//! The daily cost ledgers, per agent and per provider, in micro-dollars.
 
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
-use sqlx::FromRow;
+use sqlx::{AssertSqlSafe, FromRow};
 
 /// Spend over a period.
 #[derive(Debug, Clone, Default, FromRow, PartialEq, Eq)]
@@ -35,28 +35,101 @@ pub fn utc_day(ms: i64) -> String {
 }
 
 impl Store {
-    /// Add one model call's usage to `agent`'s ledger for `day`.
+    /// Add one model call's usage to `agent`'s ledger and `provider`'s
+    /// for `day` (one transaction).
     pub async fn record_cost(
         &self,
         agent: &str,
+        provider: &str,
         day: &str,
-        tokens_in: i64,
-        tokens_out: i64,
-        cost_micros: i64,
+        usage: CostTotals,
     ) -> Result<(), StoreError> {
-        self.exec(Stmt::new(
-            "INSERT INTO cost_ledger (agent, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, 1, $3, $4, $5)
-             ON CONFLICT (agent, day) DO UPDATE SET calls = cost_ledger.calls + 1,
-               tokens_in = cost_ledger.tokens_in + excluded.tokens_in,
-               tokens_out = cost_ledger.tokens_out + excluded.tokens_out,
-               cost_micros = cost_ledger.cost_micros + excluded.cost_micros",
-        )
-        .bind(agent)
-        .bind(day)
-        .bind(tokens_in)
-        .bind(tokens_out)
-        .bind(cost_micros)).await?;
+        let add = |sql: &'static str, who: &str| {
+            Stmt::new(sql)
+                .bind(who.to_string())
+                .bind(day.to_string())
+                .bind(usage.calls)
+                .bind(usage.tokens_in)
+                .bind(usage.tokens_out)
+                .bind(usage.cost_micros)
+        };
+        self.exec_all(vec![
+            add(
+                "INSERT INTO cost_ledger (agent, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (agent, day) DO UPDATE SET calls = cost_ledger.calls + excluded.calls,
+                   tokens_in = cost_ledger.tokens_in + excluded.tokens_in,
+                   tokens_out = cost_ledger.tokens_out + excluded.tokens_out,
+                   cost_micros = cost_ledger.cost_micros + excluded.cost_micros",
+                agent,
+            ),
+            add(
+                "INSERT INTO provider_cost (provider, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (provider, day) DO UPDATE SET calls = provider_cost.calls + excluded.calls,
+                   tokens_in = provider_cost.tokens_in + excluded.tokens_in,
+                   tokens_out = provider_cost.tokens_out + excluded.tokens_out,
+                   cost_micros = provider_cost.cost_micros + excluded.cost_micros",
+                provider,
+            ),
+        ])
+        .await?;
         Ok(())
+    }
+
+    /// Totals per agent (own spend) and per provider for the days whose
+    /// `YYYY-MM-DD` starts with `prefix` (a day, or a month `YYYY-MM`).
+    pub async fn cost_breakdown(
+        &self,
+        prefix: &str,
+    ) -> Result<(Vec<(String, CostTotals)>, Vec<(String, CostTotals)>), StoreError> {
+        let like = format!("{prefix}%");
+        let sum = |table: &str, key: &str| {
+            format!(
+                "SELECT {key}, CAST(SUM(calls) AS BIGINT), CAST(SUM(tokens_in) AS BIGINT),
+                        CAST(SUM(tokens_out) AS BIGINT), CAST(SUM(cost_micros) AS BIGINT)
+                 FROM {table} WHERE day LIKE $1 GROUP BY {key} ORDER BY {key}"
+            )
+        };
+        let (agents_sql, providers_sql) = (sum("cost_ledger", "agent"), sum("provider_cost", "provider"));
+        let agents: Vec<(String, i64, i64, i64, i64)> =
+            read!(self, |p| sqlx::query_as(AssertSqlSafe(agents_sql.clone()))
+                .bind(&like)
+                .fetch_all(p)
+                .await)?;
+        let providers: Vec<(String, i64, i64, i64, i64)> =
+            read!(self, |p| sqlx::query_as(AssertSqlSafe(providers_sql.clone()))
+                .bind(&like)
+                .fetch_all(p)
+                .await)?;
+        let totals = |rows: Vec<(String, i64, i64, i64, i64)>| {
+            rows.into_iter()
+                .map(|(k, calls, tokens_in, tokens_out, cost_micros)| {
+                    (
+                        k,
+                        CostTotals {
+                            calls,
+                            tokens_in,
+                            tokens_out,
+                            cost_micros,
+                        },
+                    )
+                })
+                .collect()
+        };
+        Ok((totals(agents), totals(providers)))
+    }
+
+    /// Spend counted against each agent's cap (its own and its bounded
+    /// descendants') for the days starting with `prefix`.
+    pub async fn attributed_breakdown(&self, prefix: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        let like = format!("{prefix}%");
+        Ok(read!(self, |p| {
+            sqlx::query_as(
+            "SELECT agent, CAST(SUM(cost_micros) AS BIGINT) FROM cost_attribution WHERE day LIKE $1 GROUP BY agent ORDER BY agent"
+        )
+        .bind(&like)
+        .fetch_all(p)
+        .await
+        })?)
     }
 
     /// One agent's totals for a day.

@@ -23,6 +23,7 @@ macro_rules! read {
 mod words;
 
 mod approvals;
+mod console;
 mod cost;
 mod cursors;
 mod error;
@@ -35,10 +36,12 @@ mod outbox;
 mod runs;
 mod sessions;
 mod signals;
+pub use signals::Change;
 mod sqlite_writer;
 mod stmt;
 
 pub use approvals::{ApprovalEnd, ApprovalRow, ApprovalStatus, NewApproval};
+pub use console::{ConsoleSession, console_secret};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
 pub use inbox::{InboxRow, NewInbound, QueuedReply, reply_key};
@@ -87,6 +90,8 @@ pub struct Store {
     /// Woken when this process queues an announcement (other processes
     /// sharing a PostgreSQL control plane are found by polling).
     outbox_ready: std::sync::Arc<tokio::sync::Notify>,
+    /// What changed in this process, for live views (see `changes`).
+    changes: tokio::sync::broadcast::Sender<Change>,
     /// Woken by other gateways' signals (see `signals`).
     signals: std::sync::Arc<tokio::sync::Notify>,
     /// This process's registration (see `instances`), once made.
@@ -148,6 +153,7 @@ impl Store {
             pools,
             writes: Default::default(),
             outbox_ready: Default::default(),
+            changes: tokio::sync::broadcast::channel(1024).0,
             signals: Default::default(),
             instance: Default::default(),
         })

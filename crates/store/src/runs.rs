@@ -256,6 +256,7 @@ impl Store {
         .bind(&r.requester_session)
         .bind(self.instance_id())
         .bind(r.announce.then_some("pending"))).await?;
+        self.changed(crate::Change::Run(r.id.clone()));
         Ok(now)
     }
 
@@ -276,6 +277,7 @@ impl Store {
         .bind(end.cost_micros)
         .bind(end.progress)
         .bind(id)).await?;
+        self.changed(crate::Change::Run(id.to_string()));
         Ok(done == 1)
     }
 
@@ -299,6 +301,7 @@ impl Store {
                 .bind(id),
         )
         .await?;
+        self.changed(crate::Change::Run(id.to_string()));
         Ok(())
     }
 
@@ -383,6 +386,19 @@ impl Store {
         )
         .await?;
         Ok(())
+    }
+
+    /// Runs for the operator console: every running one and every one
+    /// created since `since` (Unix ms), newest first, at most `limit`.
+    pub async fn console_runs(&self, since: i64, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE status = 'running' OR created_at >= $1
+             ORDER BY created_at DESC, id LIMIT $2"
+        )))
+        .bind(since)
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
     }
 
     /// Direct children of a run.

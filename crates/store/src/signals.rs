@@ -4,6 +4,10 @@
 //! watchers at once. Watchers poll as well (a notification sent while a
 //! listener reconnects is missed), so a signal only makes them faster. On
 //! SQLite (one gateway) there is nothing to signal.
+//!
+//! Within one process, every write of a run or an approval row is also
+//! broadcast as a [`Change`] for live views (the operator console); a
+//! subscriber that falls behind is told it lagged and re-reads.
 
 use crate::{Pools, Store};
 use std::time::Duration;
@@ -11,7 +15,29 @@ use std::time::Duration;
 /// The notification channel.
 const CHANNEL: &str = "switchboard";
 
+/// A row this process just wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Run `id` started, made progress or ended.
+    Run(String),
+    /// Approval request `id` was asked or ended.
+    Approval(String),
+    /// A person's turn in session `key` started or ended (told by the
+    /// gateway, which runs turns; nothing is stored for them).
+    Turn(String),
+}
+
 impl Store {
+    /// Subscribe to this process's changes (see the module doc).
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Tell live views about `change` (nobody listening is fine).
+    pub fn changed(&self, change: Change) {
+        let _ = self.changes.send(change);
+    }
+
     /// Tell the other gateways that something they may wait on changed.
     pub async fn signal(&self) {
         if let Pools::Postgres(p) = &self.pools

@@ -76,13 +76,28 @@ async fn exercise(store: &Store) {
 
     // Cost ledger.
     let day = utc_day(switchboard_store::now_ms());
-    store.record_cost("main", &day, 100, 50, 7).await.unwrap();
-    store.record_cost("main", &day, 10, 5, 3).await.unwrap();
-    store.record_cost("reviewer", &day, 1, 1, 1).await.unwrap();
+    store.record_cost("main", "p", &day, usage(100, 50, 7)).await.unwrap();
+    store.record_cost("main", "q", &day, usage(10, 5, 3)).await.unwrap();
+    store.record_cost("reviewer", "p", &day, usage(1, 1, 1)).await.unwrap();
     let c = store.agent_cost("main", &day).await.unwrap();
     assert_eq!((c.calls, c.tokens_in, c.tokens_out, c.cost_micros), (2, 110, 55, 10));
     assert_eq!(store.total_cost(&day[..7]).await.unwrap().cost_micros, 11);
     assert_eq!(store.agent_cost("main", "1999-01-01").await.unwrap().calls, 0);
+    let (agents, providers) = store.cost_breakdown(&day[..7]).await.unwrap();
+    assert_eq!(
+        agents
+            .iter()
+            .map(|(a, c)| (a.as_str(), c.cost_micros))
+            .collect::<Vec<_>>(),
+        [("main", 10), ("reviewer", 1)]
+    );
+    assert_eq!(
+        providers
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.calls, c.cost_micros))
+            .collect::<Vec<_>>(),
+        [("p", 2, 8), ("q", 1, 3)]
+    );
 
     // Cursors.
     assert_eq!(store.cursor("telegram.main").await.unwrap(), None);
@@ -416,4 +431,13 @@ async fn postgres_leases() {
         return;
     };
     leases(&url).await;
+}
+
+fn usage(tokens_in: i64, tokens_out: i64, cost_micros: i64) -> switchboard_store::CostTotals {
+    switchboard_store::CostTotals {
+        calls: 1,
+        tokens_in,
+        tokens_out,
+        cost_micros,
+    }
 }

@@ -4,6 +4,7 @@
 //! platform fakes (`telegram`, `discord`) and Synapse stand in for chat
 //! servers.
 
+pub mod browser;
 pub mod discord;
 mod scripted_model;
 pub mod synapse;

@@ -44,8 +44,8 @@ pub(crate) struct RouteBroker {
 pub(crate) struct Ballot<'a> {
     /// The person.
     pub(crate) user: &'a UserId,
-    /// The chat the answer came from (its platform must vouch for `user`).
-    pub(crate) from: &'a ChatAddress,
+    /// Where the answer came from.
+    pub(crate) from: Via<'a>,
     /// What they chose.
     pub(crate) choice: ApprovalChoice,
     /// Why, for a denial.
@@ -57,9 +57,38 @@ impl<'a> Ballot<'a> {
     pub(crate) fn new(user: &'a UserId, from: &'a ChatAddress, choice: ApprovalChoice) -> Self {
         Self {
             user,
-            from,
+            from: Via::Chat(from),
             choice,
             reason: None,
+        }
+    }
+
+    /// An answer given in the operator console by a signed-in person.
+    pub(crate) fn from_console(user: &'a UserId, choice: ApprovalChoice) -> Self {
+        Self {
+            user,
+            from: Via::Console,
+            choice,
+            reason: None,
+        }
+    }
+}
+
+/// Where an answer was given.
+#[derive(Clone, Copy)]
+pub(crate) enum Via<'a> {
+    /// A chat: its platform must vouch for the person's id.
+    Chat(&'a ChatAddress),
+    /// The operator console: the person signed in with a link their
+    /// platform delivered to them (docs/console.md).
+    Console,
+}
+
+impl std::fmt::Display for Via<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Via::Chat(address) => address.fmt(f),
+            Via::Console => f.write_str("console"),
         }
     }
 }
@@ -71,8 +100,10 @@ const REMOTE_POLL: Duration = Duration::from_millis(100);
 /// Why `user` may not decide request `id` from `from`, if they may not. An
 /// approver is recognised only on the platform that vouches for their id:
 /// `tg:7` typed into a local chat is not tg:7.
-fn refusal(id: &str, user: &UserId, from: &ChatAddress, approvers: &[String]) -> Option<String> {
-    if !user.belongs_to(&from.channel) {
+fn refusal(id: &str, user: &UserId, from: Via<'_>, approvers: &[String]) -> Option<String> {
+    if let Via::Chat(from) = from
+        && !user.belongs_to(&from.channel)
+    {
         return Some(format!(
             "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
             from.channel

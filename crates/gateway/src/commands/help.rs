@@ -10,6 +10,7 @@ pub(super) fn apply() -> String {
         "/stop — abort the current turn and every child it started",
         "/subagents list | info <id|#> | log <id|#> [limit] [tools] | send <id|#> <message> | kill <id|#|all> | pause | resume",
         "/approve <id> [always], /deny <id> [reason] — answer an approval prompt",
+        "/console — a sign-in link to the operator console (approvers; in a direct chat)",
         "Anything else goes to the agent.",
     ]
     .join("\n")

@@ -78,6 +78,9 @@ pub(crate) enum Command {
     Agents,
     /// Handled by the conversation loop, which owns the running turn.
     Stop,
+    /// A sign-in link to the operator console, answered by the router
+    /// (never through the outbox: the link is a secret).
+    Console,
     Approve {
         id: String,
         always: bool,
@@ -111,6 +114,7 @@ pub(crate) fn parse(text: &str) -> Option<Command> {
         "status" => Command::Status,
         "agents" => Command::Agents,
         "stop" => Command::Stop,
+        "console" => Command::Console,
         "subagents" => Command::Subagents(subagents::parse(&args)),
         "approve" if !args.is_empty() => Command::Approve {
             id: args[0].to_string(),
@@ -133,6 +137,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::Agents => agents::apply(ctx),
         Command::Subagents(sub) => subagents::apply(sub, ctx).await,
         Command::Stop => "Nothing is running.".into(),
+        Command::Console => "Send /console to me in a direct message for a sign-in link.".into(),
         Command::Approve { id, .. } | Command::Deny { id, .. } => {
             format!("No approval request '{id}' is waiting here.")
         }

@@ -13,6 +13,7 @@ use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
 use crate::inbox::Taken;
 use parking_lot::Mutex;
+pub(crate) use session::TurnNow;
 use session::{Queued, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -125,6 +126,10 @@ impl Router {
                     .decide(&id, Ballot::new(&m.sender, &m.address, choice))
                     .await;
                 self.answer(&t, text).await;
+            }
+            Command::Console => {
+                let text = crate::console::SignIn::answer(&self.runtime, &m.sender, m.direct).await;
+                crate::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
             Command::Deny { id, reason } => {
                 let text = self

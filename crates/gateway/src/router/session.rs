@@ -9,7 +9,7 @@ use crate::inbox::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::UserId;
+use switchboard_core::{ChatAddress, UserId};
 use switchboard_runtime::recover::Recovery;
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
@@ -18,8 +18,20 @@ use tokio_util::sync::CancellationToken;
 /// How often a typing notice is renewed while a turn runs.
 const TYPING_RENEWAL: Duration = Duration::from_secs(4);
 
-/// The turn a session is running: how to stop it, and who asked for it.
-pub(super) type Current = Arc<Mutex<Option<(CancellationToken, UserId)>>>;
+/// The turn a session is running.
+pub(super) type Current = Arc<Mutex<Option<TurnNow>>>;
+
+/// A running turn: how to stop it, who asked for it, where and since when.
+#[derive(Clone)]
+pub(crate) struct TurnNow {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) owner: UserId,
+    pub(crate) agent: String,
+    pub(crate) session_key: String,
+    pub(crate) address: ChatAddress,
+    /// Unix ms.
+    pub(crate) started_at: i64,
+}
 
 pub(super) struct Session {
     queue: mpsc::Sender<Queued>,
@@ -41,7 +53,14 @@ impl Router {
     /// The running turn of `session_key`, if any.
     pub(super) fn current_turn(&self, session_key: &str) -> Option<(CancellationToken, UserId)> {
         let sessions = self.sessions.lock();
-        sessions.get(session_key).and_then(|s| s.current.lock().clone())
+        let s = sessions.get(session_key)?;
+        s.current.lock().as_ref().map(|t| (t.cancel.clone(), t.owner.clone()))
+    }
+
+    /// Every turn running now (for the operator console).
+    pub(crate) fn running_turns(&self) -> Vec<TurnNow> {
+        let sessions = self.sessions.lock();
+        sessions.values().filter_map(|s| s.current.lock().clone()).collect()
     }
 
     /// Queue a message for its session, starting the session's worker if
@@ -114,7 +133,17 @@ impl Router {
                 }
             }
             let cancel = CancellationToken::new();
-            *current.lock() = Some((cancel.clone(), m.sender.clone()));
+            *current.lock() = Some(TurnNow {
+                cancel: cancel.clone(),
+                owner: m.sender.clone(),
+                agent: agent.clone(),
+                session_key: session_key.clone(),
+                address: m.address.clone(),
+                started_at: switchboard_store::now_ms(),
+            });
+            self.runtime
+                .store()
+                .changed(switchboard_store::Change::Turn(session_key.clone()));
             // Typing shows while the turn runs (platforms let it lapse after
             // a few seconds, so it is renewed), without delaying the turn.
             let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
@@ -147,6 +176,9 @@ impl Router {
                 })
                 .await;
             current.lock().take();
+            self.runtime
+                .store()
+                .changed(switchboard_store::Change::Turn(session_key.clone()));
             if let Some(t) = typing {
                 t.abort();
             }

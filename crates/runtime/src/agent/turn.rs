@@ -135,7 +135,8 @@ impl AgentRun {
             };
             usage.add(response.usage);
             if let Some(p) = &scope.progress {
-                p.model_call().await;
+                p.model_call(response.usage.input_tokens, response.usage.output_tokens)
+                    .await;
             }
             // The ledger write and the transcript write share a commit.
             let recorded = async {

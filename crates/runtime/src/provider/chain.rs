@@ -56,6 +56,7 @@ impl ProviderChain {
         for link in &self.links {
             match fitted_chat(link.as_ref(), req).await {
                 Ok(resp) => {
+                    super::health::answered(link.name());
                     if !failures.is_empty() {
                         tracing::warn!(
                             requested = first.name(),
@@ -75,6 +76,7 @@ impl ProviderChain {
                 }
                 Err(e) => {
                     tracing::warn!(provider = link.name(), error = %e, "provider failed");
+                    super::health::failed(link.name(), &e.to_string());
                     failures.push(e);
                 }
             }

@@ -7,12 +7,14 @@
 mod anthropic;
 mod chain;
 mod fit;
+mod health;
 mod http;
 mod openai;
 mod set;
 
 pub use chain::{ProviderChain, Served};
 pub use fit::{ContextLimits, estimate_tools};
+pub use health::{ProviderHealth, provider_health};
 pub use set::ProviderSet;
 
 use crate::message::ToolCall;

@@ -7,6 +7,7 @@ mod kill;
 mod list;
 mod log;
 mod pause;
+pub(crate) use pause::set_paused;
 pub(crate) mod send;
 
 use super::CommandContext;

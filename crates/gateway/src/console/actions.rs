@@ -1,0 +1,139 @@
+//! The console's state changes (POST handlers). Each needs a session and
+//! its CSRF token, checks the viewer's rights (see `rights`), and then
+//! goes through the same door as the chat command: the approval broker,
+//! `kill_tree`, the shared pause flag.
+
+use super::auth::Viewer;
+use super::{Console, rights};
+use crate::approvals::Ballot;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use switchboard_core::ApprovalChoice;
+
+fn forbidden(text: String) -> Response {
+    (StatusCode::FORBIDDEN, text).into_response()
+}
+
+/// `POST /console/approvals/{id}/decide` with body `once`, `always` or `deny`.
+pub(crate) async fn decide(
+    State(console): State<Arc<Console>>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: String,
+) -> Response {
+    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
+        return refused;
+    }
+    let choice = match body.trim() {
+        "once" => ApprovalChoice::AllowOnce,
+        "always" => ApprovalChoice::Always,
+        "deny" => ApprovalChoice::Deny,
+        other => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("unknown choice '{other}'; send once, always or deny"),
+            )
+                .into_response();
+        }
+    };
+    match console.runtime.store().approval(&id).await {
+        Ok(Some(row)) if !viewer.user.is_listed_in(&rights::approvers_of(&row)) => {
+            return forbidden(format!(
+                "{} may not decide approval {id}: only its approvers can. The request stays open.",
+                viewer.user
+            ));
+        }
+        Ok(Some(_)) => {}
+        Ok(None) => return (StatusCode::NOT_FOUND, format!("No approval request '{id}'.")).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read an approval for the console");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The control plane cannot be read; try again.",
+            )
+                .into_response();
+        }
+    }
+    let text = console
+        .broker
+        .decide(&id, Ballot::from_console(&viewer.user, choice))
+        .await;
+    tracing::info!(approval = %id, user = %viewer.user, ?choice, "decided from the console");
+    text.into_response()
+}
+
+/// `POST /console/runs/{id}/kill`: stop a run and its children.
+pub(crate) async fn kill(
+    State(console): State<Arc<Console>>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
+        return refused;
+    }
+    let row = match console.runtime.store().run(&id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return (StatusCode::NOT_FOUND, format!("No run '{id}'.")).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read a run for the console");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The control plane cannot be read; try again.",
+            )
+                .into_response();
+        }
+    };
+    if !rights::may_kill(console.runtime.config(), &viewer.user, &row) {
+        return forbidden(format!(
+            "{} may not kill run {id}: it was started by {}, and only an approver may stop someone else's runs.",
+            viewer.user,
+            row.requester.as_deref().unwrap_or("someone else")
+        ));
+    }
+    let killed = console
+        .runtime
+        .core()
+        .kill_tree(vec![row], &format!("killed by {} from the console", viewer.user))
+        .await;
+    if killed.is_empty() {
+        "Nothing to kill: the run is not running any more.".into_response()
+    } else {
+        format!("Killed {} run(s): {}.", killed.len(), killed.join(", ")).into_response()
+    }
+}
+
+/// `POST /console/spawning` with body `pause` or `resume`.
+pub(crate) async fn spawning(
+    State(console): State<Arc<Console>>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
+        return refused;
+    }
+    if !rights::may_pause(console.runtime.config(), &viewer.user) {
+        return forbidden(format!(
+            "{} may not pause or resume delegation: only an approver may.",
+            viewer.user
+        ));
+    }
+    let pause = match body.trim() {
+        "pause" => true,
+        "resume" => false,
+        other => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("unknown action '{other}'; send pause or resume"),
+            )
+                .into_response();
+        }
+    };
+    crate::commands::subagents::set_paused(&console.runtime, pause)
+        .await
+        .into_response()
+}

@@ -1,0 +1,240 @@
+//! Signing in: `/console` in a direct chat mints a one-time link (valid 10
+//! minutes); opening it shows a confirmation page whose button (a POST, so
+//! link previews that fetch the URL do not use it up) opens a session: an
+//! HttpOnly, SameSite=Strict cookie naming the person the platform proved.
+//! Pages need that session; state changes also need its CSRF token.
+
+use super::{Console, view};
+use axum::extract::{Form, FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use std::sync::Arc;
+use switchboard_config::Config;
+use switchboard_core::UserId;
+
+/// How long a sign-in link stays valid.
+pub(crate) const LINK_TTL_MS: i64 = 10 * 60 * 1000;
+/// How long a browser session lasts.
+const SESSION_TTL_MS: i64 = 12 * 60 * 60 * 1000;
+const COOKIE: &str = "sb_console";
+
+/// Whether `user` may sign in: named in `[web] console_users` or in some
+/// risk profile's `approvers` (exact ids only: a `*` entry admits nobody
+/// here).
+pub(crate) fn may_sign_in(config: &Config, user: &UserId) -> bool {
+    let named = |list: &[String]| list.iter().any(|u| u == user.as_str());
+    named(&config.web.console_users)
+        || config
+            .risk_profiles
+            .values()
+            .filter_map(|p| p.approval_route.as_ref())
+            .any(|r| named(&r.approvers))
+}
+
+/// The answer to `/console`: a link, or why there is none.
+pub(crate) struct SignIn;
+
+impl SignIn {
+    /// What to tell `user`, who typed `/console` in a chat that is direct
+    /// (`direct`) or not.
+    pub(crate) async fn answer(runtime: &switchboard_runtime::Runtime, user: &UserId, direct: bool) -> String {
+        let config = runtime.config();
+        if !config.web.console {
+            return "The operator console is off; an operator can turn it on with [web] console = true.".into();
+        }
+        if !may_sign_in(config, user) {
+            return format!(
+                "{user} may not use the operator console: only approvers and people in [web] console_users may."
+            );
+        }
+        if !direct {
+            return "Sign-in links are sent only in a direct chat: send /console to me in a direct message.".into();
+        }
+        match runtime.store().create_console_link(user.as_str(), LINK_TTL_MS).await {
+            Ok(token) => format!(
+                "Your operator console sign-in link (one use, valid 10 minutes; do not share it):\n{}/console/signin/{token}",
+                config.web.base_url()
+            ),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot store a console sign-in link");
+                "The console sign-in link could not be made right now; try again.".into()
+            }
+        }
+    }
+}
+
+/// A signed-in person.
+pub(crate) struct Viewer {
+    pub(crate) user: UserId,
+    csrf: String,
+}
+
+impl Viewer {
+    /// The token state-changing requests must carry.
+    pub(crate) fn csrf(&self) -> &str {
+        &self.csrf
+    }
+
+    /// The refusal of a state change without this session's CSRF token.
+    pub(crate) fn refuse_without_csrf(&self, headers: &HeaderMap) -> Option<Response> {
+        let sent = headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
+        if same(sent.as_bytes(), self.csrf.as_bytes()) {
+            None
+        } else {
+            Some((
+                StatusCode::FORBIDDEN,
+                "Refused: this request lacks the page's CSRF token. Reload the console page and try again.",
+            )
+                .into_response())
+        }
+    }
+}
+
+/// Constant-time equality.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| v.to_string())
+}
+
+impl FromRequestParts<Arc<Console>> for Viewer {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, console: &Arc<Console>) -> Result<Self, Response> {
+        let refused = || {
+            (
+                StatusCode::UNAUTHORIZED,
+                view::message_page(
+                    "Not signed in",
+                    "Send /console to the bot in a direct chat to get a sign-in link.",
+                ),
+            )
+                .into_response()
+        };
+        let id = session_cookie(&parts.headers).ok_or_else(refused)?;
+        match console.runtime.store().console_session(&id).await {
+            Ok(Some(s)) => Ok(Viewer {
+                user: UserId(s.user_id),
+                csrf: s.csrf,
+            }),
+            Ok(None) => Err(refused()),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read console sessions");
+                Err((
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The control plane cannot be read; try again.",
+                )
+                    .into_response())
+            }
+        }
+    }
+}
+
+/// `GET /console/signin/{token}`: a page whose button signs in (nothing is
+/// used up by opening it).
+pub(crate) async fn confirm(Path(token): Path<String>) -> Response {
+    view::sign_in_page(&token).into_response()
+}
+
+#[derive(Deserialize)]
+pub(crate) struct SignInForm {
+    token: String,
+}
+
+/// `POST /console/signin`: use the link once and open a session.
+pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): Form<SignInForm>) -> Response {
+    let store = console.runtime.store();
+    let used = match store.use_console_link(&form.token).await {
+        Ok(u) => u,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read console sign-in links");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The control plane cannot be read; try again.",
+            )
+                .into_response();
+        }
+    };
+    let Some(user) = used.filter(|u| may_sign_in(console.runtime.config(), &UserId(u.clone()))) else {
+        return (
+            StatusCode::FORBIDDEN,
+            view::message_page(
+                "Link not valid",
+                "This sign-in link was used already or has expired. Send /console to the bot in a direct chat for a new one.",
+            ),
+        )
+            .into_response();
+    };
+    let (id, _csrf) = match store.create_console_session(&user, SESSION_TTL_MS).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot open a console session");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The session could not be opened; try again.",
+            )
+                .into_response();
+        }
+    };
+    tracing::info!(user = %user, "signed in to the operator console");
+    let secure = if console.secure { "; Secure" } else { "" };
+    let cookie = format!(
+        "{COOKIE}={id}; Path=/console; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        SESSION_TTL_MS / 1000
+    );
+    (
+        StatusCode::SEE_OTHER,
+        [(header::SET_COOKIE, cookie), (header::LOCATION, "/console".to_string())],
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exactly_named_people_may_sign_in() {
+        let config = Config::from_toml_str(
+            r#"[providers.p]
+kind = "openai"
+model = "m"
+[agents.main]
+model_provider = "p"
+[risk_profiles.default.approval_route]
+approver_channel = "local.ops"
+approvers = ["cli:alice"]
+[web]
+console_users = ["tg:7"]
+[channels.local.ops]
+allowed_users = ["*"]
+"#,
+            "t",
+        )
+        .unwrap();
+        assert!(may_sign_in(&config, &UserId("cli:alice".into())));
+        assert!(may_sign_in(&config, &UserId("tg:7".into())));
+        assert!(!may_sign_in(&config, &UserId("cli:bob".into())));
+    }
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut h = HeaderMap::new();
+        h.insert(header::COOKIE, "a=1; sb_console=xyz; b=2".parse().unwrap());
+        assert_eq!(session_cookie(&h).as_deref(), Some("xyz"));
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"ab"));
+    }
+}

@@ -1,0 +1,514 @@
+//! The operator console (docs/console.md) in a real headless Chromium,
+//! through `switchboard run` with local channels and scripted models:
+//! sign-in by one-time link, the live run tree, approvals decided from the
+//! page, refusals (non-approvers, missing CSRF token, foreign Host), kill
+//! cascades, costs equal to the ledger, and screenshots at desktop and
+//! phone sizes.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use support::{Gateway, Sandbox, free_port, provider};
+use switchboard_test_support::browser::{Browser, chromium};
+use switchboard_test_support::{ScriptedModel, Step, tool_results};
+
+fn config(main: &str, reviewer: &str, port: u16) -> String {
+    format!(
+        r#"{}{}
+[web]
+listen = "127.0.0.1:{port}"
+console = true
+console_users = ["cli:viewer"]
+[agents.main]
+model_provider = "pmain"
+channels = ["local.team"]
+[agents.reviewer]
+model_provider = "prev"
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["delegate", "sessions_spawn", "memory_recall"]
+delegation_policy = {{ mode = "allow" }}
+[risk_profiles.default.approval_route]
+approver_channel = "local.ops"
+approver_recipient = "ops-room"
+approvers = ["cli:alice"]
+timeout_secs = 120
+[cost.prices.pmain]
+input = 3.0
+output = 15.0
+[cost.prices.prev]
+input = 1.0
+output = 5.0
+[channels.local.team]
+allowed_users = ["*"]
+[channels.local.ops]
+allowed_users = ["cli:alice", "cli:viewer"]
+rooms = {{ "ops-room" = "room-1" }}
+"#,
+        provider("pmain", main, ""),
+        provider("prev", reviewer, "")
+    )
+}
+
+struct Setup {
+    main: ScriptedModel,
+    reviewer: ScriptedModel,
+    sandbox: Sandbox,
+    gw: Gateway,
+    base: String,
+}
+
+/// Whether Chromium is installed. `scripts/test.sh` installs it and sets
+/// `SWITCHBOARD_TEST_REQUIRE_CHROMIUM`, so under it (and in CI) a missing
+/// browser fails the tests; elsewhere they are skipped with a note.
+fn browser_available() -> bool {
+    let found = chromium().is_some();
+    if !found {
+        assert!(
+            std::env::var_os("SWITCHBOARD_TEST_REQUIRE_CHROMIUM").is_none(),
+            "no Chromium, and these tests are required: install Debian's chromium package"
+        );
+        eprintln!("SKIPPED: no Chromium (install Debian's chromium package; scripts/test.sh does)");
+    }
+    found
+}
+
+async fn setup() -> Setup {
+    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    Setup {
+        main,
+        reviewer,
+        sandbox,
+        gw,
+        base: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// `user` asks for a link in a direct chat on `local.ops`; the link.
+async fn link_for(gw: &Gateway, user: &str) -> String {
+    let chat = format!("dm-{user}");
+    let mut cursor = gw
+        .events("ops", 0)
+        .await
+        .last()
+        .map_or(0, |e| e["seq"].as_u64().unwrap());
+    gw.send("ops", &chat, user, "/console", false, true).await;
+    let answer = gw
+        .wait_for("ops", &mut cursor, 20, |e| {
+            e["chat"] == chat.as_str() && e["kind"] == "message"
+        })
+        .await;
+    let text = answer["text"].as_str().unwrap();
+    let link = text.lines().last().unwrap().to_string();
+    assert!(link.contains("/console/signin/"), "{text}");
+    link
+}
+
+/// Open `link` and press its button; the page we land on.
+async fn sign_in(browser: &Browser, link: &str) -> String {
+    browser.goto(link).await.unwrap();
+    browser.click("#signin").await.unwrap();
+    browser
+        .wait_for("document.readyState === 'complete' && !location.pathname.startsWith('/console/signin/') && document.body.innerText", 20)
+        .await
+        .unwrap();
+    browser
+        .eval("location.pathname + ' ' + document.body.innerText")
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Save the current page at desktop and phone sizes under the sandbox
+/// and check nothing runs off the side.
+async fn screenshots(browser: &Browser, dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (w, h, size) in [(1280, 800, "desktop"), (390, 844, "mobile")] {
+        let path = dir.join(format!("{name}-{size}.png"));
+        browser.screenshot(&path, w, h).await.unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000, "{}", path.display());
+        let overflow = browser
+            .eval("document.documentElement.scrollWidth - window.innerWidth")
+            .await
+            .unwrap();
+        assert!(
+            overflow.as_i64().unwrap() <= 1,
+            "{name} at {w}px runs {overflow}px off the side"
+        );
+        let nav = browser
+            .eval("getComputedStyle(document.querySelector('header.top nav') || document.body).display")
+            .await
+            .unwrap();
+        assert_ne!(nav, json!("none"), "{name} at {w}px hides the navigation");
+        if let Ok(out) = std::env::var("SWITCHBOARD_CONSOLE_SCREENSHOTS") {
+            std::fs::create_dir_all(&out).unwrap();
+            std::fs::copy(&path, Path::new(&out).join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    browser.viewport(1280, 800).await.unwrap();
+}
+
+/// A same-origin POST from the page (with or without its CSRF token):
+/// `[status, text]`.
+async fn page_post(browser: &Browser, path: &str, body: &str, with_token: bool) -> (u16, String) {
+    let headers = if with_token {
+        "{'X-CSRF-Token': document.querySelector('meta[name=\"csrf-token\"]').content}"
+    } else {
+        "{}"
+    };
+    let v = browser
+        .eval(&format!(
+            "fetch({}, {{method: 'POST', headers: {headers}, body: {}}}).then(async r => [r.status, await r.text()])",
+            json!(path),
+            json!(body)
+        ))
+        .await
+        .unwrap();
+    (v[0].as_u64().unwrap() as u16, v[1].as_str().unwrap().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
+    if !browser_available() {
+        return;
+    }
+    let s = setup().await;
+    let shots = s.sandbox.path().join("screenshots");
+
+    // Only in a direct chat, and only for approvers and console users.
+    let mut ops = 0;
+    s.gw.send("ops", "room-1", "cli:alice", "/console", false, false).await;
+    let group = s.gw.wait_for("ops", &mut ops, 20, |e| e["kind"] == "message").await;
+    assert!(
+        group["text"].as_str().unwrap().contains("sent only in a direct chat"),
+        "{group}"
+    );
+    let mut team = 0;
+    s.gw.send("team", "dm-bob", "cli:bob", "/console", false, true).await;
+    let refused = s.gw.wait_for("team", &mut team, 20, |e| e["kind"] == "message").await;
+    assert!(
+        refused["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("cli:bob may not use the operator console"),
+        "{refused}"
+    );
+
+    // The link signs in once.
+    let link = link_for(&s.gw, "cli:alice").await;
+    assert!(link.starts_with(&format!("{}/console/signin/", s.base)), "{link}");
+    let alice = Browser::launch().await.unwrap();
+    let landed = sign_in(&alice, &link).await;
+    assert!(
+        landed.starts_with("/console ") && landed.contains("cli:alice"),
+        "{landed}"
+    );
+    let again = Browser::launch().await.unwrap();
+    let second = sign_in(&again, &link).await;
+    assert!(second.contains("used already or has expired"), "{second}");
+    assert_eq!(again.eval("document.cookie").await.unwrap(), json!(""));
+    drop(again);
+
+    // A tool call waits for approval; it shows on the page with buttons.
+    s.main.push(Step::tool_call(
+        "file_write",
+        json!({"path": "notes.txt", "content": "ship it"}),
+    ));
+    s.main
+        .push(Step::text("Written.").when(|r| !tool_results(r).is_empty()));
+    s.gw.send("team", "general", "cli:bob", "@bot write the notes", true, false)
+        .await;
+    let prompt =
+        s.gw.wait_for("ops", &mut ops, 20, |e| e["kind"] == "approval_prompt")
+            .await;
+    let id = prompt["approval_id"].as_str().unwrap().to_string();
+    alice.goto(&format!("{}/console/approvals", s.base)).await.unwrap();
+    let once = format!("[data-approval=\"{id}\"] button.decide.once");
+    alice
+        .wait_for(&format!("!!document.querySelector('{once}')"), 10)
+        .await
+        .unwrap();
+    let summary = alice
+        .eval(&format!(
+            "document.querySelector('[data-approval=\"{id}\"] .summary').innerText"
+        ))
+        .await
+        .unwrap();
+    assert!(summary.as_str().unwrap().contains("notes.txt"), "{summary}");
+    screenshots(&alice, &shots, "approvals").await;
+
+    // Someone allowed into the console but not an approver sees no
+    // buttons, and a POST they forge is refused.
+    let viewer = Browser::launch().await.unwrap();
+    let viewer_link = link_for(&s.gw, "cli:viewer").await;
+    sign_in(&viewer, &viewer_link).await;
+    viewer.goto(&format!("{}/console/approvals", s.base)).await.unwrap();
+    viewer
+        .wait_for(&format!("!!document.querySelector('[data-approval=\"{id}\"]')"), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        viewer
+            .eval("document.querySelectorAll('button.decide').length")
+            .await
+            .unwrap(),
+        json!(0)
+    );
+    let (status, text) = page_post(&viewer, &format!("/console/approvals/{id}/decide"), "once", true).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("cli:viewer may not decide approval"), "{text}");
+    // Without the CSRF token, even an approver is refused.
+    let (status, text) = page_post(&alice, &format!("/console/approvals/{id}/decide"), "once", false).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("CSRF"), "{text}");
+    // With the session cookie but another Host (a rebinding page), refused.
+    let cookies = alice
+        .call("Network.getCookies", json!({"urls": [format!("{}/console", s.base)]}))
+        .await
+        .unwrap();
+    let cookie = cookies["cookies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sb_console")
+        .expect("session cookie");
+    assert_eq!(
+        (cookie["httpOnly"].as_bool(), cookie["sameSite"].as_str()),
+        (Some(true), Some("Strict"))
+    );
+    let foreign = reqwest::Client::new()
+        .get(format!("{}/console/approvals", s.base))
+        .header("Host", "evil.example:80")
+        .header("Cookie", format!("sb_console={}", cookie["value"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status().as_u16(), 403);
+    assert!(
+        s.main.requests().iter().all(|r| tool_results(r).is_empty()),
+        "nothing ran before the decision"
+    );
+
+    // The approver allows it from the page: the tool runs, the chat
+    // prompt is edited, the audit says it came from the console.
+    alice.click(&once).await.unwrap();
+    alice
+        .wait_for("(document.body.dataset.lastAction || '').startsWith('200')", 10)
+        .await
+        .unwrap();
+    let edit = s.gw.wait_for("ops", &mut ops, 20, |e| e["kind"] == "edit").await;
+    assert!(edit["text"].as_str().unwrap().contains("cli:alice"), "{edit}");
+    let done = s.gw.wait_for("team", &mut team, 20, |e| e["kind"] == "message").await;
+    assert_eq!(done["text"], "Written.");
+    let results: Vec<String> = s.main.requests().iter().flat_map(tool_results).collect();
+    assert!(results.iter().any(|r| r.contains("notes.txt")), "{results:?}");
+    alice.goto(&format!("{}/console/approvals", s.base)).await.unwrap();
+    let row = alice
+        .eval(&format!(
+            "document.querySelector('tr[data-approval=\"{id}\"]').innerText"
+        ))
+        .await
+        .unwrap();
+    let row = row.as_str().unwrap();
+    assert!(
+        row.contains("approved") && row.contains("cli:alice") && row.contains("console"),
+        "{row}"
+    );
+    assert_eq!(
+        alice
+            .eval("document.querySelectorAll('ul.pending > li').length")
+            .await
+            .unwrap(),
+        json!(0)
+    );
+
+    // Every page renders for both sizes.
+    for (path, name) in [
+        ("/console", "runs"),
+        ("/console/costs", "costs"),
+        ("/console/health", "health"),
+    ] {
+        alice.goto(&format!("{}{path}", s.base)).await.unwrap();
+        screenshots(&alice, &shots, name).await;
+    }
+    let health = alice
+        .eval("document.querySelector('tr[data-channel=\"local.ops\"] .state').innerText")
+        .await
+        .unwrap();
+    assert_eq!(health, json!("connected"));
+}
+
+/// Whether the run tree shows a run of `kind` in `status`.
+fn tree_has(kind: &str, status: &str) -> String {
+    format!(
+        "[...document.querySelectorAll('li.run')].some(li => li.querySelector('.kind').innerText.toLowerCase() === '{kind}' && li.dataset.status === '{status}')"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
+    if !browser_available() {
+        return;
+    }
+    let s = setup().await;
+    let alice = Browser::launch().await.unwrap();
+    let link = link_for(&s.gw, "cli:alice").await;
+    sign_in(&alice, &link).await;
+    alice.goto(&format!("{}/console", s.base)).await.unwrap();
+    alice.wait_for("document.body.dataset.live === '1'", 10).await.unwrap();
+    alice.eval("window.__same_page = 1").await.unwrap();
+
+    // The turn starts a background delegate and a child session, and
+    // keeps going for a moment.
+    s.main.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "review the diff", "background": true}),
+        )
+        .when_last_contains("start the work"),
+    );
+    s.main.push(
+        Step::tool_call(
+            "sessions_spawn",
+            json!({"task": "child task: draft notes", "label": "notes"}),
+        )
+        .when(|r| tool_results(r).len() == 1),
+    );
+    s.main.push(
+        Step::text("Both started.")
+            .delay(Duration::from_millis(1500))
+            .when(|r| tool_results(r).len() == 2),
+    );
+    s.main.push(
+        Step::text("notes drafted")
+            .delay(Duration::from_secs(3))
+            .when_last_contains("child task"),
+    );
+    s.reviewer.push(
+        Step::text("diff looks fine")
+            .delay(Duration::from_secs(3))
+            .usage(2000, 400),
+    );
+    s.gw.send("team", "general", "cli:bob", "@bot start the work", true, false)
+        .await;
+
+    alice
+        .wait_for(
+            "!!document.querySelector('li.turn[data-status=\"running\"] li.run')",
+            15,
+        )
+        .await
+        .unwrap();
+    alice.wait_for(&tree_has("delegate", "running"), 15).await.unwrap();
+    alice
+        .wait_for(&tree_has("sessions_spawn", "running"), 15)
+        .await
+        .unwrap();
+    alice.wait_for(&tree_has("delegate", "done"), 20).await.unwrap();
+    alice.wait_for(&tree_has("sessions_spawn", "done"), 20).await.unwrap();
+    assert_eq!(
+        alice.eval("window.__same_page").await.unwrap(),
+        json!(1),
+        "updated without a reload"
+    );
+
+    // A child session that delegates to a slow reviewer: killing the
+    // session from the page stops its delegate too.
+    s.main.push(
+        Step::tool_call(
+            "sessions_spawn",
+            json!({"task": "slow task: ask the reviewer", "label": "slow"}),
+        )
+        .when_last_contains("do the slow thing"),
+    );
+    s.main
+        .push(Step::text("Started the slow one.").when(|r| !tool_results(r).is_empty()));
+    s.main.push(
+        Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "very slow review"}))
+            .when_last_contains("slow task: ask the reviewer"),
+    );
+    s.reviewer.push(
+        Step::text("too late")
+            .delay(Duration::from_secs(60))
+            .when_last_contains("very slow review"),
+    );
+    s.gw.send("team", "general", "cli:bob", "@bot do the slow thing", true, false)
+        .await;
+    alice.wait_for(&tree_has("delegate", "running"), 20).await.unwrap();
+    let session_id = alice
+        .wait_for(
+            "[...document.querySelectorAll('li.run[data-status=\"running\"]')].filter(li => li.querySelector('.kind').innerText.toLowerCase() === 'sessions_spawn' && li.querySelector('li.run')).map(li => li.dataset.run)[0]",
+            20,
+        )
+        .await
+        .unwrap();
+    let kill = format!(
+        "li.run[data-run=\"{}\"] > .row button.danger",
+        session_id.as_str().unwrap()
+    );
+    alice.click(&kill).await.unwrap();
+    alice.click(&kill).await.unwrap();
+    alice
+        .wait_for(
+            "(document.body.dataset.lastAction || '').startsWith('200 Killed 2 run(s)')",
+            10,
+        )
+        .await
+        .unwrap();
+    alice
+        .wait_for(
+            &format!(
+                "document.querySelector('li.run[data-run=\"{}\"]').dataset.status === 'cancelled'",
+                session_id.as_str().unwrap()
+            ),
+            10,
+        )
+        .await
+        .unwrap();
+    alice
+        .wait_for(
+            &format!(
+                "document.querySelector('li.run[data-run=\"{}\"] li.run').dataset.status === 'cancelled'",
+                session_id.as_str().unwrap()
+            ),
+            10,
+        )
+        .await
+        .unwrap();
+
+    // Costs equal the ledger the gateway wrote.
+    alice.goto(&format!("{}/console/costs", s.base)).await.unwrap();
+    let shown = alice
+        .eval("Number(document.querySelector('section[data-period=\"today\"] .total').dataset.micros)")
+        .await
+        .unwrap();
+    let store = switchboard_store::Store::open(&format!(
+        "sqlite://{}/data/control_plane.db",
+        s.sandbox.path().display()
+    ))
+    .await
+    .unwrap();
+    let day = switchboard_store::utc_day(switchboard_store::now_ms());
+    let ledger = store.total_cost(&day).await.unwrap();
+    assert!(ledger.cost_micros > 0, "prices are configured, so calls cost something");
+    assert_eq!(shown.as_i64(), Some(ledger.cost_micros));
+    let per_agent: i64 = alice
+        .eval("[...document.querySelectorAll('section[data-period=\"today\"] td.own')].reduce((a, td) => a + Number(td.dataset.micros), 0)")
+        .await
+        .unwrap()
+        .as_i64()
+        .unwrap();
+    assert_eq!(per_agent, ledger.cost_micros);
+    let reviewer: Value = alice
+        .eval("!!document.querySelector('section[data-period=\"month\"] tr[data-provider=\"prev\"]')")
+        .await
+        .unwrap();
+    assert_eq!(reviewer, json!(true), "the reviewer's provider is listed");
+}

@@ -27,3 +27,5 @@ CREATE TABLE provider_cost (
     cost_micros BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (provider, day)
 );
+-- Who started the work that asks, for the console's pending list.
+ALTER TABLE approvals ADD COLUMN requested_by TEXT;

@@ -73,6 +73,7 @@ allowed_users = ["cli:alice"]
             profile_name: "default".into(),
             route: route.clone(),
             origin: None,
+            run_id: None,
             requested_by: None,
             originator_may_decide: false,
             timeout_secs: 30,

@@ -242,6 +242,13 @@ async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
         .await
         .unwrap();
     assert!(summary.as_str().unwrap().contains("notes.txt"), "{summary}");
+    let meta = alice
+        .eval(&format!(
+            "document.querySelector('[data-approval=\"{id}\"] .meta').innerText"
+        ))
+        .await
+        .unwrap();
+    assert!(meta.as_str().unwrap().starts_with("asked by cli:bob"), "{meta}");
     screenshots(&alice, &shots, "approvals").await;
 
     // Someone allowed into the console but not an approver sees no
@@ -482,6 +489,38 @@ async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
         )
         .await
         .unwrap();
+
+    let shots = s.sandbox.path().join("screenshots");
+    screenshots(&alice, &shots, "runs").await;
+
+    // The killed session's page: its transcript and progress.
+    let session_id = session_id.as_str().unwrap();
+    alice
+        .goto(&format!("{}/console/runs/{session_id}", s.base))
+        .await
+        .unwrap();
+    assert_eq!(
+        alice
+            .eval("document.querySelector('dd[data-status]').innerText")
+            .await
+            .unwrap(),
+        json!("cancelled")
+    );
+    let transcript = alice
+        .eval("document.querySelector('ol.transcript').innerText")
+        .await
+        .unwrap();
+    let transcript = transcript.as_str().unwrap();
+    assert!(
+        transcript.contains("slow task: ask the reviewer") && transcript.contains("→ delegate"),
+        "{transcript}"
+    );
+    let progress = alice
+        .eval("JSON.parse(document.querySelector('pre.progress').innerText)")
+        .await
+        .unwrap();
+    assert_eq!(progress["iterations"], json!(1), "{progress}");
+    screenshots(&alice, &shots, "run").await;
 
     // Costs equal the ledger the gateway wrote.
     alice.goto(&format!("{}/console/costs", s.base)).await.unwrap();

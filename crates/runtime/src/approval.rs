@@ -34,6 +34,8 @@ pub struct ApprovalRequest {
     pub origin: Option<ChatAddress>,
     /// The person whose message started the turn.
     pub requested_by: Option<String>,
+    /// The registry run whose tool call waits (none for a person's turn).
+    pub run_id: Option<String>,
     /// Whether `on_no_approver = "inherit-originator"` may ask in the
     /// originating chat (never for delegated children).
     pub originator_may_decide: bool,

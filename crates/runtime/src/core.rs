@@ -170,7 +170,18 @@ impl Core {
     }
 
     /// Build the run: bind the per-identity `delegate` tool and the context.
-    pub fn assemble(self: &Arc<Self>, parts: RunParts) -> AgentRun {
+    pub fn assemble(self: &Arc<Self>, mut parts: RunParts) -> AgentRun {
+        // Every registry run reports progress (the console shows it).
+        if let (Some(run_id), None) = (&parts.scope.run_id, &parts.scope.progress) {
+            let budget = parts.scope.deadline.map_or(0, |d| {
+                d.saturating_duration_since(tokio::time::Instant::now()).as_secs()
+            });
+            parts.scope.progress = Some(Arc::new(crate::progress::ProgressRecorder::new(
+                run_id,
+                self.store.clone(),
+                budget,
+            )));
+        }
         let registry = crate::delegation::bind_delegate_tool(self, &parts.agent, parts.registry, &parts.scope);
         let ctx = Arc::new(ToolContext {
             agent: parts.agent.clone(),

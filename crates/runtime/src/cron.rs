@@ -84,7 +84,7 @@ impl Runtime {
             spawn_site = "cron"
         );
         let result = run.run(&job.prompt).instrument(span).await;
-        crate::run_end::record(&core.store, run_id, &result).await;
+        crate::run_end::record(&core.store, run_id, &result, run.ctx.scope.progress.as_deref()).await;
         result
     }
 

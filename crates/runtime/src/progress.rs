@@ -179,6 +179,13 @@ impl ProgressRecorder {
         serde_json::to_string(&self.snapshot()).unwrap_or_default()
     }
 
+    /// Write the progress now, whatever the interval (at a run's end, also
+    /// after a kill recorded the ending first).
+    pub async fn flush(&self) {
+        let json = self.finish();
+        self.write(json).await;
+    }
+
     /// The progress now.
     pub fn snapshot(&self) -> Progress {
         self.state.lock().clone()

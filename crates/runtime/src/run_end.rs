@@ -1,6 +1,7 @@
 //! Recording how a child turn ended in the run registry.
 
 use crate::agent::{TurnError, TurnReply};
+use crate::progress::ProgressRecorder;
 use switchboard_store::{RunEnd, RunStatus, Store};
 
 /// The registry status of a turn's result.
@@ -15,7 +16,12 @@ pub(crate) fn status_of(result: &Result<TurnReply, TurnError>) -> RunStatus {
 
 /// Finish run `run_id` with `result` (the first ending wins over a racing
 /// kill); returns the status recorded for it.
-pub(crate) async fn record(store: &Store, run_id: &str, result: &Result<TurnReply, TurnError>) -> RunStatus {
+pub(crate) async fn record(
+    store: &Store,
+    run_id: &str,
+    result: &Result<TurnReply, TurnError>,
+    progress: Option<&ProgressRecorder>,
+) -> RunStatus {
     let status = status_of(result);
     let error = result.as_ref().err().map(std::string::ToString::to_string);
     let (output, usage) = match result {
@@ -32,6 +38,9 @@ pub(crate) async fn record(store: &Store, run_id: &str, result: &Result<TurnRepl
     };
     if let Err(e) = store.finish_run(run_id, status, &end).await {
         tracing::error!(run_id, error = %e, "cannot record the end of a run");
+    }
+    if let Some(p) = progress {
+        p.flush().await;
     }
     status
 }

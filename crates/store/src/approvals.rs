@@ -40,6 +40,8 @@ pub struct NewApproval<'a> {
     pub id: &'a str,
     /// The run whose tool call waits, when it is a registry run.
     pub run_id: Option<&'a str>,
+    /// The person whose message started the work that asks.
+    pub requested_by: Option<&'a str>,
     /// The agent whose tool call waits.
     pub agent: &'a str,
     /// Callers of a delegated run, root first (JSON list).
@@ -105,11 +107,13 @@ pub struct ApprovalRow {
     pub reason: Option<String>,
     /// Who may decide it (a JSON list of ids; none for older rows).
     pub approvers: Option<String>,
+    /// The person whose message started the work that asks.
+    pub requested_by: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str =
     "id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
-     deadline_at, created_at, decided_at, decided_by, decided_from, reason, approvers";
+     deadline_at, created_at, decided_at, decided_by, decided_from, reason, approvers, requested_by";
 
 /// How a pending request ended: the new status, who decided and from
 /// where (none when nobody did: expiry, cancellation), and why.
@@ -143,8 +147,8 @@ impl Store {
         self.exec(
             Stmt::new(
                 "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
-                                    status, deadline_at, created_at, instance_id, approvers)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14)",
+                                    status, deadline_at, created_at, instance_id, approvers, requested_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15)",
             )
             .bind(a.id)
             .bind(a.run_id)
@@ -159,7 +163,8 @@ impl Store {
             .bind(a.deadline_at)
             .bind(now_ms())
             .bind(self.instance_id())
-            .bind(a.approvers),
+            .bind(a.approvers)
+            .bind(a.requested_by),
         )
         .await?;
         self.changed(crate::Change::Approval(a.id.to_string()));

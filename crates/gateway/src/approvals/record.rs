@@ -19,7 +19,8 @@ pub(crate) async fn store_request(
     store
         .insert_approval(&NewApproval {
             id: &req.id,
-            run_id: None,
+            run_id: req.run_id.as_deref(),
+            requested_by: req.requested_by.as_deref(),
             agent: &req.agent,
             caller_chain: &chain,
             tool: &req.tool,

@@ -83,11 +83,13 @@ impl Viewer {
         if same(sent.as_bytes(), self.csrf.as_bytes()) {
             None
         } else {
-            Some((
-                StatusCode::FORBIDDEN,
-                "Refused: this request lacks the page's CSRF token. Reload the console page and try again.",
+            Some(
+                (
+                    StatusCode::FORBIDDEN,
+                    "Refused: this request lacks the page's CSRF token. Reload the console page and try again.",
+                )
+                    .into_response(),
             )
-                .into_response())
         }
     }
 }

@@ -161,7 +161,8 @@ pub(crate) async fn run(State(console): State<Arc<Console>>, viewer: Viewer, Pat
             dt { "Elapsed" } dd { (view::elapsed(node.elapsed_ms())) }
             dt { "Asked by" } dd { (r.requester.as_deref().unwrap_or("—")) }
             dt { "Model" } dd { (r.model.as_deref().unwrap_or("—")) }
-            dt { "Tokens" } dd { (r.tokens_in) " in / " (r.tokens_out) " out" }
+            @let p = node.progress();
+            dt { "Tokens" } dd { (p.tokens_in.max(r.tokens_in as u64)) " in / " (p.tokens_out.max(r.tokens_out as u64)) " out" }
             dt { "Cost" } dd { (view::dollars(r.cost_micros)) }
             @if let Some(t) = &r.task { dt { "Task" } dd { (t) } }
             @if let Some(e) = &r.error { dt { "Error" } dd.error { (e) } }
@@ -302,7 +303,8 @@ fn pending_html(viewer: &Viewer, pending: &[switchboard_store::ApprovalRow]) -> 
                     }
                     div.summary { (a.summary) }
                     div.meta {
-                        "asked by " (a.caller_chain)
+                        "asked by " (a.requested_by.as_deref().unwrap_or("(scheduled)"))
+                        @if !a.caller_chain.is_empty() { " via " (a.caller_chain) }
                         @if let (Some(ch), Some(chat)) = (&a.channel, &a.chat) { " · prompt in " (ch) ":" (chat) }
                         " · approvers " (approvers.join(", "))
                     }

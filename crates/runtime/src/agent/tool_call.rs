@@ -156,6 +156,7 @@ impl AgentRun {
             route,
             origin: scope.origin.clone(),
             requested_by: scope.requester.clone(),
+            run_id: scope.run_id.clone(),
             originator_may_decide: !scope.is_child(),
             timeout_secs,
         };

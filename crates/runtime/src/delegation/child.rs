@@ -250,6 +250,9 @@ pub(crate) async fn execute(
     let span =
         tracing::info_span!("delegate", agent_alias = %target, session_key = %run.ctx.session_key, run_id, ?mode);
     let ran = tokio::time::timeout(Duration::from_secs(timeout), run.run(message).instrument(span)).await;
+    if let Some(p) = &run.ctx.scope.progress {
+        p.flush().await;
+    }
     match ran {
         Err(_) => {
             cancel.cancel();

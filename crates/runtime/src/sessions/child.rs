@@ -72,7 +72,7 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
                 }
             }
         };
-        let status = crate::run_end::record(&core.store, &run_id, &result).await;
+        let status = crate::run_end::record(&core.store, &run_id, &result, run.ctx.scope.progress.as_deref()).await;
         let output = result.as_ref().ok().map(|r| r.text.clone());
         // The announce step runs in the child's own session, without tools,
         // and only after a success: failures are always announced.

@@ -118,7 +118,7 @@ impl Tool for SpawnSubagent {
         let _registration = core.live.register_run(&uuid, &run.ctx.cancel);
         let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
         let result = run.run(&prompt).instrument(span).await;
-        crate::run_end::record(&core.store, &uuid, &result).await;
+        crate::run_end::record(&core.store, &uuid, &result, run.ctx.scope.progress.as_deref()).await;
         match result {
             Ok(reply) if reply.text.trim().is_empty() => ToolResult::ok("subagent completed without output"),
             Ok(reply) => ToolResult::ok(reply.text),

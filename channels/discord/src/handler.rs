@@ -5,7 +5,10 @@
 
 use crate::{commands, inbound, rest};
 use serde_json::json;
-use serenity::all::{Context, EventHandler, GuildChannel, Interaction, Message, Ready, ResumedEvent};
+use serenity::all::{
+    ConnectionStage, Context, EventHandler, GuildChannel, Interaction, Message, Ready, ResumedEvent,
+    ShardStageUpdateEvent,
+};
 use serenity::async_trait;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -13,6 +16,8 @@ use tokio::sync::mpsc::UnboundedSender;
 pub(crate) enum Event {
     /// A new gateway session (not a resume): the bot's ids.
     Ready { bot: u64, app: u64 },
+    /// The gateway connection came back (`Ok`) or was lost (`Err`).
+    Connection(Result<(), String>),
     /// A message anywhere the bot can read.
     Message(Box<Message>),
     /// A thread appeared.
@@ -54,6 +59,18 @@ impl EventHandler for Handler {
 
     async fn resume(&self, _ctx: Context, _event: ResumedEvent) {
         tracing::info!(channel = %self.name, "Discord gateway session resumed");
+        let _ = self.tx.send(Event::Connection(Ok(())));
+    }
+
+    async fn shard_stage_update(&self, _ctx: Context, event: ShardStageUpdateEvent) {
+        let state = match event.new {
+            ConnectionStage::Connected => Ok(()),
+            ConnectionStage::Disconnected | ConnectionStage::Resuming | ConnectionStage::Connecting => {
+                Err(format!("gateway connection lost ({:?}); reconnecting", event.new))
+            }
+            _ => return,
+        };
+        let _ = self.tx.send(Event::Connection(state));
     }
 
     async fn message(&self, _ctx: Context, message: Message) {

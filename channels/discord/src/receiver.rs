@@ -66,7 +66,9 @@ impl Receiver {
     async fn handle(&self, e: Event, batch: &mut Vec<Inbound>) {
         let name = self.live.name.clone();
         match e {
+            Event::Connection(state) => self.live.connection(state),
             Event::Ready { bot, app } => {
+                self.live.connection(Ok(()));
                 self.live.set_bot(bot);
                 // The REST client answers interactions and registers
                 // commands in the application's name.

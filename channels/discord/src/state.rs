@@ -111,6 +111,13 @@ impl Live {
     }
 
     /// Hand `batch` to the gateway with the cursor as it is now.
+    /// Tell the gateway the connection came (`Ok`) or went (`Err`).
+    pub(crate) fn connection(&self, state: Result<(), String>) {
+        if let Some(intake) = self.intake.get() {
+            intake.connection(&self.name, state);
+        }
+    }
+
     pub(crate) async fn take(&self, batch: Vec<Inbound>) -> Result<(), IntakeError> {
         let Some(intake) = self.intake.get() else {
             return Err(IntakeError("the channel is not started".into()));

@@ -114,6 +114,9 @@ impl Inner {
                     return syncer;
                 }
                 Err(e) => {
+                    if let Some(intake) = self.intake.get() {
+                        intake.connection(&self.settings.name, Err(format!("cannot connect: {e}")));
+                    }
                     tracing::warn!(channel = %self.settings.name, error = %e, ?backoff, "still cannot connect; retrying");
                     backoff = (backoff * 2).min(Duration::from_secs(30));
                 }

@@ -104,6 +104,7 @@ impl Syncer {
             }
             match self.client.sync_once(settings).await {
                 Ok(response) => {
+                    self.intake.connection(&self.settings.name, Ok(()));
                     self.accept_invites(&response).await;
                     let mut messages = Vec::new();
                     for (room_id, update) in &response.rooms.joined {
@@ -130,6 +131,8 @@ impl Syncer {
                 Err(e) => match errors::map(e) {
                     ChannelError::RateLimited(secs) => tokio::time::sleep(Duration::from_secs(secs)).await,
                     other => {
+                        self.intake
+                            .connection(&self.settings.name, Err(format!("sync failed: {other}")));
                         tracing::warn!(channel = %self.settings.name, error = %other, ?backoff, "sync failed; retrying");
                         tokio::time::sleep(backoff).await;
                         backoff = (backoff * 2).min(Duration::from_secs(8));

@@ -197,6 +197,7 @@ impl Channel for TelegramChannel {
                     .secret_token(w.secret.clone())
                     .await
                     .map_err(map_err)?;
+                intake.connection(&self.name, Ok(()));
                 webhook::serve(poller, w.secret.clone(), &w.listen, intake)
                     .await
                     .map_err(|e| ChannelError::Permanent(format!("cannot listen on {}: {e}", w.listen)))?;
@@ -204,6 +205,7 @@ impl Channel for TelegramChannel {
             None => {
                 // getUpdates is refused while a webhook is set.
                 self.bot.delete_webhook().await.map_err(map_err)?;
+                intake.connection(&self.name, Ok(()));
                 // A poller that panics or gives up is started again; it
                 // resumes from the offset in the control plane.
                 let task = switchboard_core::supervise(self.name.clone(), move || poller.clone().run(intake.clone()));

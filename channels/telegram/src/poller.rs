@@ -57,12 +57,16 @@ impl Poller {
         let mut failing_since: Option<std::time::Instant> = None;
         loop {
             let updates = match self.get_updates(offset, timeout).await {
-                Ok(u) => u,
+                Ok(u) => {
+                    intake.connection(&self.name, Ok(()));
+                    u
+                }
                 Err(PollError::RetryAfter(secs)) => {
                     tokio::time::sleep(Duration::from_secs(secs)).await;
                     continue;
                 }
                 Err(PollError::Failed(e)) => {
+                    intake.connection(&self.name, Err(format!("getUpdates failed: {e}")));
                     self.failed(&mut failing_since, &e, backoff, true);
                     pause(&mut backoff).await;
                     continue;

@@ -25,4 +25,9 @@ pub trait Intake: Send + Sync {
     /// Take `messages` of `channel` and move its cursor to `cursor` (when
     /// given), as one step.
     async fn take(&self, channel: &str, messages: Vec<Inbound>, cursor: Option<String>) -> Result<(), IntakeError>;
+
+    /// `channel` reached its platform (`Ok`) or lost it (`Err`, why), for
+    /// the operator's health view. Cheap; adapters may call it on every
+    /// poll.
+    fn connection(&self, _channel: &str, _state: Result<(), String>) {}
 }

@@ -551,3 +551,107 @@ async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
         .unwrap();
     assert_eq!(reviewer, json!(true), "the reviewer's provider is listed");
 }
+
+/// Sign in over plain HTTP (the link's form, as the browser posts it):
+/// the session cookie.
+async fn http_session(gw: &Gateway, base: &str, user: &str) -> String {
+    let link = link_for(gw, user).await;
+    let token = link.rsplit('/').next().unwrap().to_string();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = http
+        .post(format!("{base}/console/signin"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    cookie.split(';').next().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_follows_a_channel_that_loses_its_platform_and_gets_it_back() {
+    use switchboard_test_support::telegram::FakeTelegram;
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let config = format!(
+        r#"{}[web]
+listen = "127.0.0.1:{port}"
+console = true
+console_users = ["cli:alice"]
+[agents.main]
+model_provider = "p"
+channels = ["telegram.main"]
+[channels.telegram.main]
+bot_token = "123:TEST"
+api_url = "{}"
+allowed_users = ["*"]
+[channels.local.ops]
+allowed_users = ["cli:alice"]
+"#,
+        provider("p", &model.url(), ""),
+        tg.url()
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "ops").await;
+    let base = format!("http://127.0.0.1:{port}");
+    let cookie = http_session(&gw, &base, "cli:alice").await;
+    let http = reqwest::Client::new();
+    let state = || async {
+        let page = http
+            .get(format!("{base}/console/health"))
+            .header("Cookie", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let row = page
+            .split("data-channel=\"telegram.main\"")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        row.split("</tr>").next().unwrap_or_default().to_string()
+    };
+    let wait_for = |needle: &'static str| {
+        let state = &state;
+        async move {
+            for _ in 0..150 {
+                let row = state().await;
+                if row.contains(needle) {
+                    return row;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("telegram.main never showed {needle}: {}", state().await);
+        }
+    };
+    wait_for(">connected<").await;
+    tg.set_down(true);
+    let row = wait_for("getUpdates failed").await;
+    assert!(row.contains("reconnecting") || row.contains(">down<"), "{row}");
+    tg.set_down(false);
+    // A held poll returns when something happens.
+    tg.message(
+        switchboard_test_support::telegram::private_chat(7, "Bob"),
+        switchboard_test_support::telegram::user(7, "Bob"),
+        "/help",
+        None,
+        None,
+    );
+    let row = wait_for(">connected<").await;
+    assert!(row.contains("getUpdates failed"), "the last error stays visible: {row}");
+    // Without a session, nothing is shown.
+    let anonymous = http.get(format!("{base}/console/health")).send().await.unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+}

@@ -176,18 +176,37 @@ async fn console_sign_in(store: &Store) {
     let token = store.create_console_link("cli:alice", 600_000).await.unwrap();
     assert_eq!(token.len(), 64);
     assert_eq!(store.use_console_link("nope").await.unwrap(), None);
-    assert_eq!(store.use_console_link(&token).await.unwrap().as_deref(), Some("cli:alice"));
-    assert_eq!(store.use_console_link(&token).await.unwrap(), None, "a second use is refused");
+    assert_eq!(
+        store.use_console_link(&token).await.unwrap().as_deref(),
+        Some("cli:alice")
+    );
+    assert_eq!(
+        store.use_console_link(&token).await.unwrap(),
+        None,
+        "a second use is refused"
+    );
     let stale = store.create_console_link("cli:alice", -1).await.unwrap();
-    assert_eq!(store.use_console_link(&stale).await.unwrap(), None, "an expired link is refused");
+    assert_eq!(
+        store.use_console_link(&stale).await.unwrap(),
+        None,
+        "an expired link is refused"
+    );
 
     let (id, csrf) = store.create_console_session("cli:alice", 600_000).await.unwrap();
     assert_ne!(id, csrf);
     let s = store.console_session(&id).await.unwrap().unwrap();
     assert_eq!((s.user_id.as_str(), s.csrf.as_str()), ("cli:alice", csrf.as_str()));
-    assert_eq!(store.console_session(&csrf).await.unwrap(), None, "the CSRF token is not a session id");
+    assert_eq!(
+        store.console_session(&csrf).await.unwrap(),
+        None,
+        "the CSRF token is not a session id"
+    );
     let (old, _) = store.create_console_session("cli:alice", -1).await.unwrap();
-    assert_eq!(store.console_session(&old).await.unwrap(), None, "an ended session is refused");
+    assert_eq!(
+        store.console_session(&old).await.unwrap(),
+        None,
+        "an ended session is refused"
+    );
 }
 
 /// A finished run's row as rebuilt in memory (for its announcement) is the

@@ -93,6 +93,13 @@ impl Intake for GatewayIntake {
         self.store.cursor(channel).await.map_err(|e| IntakeError(e.to_string()))
     }
 
+    fn connection(&self, channel: &str, state: Result<(), String>) {
+        match state {
+            Ok(()) => self.channels.health().ok(channel),
+            Err(e) => self.channels.health().failed(channel, &e),
+        }
+    }
+
     async fn take(&self, channel: &str, messages: Vec<Inbound>, cursor: Option<String>) -> Result<(), IntakeError> {
         if !self.fences.runs(channel) {
             // A channel this instance gave up: whatever it still hears is

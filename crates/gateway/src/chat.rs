@@ -78,7 +78,12 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                         sender: &sender,
                         sent_at: switchboard_store::now_ms(),
                     };
-                    println!("{}", commands::apply(&cmd, &ctx).await);
+                    let answer = match cmd {
+                        // The terminal is the person's own: a direct chat.
+                        Command::Console => crate::console::SignIn::answer(&runtime, &sender, true).await,
+                        cmd => commands::apply(&cmd, &ctx).await,
+                    };
+                    println!("{answer}");
                     prompt(interactive && queue.is_empty());
                 }
                 None => {

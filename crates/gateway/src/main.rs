@@ -8,6 +8,8 @@ mod bench;
 #[cfg(feature = "bench")]
 mod bench_cluster;
 #[cfg(feature = "bench")]
+mod bench_console;
+#[cfg(feature = "bench")]
 mod bench_discord;
 #[cfg(feature = "bench")]
 mod bench_matrix;
@@ -127,6 +129,16 @@ enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         burst: usize,
     },
+    /// The operator console: run change to SSE event with many runs live;
+    /// run tree page render time with many runs recorded.
+    Console {
+        #[arg(long, default_value_t = 200)]
+        live: usize,
+        #[arg(long, default_value_t = 500)]
+        changes: usize,
+        #[arg(long, default_value_t = 800)]
+        tree: usize,
+    },
     /// Three gateways on one PostgreSQL: failover time, messages/s with one
     /// and three instances, cross-instance approval latency.
     Cluster {
@@ -214,6 +226,7 @@ async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
         } => bench::telegram(messages, burst, idle_secs).await,
         BenchCommand::Matrix { messages, burst, rooms } => bench_matrix::matrix(messages, burst, rooms).await,
         BenchCommand::Discord { messages, burst } => bench_discord::discord(messages, burst).await,
+        BenchCommand::Console { live, changes, tree } => bench_console::console(live, changes, tree).await,
         BenchCommand::Cluster {
             database,
             kills,

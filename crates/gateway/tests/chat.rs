@@ -178,3 +178,29 @@ async fn a_spawned_sessions_announcement_is_printed_in_the_terminal() {
     );
     chat.finish();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_in_the_terminal_gives_its_person_a_sign_in_link() {
+    let model = ScriptedModel::start().await;
+    // The terminal's person is `cli:<USER>`; the sandbox runs it as `tester`.
+    let login = "tester";
+    let sandbox = Sandbox::new(&format!(
+        "{}{AGENT}[web]\nlisten = \"127.0.0.1:18099\"\nconsole = true\nconsole_users = [\"cli:{login}\"]\n",
+        provider("primary", &model.url(), "")
+    ));
+    let mut chat = sandbox.chat(&[]);
+    chat.send("/console");
+    let line = chat.expect("/console/signin/", 20);
+    assert!(line.contains("http://127.0.0.1:18099/console/signin/"), "{line}");
+    let (code, _) = chat.finish();
+    assert_eq!(code, 0);
+
+    let other = Sandbox::new(&format!(
+        "{}{AGENT}[web]\nconsole = true\nconsole_users = [\"cli:someone-else\"]\n",
+        provider("primary", &model.url(), "")
+    ));
+    let mut chat = other.chat(&[]);
+    chat.send("/console");
+    chat.expect(&format!("cli:{login} may not use the operator console"), 20);
+    assert_eq!(model.requests().len(), 0, "commands never reach the model");
+}

@@ -5,174 +5,14 @@
 //! cascades, costs equal to the ledger, and screenshots at desktop and
 //! phone sizes.
 
+mod console_fx;
 mod support;
 
+use console_fx::{browser_available, link_for, page_post, screenshots, setup, sign_in, tree_has};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Duration;
-use support::{Gateway, Sandbox, free_port, provider};
-use switchboard_test_support::browser::{Browser, chromium};
-use switchboard_test_support::{ScriptedModel, Step, tool_results};
-
-fn config(main: &str, reviewer: &str, port: u16) -> String {
-    format!(
-        r#"{}{}
-[web]
-listen = "127.0.0.1:{port}"
-console = true
-console_users = ["cli:viewer"]
-[agents.main]
-model_provider = "pmain"
-channels = ["local.team"]
-[agents.reviewer]
-model_provider = "prev"
-[risk_profiles.default]
-level = "supervised"
-auto_approve = ["delegate", "sessions_spawn", "memory_recall"]
-delegation_policy = {{ mode = "allow" }}
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-timeout_secs = 120
-[cost.prices.pmain]
-input = 3.0
-output = 15.0
-[cost.prices.prev]
-input = 1.0
-output = 5.0
-[channels.local.team]
-allowed_users = ["*"]
-[channels.local.ops]
-allowed_users = ["cli:alice", "cli:viewer"]
-rooms = {{ "ops-room" = "room-1" }}
-"#,
-        provider("pmain", main, ""),
-        provider("prev", reviewer, "")
-    )
-}
-
-struct Setup {
-    main: ScriptedModel,
-    reviewer: ScriptedModel,
-    sandbox: Sandbox,
-    gw: Gateway,
-    base: String,
-}
-
-/// Whether Chromium is installed. `scripts/test.sh` installs it and sets
-/// `SWITCHBOARD_TEST_REQUIRE_CHROMIUM`, so under it (and in CI) a missing
-/// browser fails the tests; elsewhere they are skipped with a note.
-fn browser_available() -> bool {
-    let found = chromium().is_some();
-    if !found {
-        assert!(
-            std::env::var_os("SWITCHBOARD_TEST_REQUIRE_CHROMIUM").is_none(),
-            "no Chromium, and these tests are required: install Debian's chromium package"
-        );
-        eprintln!("SKIPPED: no Chromium (install Debian's chromium package; scripts/test.sh does)");
-    }
-    found
-}
-
-async fn setup() -> Setup {
-    let (main, reviewer) = (ScriptedModel::start().await, ScriptedModel::start().await);
-    let port = free_port();
-    let sandbox = Sandbox::new(&config(&main.url(), &reviewer.url(), port));
-    let gw = Gateway::start(&sandbox, port, "team").await;
-    Setup {
-        main,
-        reviewer,
-        sandbox,
-        gw,
-        base: format!("http://127.0.0.1:{port}"),
-    }
-}
-
-/// `user` asks for a link in a direct chat on `local.ops`; the link.
-async fn link_for(gw: &Gateway, user: &str) -> String {
-    let chat = format!("dm-{user}");
-    let mut cursor = gw
-        .events("ops", 0)
-        .await
-        .last()
-        .map_or(0, |e| e["seq"].as_u64().unwrap());
-    gw.send("ops", &chat, user, "/console", false, true).await;
-    let answer = gw
-        .wait_for("ops", &mut cursor, 20, |e| {
-            e["chat"] == chat.as_str() && e["kind"] == "message"
-        })
-        .await;
-    let text = answer["text"].as_str().unwrap();
-    let link = text.lines().last().unwrap().to_string();
-    assert!(link.contains("/console/signin/"), "{text}");
-    link
-}
-
-/// Open `link` and press its button; the page we land on.
-async fn sign_in(browser: &Browser, link: &str) -> String {
-    browser.goto(link).await.unwrap();
-    browser.click("#signin").await.unwrap();
-    browser
-        .wait_for("document.readyState === 'complete' && !location.pathname.startsWith('/console/signin/') && document.body.innerText", 20)
-        .await
-        .unwrap();
-    browser
-        .eval("location.pathname + ' ' + document.body.innerText")
-        .await
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-/// Save the current page at desktop and phone sizes under the sandbox
-/// and check nothing runs off the side.
-async fn screenshots(browser: &Browser, dir: &Path, name: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    for (w, h, size) in [(1280, 800, "desktop"), (390, 844, "mobile")] {
-        let path = dir.join(format!("{name}-{size}.png"));
-        browser.screenshot(&path, w, h).await.unwrap();
-        assert!(std::fs::metadata(&path).unwrap().len() > 1000, "{}", path.display());
-        let overflow = browser
-            .eval("document.documentElement.scrollWidth - window.innerWidth")
-            .await
-            .unwrap();
-        assert!(
-            overflow.as_i64().unwrap() <= 1,
-            "{name} at {w}px runs {overflow}px off the side"
-        );
-        let nav = browser
-            .eval("getComputedStyle(document.querySelector('header.top nav') || document.body).display")
-            .await
-            .unwrap();
-        assert_ne!(nav, json!("none"), "{name} at {w}px hides the navigation");
-        if let Ok(out) = std::env::var("SWITCHBOARD_CONSOLE_SCREENSHOTS") {
-            std::fs::create_dir_all(&out).unwrap();
-            std::fs::copy(&path, Path::new(&out).join(path.file_name().unwrap())).unwrap();
-        }
-    }
-    browser.viewport(1280, 800).await.unwrap();
-}
-
-/// A same-origin POST from the page (with or without its CSRF token):
-/// `[status, text]`.
-async fn page_post(browser: &Browser, path: &str, body: &str, with_token: bool) -> (u16, String) {
-    let headers = if with_token {
-        "{'X-CSRF-Token': document.querySelector('meta[name=\"csrf-token\"]').content}"
-    } else {
-        "{}"
-    };
-    let v = browser
-        .eval(&format!(
-            "fetch({}, {{method: 'POST', headers: {headers}, body: {}}}).then(async r => [r.status, await r.text()])",
-            json!(path),
-            json!(body)
-        ))
-        .await
-        .unwrap();
-    (v[0].as_u64().unwrap() as u16, v[1].as_str().unwrap().to_string())
-}
+use switchboard_test_support::browser::Browser;
+use switchboard_test_support::{Step, tool_results};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
@@ -352,13 +192,6 @@ async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
     assert_eq!(health, json!("connected"));
 }
 
-/// Whether the run tree shows a run of `kind` in `status`.
-fn tree_has(kind: &str, status: &str) -> String {
-    format!(
-        "[...document.querySelectorAll('li.run')].some(li => li.querySelector('.kind').innerText.toLowerCase() === '{kind}' && li.dataset.status === '{status}')"
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
     if !browser_available() {
@@ -469,26 +302,14 @@ async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
         )
         .await
         .unwrap();
-    alice
-        .wait_for(
-            &format!(
-                "document.querySelector('li.run[data-run=\"{}\"]').dataset.status === 'cancelled'",
-                session_id.as_str().unwrap()
-            ),
-            10,
-        )
-        .await
-        .unwrap();
-    alice
-        .wait_for(
-            &format!(
-                "document.querySelector('li.run[data-run=\"{}\"] li.run').dataset.status === 'cancelled'",
-                session_id.as_str().unwrap()
-            ),
-            10,
-        )
-        .await
-        .unwrap();
+    // The session and the delegate it started, without a reload.
+    for inner in ["", " li.run"] {
+        let status = format!(
+            "document.querySelector('li.run[data-run=\"{}\"]{inner}').dataset.status === 'cancelled'",
+            session_id.as_str().unwrap()
+        );
+        alice.wait_for(&status, 10).await.unwrap();
+    }
 
     let shots = s.sandbox.path().join("screenshots");
     screenshots(&alice, &shots, "runs").await;
@@ -522,6 +343,32 @@ async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
     assert_eq!(progress["iterations"], json!(1), "{progress}");
     screenshots(&alice, &shots, "run").await;
 
+    // A turn that takes long is stopped from the page, as /stop would.
+    s.main.push(
+        Step::text("far too late")
+            .delay(Duration::from_secs(60))
+            .when_last_contains("think slowly"),
+    );
+    alice.goto(&format!("{}/console", s.base)).await.unwrap();
+    alice.wait_for("document.body.dataset.live === '1'", 10).await.unwrap();
+    s.gw.send("team", "general", "cli:bob", "@bot think slowly", true, false)
+        .await;
+    let stop = "li.turn[data-status=\"running\"] button.danger";
+    alice
+        .wait_for(&format!("!!document.querySelector('{stop}')"), 15)
+        .await
+        .unwrap();
+    alice.click(stop).await.unwrap();
+    alice.click(stop).await.unwrap();
+    alice
+        .wait_for(
+            "(document.body.dataset.lastAction || '').startsWith('200 Stopped the turn')",
+            10,
+        )
+        .await
+        .unwrap();
+    alice.wait_for("!document.querySelector('li.turn')", 15).await.unwrap();
+
     // Costs equal the ledger the gateway wrote.
     alice.goto(&format!("{}/console/costs", s.base)).await.unwrap();
     let shown = alice
@@ -550,108 +397,4 @@ async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
         .await
         .unwrap();
     assert_eq!(reviewer, json!(true), "the reviewer's provider is listed");
-}
-
-/// Sign in over plain HTTP (the link's form, as the browser posts it):
-/// the session cookie.
-async fn http_session(gw: &Gateway, base: &str, user: &str) -> String {
-    let link = link_for(gw, user).await;
-    let token = link.rsplit('/').next().unwrap().to_string();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let r = http
-        .post(format!("{base}/console/signin"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!("token={token}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 303);
-    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
-    cookie.split(';').next().unwrap().to_string()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn health_follows_a_channel_that_loses_its_platform_and_gets_it_back() {
-    use switchboard_test_support::telegram::FakeTelegram;
-    let model = ScriptedModel::start().await;
-    let tg = FakeTelegram::start().await;
-    let port = free_port();
-    let config = format!(
-        r#"{}[web]
-listen = "127.0.0.1:{port}"
-console = true
-console_users = ["cli:alice"]
-[agents.main]
-model_provider = "p"
-channels = ["telegram.main"]
-[channels.telegram.main]
-bot_token = "123:TEST"
-api_url = "{}"
-allowed_users = ["*"]
-[channels.local.ops]
-allowed_users = ["cli:alice"]
-"#,
-        provider("p", &model.url(), ""),
-        tg.url()
-    );
-    let sandbox = Sandbox::new(&config);
-    let gw = Gateway::start(&sandbox, port, "ops").await;
-    let base = format!("http://127.0.0.1:{port}");
-    let cookie = http_session(&gw, &base, "cli:alice").await;
-    let http = reqwest::Client::new();
-    let state = || async {
-        let page = http
-            .get(format!("{base}/console/health"))
-            .header("Cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let row = page
-            .split("data-channel=\"telegram.main\"")
-            .nth(1)
-            .unwrap_or_default()
-            .to_string();
-        row.split("</tr>").next().unwrap_or_default().to_string()
-    };
-    let wait_for = |needle: &'static str| {
-        let state = &state;
-        async move {
-            for _ in 0..150 {
-                let row = state().await;
-                if row.contains(needle) {
-                    return row;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            panic!("telegram.main never showed {needle}: {}", state().await);
-        }
-    };
-    wait_for(">connected<").await;
-    tg.set_down(true);
-    let row = wait_for("getUpdates failed").await;
-    assert!(row.contains("reconnecting") || row.contains(">down<"), "{row}");
-    tg.set_down(false);
-    // A held poll returns when something happens.
-    tg.message(
-        switchboard_test_support::telegram::private_chat(7, "Bob"),
-        switchboard_test_support::telegram::user(7, "Bob"),
-        "/help",
-        None,
-        None,
-    );
-    let row = wait_for(">connected<").await;
-    assert!(row.contains("getUpdates failed"), "the last error stays visible: {row}");
-    // Without a session, nothing is shown.
-    let anonymous = http.get(format!("{base}/console/health")).send().await.unwrap();
-    assert_eq!(anonymous.status().as_u16(), 401);
 }

@@ -4,7 +4,7 @@
 //! `kill_tree`, the shared pause flag.
 
 use super::auth::Viewer;
-use super::{Console, rights};
+use super::{Console, rights, unavailable};
 use crate::approvals::Ballot;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -48,14 +48,7 @@ pub(crate) async fn decide(
         }
         Ok(Some(_)) => {}
         Ok(None) => return (StatusCode::NOT_FOUND, format!("No approval request '{id}'.")).into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot read an approval for the console");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The control plane cannot be read; try again.",
-            )
-                .into_response();
-        }
+        Err(e) => return unavailable(&e),
     }
     let text = console
         .broker
@@ -78,14 +71,7 @@ pub(crate) async fn kill(
     let row = match console.runtime.store().run(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return (StatusCode::NOT_FOUND, format!("No run '{id}'.")).into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot read a run for the console");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The control plane cannot be read; try again.",
-            )
-                .into_response();
-        }
+        Err(e) => return unavailable(&e),
     };
     if !rights::may_kill(console.runtime.config(), &viewer.user, &row) {
         return forbidden(format!(
@@ -104,6 +90,39 @@ pub(crate) async fn kill(
     } else {
         format!("Killed {} run(s): {}.", killed.len(), killed.join(", ")).into_response()
     }
+}
+
+/// `POST /console/turns/stop` with a session key as body: stop the turn
+/// running in that session and the children it started, as `/stop` does
+/// (its owner may; an approver of its agent may stop anyone's).
+pub(crate) async fn stop_turn(
+    State(console): State<Arc<Console>>,
+    viewer: Viewer,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
+        return refused;
+    }
+    let session_key = body.trim();
+    let Some(turn) = console
+        .router
+        .running_turns()
+        .into_iter()
+        .find(|t| t.session_key == session_key)
+    else {
+        return (StatusCode::NOT_FOUND, "No turn is running in that session.").into_response();
+    };
+    let operator = rights::operates(console.runtime.config(), &viewer.user, &turn.agent);
+    if turn.owner != viewer.user && !operator {
+        return forbidden(format!(
+            "{} may not stop this turn: {} asked for it, and only an approver may stop someone else's work.",
+            viewer.user, turn.owner
+        ));
+    }
+    turn.cancel.cancel();
+    let children = crate::commands::stop_session_children(&console.runtime, session_key, &viewer.user, operator).await;
+    format!("Stopped the turn and {children} child session(s).").into_response()
 }
 
 /// `POST /console/spawning` with body `pause` or `resume`.

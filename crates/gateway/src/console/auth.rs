@@ -131,14 +131,7 @@ impl FromRequestParts<Arc<Console>> for Viewer {
                 csrf: s.csrf,
             }),
             Ok(None) => Err(refused()),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot read console sessions");
-                Err((
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "The control plane cannot be read; try again.",
-                )
-                    .into_response())
-            }
+            Err(e) => Err(super::unavailable(&e)),
         }
     }
 }
@@ -159,14 +152,7 @@ pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): For
     let store = console.runtime.store();
     let used = match store.use_console_link(&form.token).await {
         Ok(u) => u,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot read console sign-in links");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The control plane cannot be read; try again.",
-            )
-                .into_response();
-        }
+        Err(e) => return super::unavailable(&e),
     };
     let Some(user) = used.filter(|u| may_sign_in(console.runtime.config(), &UserId(u.clone()))) else {
         return (
@@ -180,14 +166,7 @@ pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): For
     };
     let (id, _csrf) = match store.create_console_session(&user, SESSION_TTL_MS).await {
         Ok(s) => s,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot open a console session");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The session could not be opened; try again.",
-            )
-                .into_response();
-        }
+        Err(e) => return super::unavailable(&e),
     };
     tracing::info!(user = %user, "signed in to the operator console");
     let secure = if console.secure { "; Secure" } else { "" };

@@ -88,6 +88,7 @@ impl Console {
             .route("/console/approvals/{id}/decide", post(actions::decide))
             .route("/console/runs/{id}/kill", post(actions::kill))
             .route("/console/spawning", post(actions::spawning))
+            .route("/console/turns/stop", post(actions::stop_turn))
             .route("/console/assets/console.css", get(assets_css))
             .route("/console/assets/console.js", get(assets_js))
             .layer(middleware::from_fn_with_state(self.clone(), host_guard))
@@ -114,6 +115,16 @@ async fn host_guard(State(console): State<Arc<Console>>, request: Request, next:
             .into_response();
     }
     next.run(request).await
+}
+
+/// A control plane that cannot be read or written, as an answer.
+pub(super) fn unavailable(e: &switchboard_store::StoreError) -> Response {
+    tracing::error!(error = %e, "the console cannot use the control plane");
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The control plane cannot be used right now; try again in a moment.",
+    )
+        .into_response()
 }
 
 async fn assets_css() -> Response {

@@ -6,7 +6,7 @@
 use super::auth::Viewer;
 use super::tree::{self, ChatGroup, RunNode};
 use super::view::{self, Chrome, Tab};
-use super::{Console, rights};
+use super::{Console, rights, unavailable};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -14,17 +14,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
-use switchboard_store::{ApprovalStatus, RunStatus, StoreError, now_ms, utc_day};
-
-/// A store error, as a page.
-fn unavailable(e: &StoreError) -> Response {
-    tracing::error!(error = %e, "the console cannot read the control plane");
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        "The control plane cannot be read right now; the page will work again once it can.",
-    )
-        .into_response()
-}
+use switchboard_store::{ApprovalStatus, RunStatus, now_ms, utc_day};
 
 fn chrome<'a>(console: &Console, viewer: &'a Viewer) -> Chrome<'a> {
     Chrome {
@@ -74,6 +64,9 @@ pub(crate) fn tree_html(console: &Console, viewer: &Viewer, groups: &[ChatGroup]
                                 span.status { "running" }
                                 span.elapsed { (view::elapsed(now - t.turn.started_at)) }
                                 span.by { "asked by " (t.turn.owner) }
+                                @if t.turn.owner == viewer.user || rights::operates(console.runtime.config(), &viewer.user, &t.turn.agent) {
+                                    button.act.danger data-post="/console/turns/stop" data-body=(t.turn.session_key) { "Stop" }
+                                }
                             }
                             @if !t.runs.is_empty() {
                                 ul.tree { @for n in &t.runs { (run_html(console, viewer, n)) } }

@@ -18,7 +18,7 @@ pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
 
 /// Whether `user` operates `agent`: one of its approvers, or anyone when
 /// its risk profile names none (as `sender_may_operate` in chat).
-fn operates(config: &Config, user: &UserId, agent: &str) -> bool {
+pub(crate) fn operates(config: &Config, user: &UserId, agent: &str) -> bool {
     let approvers = config
         .risk_profile_of(agent)
         .and_then(|p| p.approval_route.as_ref())

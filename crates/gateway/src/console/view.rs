@@ -21,6 +21,21 @@ pub(crate) struct Chrome<'a> {
     pub(crate) operator: bool,
 }
 
+/// The document head; pages of a session carry its CSRF token and the
+/// script that uses it.
+fn head(title: &str, csrf: Option<&str>) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            @if let Some(token) = csrf { meta name="csrf-token" content=(token); }
+            title { (title) " · Switchboard console" }
+            link rel="stylesheet" href="/console/assets/console.css";
+            @if csrf.is_some() { script src="/console/assets/console.js" defer {} }
+        }
+    }
+}
+
 /// A full console page.
 pub(crate) fn page(title: &str, tab: Tab, chrome: &Chrome<'_>, body: Markup) -> Markup {
     let tabs = [
@@ -32,14 +47,7 @@ pub(crate) fn page(title: &str, tab: Tab, chrome: &Chrome<'_>, body: Markup) -> 
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="csrf-token" content=(chrome.csrf);
-                title { (title) " · Switchboard console" }
-                link rel="stylesheet" href="/console/assets/console.css";
-                script src="/console/assets/console.js" defer {}
-            }
+            (head(title, Some(chrome.csrf)))
             body {
                 header.top {
                     span.brand { "Switchboard" }
@@ -72,12 +80,7 @@ pub(crate) fn message_page(title: &str, text: &str) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · Switchboard console" }
-                link rel="stylesheet" href="/console/assets/console.css";
-            }
+            (head(title, None))
             body { main.narrow { h1 { (title) } p { (text) } } }
         }
     }
@@ -88,12 +91,7 @@ pub(crate) fn sign_in_page(token: &str) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Sign in · Switchboard console" }
-                link rel="stylesheet" href="/console/assets/console.css";
-            }
+            (head("Sign in", None))
             body {
                 main.narrow {
                     h1 { "Sign in to the operator console" }

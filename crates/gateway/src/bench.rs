@@ -18,6 +18,7 @@ use switchboard_store::Store;
 
 pub(crate) async fn approvals(n: usize) -> anyhow::Result<ExitCode> {
     let dir = tempfile_dir()?;
+    let route = switchboard_test_support::config::ops_route("cli:alice");
     let toml = format!(
         r#"database_url = "sqlite://{d}/cp.db"
 workspace_dir = "{d}/ws"
@@ -26,11 +27,7 @@ kind = "openai"
 model = "m"
 [agents.main]
 model_provider = "p"
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-[channels.local.ops]
+{route}[channels.local.ops]
 allowed_users = ["cli:alice"]
 "#,
         d = dir.display()

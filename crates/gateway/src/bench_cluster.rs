@@ -133,6 +133,7 @@ pub(crate) async fn cluster(
     model.without_recording();
     let dir = std::env::temp_dir().join(format!("switchboard-bench-cluster-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir)?;
+    let route = switchboard_test_support::config::ops_route("cli:alice");
     let config = dir.join("template.toml");
     std::fs::write(
         &config,
@@ -153,11 +154,7 @@ channels = ["telegram.main"]
 [risk_profiles.default]
 level = "supervised"
 auto_approve = ["memory_recall"]
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-[limits]
+{route}[limits]
 messages_per_minute = 0
 session_queue = 1000
 [channels.telegram.main]

@@ -8,16 +8,13 @@ use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step, tool_results};
 
 fn config(model_url: &str, port: u16, timeout_secs: u64) -> String {
+    let route = switchboard_test_support::config::ops_route("cli:alice");
     format!(
         r#"{head}
 [risk_profiles.default]
 level = "supervised"
 auto_approve = ["memory_recall"]
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-on_no_approver = "deny"
+{route}on_no_approver = "deny"
 timeout_secs = {timeout_secs}
 
 [channels.local.team]

@@ -17,6 +17,8 @@ use switchboard_test_support::{ScriptedModel, Step};
 const LEASE: u64 = 3;
 
 fn config(pg: &str, model: &str, reviewer: &str, tg: &str, port: u16) -> String {
+    let route = switchboard_test_support::config::ops_route("cli:alice");
+    let telegram = switchboard_test_support::config::telegram_main(tg);
     format!(
         r#"database_url = "{pg}"
 [cluster]
@@ -32,16 +34,8 @@ model_provider = "prev"
 level = "supervised"
 auto_approve = ["memory_recall", "delegate"]
 delegation_policy = {{ mode = "allow" }}
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-timeout_secs = 60
-[channels.telegram.main]
-bot_token = "123:TEST"
-api_url = "{tg}"
-allowed_users = ["*"]
-[channels.local.team]
+{route}timeout_secs = 60
+{telegram}[channels.local.team]
 allowed_users = ["*"]
 [channels.local.ops]
 allowed_users = ["cli:alice"]

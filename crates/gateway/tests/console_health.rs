@@ -23,15 +23,11 @@ console_users = ["cli:alice"]
 [agents.main]
 model_provider = "p"
 channels = ["telegram.main"]
-[channels.telegram.main]
-bot_token = "123:TEST"
-api_url = "{}"
-allowed_users = ["*"]
-[channels.local.ops]
+{}[channels.local.ops]
 allowed_users = ["cli:alice"]
 "#,
         provider("p", &model.url(), ""),
-        tg.url()
+        switchboard_test_support::config::telegram_main(&tg.url())
     );
     let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "ops").await;

@@ -17,14 +17,11 @@ fn config(model: &str, tg: &str, port: u16, database_url: Option<&str>) -> Strin
     let db = database_url
         .map(|u| format!("database_url = \"{u}\"\n"))
         .unwrap_or_default();
+    let telegram = switchboard_test_support::config::telegram_main(tg);
     format!(
         r#"{db}{}[risk_profiles.default]
 level = "full"
-[channels.telegram.main]
-bot_token = "123:TEST"
-api_url = "{tg}"
-allowed_users = ["*"]
-[channels.local.probe]
+{telegram}[channels.local.probe]
 allowed_users = []
 "#,
         main_agent_on(model, port, "telegram.main")

@@ -11,14 +11,11 @@ use switchboard_test_support::{ScriptedModel, Step};
 async fn setup() -> (ScriptedModel, Sandbox, Gateway) {
     let model = ScriptedModel::start().await;
     let port = free_port();
+    let route = switchboard_test_support::config::ops_route("cli:alice");
     let config = format!(
         r#"{}[risk_profiles.default]
 level = "supervised"
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-[channels.local.team]
+{route}[channels.local.team]
 allowed_users = ["cli:bob", "cli:carol", "cli:alice"]
 [channels.local.ops]
 allowed_users = ["cli:alice"]

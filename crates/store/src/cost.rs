@@ -34,6 +34,33 @@ pub fn utc_day(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Add one call's usage to `table`'s row of (`key`, day).
+macro_rules! upsert {
+    ($table:literal, $key:literal) => {
+        concat!(
+            "INSERT INTO ",
+            $table,
+            " (",
+            $key,
+            ", day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (",
+            $key,
+            ", day) DO UPDATE SET calls = ",
+            $table,
+            ".calls + excluded.calls,
+               tokens_in = ",
+            $table,
+            ".tokens_in + excluded.tokens_in,
+               tokens_out = ",
+            $table,
+            ".tokens_out + excluded.tokens_out,
+               cost_micros = ",
+            $table,
+            ".cost_micros + excluded.cost_micros"
+        )
+    };
+}
+
 impl Store {
     /// Add one model call's usage to `agent`'s ledger and `provider`'s
     /// for `day` (one transaction).
@@ -54,22 +81,8 @@ impl Store {
                 .bind(usage.cost_micros)
         };
         self.exec_all(vec![
-            add(
-                "INSERT INTO cost_ledger (agent, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (agent, day) DO UPDATE SET calls = cost_ledger.calls + excluded.calls,
-                   tokens_in = cost_ledger.tokens_in + excluded.tokens_in,
-                   tokens_out = cost_ledger.tokens_out + excluded.tokens_out,
-                   cost_micros = cost_ledger.cost_micros + excluded.cost_micros",
-                agent,
-            ),
-            add(
-                "INSERT INTO provider_cost (provider, day, calls, tokens_in, tokens_out, cost_micros) VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (provider, day) DO UPDATE SET calls = provider_cost.calls + excluded.calls,
-                   tokens_in = provider_cost.tokens_in + excluded.tokens_in,
-                   tokens_out = provider_cost.tokens_out + excluded.tokens_out,
-                   cost_micros = provider_cost.cost_micros + excluded.cost_micros",
-                provider,
-            ),
+            add(upsert!("cost_ledger", "agent"), agent),
+            add(upsert!("provider_cost", "provider"), provider),
         ])
         .await?;
         Ok(())

@@ -5,6 +5,7 @@
 //! servers.
 
 pub mod browser;
+pub mod config;
 pub mod discord;
 mod scripted_model;
 pub mod synapse;

@@ -1,13 +1,13 @@
 //! The console's state changes (POST handlers). Each needs a session and
-//! its CSRF token, checks the viewer's rights (see `rights`), and then
+//! its CSRF token (the `Acting` extractor), checks the viewer's rights (see `rights`), and then
 //! goes through the same door as the chat command: the approval broker,
 //! `kill_tree`, the shared pause flag.
 
-use super::auth::Viewer;
+use super::auth::Acting;
 use super::{Console, rights, unavailable};
 use crate::approvals::Ballot;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use switchboard_core::ApprovalChoice;
@@ -19,14 +19,10 @@ fn forbidden(text: String) -> Response {
 /// `POST /console/approvals/{id}/decide` with body `once`, `always` or `deny`.
 pub(crate) async fn decide(
     State(console): State<Arc<Console>>,
-    viewer: Viewer,
-    headers: HeaderMap,
+    Acting(viewer): Acting,
     Path(id): Path<String>,
     body: String,
 ) -> Response {
-    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
-        return refused;
-    }
     let choice = match body.trim() {
         "once" => ApprovalChoice::AllowOnce,
         "always" => ApprovalChoice::Always,
@@ -61,13 +57,9 @@ pub(crate) async fn decide(
 /// `POST /console/runs/{id}/kill`: stop a run and its children.
 pub(crate) async fn kill(
     State(console): State<Arc<Console>>,
-    viewer: Viewer,
-    headers: HeaderMap,
+    Acting(viewer): Acting,
     Path(id): Path<String>,
 ) -> Response {
-    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
-        return refused;
-    }
     let row = match console.runtime.store().run(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return (StatusCode::NOT_FOUND, format!("No run '{id}'.")).into_response(),
@@ -95,15 +87,7 @@ pub(crate) async fn kill(
 /// `POST /console/turns/stop` with a session key as body: stop the turn
 /// running in that session and the children it started, as `/stop` does
 /// (its owner may; an approver of its agent may stop anyone's).
-pub(crate) async fn stop_turn(
-    State(console): State<Arc<Console>>,
-    viewer: Viewer,
-    headers: HeaderMap,
-    body: String,
-) -> Response {
-    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
-        return refused;
-    }
+pub(crate) async fn stop_turn(State(console): State<Arc<Console>>, Acting(viewer): Acting, body: String) -> Response {
     let session_key = body.trim();
     let Some(turn) = console
         .router
@@ -126,15 +110,7 @@ pub(crate) async fn stop_turn(
 }
 
 /// `POST /console/spawning` with body `pause` or `resume`.
-pub(crate) async fn spawning(
-    State(console): State<Arc<Console>>,
-    viewer: Viewer,
-    headers: HeaderMap,
-    body: String,
-) -> Response {
-    if let Some(refused) = viewer.refuse_without_csrf(&headers) {
-        return refused;
-    }
+pub(crate) async fn spawning(State(console): State<Arc<Console>>, Acting(viewer): Acting, body: String) -> Response {
     if !rights::may_pause(console.runtime.config(), &viewer.user) {
         return forbidden(format!(
             "{} may not pause or resume delegation: only an approver may.",

@@ -94,6 +94,22 @@ impl Viewer {
     }
 }
 
+/// A signed-in person making a state change: the request carried the
+/// session's CSRF token (checked before the handler runs).
+pub(crate) struct Acting(pub(crate) Viewer);
+
+impl FromRequestParts<Arc<Console>> for Acting {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, console: &Arc<Console>) -> Result<Self, Response> {
+        let viewer = Viewer::from_request_parts(parts, console).await?;
+        match viewer.refuse_without_csrf(&parts.headers) {
+            Some(refused) => Err(refused),
+            None => Ok(Acting(viewer)),
+        }
+    }
+}
+
 /// Constant-time equality.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0

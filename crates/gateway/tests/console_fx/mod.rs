@@ -3,48 +3,31 @@
 //! screenshots; POSTs made from a page.
 #![allow(dead_code)]
 
-use crate::support::{Gateway, Sandbox, free_port, provider};
+use crate::support::{Gateway, Sandbox, free_port, team_with_reviewer};
 use serde_json::json;
 use std::path::Path;
 use switchboard_test_support::ScriptedModel;
 use switchboard_test_support::browser::{Browser, chromium};
 
 pub(crate) fn config(main: &str, reviewer: &str, port: u16) -> String {
-    format!(
-        r#"{}{}
-[web]
-listen = "127.0.0.1:{port}"
-console = true
-console_users = ["cli:viewer"]
-[agents.main]
-model_provider = "pmain"
-channels = ["local.team"]
-[agents.reviewer]
-model_provider = "prev"
-[risk_profiles.default]
-level = "supervised"
-auto_approve = ["delegate", "sessions_spawn", "memory_recall"]
-delegation_policy = {{ mode = "allow" }}
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops-room"
-approvers = ["cli:alice"]
-timeout_secs = 120
-[cost.prices.pmain]
-input = 3.0
-output = 15.0
-[cost.prices.prev]
-input = 1.0
-output = 5.0
-[channels.local.team]
-allowed_users = ["*"]
-[channels.local.ops]
-allowed_users = ["cli:alice", "cli:viewer"]
-rooms = {{ "ops-room" = "room-1" }}
-"#,
-        provider("pmain", main, ""),
-        provider("prev", reviewer, "")
-    )
+    // The team chat with a reviewer, supervised, approvals in the ops room
+    // (alice decides; viewer may only look), prices so calls cost.
+    let extra = format!(
+        "{}timeout_secs = 120\n[cost.prices.pmain]\ninput = 3.0\noutput = 15.0\n[cost.prices.prev]\ninput = 1.0\noutput = 5.0\n\
+         [channels.local.ops]\nallowed_users = [\"cli:alice\", \"cli:viewer\"]\nrooms = {{ \"ops-room\" = \"room-1\" }}\n",
+        switchboard_test_support::config::ops_route("cli:alice")
+    );
+    team_with_reviewer(main, reviewer, port, &extra)
+        .replacen(
+            "level = \"full\"\n",
+            "level = \"supervised\"\nauto_approve = [\"delegate\", \"sessions_spawn\", \"memory_recall\"]\n",
+            1,
+        )
+        .replacen(
+            "[web]\n",
+            "[web]\nconsole = true\nconsole_users = [\"cli:viewer\"]\n",
+            1,
+        )
 }
 
 pub(crate) struct Setup {

@@ -63,6 +63,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
         }
     };
     prompt(interactive);
+    let mut shown = crate::chat_stream::Shown::default();
     loop {
         // Work through the queue in order: commands answer at once, a
         // message starts a turn and waits for it.
@@ -142,16 +143,25 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                 }
             },
             Some(event) = events.recv() => match event {
-                TurnEvent::ToolStarted { name, summary } => println!("  [tool] {name} {summary}"),
+                TurnEvent::ToolStarted { name, summary } => {
+                    shown.end_line();
+                    println!("  [tool] {name} {summary}");
+                }
                 TurnEvent::ToolFinished { name, success } => {
                     println!("  [tool] {name}: {}", if success { "ok" } else { "failed" });
                 }
+                TurnEvent::Text(t) => shown.text(&agent, &t),
+                TurnEvent::TextReset => shown.reset(),
             },
             result = async { (&mut running.as_mut().expect("guarded").task).await }, if running.is_some() => {
                 running = None;
                 match result {
-                    Ok(Ok(reply)) => println!("{agent}> {}", reply.text),
-                    Ok(Err(TurnError::Cancelled)) => println!("{agent}> (stopped)"),
+                    Ok(Ok(reply)) => shown.finish(&agent, &reply.text),
+                    Ok(Err(TurnError::Cancelled)) => {
+                        shown.end_line();
+                        shown.reset();
+                        println!("{agent}> (stopped)");
+                    }
                     Ok(Err(e)) => println!("error: {e}"),
                     Err(e) => println!("error: the turn crashed: {e}"),
                 }

@@ -16,6 +16,7 @@ mod bench_matrix;
 mod bootstrap;
 mod channels;
 mod chat;
+mod chat_stream;
 mod check;
 mod cli_broker;
 mod cli_channel;

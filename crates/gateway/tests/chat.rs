@@ -204,3 +204,32 @@ async fn console_in_the_terminal_gives_its_person_a_sign_in_link() {
     chat.expect(&format!("cli:{login} may not use the operator console"), 20);
     assert_eq!(model.requests().len(), 0, "commands never reach the model");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_shows_a_streamed_answer_once_and_only_adds_what_the_end_changes() {
+    let model = ScriptedModel::start().await;
+    model.push(Step::text("one two three four").streamed(std::time::Duration::from_millis(50)));
+    model.push(
+        Step::text("a long story that stops")
+            .cut_off()
+            .streamed(std::time::Duration::from_millis(20)),
+    );
+    let sandbox = Sandbox::new(&format!("{}{AGENT}", provider("primary", &model.url(), "")));
+    let mut chat = sandbox.chat(&[]);
+    chat.send("count");
+    chat.expect("main> one two three four", 20);
+    chat.send("tell a story");
+    chat.expect("main> a long story that stops", 20);
+    chat.expect("cut off", 20);
+    let mut all = chat.seen.clone();
+    let (code, rest) = chat.finish();
+    assert_eq!(code, 0);
+    all.extend(rest);
+    assert_eq!(
+        all.iter().filter(|l| l.contains("one two three four")).count(),
+        1,
+        "{all:?}"
+    );
+    assert_eq!(all.iter().filter(|l| l.contains("a long story")).count(), 1, "{all:?}");
+    assert!(model.requests().iter().all(|r| r["stream"] == json!(true)));
+}

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod stream;
+
 type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
 /// What a step answers.
@@ -40,6 +42,8 @@ pub struct Step {
     /// Stopped at the output limit (`finish_reason: "length"`,
     /// `stop_reason: "max_tokens"`).
     cut_off: bool,
+    /// For streamed requests: the pause between pieces.
+    stream_every: Duration,
 }
 
 impl Step {
@@ -77,6 +81,7 @@ impl Step {
             delay: Duration::ZERO,
             usage: (10, 5),
             cut_off: false,
+            stream_every: Duration::ZERO,
         }
     }
 
@@ -101,6 +106,13 @@ impl Step {
     /// Answer only after `d`.
     pub fn delay(mut self, d: Duration) -> Self {
         self.delay = d;
+        self
+    }
+
+    /// When the request asks for a stream, send the pieces `every` apart
+    /// (a word of text, half of a tool call's arguments).
+    pub fn streamed(mut self, every: Duration) -> Self {
+        self.stream_every = every;
         self
     }
 
@@ -351,11 +363,13 @@ fn take_step(shared: &Mutex<Shared>, req: Option<&Value>) -> (Option<Step>, u64)
 
 /// The request as a JSON tree when it is recorded or matched; otherwise
 /// only checked and its model read (cheap for benchmarks). Also returns
-/// the requested model.
-fn parse(shared: &Mutex<Shared>, body: &[u8]) -> Result<(Option<Value>, Value), String> {
+/// the requested model and whether it asked for a stream.
+fn parse(shared: &Mutex<Shared>, body: &[u8]) -> Result<(Option<Value>, Value, bool), String> {
     #[derive(serde::Deserialize)]
     struct ModelOnly {
         model: Option<String>,
+        #[serde(default)]
+        stream: bool,
     }
     let bad = |e: serde_json::Error| format!("the body is not JSON: {e}");
     let needs_tree = {
@@ -365,10 +379,11 @@ fn parse(shared: &Mutex<Shared>, body: &[u8]) -> Result<(Option<Value>, Value), 
     if needs_tree {
         let v: Value = serde_json::from_slice(body).map_err(bad)?;
         let model = v.get("model").cloned().unwrap_or(Value::Null);
-        Ok((Some(v), model))
+        let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        Ok((Some(v), model, stream))
     } else {
         let m: ModelOnly = serde_json::from_slice(body).map_err(bad)?;
-        Ok((None, m.model.map(Value::String).unwrap_or(Value::Null)))
+        Ok((None, m.model.map(Value::String).unwrap_or(Value::Null), m.stream))
     }
 }
 
@@ -395,7 +410,7 @@ fn error_reply(reply: &Reply) -> Option<Response> {
 
 /// The step for `req`, after its delay; the request body is dropped before
 /// the wait so that many slow requests in flight hold little memory. Also
-/// returns the requested model.
+/// returns the requested model and whether it asked for a stream.
 /// A 400 "context exceeded" answer when `body` is longer than the context.
 fn over_context(shared: &Arc<Mutex<Shared>>, body: &Bytes, anthropic: bool) -> Option<Response> {
     let mut s = shared.lock().unwrap();
@@ -434,9 +449,9 @@ fn prompt_tokens(shared: &Arc<Mutex<Shared>>, body_len: usize, step: &Step) -> u
     }
 }
 
-async fn next(shared: &Arc<Mutex<Shared>>, body: Bytes) -> Result<(Step, u64, Value), Response> {
+async fn next(shared: &Arc<Mutex<Shared>>, body: Bytes) -> Result<(Step, u64, Value, bool), Response> {
     let _flight = Flight::start(shared);
-    let (req, model) = parse(shared, &body).map_err(|e| (StatusCode::BAD_REQUEST, e).into_response())?;
+    let (req, model, stream) = parse(shared, &body).map_err(|e| (StatusCode::BAD_REQUEST, e).into_response())?;
     let (step, n) = take_step(shared, req.as_ref());
     drop((req, body));
     let Some(step) = step else {
@@ -450,7 +465,7 @@ async fn next(shared: &Arc<Mutex<Shared>>, body: Bytes) -> Result<(Step, u64, Va
     if let Some(r) = error_reply(&step.reply) {
         return Err(r);
     }
-    Ok((step, n, model))
+    Ok((step, n, model, stream))
 }
 
 async fn openai(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {
@@ -458,10 +473,13 @@ async fn openai(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Respon
         return refused;
     }
     let body_len = body.len();
-    let (step, n, model) = match next(&shared, body).await {
+    let (step, n, model, stream) = match next(&shared, body).await {
         Ok(s) => s,
         Err(r) => return r,
     };
+    if stream {
+        return stream::openai(&step, n, &model, prompt_tokens(&shared, body_len, &step));
+    }
     let message = match &step.reply {
         Reply::Text(t) => json!({"role": "assistant", "content": t}),
         Reply::ToolCalls(calls) => json!({
@@ -495,10 +513,13 @@ async fn anthropic(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Res
         return refused;
     }
     let body_len = body.len();
-    let (step, n, _) = match next(&shared, body).await {
+    let (step, n, _, stream) = match next(&shared, body).await {
         Ok(s) => s,
         Err(r) => return r,
     };
+    if stream {
+        return stream::anthropic(&step, n, prompt_tokens(&shared, body_len, &step));
+    }
     let content = match &step.reply {
         Reply::Text(t) => vec![json!({"type": "text", "text": t})],
         Reply::ToolCalls(calls) => calls

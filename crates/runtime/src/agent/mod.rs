@@ -28,6 +28,11 @@ pub enum TurnEvent {
         /// Whether it succeeded.
         success: bool,
     },
+    /// More of the model's answer, as it streams in.
+    Text(String),
+    /// Forget the text streamed so far: the model went on to call tools,
+    /// or another provider answers instead of one that failed.
+    TextReset,
 }
 
 /// A finished turn.

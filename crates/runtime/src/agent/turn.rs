@@ -3,7 +3,7 @@
 use super::{TurnError, TurnEvent, TurnReply, history};
 use crate::approval::{ApprovalBroker, RunGrants};
 use crate::message::{ChatMessage, Role, Usage};
-use crate::provider::{ChatRequest, ProviderChain, ProviderSet};
+use crate::provider::{ChatRequest, Delta, Deltas, ProviderChain, ProviderSet};
 use crate::tools::{ToolContext, ToolRegistry};
 use parking_lot::Mutex;
 use std::collections::HashSet;
@@ -114,10 +114,18 @@ impl AgentRun {
                     crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
                     crate::cost::CheckError::Store(s) => TurnError::Store(s),
                 })?;
+            // Someone listening gets the answer as it is written.
+            let sink = |d: Delta<'_>| {
+                self.emit(match d {
+                    Delta::Text(t) => TurnEvent::Text(t.to_string()),
+                    Delta::Reset => TurnEvent::TextReset,
+                });
+            };
             let request = ChatRequest {
                 messages: &messages,
                 tools: if offer_tools { &specs } else { &[] },
                 temperature: self.temperature,
+                deltas: self.events.as_ref().map(|_| Deltas(&sink)),
             };
             let call = async {
                 match user_saved.take() {
@@ -177,6 +185,10 @@ impl AgentRun {
                     iterations,
                     tools_completed,
                 });
+            }
+            if !response.text.is_empty() {
+                // That text led to tool calls; the answer comes later.
+                self.emit(TurnEvent::TextReset);
             }
             iterations += 1;
             let assistant = ChatMessage {

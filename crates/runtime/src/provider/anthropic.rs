@@ -52,6 +52,9 @@ struct WireBody<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// Server-sent events instead of one body.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
 }
 
 /// Content blocks of one message; tool results become `tool_result` blocks
@@ -116,6 +119,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, max_tokens: u3
                 input_schema: &t.parameters,
             })
             .collect(),
+        stream: req.deltas.is_some(),
     };
     serde_json::to_vec(&body).expect("a request body of strings and JSON values always serializes")
 }
@@ -174,6 +178,10 @@ impl Provider for AnthropicProvider {
             self.http.limits.answer_room,
             req,
         );
+        if let Some(deltas) = req.deltas {
+            let api = super::stream::Api::Anthropic;
+            return super::stream::streamed(&self.http, &url, &headers, body.into(), deltas, api, parse_response).await;
+        }
         let v = self.http.post_json(&url, &headers, body.into()).await?;
         parse_response(&v).ok_or_else(|| {
             tracing::warn!(provider = %self.http.name, "messages response without content blocks");
@@ -215,6 +223,7 @@ mod tests {
             messages: &messages,
             tools: &tools,
             temperature: Some(1.5),
+            deltas: None,
         };
         let body: Value = serde_json::from_slice(&request_body("claude", None, 4096, &req)).unwrap();
         assert_eq!(

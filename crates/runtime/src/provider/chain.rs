@@ -54,7 +54,29 @@ impl ProviderChain {
         let first = &self.links[0];
         let mut failures = Vec::new();
         for link in &self.links {
-            match fitted_chat(link.as_ref(), req).await {
+            // Text a failing provider streamed is taken back before the
+            // next one starts, so nobody sees two answers run together.
+            let emitted = std::sync::atomic::AtomicBool::new(false);
+            let tracked = |d: super::Delta<'_>| {
+                if matches!(d, super::Delta::Text(_)) {
+                    emitted.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                if let Some(outer) = req.deltas {
+                    (outer.0)(d);
+                }
+            };
+            let link_req = ChatRequest {
+                deltas: req.deltas.map(|_| super::Deltas(&tracked)),
+                ..*req
+            };
+            let answer = fitted_chat(link.as_ref(), &link_req).await;
+            if answer.is_err()
+                && emitted.load(std::sync::atomic::Ordering::Relaxed)
+                && let Some(outer) = req.deltas
+            {
+                (outer.0)(super::Delta::Reset);
+            }
+            match answer {
                 Ok(resp) => {
                     super::health::answered(link.name());
                     if !failures.is_empty() {

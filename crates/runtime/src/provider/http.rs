@@ -57,10 +57,57 @@ impl HttpSettings {
         headers: &[(&str, String)],
         body: bytes::Bytes,
     ) -> Result<serde_json::Value, ProviderError> {
+        self.with_retries(|| async {
+            let resp = self.send(url, headers, body.clone()).await?;
+            resp.json().await.map_err(|e| {
+                tracing::warn!(provider = %self.name, error = %e.without_url(), "unreadable model response");
+                (ProviderError::InvalidResponse(self.name.clone()), None)
+            })
+        })
+        .await
+    }
+
+    /// POST `body` for a streamed answer: transient failures are retried
+    /// until the answer starts; then each piece of its body goes to
+    /// `on_chunk` as it arrives. A connection lost mid-answer is an error
+    /// (not retried here: text may have been shown already).
+    pub(super) async fn post_stream(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: bytes::Bytes,
+        on_chunk: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<(), ProviderError> {
+        use futures::StreamExt;
+        let resp = self.with_retries(|| self.send(url, headers, body.clone())).await?;
+        let mut stream = resp.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(bytes) => on_chunk(&bytes),
+                Err(e) => {
+                    let timed_out = e.is_timeout();
+                    tracing::warn!(provider = %self.name, error = %e.without_url(), "the model's stream broke off");
+                    return Err(if timed_out {
+                        ProviderError::Timeout(self.name.clone())
+                    } else {
+                        ProviderError::Unreachable(self.name.clone())
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Run `op`, retrying transient failures with backoff (or the
+    /// server's `Retry-After`) up to `max_retries` times.
+    async fn with_retries<T, F, Fut>(&self, mut op: F) -> Result<T, ProviderError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, (ProviderError, Option<Duration>)>>,
+    {
         let mut attempt = 0;
         loop {
-            let result = self.post_once(url, headers, body.clone()).await;
-            match result {
+            match op().await {
                 Ok(v) => return Ok(v),
                 Err((e, retry_after)) if e.is_transient() && attempt < self.max_retries => {
                     let backoff = retry_after
@@ -75,12 +122,14 @@ impl HttpSettings {
         }
     }
 
-    async fn post_once(
+    /// One POST; a 2xx answer (its body unread), or the error and the
+    /// server's `Retry-After`.
+    async fn send(
         &self,
         url: &str,
         headers: &[(&str, String)],
         body: bytes::Bytes,
-    ) -> Result<serde_json::Value, (ProviderError, Option<Duration>)> {
+    ) -> Result<reqwest::Response, (ProviderError, Option<Duration>)> {
         let name = || self.name.clone();
         let mut req = self
             .client
@@ -102,10 +151,7 @@ impl HttpSettings {
         })?;
         let status = resp.status();
         if status.is_success() {
-            return resp.json().await.map_err(|e| {
-                tracing::warn!(provider = %self.name, error = %e.without_url(), "unreadable model response");
-                (ProviderError::InvalidResponse(name()), None)
-            });
+            return Ok(resp);
         }
         let retry_after = resp
             .headers()

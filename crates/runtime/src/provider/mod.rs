@@ -11,11 +11,13 @@ mod health;
 mod http;
 mod openai;
 mod set;
+mod stream;
 
 pub use chain::{ProviderChain, Served};
 pub use fit::{ContextLimits, estimate_tools};
 pub use health::{ProviderHealth, provider_health};
 pub use set::ProviderSet;
+pub use stream::{Delta, Deltas};
 
 use crate::message::ToolCall;
 use crate::message::{ChatMessage, ToolSpec, Usage};
@@ -33,6 +35,9 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [Arc<ToolSpec>],
     /// Overrides the provider's configured temperature.
     pub temperature: Option<f64>,
+    /// Stream the answer, handing text here as it arrives (`None`: one
+    /// plain answer).
+    pub deltas: Option<Deltas<'a>>,
 }
 
 /// A model's answer: text, tool calls, or both.

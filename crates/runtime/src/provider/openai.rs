@@ -64,6 +64,9 @@ struct WireBody<'a> {
     model: &'a str,
     messages: Vec<WireMessage<'a>>,
     stream: bool,
+    /// With `stream`: ask for the usage in the last chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -99,7 +102,8 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
     let body = WireBody {
         model,
         messages: req.messages.iter().map(wire_message).collect(),
-        stream: false,
+        stream: req.deltas.is_some(),
+        stream_options: req.deltas.map(|_| serde_json::json!({"include_usage": true})),
         temperature: req.temperature.or(temperature),
         tools: req
             .tools
@@ -218,6 +222,10 @@ impl Provider for OpenAiProvider {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let body = request_body(&self.http.model, self.http.temperature, req);
+        if let Some(deltas) = req.deltas {
+            let api = super::stream::Api::OpenAi;
+            return super::stream::streamed(&self.http, &url, &headers, body.into(), deltas, api, parse_response).await;
+        }
         let v = self.http.post_json(&url, &headers, body.into()).await?;
         parse_response(&v).ok_or_else(|| {
             tracing::warn!(provider = %self.http.name, "chat completion without choices[0].message");
@@ -273,6 +281,7 @@ mod tests {
             messages: &messages,
             tools: &tools,
             temperature: None,
+            deltas: None,
         };
         let body: Value = serde_json::from_slice(&request_body("m", Some(0.2), &req)).unwrap();
         assert_eq!(

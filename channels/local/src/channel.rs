@@ -6,16 +6,21 @@ use serde::Serialize;
 use std::sync::{Arc, OnceLock};
 use switchboard_core::{
     ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, Intake, MessageRef, Outbound,
-    PromptEdit,
+    PromptEdit, StreamLimits,
 };
 use tokio::sync::Notify;
+
+/// The longest part of a streamed answer one local message carries (small
+/// enough that tests see an answer continue in a second message).
+const LOCAL_STREAM_PART: usize = 2000;
 
 /// Something the bot did in a local chat, in order.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Event {
     /// Its place in the channel's log (readers poll `after` it).
     pub seq: u64,
-    /// `message`, `approval_prompt` or `edit`.
+    /// `message`, `approval_prompt`, `edit` (of a prompt) or
+    /// `message_edit` (a streamed answer growing).
     pub kind: String,
     /// The posted message's id (edits name the message they change).
     pub message_id: String,
@@ -181,6 +186,28 @@ impl Channel for LocalChannel {
             chat: e.chat,
             id: e.message_id,
         })
+    }
+
+    fn streaming(&self) -> Option<StreamLimits> {
+        Some(StreamLimits {
+            max_len: LOCAL_STREAM_PART,
+            min_interval: std::time::Duration::from_millis(250),
+        })
+    }
+
+    async fn edit_message(&self, message: &MessageRef, text: &str) -> Result<(), ChannelError> {
+        self.check_up()?;
+        self.push(Event {
+            seq: 0,
+            kind: "message_edit".into(),
+            message_id: message.id.clone(),
+            chat: message.chat.clone(),
+            thread: None,
+            text: text.to_string(),
+            approval_id: None,
+            choices: Vec::new(),
+        });
+        Ok(())
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {

@@ -15,7 +15,8 @@ use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, split_message,
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, StreamLimits,
+    split_message,
 };
 use teloxide::RequestError;
 use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, SendMessageSetters, SetWebhookSetters};
@@ -28,6 +29,9 @@ pub(crate) use poller::Poller;
 
 /// Telegram's limit for one message.
 pub const MAX_MESSAGE: usize = 4096;
+/// The longest part of a streamed answer one message carries (room left
+/// for what HTML escaping adds).
+const STREAM_PART: usize = 3500;
 
 /// How much longer than a long poll its HTTP client waits.
 const POLL_CLIENT_MARGIN: Duration = Duration::from_secs(10);
@@ -265,6 +269,38 @@ impl Channel for TelegramChannel {
         ]]);
         self.send_html(address, html::escape(&prompt.render_text()), Some(keyboard))
             .await
+    }
+
+    /// One message edited at most once a second per chat (Telegram's
+    /// flood limit for edits); parts stay well under 4096 characters so
+    /// their HTML does too.
+    fn streaming(&self) -> Option<StreamLimits> {
+        Some(StreamLimits {
+            max_len: STREAM_PART,
+            min_interval: std::time::Duration::from_secs(1),
+        })
+    }
+
+    async fn edit_message(&self, message: &MessageRef, text: &str) -> Result<(), ChannelError> {
+        let id: i32 = message
+            .id
+            .parse()
+            .map_err(|_| ChannelError::Permanent("bad message id".into()))?;
+        let html = html::render_within(text, MAX_MESSAGE)
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let edited = self
+            .bot
+            .edit_message_text(chat_id(&message.chat)?, MessageId(id), html)
+            .parse_mode(ParseMode::Html)
+            .await;
+        match edited {
+            Ok(_) => Ok(()),
+            // The same text again: nothing to change, nothing lost.
+            Err(e) if e.to_string().contains("message is not modified") => Ok(()),
+            Err(e) => Err(map_err(e)),
+        }
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {

@@ -59,6 +59,23 @@ impl ChannelsConfig {
         }
     }
 
+    /// Whether answers on `name` are streamed into a chat that is direct
+    /// (`direct`) or a group.
+    pub fn streams(&self, name: &str, direct: bool) -> bool {
+        let setting = name.split_once('.').and_then(|(kind, alias)| match kind {
+            "telegram" => self.telegram.get(alias).map(|c| c.streaming),
+            "discord" => self.discord.get(alias).map(|c| c.streaming),
+            "matrix" => self.matrix.get(alias).map(|c| c.streaming),
+            "local" => self.local.get(alias).map(|c| c.streaming),
+            _ => None,
+        });
+        match setting.flatten() {
+            Some(Streaming::Edit) => true,
+            Some(Streaming::Off) => false,
+            None => direct,
+        }
+    }
+
     /// A chat named in an instance's `rooms` table, or the name itself.
     pub fn resolve_room(&self, name: &str, room: &str) -> String {
         let rooms = name.split_once('.').and_then(|(kind, alias)| match kind {
@@ -80,6 +97,17 @@ impl ChannelsConfig {
     }
 }
 
+/// How answers are shown while the model writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Streaming {
+    /// Only the finished answer is sent.
+    Off,
+    /// One message is posted early and edited as the answer grows, within
+    /// the platform's edit rate.
+    Edit,
+}
+
 /// `[channels.telegram.<alias>]`: one Telegram bot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +126,10 @@ pub struct TelegramChannel {
     /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Show answers while they are written: `"edit"` (one message edited
+    /// as it grows) or `"off"`; unset: in direct chats only.
+    #[serde(default)]
+    pub streaming: Option<Streaming>,
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
@@ -155,6 +187,10 @@ pub struct DiscordChannel {
     /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Show answers while they are written: `"edit"` (one message edited
+    /// as it grows) or `"off"`; unset: in direct chats only.
+    #[serde(default)]
+    pub streaming: Option<Streaming>,
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
@@ -199,6 +235,10 @@ pub struct MatrixChannel {
     /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Show answers while they are written: `"edit"` (one message edited
+    /// as it grows) or `"off"`; unset: in direct chats only.
+    #[serde(default)]
+    pub streaming: Option<Streaming>,
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
@@ -217,6 +257,10 @@ pub struct LocalChannel {
     /// In groups, answer only when mentioned or replied to (default true).
     #[serde(default = "crate::agent::yes")]
     pub require_mention_in_groups: bool,
+    /// Show answers while they are written: `"edit"` (one message edited
+    /// as it grows) or `"off"`; unset: in direct chats only.
+    #[serde(default)]
+    pub streaming: Option<Streaming>,
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,

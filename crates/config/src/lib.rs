@@ -17,7 +17,7 @@ mod secret;
 mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
-pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, TelegramChannel};
+pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, Streaming, TelegramChannel};
 pub use cluster::ClusterConfig;
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;

@@ -81,4 +81,27 @@ pub trait Channel: Send + Sync {
 
     /// Edit a posted prompt to show how it ended.
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError>;
+
+    /// Whether, and within what limits, an answer may be shown here while
+    /// it is written (one message edited as it grows). `None`: not here.
+    fn streaming(&self) -> Option<StreamLimits> {
+        None
+    }
+
+    /// Replace the text of `message`, which this channel sent (a streamed
+    /// answer growing, or its final form).
+    async fn edit_message(&self, _message: &MessageRef, _text: &str) -> Result<(), ChannelError> {
+        Err(ChannelError::Unsupported("editing messages"))
+    }
+}
+
+/// How a channel shows a streamed answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// The longest text one streamed message carries; the rest continues
+    /// in a new message.
+    pub max_len: usize,
+    /// The least time between two edits in one chat (the platform's flood
+    /// limit); a rate limit answer makes the gateway wait longer still.
+    pub min_interval: std::time::Duration,
 }

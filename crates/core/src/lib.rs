@@ -16,7 +16,7 @@ mod supervise;
 
 pub use address::{ChatAddress, UserId};
 pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
-pub use channel::{Channel, ChannelError, MessageRef, PromptEdit};
+pub use channel::{Channel, ChannelError, MessageRef, PromptEdit, StreamLimits};
 pub use ct_eq::constant_time_eq;
 pub use intake::{Intake, IntakeError};
 pub use message::{Inbound, Outbound};

@@ -32,6 +32,7 @@ mod reply;
 mod router;
 mod run;
 mod status_cmd;
+mod stream_out;
 #[cfg(test)]
 mod test_peers;
 

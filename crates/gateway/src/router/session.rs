@@ -57,6 +57,21 @@ impl Router {
         s.current.lock().as_ref().map(|t| (t.cancel.clone(), t.owner.clone()))
     }
 
+    /// A stream for the answer to `m`, when its channel and chat want one.
+    fn stream_for(&self, m: &switchboard_core::Inbound) -> Option<crate::stream_out::StreamOut> {
+        let channel = self.channels.get(&m.address.channel)?;
+        let limits = channel.streaming()?;
+        if !self.runtime.config().channels.streams(&m.address.channel, m.direct) {
+            return None;
+        }
+        Some(crate::stream_out::StreamOut::new(
+            channel.clone(),
+            m.address.clone(),
+            m.message_id.clone(),
+            limits,
+        ))
+    }
+
     /// Every turn running now (for the operator console).
     pub(crate) fn running_turns(&self) -> Vec<TurnNow> {
         let sessions = self.sessions.lock();
@@ -161,6 +176,17 @@ impl Router {
                 )),
                 None => self.broker.clone(),
             };
+            // The answer is shown while it is written where the channel
+            // can edit and the configuration wants it (not for follow-ups,
+            // whose answer carries a prefix).
+            let stream = self.stream_for(m).filter(|_| follow_up.is_none());
+            let (events, feeder) = match stream {
+                Some(s) => {
+                    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                    (Some(tx), Some(tokio::spawn(s.feed(rx))))
+                }
+                None => (None, None),
+            };
             let result = self
                 .runtime
                 .run_turn(TurnRequest {
@@ -171,10 +197,14 @@ impl Router {
                     text: m.text.clone(),
                     broker,
                     cancel,
-                    events: None,
+                    events,
                     turn: Some(t.key.clone()),
                 })
                 .await;
+            let streamed = match feeder {
+                Some(f) => f.await.ok().filter(crate::stream_out::StreamOut::has_shown),
+                None => None,
+            };
             current.lock().take();
             self.runtime
                 .store()
@@ -182,12 +212,24 @@ impl Router {
             if let Some(t) = typing {
                 t.abort();
             }
+            let stopped = matches!(result, Err(TurnError::Cancelled));
             let text = match result {
                 Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
                 Ok(reply) => reply.text,
                 Err(TurnError::Cancelled) => "(stopped)".to_string(),
                 Err(e) => format!("error: {e}"),
             };
+            if let Some(s) = streamed {
+                let shown = if stopped {
+                    s.stopped().await
+                } else {
+                    s.finish(&text).await
+                };
+                if shown {
+                    crate::reply::answered_in_place(self.runtime.store(), &t).await;
+                    continue;
+                }
+            }
             self.answer(&t, with_prefix(follow_up.as_deref(), text)).await;
         }
     }

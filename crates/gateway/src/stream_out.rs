@@ -1,0 +1,190 @@
+//! Showing an answer in a chat while the model writes it (`streaming =
+//! "edit"`): the first words are posted as one message, which is edited as
+//! the answer grows — never more often than the channel's edit interval,
+//! and only for answers still being written 200 ms after their first words
+//! (a quick answer arrives as one message),
+//! which doubles on every rate-limit answer instead of retrying each edit.
+//! An answer longer than one message continues in a new message; a
+//! finished part is not edited again. At the end the messages show exactly
+//! the final answer (one last edit, nothing sent twice); a stopped turn's
+//! message says it was stopped. When the platform refuses edits, the
+//! stream stops and the answer goes out the ordinary way.
+
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::{Channel, ChannelError, ChatAddress, MessageRef, Outbound, StreamLimits, split_message};
+use switchboard_runtime::TurnEvent;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+
+/// How long after its first words an answer is posted: one that is
+/// finished by then is sent whole, as one message, without edits.
+const FIRST_POST_AFTER: Duration = Duration::from_millis(200);
+
+/// The longest the edit interval grows after rate limits.
+const MAX_INTERVAL: Duration = Duration::from_secs(30);
+
+/// One answer being shown.
+pub(crate) struct StreamOut {
+    channel: Arc<dyn Channel>,
+    address: ChatAddress,
+    reply_to: Option<String>,
+    limits: StreamLimits,
+    /// The answer so far.
+    text: String,
+    /// Posted messages and the text each shows.
+    shown: Vec<(MessageRef, String)>,
+    /// When the platform may be asked again.
+    next_at: Instant,
+    interval: Duration,
+    /// The platform refused: the ordinary reply takes over.
+    broken: bool,
+    /// Calls made (messages sent, edits), for tests and benchmarks.
+    pub(crate) sends: u32,
+    pub(crate) edits: u32,
+}
+
+impl StreamOut {
+    pub(crate) fn new(
+        channel: Arc<dyn Channel>,
+        address: ChatAddress,
+        reply_to: Option<String>,
+        limits: StreamLimits,
+    ) -> Self {
+        Self {
+            channel,
+            address,
+            reply_to,
+            limits,
+            text: String::new(),
+            shown: Vec::new(),
+            next_at: Instant::now(),
+            interval: limits.min_interval,
+            broken: false,
+            sends: 0,
+            edits: 0,
+        }
+    }
+
+    /// Whether any of the answer is on screen (then the stream owns it).
+    pub(crate) fn has_shown(&self) -> bool {
+        !self.shown.is_empty() && !self.broken
+    }
+
+    /// Follow a turn's events until the turn ends (its sender is dropped).
+    pub(crate) async fn feed(mut self, mut events: UnboundedReceiver<TurnEvent>) -> Self {
+        let mut dirty = false;
+        loop {
+            let due = self.next_at;
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(TurnEvent::Text(piece)) => {
+                        if self.shown.is_empty() && self.text.is_empty() && !dirty {
+                            self.next_at = Instant::now() + FIRST_POST_AFTER;
+                        }
+                        self.text.push_str(&piece);
+                        dirty = true;
+                    }
+                    // Tools come next (or another provider starts over):
+                    // what follows replaces this text, in the same messages.
+                    Some(TurnEvent::TextReset) => self.text.clear(),
+                    Some(_) => {}
+                    None => return self,
+                },
+                () = tokio::time::sleep_until(due), if dirty && !self.broken => {
+                    self.show().await;
+                    dirty = false;
+                }
+            }
+        }
+    }
+
+    /// Bring the messages up to the text (one platform call at most, then
+    /// wait for the interval).
+    async fn show(&mut self) {
+        let parts = split_message(&self.text, self.limits.max_len);
+        let Some((i, part)) = parts
+            .iter()
+            .enumerate()
+            .find(|(i, p)| self.shown.get(*i).is_none_or(|(_, s)| s != *p))
+        else {
+            return;
+        };
+        let result = match self.shown.get(i) {
+            Some((message, _)) => {
+                self.edits += 1;
+                self.channel.edit_message(message, part).await.map(|()| None)
+            }
+            None => {
+                self.sends += 1;
+                let mut out = Outbound::new(self.address.clone(), part.clone());
+                out.reply_to = if i == 0 { self.reply_to.clone() } else { None };
+                self.channel.send(&out).await.map(|refs| refs.into_iter().next())
+            }
+        };
+        let now = Instant::now();
+        match result {
+            Ok(sent) => {
+                match (sent, self.shown.get_mut(i)) {
+                    (Some(message), None) => self.shown.push((message, part.clone())),
+                    (None, Some(slot)) => slot.1.clone_from(part),
+                    // A send that gave no message to edit later.
+                    _ => self.broken = true,
+                }
+                self.next_at = now + self.interval;
+            }
+            Err(ChannelError::RateLimited(secs)) => {
+                self.interval = (self.interval * 2).min(MAX_INTERVAL);
+                self.next_at = now + self.interval.max(Duration::from_secs(secs));
+                tracing::info!(channel = %self.address.channel, interval = ?self.interval, "edits rate limited; editing less often");
+            }
+            Err(ChannelError::Transient(e)) => {
+                self.interval = (self.interval * 2).min(MAX_INTERVAL);
+                self.next_at = now + self.interval;
+                tracing::warn!(channel = %self.address.channel, error = %e, "a streamed update failed; trying later");
+            }
+            Err(e) => {
+                tracing::warn!(channel = %self.address.channel, error = %e, "streaming stopped; the answer is sent whole");
+                self.broken = true;
+            }
+        }
+    }
+
+    /// Make the messages show exactly `answer`. False when they could not
+    /// (the caller then sends it the ordinary way).
+    pub(crate) async fn finish(mut self, answer: &str) -> bool {
+        self.text = answer.to_string();
+        let parts = split_message(answer, self.limits.max_len);
+        // Parts beyond the answer (after a reset to a shorter text) keep
+        // saying they are empty rather than showing stale words.
+        let extra: Vec<MessageRef> = self.shown.iter().skip(parts.len()).map(|(m, _)| m.clone()).collect();
+        for _ in 0..(parts.len() + 8) {
+            if self.broken {
+                return false;
+            }
+            let done = parts
+                .iter()
+                .enumerate()
+                .all(|(i, p)| self.shown.get(i).is_some_and(|(_, s)| s == p));
+            if done {
+                for m in &extra {
+                    let _ = self.channel.edit_message(m, "…").await;
+                }
+                return true;
+            }
+            tokio::time::sleep_until(self.next_at).await;
+            self.show().await;
+        }
+        false
+    }
+
+    /// The turn was stopped: the message says so under what was shown.
+    pub(crate) async fn stopped(self) -> bool {
+        let Some((message, text)) = self.shown.last() else {
+            return false;
+        };
+        tokio::time::sleep_until(self.next_at).await;
+        let note = format!("{text}\n\n(stopped)");
+        self.channel.edit_message(message, &note).await.is_ok()
+    }
+}

@@ -1,0 +1,159 @@
+//! Answers shown while they are written (`streaming`), through the real
+//! `switchboard run` on a local channel: one message edited within the
+//! edit interval, the final text exactly the answer and never sent twice,
+//! long answers continuing in a new message without touching the finished
+//! one, /stop saying so in the message, and groups left unstreamed.
+
+mod support;
+
+use serde_json::Value;
+use std::time::Duration;
+use support::{Gateway, Sandbox, free_port, main_agent_on};
+use switchboard_test_support::{ScriptedModel, Step};
+
+async fn setup(extra: &str) -> (ScriptedModel, Sandbox, Gateway) {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let config = format!(
+        "{}[risk_profiles.default]\nlevel = \"full\"\n[channels.local.team]\nallowed_users = [\"*\"]\n{extra}",
+        main_agent_on(&model.url(), port, "local.team")
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    (model, sandbox, gw)
+}
+
+/// What the bot did in `chat` once the answer ended with `last_words`.
+async fn until_shown(gw: &Gateway, chat: &str, last_words: &str) -> Vec<Value> {
+    let mut cursor = 0;
+    gw.wait_for("team", &mut cursor, 30, |e| {
+        e["chat"] == chat && e["text"].as_str().is_some_and(|t| t.ends_with(last_words))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    gw.events("team", 0)
+        .await
+        .into_iter()
+        .filter(|e| e["chat"] == chat)
+        .collect()
+}
+
+fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["kind"] == kind).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_answer_grows_in_one_message_and_ends_exactly_as_answered() {
+    let (model, _sandbox, gw) = setup("").await;
+    let answer: String = (1..=60)
+        .map(|i| format!("word{i} "))
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(25)));
+    gw.send("team", "dm-bob", "cli:bob", "tell me sixty words", false, true)
+        .await;
+    let events = until_shown(&gw, "dm-bob", "word60").await;
+    let messages = of_kind(&events, "message");
+    let edits = of_kind(&events, "message_edit");
+    assert_eq!(messages.len(), 1, "one message, never a second copy: {events:#?}");
+    assert!(!edits.is_empty(), "the message grew by edits");
+    assert!(
+        messages[0]["text"].as_str().unwrap().len() < answer.len(),
+        "the first message was posted before the answer was complete"
+    );
+    let last = edits.last().unwrap();
+    assert_eq!(last["text"], answer.as_str());
+    assert_eq!(last["message_id"], messages[0]["message_id"]);
+    // 60 words over 1.5 s with edits at most every 250 ms: a handful.
+    assert!(edits.len() <= 8, "{} edits", edits.len());
+    assert!(model.requests()[0]["stream"] == true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_answer_continues_in_a_new_message_and_the_finished_one_stays() {
+    let (model, _sandbox, gw) = setup("").await;
+    // About 3,300 characters: two local parts (2,000 each at most).
+    let answer: String = (1..=300)
+        .map(|i| format!("token{i:04} "))
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(3)));
+    gw.send("team", "dm-carol", "cli:carol", "a long one please", false, true)
+        .await;
+    let events = until_shown(&gw, "dm-carol", "token0300").await;
+    let messages = of_kind(&events, "message");
+    assert_eq!(messages.len(), 2, "{events:#?}");
+    let (first, second) = (messages[0]["message_id"].clone(), messages[1]["message_id"].clone());
+    let second_at = messages[1]["seq"].as_u64().unwrap();
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["kind"] == "message_edit" && e["message_id"] == first)
+            .all(|e| e["seq"].as_u64().unwrap() < second_at),
+        "the first message is not edited once the second exists"
+    );
+    let final_text = |id: &Value| {
+        events
+            .iter()
+            .rev()
+            .find(|e| e["message_id"] == *id && (e["kind"] == "message_edit" || e["kind"] == "message"))
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let joined = format!("{} {}", final_text(&first), final_text(&second));
+    assert_eq!(
+        joined.split_whitespace().collect::<Vec<_>>(),
+        answer.split_whitespace().collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_ends_the_stream_and_the_message_says_so() {
+    let (model, _sandbox, gw) = setup("").await;
+    let answer: String = (1..=200).map(|i| format!("w{i} ")).collect();
+    model.push(Step::text(answer).streamed(Duration::from_millis(50)));
+    gw.send("team", "dm-dan", "cli:dan", "go on and on", false, true).await;
+    let mut cursor = 0;
+    gw.wait_for("team", &mut cursor, 20, |e| e["kind"] == "message_edit")
+        .await;
+    gw.send("team", "dm-dan", "cli:dan", "/stop", false, true).await;
+    let stopped = gw
+        .wait_for("team", &mut cursor, 20, |e| {
+            e["text"].as_str().is_some_and(|t| t.ends_with("(stopped)"))
+        })
+        .await;
+    assert_eq!(
+        stopped["kind"], "message_edit",
+        "the streamed message says it stopped: {stopped}"
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let messages: Vec<Value> = gw
+        .events("team", 0)
+        .await
+        .into_iter()
+        .filter(|e| e["kind"] == "message" && e["chat"] == "dm-dan")
+        .collect();
+    assert!(
+        messages.iter().all(|m| m["text"] != "(stopped)"),
+        "no separate stopped message: {messages:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_get_the_finished_answer_unless_configured_and_off_means_off() {
+    let (model, _sandbox, gw) = setup("").await;
+    model.push(Step::text("one answer for the group").streamed(Duration::from_millis(20)));
+    gw.send("team", "general", "cli:bob", "@bot hello", true, false).await;
+    let events = until_shown(&gw, "general", "for the group").await;
+    assert_eq!(of_kind(&events, "message").len(), 1);
+    assert!(of_kind(&events, "message_edit").is_empty(), "{events:#?}");
+    assert_eq!(model.requests()[0]["stream"], false, "nobody listens: no stream asked");
+
+    let (model, _sandbox, gw) = setup("streaming = \"off\"\n").await;
+    model.push(Step::text("a direct answer, not streamed"));
+    gw.send("team", "dm-bob", "cli:bob", "hello", false, true).await;
+    let events = until_shown(&gw, "dm-bob", "not streamed").await;
+    assert!(of_kind(&events, "message_edit").is_empty(), "{events:#?}");
+}

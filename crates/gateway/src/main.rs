@@ -13,6 +13,8 @@ mod bench_console;
 mod bench_discord;
 #[cfg(feature = "bench")]
 mod bench_matrix;
+#[cfg(feature = "bench")]
+mod bench_stream;
 mod bootstrap;
 mod channels;
 mod chat;
@@ -141,6 +143,16 @@ enum BenchCommand {
         #[arg(long, default_value_t = 800)]
         tree: usize,
     },
+    /// A streamed answer into a Telegram private chat: first visible text
+    /// after the first token, edits per message.
+    Stream {
+        #[arg(long, default_value_t = 500)]
+        words: usize,
+        #[arg(long, default_value_t = 5)]
+        seconds: u64,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// Three gateways on one PostgreSQL: failover time, messages/s with one
     /// and three instances, cross-instance approval latency.
     Cluster {
@@ -229,6 +241,7 @@ async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Matrix { messages, burst, rooms } => bench_matrix::matrix(messages, burst, rooms).await,
         BenchCommand::Discord { messages, burst } => bench_discord::discord(messages, burst).await,
         BenchCommand::Console { live, changes, tree } => bench_console::console(live, changes, tree).await,
+        BenchCommand::Stream { words, seconds, runs } => bench_stream::stream(words, seconds, runs).await,
         BenchCommand::Cluster {
             database,
             kills,

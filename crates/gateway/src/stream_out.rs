@@ -188,3 +188,88 @@ impl StreamOut {
         self.channel.edit_message(message, &note).await.is_ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_trait::async_trait;
+    use parking_lot::Mutex;
+    use switchboard_core::{ApprovalPrompt, Intake, PromptEdit};
+
+    /// A platform that rate-limits the first edit and records the rest.
+    #[derive(Default)]
+    struct Flaky {
+        calls: Mutex<Vec<(Instant, String)>>,
+        limited: Mutex<bool>,
+    }
+
+    #[async_trait]
+    impl Channel for Flaky {
+        fn name(&self) -> &str {
+            "local.test"
+        }
+        async fn start(&self, _intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+            self.calls
+                .lock()
+                .push((Instant::now(), format!("send:{}", message.text)));
+            Ok(vec![MessageRef {
+                chat: "c".into(),
+                id: "m1".into(),
+            }])
+        }
+        async fn send_approval_prompt(&self, _: &ChatAddress, _: &ApprovalPrompt) -> Result<MessageRef, ChannelError> {
+            Err(ChannelError::Unsupported("prompts"))
+        }
+        async fn update_approval_prompt(&self, _: &PromptEdit<'_>) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        async fn edit_message(&self, _message: &MessageRef, text: &str) -> Result<(), ChannelError> {
+            let mut limited = self.limited.lock();
+            if !*limited {
+                *limited = true;
+                return Err(ChannelError::RateLimited(0));
+            }
+            self.calls.lock().push((Instant::now(), format!("edit:{text}")));
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rate_limit_halves_the_edit_rate_and_the_end_is_exact() {
+        let flaky = Arc::new(Flaky::default());
+        let limits = StreamLimits {
+            max_len: 10_000,
+            min_interval: Duration::from_millis(100),
+        };
+        let out = StreamOut::new(flaky.clone(), ChatAddress::new("local.test", "c"), None, limits);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let feeder = tokio::spawn(out.feed(rx));
+        let mut answer = String::new();
+        for i in 0..60 {
+            let piece = format!("w{i} ");
+            answer.push_str(&piece);
+            tx.send(TurnEvent::Text(piece)).unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(tx);
+        let out = feeder.await.unwrap();
+        assert!(out.has_shown());
+        assert!(out.finish(answer.trim_end()).await);
+        let calls = flaky.calls.lock().clone();
+        assert!(calls[0].1.starts_with("send:"), "{calls:?}");
+        assert_eq!(calls.last().unwrap().1, format!("edit:{}", answer.trim_end()));
+        assert_eq!(calls.iter().filter(|c| c.1.starts_with("send:")).count(), 1);
+        // After the rate limit, edits come at least 200 ms apart.
+        let edits: Vec<Instant> = calls.iter().filter(|c| c.1.starts_with("edit:")).map(|c| c.0).collect();
+        for pair in edits.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(190),
+                "{:?}",
+                pair[1] - pair[0]
+            );
+        }
+    }
+}

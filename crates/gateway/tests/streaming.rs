@@ -157,3 +157,55 @@ async fn groups_get_the_finished_answer_unless_configured_and_off_means_off() {
     let events = until_shown(&gw, "dm-bob", "not streamed").await;
     assert!(of_kind(&events, "message_edit").is_empty(), "{events:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn telegram_private_chats_see_one_message_edited_at_most_once_a_second() {
+    use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let config = format!(
+        "{}[risk_profiles.default]\nlevel = \"full\"\n{}[channels.local.probe]\nallowed_users = []\n",
+        main_agent_on(&model.url(), port, "telegram.main"),
+        switchboard_test_support::config::telegram_main(&tg.url())
+    );
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let answer: String = (1..=40)
+        .map(|i| format!("piece{i} "))
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(60)));
+    let started = std::time::Instant::now();
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "stream please", None, None);
+    let sent = tg.wait_sent(1, 20).await;
+    let first_visible = started.elapsed();
+    assert!(
+        sent[0]["text"].as_str().unwrap().len() < answer.len(),
+        "posted while still being written"
+    );
+    // Wait for the last edit to carry the whole answer.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let edits = loop {
+        let edits = tg.calls("editmessagetext");
+        if edits.last().is_some_and(|e| e["text"] == answer.as_str()) {
+            break edits;
+        }
+        assert!(std::time::Instant::now() < deadline, "no final edit: {edits:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let total = started.elapsed();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(tg.sent().len(), 1, "one message, never the answer a second time");
+    assert_eq!(
+        tg.calls("editmessagetext").len(),
+        edits.len(),
+        "nothing after the final edit"
+    );
+    // At most one edit a second (and the final one).
+    let allowed = total.as_secs_f64().ceil() as usize + 1;
+    assert!(edits.len() <= allowed, "{} edits in {total:?}", edits.len());
+    assert!(edits.iter().all(|e| e["message_id"] == sent[0]["message_id"]));
+    assert!(first_visible < Duration::from_secs(3), "{first_visible:?}");
+}

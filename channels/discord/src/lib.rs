@@ -25,12 +25,14 @@ use serenity::http::{Http, HttpBuilder};
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, TaskEnd,
-    split_message,
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, StreamLimits,
+    TaskEnd, split_message,
 };
 
 /// Discord's limit for one message.
 pub const MAX_MESSAGE: usize = 2000;
+/// The longest part of a streamed answer one message carries.
+const STREAM_PART: usize = 1900;
 
 /// What the bot asks the gateway for. MESSAGE_CONTENT is privileged: it
 /// must be switched on in the developer portal (Bot → Privileged Gateway
@@ -318,5 +320,26 @@ impl Channel for DiscordChannel {
         .await
         .map(|_| ())
         .map_err(|e| rest::map_err(&e))
+    }
+
+    /// One message edited at most once a second (Discord allows a few
+    /// edits per channel in five seconds).
+    fn streaming(&self) -> Option<StreamLimits> {
+        Some(StreamLimits {
+            max_len: STREAM_PART,
+            min_interval: std::time::Duration::from_secs(1),
+        })
+    }
+
+    async fn edit_message(&self, message: &MessageRef, text: &str) -> Result<(), ChannelError> {
+        let text: String = text.chars().take(MAX_MESSAGE).collect();
+        let body = json!({"content": text, "allowed_mentions": rest::no_pings()});
+        let (chat, id) = (snowflake(&message.chat, "channel")?, snowflake(&message.id, "message")?);
+        // Not retried here: the stream waits longer after a rate limit.
+        self.http
+            .edit_message(ChannelId::new(chat), MessageId::new(id), &body, Vec::new())
+            .await
+            .map(|_| ())
+            .map_err(|e| rest::map_err(&e))
     }
 }

@@ -11,6 +11,9 @@ use switchboard_core::{ApprovalPrompt, PromptState, split_message};
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
 /// Body and HTML together stay well below the 64 KiB event limit.
 const MAX_EVENT_TEXT_BYTES: usize = 60 * 1024;
+/// The longest part of a streamed answer one event carries (characters:
+/// its body and HTML stay well inside the limits above).
+pub(crate) const STREAM_PART: usize = 8000;
 
 /// The HTML for a Markdown text, if it has any formatting.
 fn html(markdown: &str) -> Option<String> {

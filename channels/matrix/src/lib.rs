@@ -27,7 +27,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use switchboard_core::{ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit};
+use switchboard_core::{
+    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, StreamLimits,
+};
 
 /// How the bot signs in.
 #[derive(Clone)]
@@ -359,6 +361,22 @@ impl Channel for MatrixChannel {
             }
         }
         Ok(message)
+    }
+
+    /// One event replaced (`m.replace`, the full text each time) at most
+    /// once a second.
+    fn streaming(&self) -> Option<StreamLimits> {
+        Some(StreamLimits {
+            max_len: content::STREAM_PART,
+            min_interval: std::time::Duration::from_secs(1),
+        })
+    }
+
+    async fn edit_message(&self, message: &MessageRef, text: &str) -> Result<(), ChannelError> {
+        let room = self.inner.room(&message.chat)?;
+        let body = content::replacement(&message.id, text, content::Format::Markdown);
+        self.inner.send_content(&room, "m.room.message", body).await?;
+        Ok(())
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {

@@ -45,7 +45,7 @@ pub(crate) async fn stream(words: usize, seconds: u64, runs: usize) -> anyhow::R
         let deadline = Instant::now() + Duration::from_secs(seconds * 4 + 30);
         loop {
             let edits = tg.calls("editmessagetext");
-            if edits.last().is_some_and(|e| e["text"] == answer.as_str()) {
+            if edits.len() > edits_before && edits.last().is_some_and(|e| e["text"] == answer.as_str()) {
                 break;
             }
             anyhow::ensure!(Instant::now() < deadline, "the answer never ended in full");

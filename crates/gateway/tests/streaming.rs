@@ -209,3 +209,52 @@ async fn telegram_private_chats_see_one_message_edited_at_most_once_a_second() {
     assert!(edits.iter().all(|e| e["message_id"] == sent[0]["message_id"]));
     assert!(first_visible < Duration::from_secs(3), "{first_visible:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
+    use switchboard_test_support::discord::{FakeDiscord, user};
+    let model = ScriptedModel::start().await;
+    let dc = FakeDiscord::start().await;
+    let port = free_port();
+    let config = format!(
+        "{}[risk_profiles.default]\nlevel = \"full\"\n[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n[channels.local.probe]\nallowed_users = []\n",
+        main_agent_on(&model.url(), port, "discord.main"),
+        dc.url()
+    );
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    dc.wait_sessions(1, 0, 20).await;
+    let answer: String = (1..=40)
+        .map(|i| format!("part{i} "))
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(50)));
+    let ann = user(11, "ann");
+    let dm = dc.dm_with(&ann);
+    dc.say(dm, &ann, "stream to me");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mine = dc.bot_messages(dm);
+        if mine.len() == 1 && mine[0]["content"] == answer.as_str() {
+            break;
+        }
+        assert!(mine.len() <= 1, "more than one message: {mine:#?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never showed the answer: {mine:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let calls = dc.calls();
+    let posts = calls
+        .iter()
+        .filter(|(m, p, _)| m == "POST" && p.ends_with("/messages"))
+        .count();
+    let edits = calls
+        .iter()
+        .filter(|(m, p, _)| m == "PATCH" && p.contains("/messages/"))
+        .count();
+    assert_eq!(posts, 1, "{calls:?}");
+    assert!(edits >= 1 && edits <= 4, "{edits} edits over about 2 s");
+}

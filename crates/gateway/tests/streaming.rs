@@ -256,5 +256,5 @@ async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
         .filter(|(m, p, _)| m == "PATCH" && p.contains("/messages/"))
         .count();
     assert_eq!(posts, 1, "{calls:?}");
-    assert!(edits >= 1 && edits <= 4, "{edits} edits over about 2 s");
+    assert!((1..=4).contains(&edits), "{edits} edits over about 2 s");
 }

@@ -18,11 +18,7 @@ pub(crate) async fn stream(words: usize, seconds: u64, runs: usize) -> anyhow::R
     )
     .await?;
     let gw = crate::run::start(&path).await?;
-    let answer: String = (1..=words)
-        .map(|i| format!("w{i} "))
-        .collect::<String>()
-        .trim_end()
-        .to_string();
+    let answer: String = switchboard_test_support::words("w", words);
     let every = Duration::from_secs(seconds) / words.max(1) as u32;
     println!("streaming into a Telegram private chat (loopback Bot API), {words} words over {seconds} s, {runs} runs");
     for run in 0..runs {

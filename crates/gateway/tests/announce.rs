@@ -83,6 +83,10 @@ async fn a_task_lost_to_a_crash_is_announced_once_after_restart() {
         .await;
     let mut cursor = 0;
     gw.wait_for("team", &mut cursor, 20, |e| e["text"] == "Started.").await;
+    // Killed while the task runs, not in the instant between the reply
+    // reaching the chat and its delivered mark (docs: the one window of
+    // at-least-once delivery, which would show "Started." again).
+    tokio::time::sleep(Duration::from_millis(500)).await;
     gw.kill();
 
     let gw = Gateway::start(&sandbox, port, "team").await;

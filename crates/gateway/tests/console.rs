@@ -75,20 +75,15 @@ async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
         .wait_for(&format!("!!document.querySelector('{once}')"), 10)
         .await
         .unwrap();
-    let summary = alice
-        .eval(&format!(
-            "document.querySelector('[data-approval=\"{id}\"] .summary').innerText"
-        ))
-        .await
-        .unwrap();
-    assert!(summary.as_str().unwrap().contains("notes.txt"), "{summary}");
-    let meta = alice
-        .eval(&format!(
-            "document.querySelector('[data-approval=\"{id}\"] .meta').innerText"
-        ))
-        .await
-        .unwrap();
-    assert!(meta.as_str().unwrap().starts_with("asked by cli:bob"), "{meta}");
+    for (part, expected) in [(".summary", "notes.txt"), (".meta", "asked by cli:bob")] {
+        let shown = alice
+            .eval(&format!(
+                "document.querySelector('[data-approval=\"{id}\"] {part}').innerText"
+            ))
+            .await
+            .unwrap();
+        assert!(shown.as_str().unwrap().contains(expected), "{part}: {shown}");
+    }
     screenshots(&alice, &shots, "approvals").await;
 
     // Someone allowed into the console but not an approver sees no

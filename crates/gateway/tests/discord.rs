@@ -10,12 +10,14 @@ use support::{Gateway, Sandbox, free_port, main_agent_on, ops_room_approvals};
 use switchboard_test_support::discord::{BOT_ID, FakeDiscord, Kind, user};
 use switchboard_test_support::{ScriptedModel, Step, last_message_text};
 
+/// Answers arrive whole here (streamed answers are tested in streaming.rs).
 fn config(model: &str, dc: &str, ops: u64, port: u16) -> String {
     format!(
         r#"{}{}[channels.discord.main]
 bot_token = "TEST.TOKEN"
 api_url = "{dc}"
 allowed_users = ["*"]
+streaming = "off"
 rooms = {{ "ops" = "{ops}" }}
 [channels.local.probe]
 allowed_users = []

@@ -4,19 +4,11 @@
 mod support;
 
 use std::time::Duration;
-use support::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox};
 use switchboard_test_support::{ScriptedModel, Step};
 
 async fn setup(limits: &str) -> (ScriptedModel, Sandbox, Gateway) {
-    let model = ScriptedModel::start().await;
-    let port = free_port();
-    let config = format!(
-        "{}[limits]\n{limits}\n[channels.local.team]\nallowed_users = [\"*\"]\n",
-        main_agent_on(&model.url(), port, "local.team")
-    );
-    let sandbox = Sandbox::new(&config);
-    let gw = Gateway::start(&sandbox, port, "team").await;
-    (model, sandbox, gw)
+    support::team_gateway(&format!("[limits]\n{limits}\n"), "").await
 }
 
 fn texts(events: &[serde_json::Value], chat: &str) -> Vec<String> {

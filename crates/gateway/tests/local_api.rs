@@ -5,21 +5,14 @@
 mod support;
 
 use serde_json::json;
-use support::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox};
 use switchboard_test_support::{ScriptedModel, Step};
 
 async fn setup() -> (ScriptedModel, Sandbox, Gateway) {
-    let model = ScriptedModel::start().await;
-    let port = free_port();
-    let config = format!(
-        "{}[channels.local.team]\nallowed_users = [\"*\"]\n[channels.local.secure]\nallowed_users = [\"*\"]\ntoken = \"env:SB_TEST_LOCAL_TOKEN\"\n",
-        main_agent_on(&model.url(), port, "local.team")
-    );
-    let sandbox = Sandbox::new(&config);
     // SAFETY: set before the gateway process is spawned, which inherits it.
     unsafe { std::env::set_var("SB_TEST_LOCAL_TOKEN", "t0ken-for-tests") };
-    let gw = Gateway::start(&sandbox, port, "team").await;
-    (model, sandbox, gw)
+    let secure = "[channels.local.secure]\nallowed_users = [\"*\"]\ntoken = \"env:SB_TEST_LOCAL_TOKEN\"\n";
+    support::team_gateway("", secure).await
 }
 
 fn hello(user: &str) -> serde_json::Value {

@@ -53,7 +53,8 @@ async fn world() -> World {
 /// there to the operator.
 fn config(model: &str, w: &World, port: u16) -> String {
     let rooms = [w.group.as_str(), w.ops.as_str(), w.dm.as_str()];
-    let ops_room = format!("rooms = {{ \"ops\" = \"{}\" }}", w.ops);
+    // Answers arrive whole here (streamed answers: matrix_streaming.rs).
+    let ops_room = format!("rooms = {{ \"ops\" = \"{}\" }}\nstreaming = \"off\"", w.ops);
     matrix_config(model, &w.synapse.url(), &rooms, port, &ops_room) + ops_room_approvals("matrix.main", OP).as_str()
 }
 
@@ -358,7 +359,9 @@ async fn rate_limits_and_an_outage_mid_reply_lose_and_repeat_nothing() {
     let ann = synapse.register("ann", "pw-ann").await;
     let dm = ann.create_room("", &[BOT], true).await;
     let port = free_port();
-    let config = matrix_config(&model.url(), &synapse.url(), &[&dm], port, "");
+    // The plain multi-part send is under test here (a streamed answer is
+    // split in its own, smaller parts).
+    let config = matrix_config(&model.url(), &synapse.url(), &[&dm], port, "streaming = \"off\"");
     let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "probe").await;
     let parts: Vec<String> = (0..5).map(|i| format!("part {i} ").repeat(3000)).collect();

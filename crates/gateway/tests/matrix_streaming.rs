@@ -25,11 +25,7 @@ async fn a_direct_answer_is_one_event_replaced_until_it_is_whole() {
             + "[risk_profiles.default]\nlevel = \"full\"\n"),
     );
     let _gw = Gateway::start(&sandbox, port, "probe").await;
-    let answer: String = (1..=40)
-        .map(|i| format!("bit{i} "))
-        .collect::<String>()
-        .trim_end()
-        .to_string();
+    let answer: String = switchboard_test_support::words("bit", 40);
     model.push(Step::text(answer.clone()).streamed(Duration::from_millis(60)));
     ann.say(&dm, "stream it").await;
     let last = ann

@@ -12,15 +12,39 @@ use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step};
 
 async fn setup(extra: &str) -> (ScriptedModel, Sandbox, Gateway) {
+    support::team_gateway("[risk_profiles.default]\nlevel = \"full\"\n", extra).await
+}
+
+/// A scripted model and `switchboard run` with `main` on bot `channel`
+/// (configured by `table`), tools unguarded, the local probe channel.
+async fn bot_gateway(channel: &str, table: &str) -> (ScriptedModel, Sandbox, Gateway) {
     let model = ScriptedModel::start().await;
     let port = free_port();
     let config = format!(
-        "{}[risk_profiles.default]\nlevel = \"full\"\n[channels.local.team]\nallowed_users = [\"*\"]\n{extra}",
-        main_agent_on(&model.url(), port, "local.team")
+        "{}[risk_profiles.default]\nlevel = \"full\"\n{table}[channels.local.probe]\nallowed_users = []\n",
+        main_agent_on(&model.url(), port, channel)
     );
     let sandbox = Sandbox::new(&config);
-    let gw = Gateway::start(&sandbox, port, "team").await;
+    let gw = Gateway::start(&sandbox, port, "probe").await;
     (model, sandbox, gw)
+}
+
+/// `words` numbered words streamed `every` apart into a direct chat:
+/// the answer and what the bot did there once it was shown.
+async fn stream_dm(
+    model: &ScriptedModel,
+    gw: &Gateway,
+    chat: &str,
+    word: &str,
+    words: usize,
+    every: u64,
+) -> (String, Vec<Value>) {
+    let answer = switchboard_test_support::words(word, words);
+    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(every)));
+    let user = format!("cli:{}", chat.trim_start_matches("dm-"));
+    gw.send("team", chat, &user, "go on", false, true).await;
+    let events = until_shown(gw, chat, &format!("{word}{words}")).await;
+    (answer, events)
 }
 
 /// What the bot did in `chat` once the answer ended with `last_words`.
@@ -45,15 +69,7 @@ fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_direct_answer_grows_in_one_message_and_ends_exactly_as_answered() {
     let (model, _sandbox, gw) = setup("").await;
-    let answer: String = (1..=60)
-        .map(|i| format!("word{i} "))
-        .collect::<String>()
-        .trim_end()
-        .to_string();
-    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(25)));
-    gw.send("team", "dm-bob", "cli:bob", "tell me sixty words", false, true)
-        .await;
-    let events = until_shown(&gw, "dm-bob", "word60").await;
+    let (answer, events) = stream_dm(&model, &gw, "dm-bob", "word", 60, 25).await;
     let messages = of_kind(&events, "message");
     let edits = of_kind(&events, "message_edit");
     assert_eq!(messages.len(), 1, "one message, never a second copy: {events:#?}");
@@ -73,16 +89,8 @@ async fn a_direct_answer_grows_in_one_message_and_ends_exactly_as_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_answer_continues_in_a_new_message_and_the_finished_one_stays() {
     let (model, _sandbox, gw) = setup("").await;
-    // About 3,300 characters: two local parts (2,000 each at most).
-    let answer: String = (1..=300)
-        .map(|i| format!("token{i:04} "))
-        .collect::<String>()
-        .trim_end()
-        .to_string();
-    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(3)));
-    gw.send("team", "dm-carol", "cli:carol", "a long one please", false, true)
-        .await;
-    let events = until_shown(&gw, "dm-carol", "token0300").await;
+    // About 2,600 characters: two local parts (2,000 each at most).
+    let (answer, events) = stream_dm(&model, &gw, "dm-carol", "token", 300, 3).await;
     let messages = of_kind(&events, "message");
     assert_eq!(messages.len(), 2, "{events:#?}");
     let (first, second) = (messages[0]["message_id"].clone(), messages[1]["message_id"].clone());
@@ -161,21 +169,10 @@ async fn groups_get_the_finished_answer_unless_configured_and_off_means_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn telegram_private_chats_see_one_message_edited_at_most_once_a_second() {
     use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
-    let model = ScriptedModel::start().await;
     let tg = FakeTelegram::start().await;
-    let port = free_port();
-    let config = format!(
-        "{}[risk_profiles.default]\nlevel = \"full\"\n{}[channels.local.probe]\nallowed_users = []\n",
-        main_agent_on(&model.url(), port, "telegram.main"),
-        switchboard_test_support::config::telegram_main(&tg.url())
-    );
-    let sandbox = Sandbox::new(&config);
-    let _gw = Gateway::start(&sandbox, port, "probe").await;
-    let answer: String = (1..=40)
-        .map(|i| format!("piece{i} "))
-        .collect::<String>()
-        .trim_end()
-        .to_string();
+    let table = switchboard_test_support::config::telegram_main(&tg.url());
+    let (model, _sandbox, _gw) = bot_gateway("telegram.main", &table).await;
+    let answer: String = switchboard_test_support::words("piece", 40);
     model.push(Step::text(answer.clone()).streamed(Duration::from_millis(60)));
     let started = std::time::Instant::now();
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "stream please", None, None);
@@ -213,22 +210,14 @@ async fn telegram_private_chats_see_one_message_edited_at_most_once_a_second() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
     use switchboard_test_support::discord::{FakeDiscord, user};
-    let model = ScriptedModel::start().await;
     let dc = FakeDiscord::start().await;
-    let port = free_port();
-    let config = format!(
-        "{}[risk_profiles.default]\nlevel = \"full\"\n[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n[channels.local.probe]\nallowed_users = []\n",
-        main_agent_on(&model.url(), port, "discord.main"),
+    let table = format!(
+        "[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
         dc.url()
     );
-    let sandbox = Sandbox::new(&config);
-    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let (model, _sandbox, _gw) = bot_gateway("discord.main", &table).await;
     dc.wait_sessions(1, 0, 20).await;
-    let answer: String = (1..=40)
-        .map(|i| format!("part{i} "))
-        .collect::<String>()
-        .trim_end()
-        .to_string();
+    let answer: String = switchboard_test_support::words("part", 40);
     model.push(Step::text(answer.clone()).streamed(Duration::from_millis(50)));
     let ann = user(11, "ann");
     let dm = dc.dm_with(&ann);

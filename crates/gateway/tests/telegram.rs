@@ -13,12 +13,16 @@ use switchboard_test_support::{ScriptedModel, Step};
 const GROUP: i64 = -100_200;
 const OPS: i64 = -100_300;
 
+/// Answers arrive whole here (streamed answers are tested in streaming.rs:
+/// a long answer of an instant model could otherwise start streaming on a
+/// loaded machine and be split differently).
 fn config(model: &str, tg: &str, port: u16) -> String {
     format!(
         r#"{}{}[channels.telegram.main]
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = ["*"]
+streaming = "off"
 rooms = {{ "ops" = "{OPS}" }}
 [channels.local.probe]
 allowed_users = []

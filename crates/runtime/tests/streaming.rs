@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use serde_json::json;
 use std::time::Duration;
-use switchboard_runtime::{NoApprover, TurnError, TurnEvent, TurnReply, TurnRequest};
+use switchboard_runtime::{NoApprover, TurnError, TurnEvent, TurnReply};
 use switchboard_test_support::{ScriptedModel, Step};
 use tokio_util::sync::CancellationToken;
 
@@ -21,20 +21,8 @@ auto_approve = ["memory_store", "memory_recall"]
 /// A turn with a listener: its result and every event it sent.
 async fn listened(h: &Harness, text: &str) -> (Result<TurnReply, TurnError>, Vec<TurnEvent>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let result = h
-        .runtime
-        .run_turn(TurnRequest {
-            agent: "main".into(),
-            session_key: "agent:main:cli:local".into(),
-            origin: None,
-            sender: None,
-            text: text.into(),
-            broker: std::sync::Arc::new(NoApprover("no operator in this test".into())),
-            cancel: CancellationToken::new(),
-            events: Some(tx),
-            turn: None,
-        })
-        .await;
+    let broker = std::sync::Arc::new(NoApprover("no operator in this test".into()));
+    let result = h.turn_told(text, broker, CancellationToken::new(), Some(tx)).await;
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {
         events.push(e);
@@ -75,13 +63,8 @@ async fn streams_text_and_runs_tools(config: String, model: &ScriptedModel) {
     assert_eq!(reqs.len(), 2);
     assert!(reqs.iter().all(|r| r["stream"] == json!(true)), "both calls streamed");
     // The tool call's arguments came in two halves and ran whole.
-    let rows = h
-        .runtime
-        .store()
-        .memory_recall(&["main".into()], "lang", 5)
-        .await
-        .unwrap();
-    assert_eq!(rows[0].content, "rust, since 2015");
+    let stored = h.runtime.store().memory_recall(&["main".into()], "lang", 5).await;
+    assert_eq!(stored.unwrap()[0].content, "rust, since 2015");
     assert!(reply.usage.output_tokens > 0, "usage is read from the stream");
 }
 
@@ -108,12 +91,7 @@ async fn a_provider_that_fails_before_streaming_falls_back_with_one_answer() {
     let (bad, good) = (ScriptedModel::start().await, ScriptedModel::start().await);
     bad.push(Step::status(500));
     good.push(Step::text("served by the fallback"));
-    let config = format!(
-        "{}{}[agents.main]\nmodel_provider = \"primary\"\n{PROFILE}",
-        provider("primary", &bad.url(), "fallbacks = [\"second\"]"),
-        provider("second", &good.url(), "")
-    );
-    let h = harness(&config).await;
+    let h = harness(&with_fallback(&bad.url(), &good.url(), PROFILE)).await;
     let (result, events) = listened(&h, "hello").await;
     assert_eq!(result.unwrap().text, "served by the fallback");
     assert_eq!(streamed(&events).0, "served by the fallback");

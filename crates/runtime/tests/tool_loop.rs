@@ -172,12 +172,7 @@ async fn provider_500_falls_back_without_leaking_details() {
     primary.push(Step::status(500));
     let backup = ScriptedModel::start().await;
     backup.push(Step::text("served by backup"));
-    let toml = format!(
-        "{}{}[agents.main]\nmodel_provider = \"primary\"\n",
-        provider("primary", &primary.url(), "fallbacks = [\"backup\"]"),
-        provider("backup", &backup.url(), "")
-    );
-    let h = harness(&toml).await;
+    let h = harness(&with_fallback(&primary.url(), &backup.url(), "")).await;
     let reply = h.turn("hi", Arc::new(NoApprover("none".into()))).await.unwrap();
     assert_eq!(reply.text, "served by backup");
     let served = reply.served.unwrap();

@@ -12,3 +12,8 @@ pub mod synapse;
 pub mod telegram;
 
 pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools, tokens_of, tool_results};
+
+/// `n` numbered words, `prefix1 prefix2 …`, for answers that stream.
+pub fn words(prefix: &str, n: usize) -> String {
+    (1..=n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>().join(" ")
+}

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use switchboard_test_support::ScriptedModel;
 
 /// The `switchboard` binary: cargo builds it for these tests and says
 /// where it is, so it is never older than the sources.
@@ -155,6 +156,21 @@ impl Drop for Chat {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A scripted model and `switchboard run` with agent `main` answering in
+/// `local.team` (anyone may speak): `before` goes ahead of the team's
+/// table, `team` into it.
+pub(crate) async fn team_gateway(before: &str, team: &str) -> (ScriptedModel, Sandbox, Gateway) {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let config = format!(
+        "{}{before}[channels.local.team]\nallowed_users = [\"*\"]\n{team}",
+        main_agent_on(&model.url(), port, "local.team")
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    (model, sandbox, gw)
 }
 
 /// A minimal provider section pointing at a scripted model.

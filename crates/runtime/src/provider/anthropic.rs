@@ -9,6 +9,12 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use switchboard_config::ProviderKind;
 
+const WIRE: super::stream::Wire = super::stream::Wire {
+    api: super::stream::Api::Anthropic,
+    plain: parse_response,
+    missing: "messages response without content blocks",
+};
+
 pub(crate) struct AnthropicProvider {
     http: HttpSettings,
 }
@@ -178,15 +184,7 @@ impl Provider for AnthropicProvider {
             self.http.limits.answer_room,
             req,
         );
-        if let Some(deltas) = req.deltas {
-            let api = super::stream::Api::Anthropic;
-            return super::stream::streamed(&self.http, &url, &headers, body.into(), deltas, api, parse_response).await;
-        }
-        let v = self.http.post_json(&url, &headers, body.into()).await?;
-        parse_response(&v).ok_or_else(|| {
-            tracing::warn!(provider = %self.http.name, "messages response without content blocks");
-            ProviderError::InvalidResponse(self.http.name.clone())
-        })
+        super::stream::call(&self.http, (&url, &headers), body, req.deltas, &WIRE).await
     }
 }
 

@@ -10,6 +10,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use switchboard_config::ProviderKind;
 
+const WIRE: super::stream::Wire = super::stream::Wire {
+    api: super::stream::Api::OpenAi,
+    plain: parse_response,
+    missing: "chat completion without choices[0].message",
+};
+
 pub(crate) struct OpenAiProvider {
     http: HttpSettings,
 }
@@ -222,15 +228,7 @@ impl Provider for OpenAiProvider {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let body = request_body(&self.http.model, self.http.temperature, req);
-        if let Some(deltas) = req.deltas {
-            let api = super::stream::Api::OpenAi;
-            return super::stream::streamed(&self.http, &url, &headers, body.into(), deltas, api, parse_response).await;
-        }
-        let v = self.http.post_json(&url, &headers, body.into()).await?;
-        parse_response(&v).ok_or_else(|| {
-            tracing::warn!(provider = %self.http.name, "chat completion without choices[0].message");
-            ProviderError::InvalidResponse(self.http.name.clone())
-        })
+        super::stream::call(&self.http, (&url, &headers), body, req.deltas, &WIRE).await
     }
 }
 

@@ -36,6 +36,35 @@ pub(crate) enum Api {
     Anthropic,
 }
 
+/// How one API's answers are read.
+pub(crate) struct Wire {
+    /// Its stream format.
+    pub(crate) api: Api,
+    /// Reads one plain JSON answer.
+    pub(crate) plain: fn(&Value) -> Option<ChatResponse>,
+    /// Logged when a plain answer lacks what `plain` needs.
+    pub(crate) missing: &'static str,
+}
+
+/// One model call in either form: streamed when `deltas` is given,
+/// otherwise one JSON answer.
+pub(crate) async fn call(
+    http: &HttpSettings,
+    (url, headers): (&str, &[(&str, String)]),
+    body: Vec<u8>,
+    deltas: Option<Deltas<'_>>,
+    wire: &Wire,
+) -> Result<ChatResponse, ProviderError> {
+    if let Some(deltas) = deltas {
+        return streamed(http, url, headers, body.into(), deltas, wire.api, wire.plain).await;
+    }
+    let v = http.post_json(url, headers, body.into()).await?;
+    (wire.plain)(&v).ok_or_else(|| {
+        tracing::warn!(provider = %http.name, "{}", wire.missing);
+        ProviderError::InvalidResponse(http.name.clone())
+    })
+}
+
 /// A plain (not streamed) body kept for servers that ignore `stream`.
 const MAX_PLAIN: usize = 8 * 1024 * 1024;
 
@@ -199,23 +228,7 @@ impl OpenAiFold {
 
     /// The whole answer.
     pub(crate) fn finish(self) -> ChatResponse {
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .enumerate()
-            .filter(|(_, (_, name, _))| !name.is_empty())
-            .map(|(i, (id, name, arguments))| ToolCall {
-                id: if id.is_empty() { format!("call_{i}") } else { id },
-                name,
-                arguments: if arguments.is_empty() { "{}".into() } else { arguments },
-            })
-            .collect();
-        ChatResponse {
-            text: self.text,
-            tool_calls,
-            usage: self.usage,
-            truncated: self.truncated,
-        }
+        answer(self.text, self.calls, self.usage, self.truncated)
     }
 }
 
@@ -296,22 +309,33 @@ impl AnthropicFold {
 
     /// The whole answer.
     pub(crate) fn finish(self) -> ChatResponse {
-        let tool_calls = self
-            .blocks
-            .into_iter()
-            .flatten()
-            .map(|(id, name, input)| ToolCall {
-                id,
-                name,
-                arguments: if input.is_empty() { "{}".into() } else { input },
-            })
-            .collect();
-        ChatResponse {
-            text: self.text,
-            tool_calls,
-            usage: self.usage,
-            truncated: self.truncated,
-        }
+        answer(
+            self.text,
+            self.blocks.into_iter().flatten().collect(),
+            self.usage,
+            self.truncated,
+        )
+    }
+}
+
+/// A folded answer: calls without a name are dropped, a missing id or
+/// argument text gets a default.
+fn answer(text: String, calls: Vec<(String, String, String)>, usage: Usage, truncated: bool) -> ChatResponse {
+    let tool_calls = calls
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, name, _))| !name.is_empty())
+        .map(|(i, (id, name, arguments))| ToolCall {
+            id: if id.is_empty() { format!("call_{i}") } else { id },
+            name,
+            arguments: if arguments.is_empty() { "{}".into() } else { arguments },
+        })
+        .collect();
+    ChatResponse {
+        text,
+        tool_calls,
+        usage,
+        truncated,
     }
 }
 

@@ -57,6 +57,17 @@ impl Harness {
         broker: Arc<dyn ApprovalBroker>,
         cancel: CancellationToken,
     ) -> Result<TurnReply, TurnError> {
+        self.turn_told(text, broker, cancel, None).await
+    }
+
+    /// A turn of `main` whose progress (streamed text included) goes to `events`.
+    pub(crate) async fn turn_told(
+        &self,
+        text: &str,
+        broker: Arc<dyn ApprovalBroker>,
+        cancel: CancellationToken,
+        events: Option<tokio::sync::mpsc::UnboundedSender<switchboard_runtime::TurnEvent>>,
+    ) -> Result<TurnReply, TurnError> {
         self.runtime
             .run_turn(TurnRequest {
                 agent: "main".into(),
@@ -66,7 +77,7 @@ impl Harness {
                 text: text.into(),
                 broker,
                 cancel,
-                events: None,
+                events,
                 turn: None,
             })
             .await
@@ -106,6 +117,16 @@ impl ApprovalBroker for FixedBroker {
 pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(
         "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{name}-model\"\nmax_retries = 0\n{extra}\n"
+    )
+}
+
+/// Agent `main` on provider `primary` at `primary`, which falls back to
+/// `backup` at `backup`; then `rest`.
+pub(crate) fn with_fallback(primary: &str, backup: &str, rest: &str) -> String {
+    format!(
+        "{}{}[agents.main]\nmodel_provider = \"primary\"\n{rest}",
+        provider("primary", primary, "fallbacks = [\"backup\"]"),
+        provider("backup", backup, "")
     )
 }
 

@@ -80,7 +80,7 @@ impl Viewer {
     /// The refusal of a state change without this session's CSRF token.
     pub(crate) fn refuse_without_csrf(&self, headers: &HeaderMap) -> Option<Response> {
         let sent = headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
-        if same(sent.as_bytes(), self.csrf.as_bytes()) {
+        if switchboard_core::constant_time_eq(sent.as_bytes(), self.csrf.as_bytes()) {
             None
         } else {
             Some(
@@ -108,11 +108,6 @@ impl FromRequestParts<Arc<Console>> for Acting {
             None => Ok(Acting(viewer)),
         }
     }
-}
-
-/// Constant-time equality.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn session_cookie(headers: &HeaderMap) -> Option<String> {
@@ -231,8 +226,5 @@ allowed_users = ["*"]
         let mut h = HeaderMap::new();
         h.insert(header::COOKIE, "a=1; sb_console=xyz; b=2".parse().unwrap());
         assert_eq!(session_cookie(&h).as_deref(), Some("xyz"));
-        assert!(same(b"abc", b"abc"));
-        assert!(!same(b"abc", b"abd"));
-        assert!(!same(b"abc", b"ab"));
     }
 }

@@ -39,9 +39,6 @@ pub(crate) struct StreamOut {
     interval: Duration,
     /// The platform refused: the ordinary reply takes over.
     broken: bool,
-    /// Calls made (messages sent, edits), for tests and benchmarks.
-    pub(crate) sends: u32,
-    pub(crate) edits: u32,
 }
 
 impl StreamOut {
@@ -61,8 +58,6 @@ impl StreamOut {
             next_at: Instant::now(),
             interval: limits.min_interval,
             broken: false,
-            sends: 0,
-            edits: 0,
         }
     }
 
@@ -99,24 +94,24 @@ impl StreamOut {
         }
     }
 
+    /// The first part of the text that the messages do not show yet (its
+    /// index and text); `None` when they show all of it.
+    fn next_change(&self) -> Option<(usize, String)> {
+        split_message(&self.text, self.limits.max_len)
+            .into_iter()
+            .enumerate()
+            .find(|(i, p)| self.shown.get(*i).is_none_or(|(_, s)| s != p))
+    }
+
     /// Bring the messages up to the text (one platform call at most, then
     /// wait for the interval).
     async fn show(&mut self) {
-        let parts = split_message(&self.text, self.limits.max_len);
-        let Some((i, part)) = parts
-            .iter()
-            .enumerate()
-            .find(|(i, p)| self.shown.get(*i).is_none_or(|(_, s)| s != *p))
-        else {
+        let Some((i, part)) = self.next_change() else {
             return;
         };
         let result = match self.shown.get(i) {
-            Some((message, _)) => {
-                self.edits += 1;
-                self.channel.edit_message(message, part).await.map(|()| None)
-            }
+            Some((message, _)) => self.channel.edit_message(message, &part).await.map(|()| None),
             None => {
-                self.sends += 1;
                 let mut out = Outbound::new(self.address.clone(), part.clone());
                 out.reply_to = if i == 0 { self.reply_to.clone() } else { None };
                 self.channel.send(&out).await.map(|refs| refs.into_iter().next())
@@ -126,8 +121,8 @@ impl StreamOut {
         match result {
             Ok(sent) => {
                 match (sent, self.shown.get_mut(i)) {
-                    (Some(message), None) => self.shown.push((message, part.clone())),
-                    (None, Some(slot)) => slot.1.clone_from(part),
+                    (Some(message), None) => self.shown.push((message, part)),
+                    (None, Some(slot)) => slot.1 = part,
                     // A send that gave no message to edit later.
                     _ => self.broken = true,
                 }
@@ -154,19 +149,15 @@ impl StreamOut {
     /// (the caller then sends it the ordinary way).
     pub(crate) async fn finish(mut self, answer: &str) -> bool {
         self.text = answer.to_string();
-        let parts = split_message(answer, self.limits.max_len);
+        let parts = split_message(answer, self.limits.max_len).len();
         // Parts beyond the answer (after a reset to a shorter text) keep
         // saying they are empty rather than showing stale words.
-        let extra: Vec<MessageRef> = self.shown.iter().skip(parts.len()).map(|(m, _)| m.clone()).collect();
-        for _ in 0..(parts.len() + 8) {
+        let extra: Vec<MessageRef> = self.shown.iter().skip(parts).map(|(m, _)| m.clone()).collect();
+        for _ in 0..(parts + 8) {
             if self.broken {
                 return false;
             }
-            let done = parts
-                .iter()
-                .enumerate()
-                .all(|(i, p)| self.shown.get(i).is_some_and(|(_, s)| s == p));
-            if done {
+            if self.next_change().is_none() {
                 for m in &extra {
                     let _ = self.channel.edit_message(m, "…").await;
                 }

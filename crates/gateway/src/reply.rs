@@ -57,7 +57,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
 /// (its answer is on screen already, or must not be stored).
 pub(crate) async fn answered_in_place(store: &Store, to: &Taken) {
     if let Err(e) = store.finish_inbound(&to.key, None).await {
-        tracing::error!(key = %to.key, error = %e, "cannot mark a streamed answer done in the inbox");
+        tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
     }
 }
 

@@ -89,12 +89,7 @@ pub(crate) async fn kill(
 /// (its owner may; an approver of its agent may stop anyone's).
 pub(crate) async fn stop_turn(State(console): State<Arc<Console>>, Acting(viewer): Acting, body: String) -> Response {
     let session_key = body.trim();
-    let Some(turn) = console
-        .router
-        .running_turns()
-        .into_iter()
-        .find(|t| t.session_key == session_key)
-    else {
+    let Some(turn) = console.router.current_turn(session_key) else {
         return (StatusCode::NOT_FOUND, "No turn is running in that session.").into_response();
     };
     let operator = rights::operates(console.runtime.config(), &viewer.user, &turn.agent);

@@ -198,9 +198,9 @@ impl Router {
         let turn = self.current_turn(session_key);
         let mut stopped_turn = false;
         let mut refused = None;
-        if let Some((token, owner)) = &turn {
+        if let Some(TurnNow { cancel, owner, .. }) = &turn {
             if operator || owner == sender {
-                token.cancel();
+                cancel.cancel();
                 stopped_turn = true;
             } else {
                 refused = Some(owner.clone());

@@ -51,10 +51,9 @@ pub(super) struct Busy(pub Box<Queued>);
 
 impl Router {
     /// The running turn of `session_key`, if any.
-    pub(super) fn current_turn(&self, session_key: &str) -> Option<(CancellationToken, UserId)> {
+    pub(crate) fn current_turn(&self, session_key: &str) -> Option<TurnNow> {
         let sessions = self.sessions.lock();
-        let s = sessions.get(session_key)?;
-        s.current.lock().as_ref().map(|t| (t.cancel.clone(), t.owner.clone()))
+        sessions.get(session_key)?.current.lock().clone()
     }
 
     /// A stream for the answer to `m`, when its channel and chat want one.

@@ -59,15 +59,19 @@ impl CommandContext<'_> {
     /// Whether the sender is an approver of this chat's agent — or nobody
     /// is (a setup without an ops room), in which case any admitted user is.
     pub(crate) fn sender_may_operate(&self) -> bool {
-        let approvers = self
-            .runtime
-            .config()
-            .risk_profile_of(self.agent)
-            .and_then(|p| p.approval_route.as_ref())
-            .map(|r| r.approvers.clone())
-            .unwrap_or_default();
-        approvers.is_empty() || self.sender.is_listed_in(&approvers)
+        operates(self.runtime.config(), self.sender, self.agent)
     }
+}
+
+/// Whether `user` operates `agent`: one of the approvers its risk profile
+/// names, or anyone when it names none (a setup without an ops room).
+pub(crate) fn operates(config: &switchboard_config::Config, user: &UserId, agent: &str) -> bool {
+    let approvers = config
+        .risk_profile_of(agent)
+        .and_then(|p| p.approval_route.as_ref())
+        .map(|r| r.approvers.as_slice())
+        .unwrap_or_default();
+    approvers.is_empty() || user.is_listed_in(approvers)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

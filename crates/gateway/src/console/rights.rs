@@ -16,16 +16,7 @@ pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether `user` operates `agent`: one of its approvers, or anyone when
-/// its risk profile names none (as `sender_may_operate` in chat).
-pub(crate) fn operates(config: &Config, user: &UserId, agent: &str) -> bool {
-    let approvers = config
-        .risk_profile_of(agent)
-        .and_then(|p| p.approval_route.as_ref())
-        .map(|r| r.approvers.clone())
-        .unwrap_or_default();
-    approvers.is_empty() || user.is_listed_in(&approvers)
-}
+pub(crate) use crate::commands::operates;
 
 /// Whether `user` may kill run `r` (and its children).
 pub(crate) fn may_kill(config: &Config, user: &UserId, r: &RunRow) -> bool {

@@ -71,6 +71,10 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         let last = progress.finish();
         let end = child::run_end(&outcome, Some(&last));
         let recorded = child::record_end(&core2, &id, outcome.status, &end).await;
+        if !recorded {
+            // A kill ended the row first: its last progress still counts.
+            progress.flush().await;
+        }
         let announced = async {
             // When this ending is the one recorded, the row is known without
             // reading it back; otherwise (a cancel won) it is read.

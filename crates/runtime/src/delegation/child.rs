@@ -242,6 +242,9 @@ pub(crate) async fn execute(
     let mode = plan.mode;
     plan.parts.cancel = cancel.clone();
     plan.parts.scope.run_id = Some(run_id.to_string());
+    // A caller that brings its own recorder writes the final progress
+    // with the ending; otherwise the one `assemble` makes is flushed here.
+    let flush_here = progress.is_none();
     plan.parts.scope.progress = progress;
     plan.parts.scope.deadline = Some(tokio::time::Instant::now() + Duration::from_secs(timeout));
     let run = core.assemble(plan.parts);
@@ -250,7 +253,7 @@ pub(crate) async fn execute(
     let span =
         tracing::info_span!("delegate", agent_alias = %target, session_key = %run.ctx.session_key, run_id, ?mode);
     let ran = tokio::time::timeout(Duration::from_secs(timeout), run.run(message).instrument(span)).await;
-    if let Some(p) = &run.ctx.scope.progress {
+    if let Some(p) = run.ctx.scope.progress.as_ref().filter(|_| flush_here) {
         p.flush().await;
     }
     match ran {

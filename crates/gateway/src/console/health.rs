@@ -37,28 +37,38 @@ pub(crate) struct HealthBoard {
 }
 
 impl HealthBoard {
+    /// `channel`'s record, made on its first report (every send and poll
+    /// reports: the name is copied only once).
+    fn with<T>(&self, channel: &str, f: impl FnOnce(&mut ChannelState) -> T) -> T {
+        let mut map = self.channels.lock();
+        if let Some(s) = map.get_mut(channel) {
+            return f(s);
+        }
+        f(map.entry(channel.to_string()).or_default())
+    }
+
     /// `channel` reached its platform.
     pub(crate) fn ok(&self, channel: &str) {
-        let mut map = self.channels.lock();
-        let s = map.entry(channel.to_string()).or_default();
-        if !s.up || s.since == 0 {
-            s.up = true;
-            s.since = now_ms();
-        }
-        s.failures = 0;
+        self.with(channel, |s| {
+            if !s.up || s.since == 0 {
+                s.up = true;
+                s.since = now_ms();
+            }
+            s.failures = 0;
+        });
     }
 
     /// `channel` failed to reach its platform.
     pub(crate) fn failed(&self, channel: &str, error: &str) {
         let now = now_ms();
-        let mut map = self.channels.lock();
-        let s = map.entry(channel.to_string()).or_default();
-        if s.up || s.since == 0 {
-            s.up = false;
-            s.since = now;
-        }
-        s.failures = s.failures.saturating_add(1);
-        s.last_error = Some((now, error.chars().take(300).collect()));
+        self.with(channel, |s| {
+            if s.up || s.since == 0 {
+                s.up = false;
+                s.since = now;
+            }
+            s.failures = s.failures.saturating_add(1);
+            s.last_error = Some((now, error.chars().take(300).collect()));
+        });
     }
 
     /// The state of `channel`, if anything was reported.

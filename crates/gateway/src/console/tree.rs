@@ -6,6 +6,7 @@ use super::Console;
 use crate::router::TurnNow;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use switchboard_core::ChatAddress;
 use switchboard_store::{RunRow, RunStatus, StoreError, now_ms};
 
 /// How far back ended runs are shown.
@@ -173,12 +174,13 @@ pub(crate) fn group(rows: Vec<RunRow>, waiting: &HashSet<String>, turns: Vec<Tur
     groups
 }
 
+/// The chat a run was asked from, written as its address is (the same
+/// text a running turn's address gives, so both land in one group).
 fn chat_of(r: &RunRow) -> String {
     match (&r.origin_channel, &r.origin_chat) {
-        (Some(ch), Some(chat)) => match &r.origin_thread {
-            Some(t) => format!("{ch}:{chat}#{t}"),
-            None => format!("{ch}:{chat}"),
-        },
+        (Some(ch), Some(chat)) => ChatAddress::new(ch.clone(), chat.clone())
+            .with_thread(r.origin_thread.clone())
+            .to_string(),
         _ => "(no chat: scheduled or internal)".to_string(),
     }
 }

@@ -6,7 +6,7 @@
 use crate::commands;
 use serenity::model::application::{CommandInteraction, ComponentInteraction};
 use serenity::model::channel::{Message, MessageType};
-use switchboard_core::{ChatAddress, Inbound, UserId};
+use switchboard_core::{Attachment, AttachmentKind, ChatAddress, Inbound, UserId};
 
 /// Where a message sits, as the receiver resolved it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,8 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
         return None;
     }
     let (text, named) = without_mention(&m.content, bot);
-    if text.is_empty() {
+    let attachments: Vec<Attachment> = m.attachments.iter().map(attachment).collect();
+    if text.is_empty() && attachments.is_empty() {
         return None;
     }
     let listed = m.mentions.iter().any(|u| u.id.get() == bot);
@@ -72,7 +73,26 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
             .as_ref()
             .and_then(|r| r.message_id)
             .map(|id| id.get().to_string()),
+        attachments,
     })
+}
+
+/// A file on a message, found again by its CDN address.
+fn attachment(a: &serenity::model::channel::Attachment) -> Attachment {
+    let mime = a.content_type.clone();
+    let kind = match mime.as_deref().and_then(|m| m.split('/').next()) {
+        Some("image") => AttachmentKind::Image,
+        Some("audio") => AttachmentKind::Audio,
+        Some("video") => AttachmentKind::Video,
+        _ => AttachmentKind::File,
+    };
+    Attachment {
+        kind,
+        name: a.filename.clone(),
+        mime,
+        size: Some(u64::from(a.size)),
+        source: a.url.clone(),
+    }
 }
 
 /// The command a button press stands for (`sb:<id>:once|always|deny`).
@@ -111,6 +131,7 @@ fn interaction(
         mentioned: true,
         direct,
         reply_to: None,
+        attachments: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod commands;
 mod cursor;
+mod files;
 mod handler;
 mod inbound;
 mod receiver;
@@ -20,13 +21,14 @@ mod state;
 use async_trait::async_trait;
 use serde_json::json;
 use serenity::all::{ChannelId, GatewayIntents, MessageId};
+use serenity::builder::CreateAttachment;
 use serenity::gateway::GatewayError;
 use serenity::http::{Http, HttpBuilder};
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, StreamLimits,
-    TaskEnd, split_message,
+    ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
+    OutboundFile, PromptEdit, StreamLimits, TaskEnd, split_message,
 };
 
 /// Discord's limit for one message.
@@ -55,6 +57,8 @@ pub struct DiscordChannel {
     api_url: Option<String>,
     gateway_url: Option<String>,
     http: Arc<Http>,
+    /// Downloads attachments from the CDN.
+    files: reqwest::Client,
     guilds: Vec<u64>,
     live: Arc<state::Live>,
     receiving: switchboard_core::Receiving,
@@ -106,6 +110,11 @@ impl DiscordChannel {
             name: name.to_string(),
             token: token.to_string(),
             http: Arc::new(http(token, settings.api_url.as_deref())),
+            files: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
             api_url: settings.api_url,
             gateway_url: settings.gateway_url,
             guilds: settings.guilds,
@@ -118,6 +127,16 @@ impl DiscordChannel {
     /// Post `body` where `address` says: the chat, or its conversation
     /// thread (started on first use).
     async fn post(&self, address: &ChatAddress, body: &serde_json::Value) -> Result<MessageRef, ChannelError> {
+        self.post_with(address, &[], body).await
+    }
+
+    /// `post`, with files attached.
+    async fn post_with(
+        &self,
+        address: &ChatAddress,
+        files: &[CreateAttachment],
+        body: &serde_json::Value,
+    ) -> Result<MessageRef, ChannelError> {
         let chat = snowflake(&address.chat, "channel")?;
         let posted = match address.thread.as_deref() {
             Some(t) => {
@@ -126,9 +145,9 @@ impl DiscordChannel {
                 // Marked first: a follow-up may arrive the moment the
                 // answer is posted, and must find the thread the bot's.
                 self.live.answers_in(thread).await;
-                rest::post_in_thread(&self.http, chat, thread, &name, body).await
+                rest::post_in_thread(&self.http, chat, thread, &name, files, body).await
             }
-            None => rest::post(&self.http, chat, body).await,
+            None => rest::post(&self.http, chat, files, body).await,
         };
         let m = posted.map_err(|e| rest::map_err(&e))?;
         // Catching up after a new session starts from here too (a thread
@@ -329,6 +348,27 @@ impl Channel for DiscordChannel {
             max_len: STREAM_PART,
             min_interval: std::time::Duration::from_secs(1),
         })
+    }
+
+    async fn fetch_attachment(&self, attachment: &Attachment, limit: u64) -> Result<Vec<u8>, FetchError> {
+        files::fetch(&self.files, &attachment.source, self.api_url.as_deref(), limit).await
+    }
+
+    async fn upload_limit(&self) -> Option<u64> {
+        Some(files::UPLOAD_LIMIT)
+    }
+
+    async fn send_file(&self, file: &OutboundFile) -> Result<MessageRef, ChannelError> {
+        let caption: String = file
+            .caption
+            .as_deref()
+            .unwrap_or("")
+            .chars()
+            .take(MAX_MESSAGE)
+            .collect();
+        let body = json!({"content": caption, "allowed_mentions": rest::no_pings()});
+        let upload = CreateAttachment::bytes(file.data.clone(), file.name.clone());
+        self.post_with(&file.address, &[upload], &body).await
     }
 
     async fn edit_message(&self, message: &MessageRef, text: &str) -> Result<(), ChannelError> {

@@ -3,6 +3,7 @@
 //! (created under the person's message on the first answer).
 
 use serde_json::{Value, json};
+use serenity::builder::CreateAttachment;
 use serenity::http::{Http, HttpError};
 use serenity::model::channel::Message;
 use serenity::model::id::{ChannelId, MessageId};
@@ -66,9 +67,14 @@ where
     }
 }
 
-/// Post `body` into `channel`.
-pub(crate) async fn post(http: &Http, channel: u64, body: &Value) -> Result<Message, serenity::Error> {
-    retrying(|| http.send_message(ChannelId::new(channel), Vec::new(), body)).await
+/// Post `body` (with `files` attached) into `channel`.
+pub(crate) async fn post(
+    http: &Http,
+    channel: u64,
+    files: &[CreateAttachment],
+    body: &Value,
+) -> Result<Message, serenity::Error> {
+    retrying(|| http.send_message(ChannelId::new(channel), files.to_vec(), body)).await
 }
 
 /// Post `body` into the conversation thread `thread` under `parent`:
@@ -79,9 +85,10 @@ pub(crate) async fn post_in_thread(
     parent: u64,
     thread: u64,
     name: &str,
+    files: &[CreateAttachment],
     body: &Value,
 ) -> Result<Message, serenity::Error> {
-    match post(http, thread, body).await {
+    match post(http, thread, files, body).await {
         Err(e) if refusal(&e).is_some_and(|(_, code)| code == UNKNOWN_CHANNEL) => {
             let start = json!({"name": name, "auto_archive_duration": 1440});
             let made = retrying(|| {
@@ -93,7 +100,7 @@ pub(crate) async fn post_in_thread(
                 Err(e) if refusal(&e).is_some_and(|(_, code)| code == THREAD_EXISTS) => {}
                 Err(e) => return Err(e),
             }
-            post(http, thread, body).await
+            post(http, thread, files, body).await
         }
         other => other,
     }

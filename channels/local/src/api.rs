@@ -176,6 +176,7 @@ pub(crate) fn inbound_of(alias: &str, body: Send, message_id: String) -> Result<
         mentioned: body.mentioned,
         direct: body.direct,
         reply_to: body.reply_to,
+        attachments: Vec::new(),
     })
 }
 
@@ -224,6 +225,7 @@ async fn press(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body
         mentioned: true,
         direct: false,
         reply_to: None,
+        attachments: Vec::new(),
     };
     match ch.receive(inbound).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),

@@ -72,6 +72,11 @@ pub(crate) fn plain_message(text: &str, thread: Option<&str>) -> Value {
     related(body_of(text, Format::Plain), thread, None)
 }
 
+/// `content` (a message of any type) placed in `thread`, when set.
+pub(crate) fn in_thread(content: Value, thread: Option<&str>) -> Value {
+    related(content, thread, None)
+}
+
 fn related(mut content: Value, thread: Option<&str>, reply_to: Option<&str>) -> Value {
     match (thread, reply_to) {
         (Some(root), reply) => {

@@ -44,10 +44,13 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
             if relates["rel_type"] == "m.replace" || content.get("m.new_content").is_some() {
                 return None;
             }
-            if content["msgtype"] != "m.text" {
-                return None;
-            }
-            let body = strip_reply_fallback(content["body"].as_str()?);
+            // Text, or a file whose caption (maybe empty) is the text.
+            let (body, attachments) = if content["msgtype"] == "m.text" {
+                (strip_reply_fallback(content["body"].as_str()?), Vec::new())
+            } else {
+                let (file, caption) = crate::media::attachment(content)?;
+                (caption, vec![file])
+            };
             let thread = (relates["rel_type"] == "m.thread")
                 .then(|| relates["event_id"].as_str().map(str::to_string))
                 .flatten();
@@ -81,6 +84,7 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
                 mentioned,
                 direct: room.direct,
                 reply_to,
+                attachments,
             })
         }
         _ => None,
@@ -112,6 +116,7 @@ fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, stat
         mentioned: true,
         direct: room.direct,
         reply_to: None,
+        attachments: Vec::new(),
     })
 }
 

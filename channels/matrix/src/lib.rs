@@ -15,6 +15,7 @@ mod content;
 mod errors;
 mod inbound;
 mod login;
+mod media;
 mod recent;
 mod sync;
 mod unfinished;
@@ -28,7 +29,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, StreamLimits,
+    ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
+    OutboundFile, PromptEdit, StreamLimits,
 };
 
 /// How the bot signs in.
@@ -377,6 +379,36 @@ impl Channel for MatrixChannel {
         let body = content::replacement(&message.id, text, content::Format::Markdown);
         self.inner.send_content(&room, "m.room.message", body).await?;
         Ok(())
+    }
+
+    async fn fetch_attachment(&self, attachment: &Attachment, limit: u64) -> Result<Vec<u8>, FetchError> {
+        let client = self.inner.client().map_err(|e| FetchError::Failed(e.to_string()))?;
+        media::fetch(client, attachment, limit).await
+    }
+
+    async fn upload_limit(&self) -> Option<u64> {
+        Some(media::upload_limit(self.inner.client().ok()?).await)
+    }
+
+    /// Uploaded (encrypted where the room is), then sent in the thread.
+    async fn send_file(&self, file: &OutboundFile) -> Result<MessageRef, ChannelError> {
+        let room = self.inner.room(&file.address.chat)?;
+        let encrypted = room
+            .latest_encryption_state()
+            .await
+            .map_err(errors::map)?
+            .is_encrypted();
+        let body = media::upload(self.inner.client()?, file, encrypted).await?;
+        let thread = file.address.thread.as_deref();
+        let id = self
+            .inner
+            .send_content(&room, "m.room.message", content::in_thread(body, thread))
+            .await?;
+        self.inner.state.remember_sent(&id, thread);
+        Ok(MessageRef {
+            chat: file.address.chat.clone(),
+            id,
+        })
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {

@@ -10,7 +10,12 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
     let username = channel.username.as_str();
     match &update.kind {
         UpdateKind::Message(m) => {
-            let text = m.text()?.to_string();
+            let attachments = crate::files::attachments(m);
+            let text = match m.text().or_else(|| m.caption()) {
+                Some(t) => t.to_string(),
+                None if !attachments.is_empty() => String::new(),
+                None => return None,
+            };
             let from = m.from.as_ref()?;
             let mention = format!("@{username}");
             let replied_to_bot = m
@@ -39,6 +44,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 mentioned,
                 direct: m.chat.is_private(),
                 reply_to: m.reply_to_message().map(|r| r.id.0.to_string()),
+                attachments,
             })
         }
         UpdateKind::CallbackQuery(q) => {
@@ -66,6 +72,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 mentioned: true,
                 direct: m.chat.is_private(),
                 reply_to: None,
+                attachments: Vec::new(),
             })
         }
         _ => None,

@@ -6,6 +6,7 @@
 //! are ignored (the original was already answered). Webhook mode, with a
 //! required secret, replaces polling when configured.
 
+mod files;
 mod html;
 mod inbound;
 mod poller;
@@ -15,11 +16,13 @@ use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Channel, ChannelError, ChatAddress, Intake, MessageRef, Outbound, PromptEdit, StreamLimits,
-    split_message,
+    ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
+    OutboundFile, PromptEdit, StreamLimits, split_message,
 };
 use teloxide::RequestError;
-use teloxide::payloads::{AnswerCallbackQuerySetters, EditMessageTextSetters, SendMessageSetters, SetWebhookSetters};
+use teloxide::payloads::{
+    AnswerCallbackQuerySetters, EditMessageTextSetters, SendDocumentSetters, SendMessageSetters, SetWebhookSetters,
+};
 use teloxide::prelude::Requester;
 use teloxide::types::{
     BotCommand, ChatAction, ChatId, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, ParseMode, ThreadId,
@@ -49,6 +52,8 @@ pub struct TelegramChannel {
     /// `getUpdates`, made by the poller itself (see `poller`).
     poll_url: Arc<reqwest::Url>,
     poll_client: reqwest::Client,
+    /// Downloads attachments.
+    files: reqwest::Client,
     poll_timeout: Duration,
     username: OnceLock<String>,
     webhook: Option<Webhook>,
@@ -130,6 +135,10 @@ impl TelegramChannel {
             bot: teloxide::Bot::new(token).set_api_url(url),
             poll_url: Arc::new(poll_url),
             poll_client,
+            files: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
             poll_timeout,
             username: OnceLock::new(),
             webhook,
@@ -301,6 +310,37 @@ impl Channel for TelegramChannel {
             Err(e) if e.to_string().contains("message is not modified") => Ok(()),
             Err(e) => Err(map_err(e)),
         }
+    }
+
+    async fn fetch_attachment(&self, attachment: &Attachment, limit: u64) -> Result<Vec<u8>, FetchError> {
+        files::fetch(&self.bot, &self.files, &attachment.source, limit).await
+    }
+
+    async fn upload_limit(&self) -> Option<u64> {
+        Some(files::UPLOAD_LIMIT)
+    }
+
+    /// `sendDocument` (the file as sent, never recompressed); a caption
+    /// too long to sit under it goes first as a message of its own.
+    async fn send_file(&self, file: &OutboundFile) -> Result<MessageRef, ChannelError> {
+        let caption = file.caption.as_deref().unwrap_or("");
+        let fits = caption.chars().count() <= files::MAX_CAPTION;
+        if !fits {
+            self.send(&Outbound::new(file.address.clone(), caption)).await?;
+        }
+        let upload = teloxide::types::InputFile::memory(file.data.clone()).file_name(file.name.clone());
+        let mut req = self.bot.send_document(chat_id(&file.address.chat)?, upload);
+        if fits && !caption.is_empty() {
+            req = req.caption(caption.to_string());
+        }
+        if let Some(t) = topic(&file.address) {
+            req = req.message_thread_id(t);
+        }
+        let m = req.await.map_err(map_err)?;
+        Ok(MessageRef {
+            chat: file.address.chat.clone(),
+            id: m.id.0.to_string(),
+        })
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {

@@ -1,6 +1,6 @@
 //! The `Channel` trait every adapter implements.
 
-use crate::{ApprovalPrompt, Intake, Outbound, PromptState};
+use crate::{ApprovalPrompt, Attachment, FetchError, Intake, Outbound, OutboundFile, PromptState};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -92,6 +92,24 @@ pub trait Channel: Send + Sync {
     /// answer growing, or its final form).
     async fn edit_message(&self, _message: &MessageRef, _text: &str) -> Result<(), ChannelError> {
         Err(ChannelError::Unsupported("editing messages"))
+    }
+
+    /// Download a file this channel attached to an inbound message,
+    /// reading no more than `limit` bytes (the download stops there).
+    async fn fetch_attachment(&self, _attachment: &Attachment, _limit: u64) -> Result<Vec<u8>, FetchError> {
+        Err(FetchError::Failed("this channel does not receive files".into()))
+    }
+
+    /// The largest file this channel can post, or `None` when it cannot
+    /// post files at all.
+    async fn upload_limit(&self) -> Option<u64> {
+        None
+    }
+
+    /// Post a file (with its caption) into a chat and thread. The caller
+    /// checked it against `upload_limit`.
+    async fn send_file(&self, _file: &OutboundFile) -> Result<MessageRef, ChannelError> {
+        Err(ChannelError::Unsupported("sending files"))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Messages crossing the boundary between a channel and the gateway.
 
-use crate::{ChatAddress, UserId};
+use crate::{Attachment, ChatAddress, UserId};
 use serde::{Deserialize, Serialize};
 
 /// A message a person wrote, as the adapter saw it.
@@ -28,6 +28,9 @@ pub struct Inbound {
     pub direct: bool,
     /// The message this one replies to, if any.
     pub reply_to: Option<String>,
+    /// Files sent with it (the text is then their caption, maybe empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// Text the gateway wants shown in a chat.

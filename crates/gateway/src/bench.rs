@@ -284,6 +284,7 @@ pub(crate) async fn gateway(messages: usize, users: usize) -> anyhow::Result<Exi
         mentioned: true,
         direct: true,
         reply_to: None,
+        attachments: Vec::new(),
     };
 
     let mut seen = 0;

@@ -1,0 +1,112 @@
+//! Files crossing the boundary: what a person attached to a message (the
+//! channel describes it; the gateway fetches it through the same channel
+//! when the message's turn runs), and a file the gateway posts.
+
+use crate::ChatAddress;
+use serde::{Deserialize, Serialize};
+
+/// What kind of file a person sent, as the platform labelled it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AttachmentKind {
+    /// A picture (Telegram photo, Matrix `m.image`, an image attachment).
+    Image,
+    /// Voice or music.
+    Audio,
+    /// A video.
+    Video,
+    /// Any other document.
+    File,
+}
+
+impl AttachmentKind {
+    /// The word used when describing it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Image => "image",
+            Self::Audio => "audio",
+            Self::Video => "video",
+            Self::File => "file",
+        }
+    }
+}
+
+/// A file attached to an inbound message. Everything here came from the
+/// platform's payload: the name is the sender's choice and is cleaned
+/// before it names anything on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// What it is.
+    pub kind: AttachmentKind,
+    /// Its file name as sent (a made-up one when the platform has none).
+    pub name: String,
+    /// Its media type, when the platform says.
+    #[serde(default)]
+    pub mime: Option<String>,
+    /// Its size in bytes, when the platform says.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// How the channel finds it again (a Telegram file id, a Discord CDN
+    /// URL, a Matrix media source); opaque to everyone else.
+    pub source: String,
+}
+
+/// Why an attachment was not fetched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// It is bigger than the gateway takes.
+    #[error("it is larger than {limit} bytes")]
+    TooLarge {
+        /// The limit it went over.
+        limit: u64,
+    },
+    /// The platform would not give it (gone, refused, unreachable).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Append `chunk` to `buf` unless that makes it longer than `limit`: a
+/// download stops as soon as it is too large, whatever size was announced.
+pub fn push_capped(buf: &mut Vec<u8>, chunk: &[u8], limit: u64) -> Result<(), FetchError> {
+    if (buf.len() + chunk.len()) as u64 > limit {
+        return Err(FetchError::TooLarge { limit });
+    }
+    buf.extend_from_slice(chunk);
+    Ok(())
+}
+
+/// A file to post in a chat.
+#[derive(Debug, Clone)]
+pub struct OutboundFile {
+    /// Where to post it (its thread included).
+    pub address: ChatAddress,
+    /// The file name shown.
+    pub name: String,
+    /// Its media type.
+    pub mime: String,
+    /// Its content.
+    pub data: Vec<u8>,
+    /// Text shown with it.
+    pub caption: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_download_stops_at_the_limit() {
+        let mut buf = Vec::new();
+        assert_eq!(push_capped(&mut buf, b"abcd", 6), Ok(()));
+        assert_eq!(push_capped(&mut buf, b"ef", 6), Ok(()));
+        assert_eq!(push_capped(&mut buf, b"g", 6), Err(FetchError::TooLarge { limit: 6 }));
+        assert_eq!(buf, b"abcdef");
+    }
+
+    #[test]
+    fn old_inbox_rows_without_attachments_still_read() {
+        let json = r#"{"address":{"channel":"cli","chat":"c","thread":null},"sender":"cli:a","sender_name":"a","text":"hi","message_id":null,"mentioned":false,"direct":true,"reply_to":null}"#;
+        let m: crate::Inbound = serde_json::from_str(json).expect("an inbox row written before attachments");
+        assert!(m.attachments.is_empty());
+    }
+}

@@ -30,6 +30,10 @@ pub struct AgentConfig {
     /// Agents with the same risk profile can be delegated to (bounded) without being listed in `delegates` (default true).
     #[serde(default = "yes")]
     pub delegate_same_risk_profile: bool,
+    /// Pictures people send are shown to the model as images (its
+    /// provider must accept image content; default false: described only).
+    #[serde(default)]
+    pub vision: bool,
     /// See `[agents.<name>.workspace]`.
     #[serde(default)]
     pub workspace: WorkspaceConfig,

@@ -21,7 +21,7 @@ pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, 
 pub use cluster::ClusterConfig;
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;
-pub use limits::{LimitsConfig, StorageConfig};
+pub use limits::{AttachmentsConfig, LimitsConfig, StorageConfig};
 pub use load::{ConfigError, Problem};
 pub use provider::{ProviderConfig, ProviderKind};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};

@@ -45,3 +45,21 @@ impl Default for StorageConfig {
         }
     }
 }
+
+/// `[attachments]`: files people send with their messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct AttachmentsConfig {
+    /// The largest file taken from a chat (bytes); a larger one is not
+    /// downloaded, and the person and the model are told.
+    pub max_bytes: u64,
+}
+
+impl Default for AttachmentsConfig {
+    fn default() -> Self {
+        Self {
+            max_bytes: 20 * 1024 * 1024,
+        }
+    }
+}

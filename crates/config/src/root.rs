@@ -47,6 +47,9 @@ pub struct Config {
     /// Retention of control-plane rows.
     #[serde(default)]
     pub storage: crate::StorageConfig,
+    /// Files people send.
+    #[serde(default)]
+    pub attachments: crate::AttachmentsConfig,
     /// Several gateways on one database.
     #[serde(default)]
     pub cluster: crate::ClusterConfig,

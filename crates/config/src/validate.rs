@@ -11,6 +11,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "shell",
     "file_read",
     "file_write",
+    "send_file",
     "memory_store",
     "memory_recall",
     "model_switch",

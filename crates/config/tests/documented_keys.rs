@@ -39,6 +39,7 @@ const TABLES: &[(&str, &str)] = &[
     ("[lanes.subagent]", "### [lanes.subagent]"),
     ("[limits]", "## [limits]"),
     ("[storage]", "## [storage]"),
+    ("[attachments]", "## [attachments]"),
     ("[cluster]", "## [cluster]"),
 ];
 

@@ -197,6 +197,7 @@ fn start_turn(
         cancel: cancel.clone(),
         events: Some(events.clone()),
         turn: None,
+        images: Vec::new(),
     };
     let runtime = runtime.clone();
     Running {

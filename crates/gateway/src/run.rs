@@ -150,6 +150,7 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.clone(),
     ));
     runtime.set_route_broker(broker.clone());
+    runtime.set_file_poster(Arc::new(crate::files::ChannelFiles::new(channels.clone())));
     // Decisions and stops typed to other gateways of the cluster (woken by
     // PostgreSQL notifications, and polled).
     tasks.extend(runtime.store().spawn_listener());

@@ -96,6 +96,7 @@ impl Bench {
                 cancel: Default::default(),
                 events: None,
                 turn: None,
+                images: Vec::new(),
             })
             .await
             .unwrap();

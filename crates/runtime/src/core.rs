@@ -87,6 +87,12 @@ impl Core {
         PathBuf::from(&self.config.workspace_dir).join(".records").join(agent)
     }
 
+    /// An agent's workspace (created at start, canonical), where its
+    /// tools work and files people send it are saved.
+    pub fn workspace(&self, agent: &str) -> Option<&std::path::Path> {
+        self.policies.get(agent).map(|p| p.workspace.as_path())
+    }
+
     /// Build it, creating each agent's workspace.
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
@@ -213,6 +219,7 @@ impl Core {
             approval_profile: parts.approval_profile,
             events: parts.events,
             turn: None,
+            images: Vec::new(),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod core;
 pub mod cost;
 pub mod cron;
 pub mod delegation;
+pub mod files;
 mod kill;
 pub mod live;
 pub mod message;

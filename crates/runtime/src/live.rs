@@ -19,6 +19,8 @@ pub struct Live {
     tasks: Arc<Mutex<HashMap<String, CancellationToken>>>,
     /// Delivers approval prompts along a risk profile's `approval_route`.
     route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
+    /// Posts files into chats (`send_file`).
+    file_poster: RwLock<Option<Arc<dyn crate::files::FilePoster>>>,
     /// `/subagents pause`: new spawns and delegations are refused.
     paused: AtomicBool,
     /// The global `subagent` lane: at most `max_concurrent` session children
@@ -54,6 +56,7 @@ impl Live {
         Self {
             tasks: Arc::default(),
             route_broker: RwLock::new(None),
+            file_poster: RwLock::new(None),
             paused: AtomicBool::new(false),
             lane: Arc::new(tokio::sync::Semaphore::new(lane_permits)),
             inbox: Mutex::default(),
@@ -118,6 +121,16 @@ impl Live {
     /// Install the broker that routes approvals to approver channels.
     pub fn install_route_broker(&self, broker: Arc<dyn ApprovalBroker>) {
         *self.route_broker.write() = Some(broker);
+    }
+
+    /// Install what posts files into chats.
+    pub fn install_file_poster(&self, poster: Arc<dyn crate::files::FilePoster>) {
+        *self.file_poster.write() = Some(poster);
+    }
+
+    /// The installed file poster, if any.
+    pub(crate) fn file_poster(&self) -> Option<Arc<dyn crate::files::FilePoster>> {
+        self.file_poster.read().clone()
     }
 
     /// The installed route broker, if any.

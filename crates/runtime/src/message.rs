@@ -59,6 +59,40 @@ pub struct ChatMessage {
     /// For tool results: the tool's name (Anthropic and logs need it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Pictures shown with a user message (to agents with `vision`).
+    /// Never stored: the transcript keeps the text, which names the files.
+    #[serde(skip)]
+    pub images: Vec<Image>,
+}
+
+/// A picture for the model: its media type and its bytes in base64.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime: String,
+    /// The picture, base64 (standard alphabet, padded).
+    pub base64: std::sync::Arc<str>,
+}
+
+impl Image {
+    /// The media types both provider APIs accept as image content.
+    pub const MEDIA_TYPES: [&'static str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+    /// `bytes` as an image of type `mime`, or `None` when providers do not
+    /// take that type.
+    pub fn new(mime: &str, bytes: &[u8]) -> Option<Self> {
+        use base64::Engine;
+        let mime = mime.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        Self::MEDIA_TYPES.contains(&mime.as_str()).then(|| Self {
+            mime,
+            base64: base64::engine::general_purpose::STANDARD.encode(bytes).into(),
+        })
+    }
+
+    /// As a `data:` URL (OpenAI-compatible `image_url`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64)
+    }
 }
 
 impl ChatMessage {
@@ -82,6 +116,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(call.id.clone()),
             name: Some(call.name.clone()),
+            images: Vec::new(),
         }
     }
     fn plain(role: Role, text: impl Into<String>) -> Self {
@@ -91,6 +126,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            images: Vec::new(),
         }
     }
 }

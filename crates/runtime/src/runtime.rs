@@ -34,6 +34,9 @@ pub struct TurnRequest {
     /// its transcript messages carry it, so after a crash `recover_turn`
     /// can tell what the interrupted turn had done.
     pub turn: Option<String>,
+    /// Pictures sent with the message, shown to the model when the agent
+    /// has `vision` (ignored otherwise; the text describes the files).
+    pub images: Vec<crate::message::Image>,
 }
 
 /// The runtime: run turns for sessions.
@@ -69,6 +72,11 @@ impl Runtime {
     /// Install the broker that carries prompts along `approval_route`s.
     pub fn set_route_broker(&self, broker: Arc<dyn ApprovalBroker>) {
         self.core.live.install_route_broker(broker);
+    }
+
+    /// Install what posts files into chats (`send_file`).
+    pub fn set_file_poster(&self, poster: Arc<dyn crate::files::FilePoster>) {
+        self.core.live.install_file_poster(poster);
     }
 
     /// The tools `agent` is offered at top level (risk-profile filtered).
@@ -130,6 +138,9 @@ impl Runtime {
             ..parts
         });
         run.turn = request.turn;
+        if agent_cfg.vision {
+            run.images = request.images;
+        }
         run.run(&request.text).await
     }
 

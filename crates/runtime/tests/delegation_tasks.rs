@@ -136,6 +136,7 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
             cancel: Default::default(),
             events: None,
             turn: None,
+            images: Vec::new(),
         })
         .await
         .unwrap();

@@ -71,6 +71,24 @@ impl Router {
         ))
     }
 
+    /// The text (and pictures) a turn gets for `t`: its files fetched,
+    /// saved and described (see `files::inbound`).
+    async fn files_of(&self, agent: &str, t: &Taken) -> crate::files::inbound::Prepared {
+        let config = self.runtime.config();
+        let Some(workspace) = self.runtime.core().workspace(agent) else {
+            return crate::files::inbound::Prepared {
+                text: t.m.text.clone(),
+                images: Vec::new(),
+            };
+        };
+        let to = crate::files::inbound::Destination {
+            workspace,
+            max_bytes: config.attachments.max_bytes,
+            vision: config.agents.get(agent).is_some_and(|a| a.vision),
+        };
+        crate::files::inbound::prepare(&self.channels, self.runtime.store(), &to, t).await
+    }
+
     /// Every turn running now (for the operator console).
     pub(crate) fn running_turns(&self) -> Vec<TurnNow> {
         let sessions = self.sessions.lock();
@@ -186,6 +204,7 @@ impl Router {
                 }
                 None => (None, None),
             };
+            let files = self.files_of(&agent, &t).await;
             let result = self
                 .runtime
                 .run_turn(TurnRequest {
@@ -193,11 +212,12 @@ impl Router {
                     session_key: session_key.clone(),
                     origin: Some(m.address.clone()),
                     sender: Some(m.sender.to_string()),
-                    text: m.text.clone(),
+                    text: files.text,
                     broker,
                     cancel,
                     events,
                     turn: Some(t.key.clone()),
+                    images: files.images,
                 })
                 .await;
             let streamed = match feeder {

@@ -51,6 +51,8 @@ pub struct AgentRun {
     /// The inbound message this run answers, recorded on its transcript
     /// messages (see `TurnRequest::turn`).
     pub turn: Option<String>,
+    /// Pictures shown with the user message (the agent has `vision`).
+    pub images: Vec<crate::message::Image>,
 }
 
 impl AgentRun {
@@ -75,7 +77,8 @@ impl AgentRun {
         if !self.ctx.scope.fresh_session {
             messages.extend(history::load(store, &self.ctx.session_key).await?);
         }
-        let user = ChatMessage::user(user_text);
+        let mut user = ChatMessage::user(user_text);
+        user.images.clone_from(&self.images);
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).
         let mut user_saved = Some(Box::pin(history::save(
@@ -197,6 +200,7 @@ impl AgentRun {
                 tool_calls: response.tool_calls,
                 tool_call_id: None,
                 name: None,
+                images: Vec::new(),
             };
             let ((), saved) = tokio::join!(
                 recorded,

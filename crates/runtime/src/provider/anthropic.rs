@@ -30,8 +30,18 @@ impl AnthropicProvider {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
     Text { text: &'a str },
+    Image { source: ImageSource<'a> },
     ToolUse { id: &'a str, name: &'a str, input: Value },
     ToolResult { tool_use_id: &'a str, content: &'a str },
+}
+
+/// A picture given inline (`{"type": "base64", "media_type", "data"}`).
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 #[derive(Serialize)]
@@ -72,7 +82,18 @@ fn blocks(m: &ChatMessage) -> Vec<Block<'_>> {
             content: &m.content,
         }],
         _ => {
-            let mut out = Vec::new();
+            // Pictures go before the text that asks about them.
+            let mut out: Vec<Block<'_>> = m
+                .images
+                .iter()
+                .map(|i| Block::Image {
+                    source: ImageSource {
+                        kind: "base64",
+                        media_type: &i.mime,
+                        data: &i.base64,
+                    },
+                })
+                .collect();
             if !m.content.is_empty() {
                 out.push(Block::Text { text: &m.content });
             }
@@ -244,6 +265,34 @@ mod tests {
                 ],
                 "tools": [{"name": "shell", "description": "Run a command", "input_schema": {"type": "object"}}]
             })
+        );
+    }
+}
+
+#[cfg(test)]
+mod pictures {
+    use super::*;
+    use crate::message::Image;
+
+    #[test]
+    fn a_message_with_a_picture_gets_an_image_block_before_its_text() {
+        let mut user = ChatMessage::user("what is this?");
+        user.images
+            .push(Image::new("image/webp", b"webp").expect("webp is taken"));
+        let messages = vec![user];
+        let req = ChatRequest {
+            messages: &messages,
+            tools: &[],
+            temperature: None,
+            deltas: None,
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", None, 100, &req)).unwrap();
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "d2VicA=="}},
+                {"type": "text", "text": "what is this?"}
+            ])
         );
     }
 }

@@ -122,6 +122,10 @@ fn unit_end(messages: &[ChatMessage], start: usize, limit: usize) -> usize {
 }
 
 /// Estimated tokens of messages.
+/// What one picture costs a model, roughly (providers count 85–1,600
+/// tokens by its size; the high end, so a turn with pictures is not cut short).
+const IMAGE_TOKENS: u64 = 1600;
+
 pub(super) fn estimate(messages: &[ChatMessage]) -> u64 {
     messages
         .iter()
@@ -131,7 +135,7 @@ pub(super) fn estimate(messages: &[ChatMessage]) -> u64 {
                 .iter()
                 .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 24)
                 .sum();
-            (m.content.len() + calls) as u64 / BYTES_PER_TOKEN + MESSAGE_OVERHEAD
+            (m.content.len() + calls) as u64 / BYTES_PER_TOKEN + MESSAGE_OVERHEAD + m.images.len() as u64 * IMAGE_TOKENS
         })
         .sum()
 }

@@ -30,11 +30,31 @@ impl OpenAiProvider {
 #[derive(Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    content: &'a str,
+    content: WireContent<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+/// A message's text, or (with pictures) its text and pictures as parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: WireImage },
+}
+
+#[derive(Serialize)]
+struct WireImage {
+    url: String,
 }
 
 #[derive(Serialize)]
@@ -95,9 +115,21 @@ fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
     } else {
         Vec::new()
     };
+    let content = if m.images.is_empty() {
+        WireContent::Text(&m.content)
+    } else {
+        let pictures = m.images.iter().map(|i| WirePart::ImageUrl {
+            image_url: WireImage { url: i.data_url() },
+        });
+        WireContent::Parts(
+            std::iter::once(WirePart::Text { text: &m.content })
+                .chain(pictures)
+                .collect(),
+        )
+    };
     WireMessage {
         role: m.role.as_str(),
-        content: &m.content,
+        content,
         tool_calls,
         tool_call_id: m.tool_call_id.as_deref(),
     }
@@ -307,6 +339,40 @@ mod tests {
         assert!(
             bare.get("tools").is_none() && bare.get("temperature").is_none(),
             "{bare}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod pictures {
+    use super::*;
+    use crate::message::Image;
+    use serde_json::json;
+
+    #[test]
+    fn a_message_with_a_picture_becomes_text_and_image_url_parts() {
+        let mut user = ChatMessage::user("what is this?");
+        user.images
+            .push(Image::new("image/png", b"png!").expect("png is taken"));
+        let messages = vec![user];
+        let req = ChatRequest {
+            messages: &messages,
+            tools: &[],
+            temperature: None,
+            deltas: None,
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", None, &req)).unwrap();
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": "what is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,cG5nIQ=="}}
+            ])
+        );
+        assert!(Image::new("application/pdf", b"%PDF").is_none());
+        assert_eq!(
+            Image::new("IMAGE/JPEG; q=1", b"").map(|i| i.mime).as_deref(),
+            Some("image/jpeg")
         );
     }
 }

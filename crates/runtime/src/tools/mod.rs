@@ -7,6 +7,7 @@ mod memory_recall;
 mod memory_store;
 mod model_switch;
 mod registry;
+mod send_file;
 mod shell;
 
 pub use registry::{BoundTool, ToolRegistry};

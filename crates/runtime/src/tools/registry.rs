@@ -34,6 +34,7 @@ impl ToolRegistry {
             Arc::new(super::shell::Shell),
             Arc::new(super::file_read::FileRead),
             Arc::new(super::file_write::FileWrite),
+            Arc::new(super::send_file::SendFile),
             Arc::new(super::memory_store::MemoryStore),
             Arc::new(super::memory_recall::MemoryRecall),
             Arc::new(super::model_switch::ModelSwitch),

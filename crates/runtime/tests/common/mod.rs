@@ -79,6 +79,7 @@ impl Harness {
                 cancel,
                 events,
                 turn: None,
+                images: Vec::new(),
             })
             .await
     }

@@ -66,6 +66,7 @@ impl Fx {
                 cancel: Default::default(),
                 events: None,
                 turn: None,
+                images: Vec::new(),
             })
             .await
             .unwrap()

@@ -85,6 +85,7 @@ pub(crate) async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str)
             cancel: Default::default(),
             events: None,
             turn: None,
+            images: Vec::new(),
         })
         .await;
     match reply {

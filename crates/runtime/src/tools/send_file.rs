@@ -1,0 +1,92 @@
+//! `send_file`: post a file from the workspace into the chat (and thread)
+//! the run answers, through the channel's upload API. A file over the
+//! channel's limit is refused with what to do instead; a failed upload is
+//! told to the model, and the text answer goes out either way.
+
+use super::{ToolContext, ToolResult, builtin_tool};
+use crate::files::{human_size, media_type};
+use serde::Deserialize;
+use switchboard_core::OutboundFile;
+use tokio::io::AsyncReadExt;
+
+pub(crate) struct SendFile;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    caption: Option<String>,
+}
+
+builtin_tool!(SendFile, "send_file", Args);
+
+impl SendFile {
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
+        let Some(to) = ctx.scope.origin.clone() else {
+            return ToolResult::fail(
+                "this run answers no chat (a scheduled job or a detached run), so there is nowhere to send a file; say where the file is instead",
+            );
+        };
+        let Some(poster) = ctx.core.live.file_poster() else {
+            return ToolResult::fail("this gateway cannot post files; say where the file is instead");
+        };
+        let path = match ctx.in_workspace(&args.path) {
+            Ok(p) => p,
+            Err(refusal) => return refusal,
+        };
+        let limit = match poster.limit(&to).await {
+            Ok(l) => l,
+            Err(why) => return ToolResult::fail(why),
+        };
+        let file = tokio::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .await;
+        let file = match file {
+            Ok(f) => f,
+            Err(e) => return ToolResult::fail(format!("cannot open '{}': {e}", args.path)),
+        };
+        let size = match file.metadata().await {
+            Ok(m) if m.is_file() => m.len(),
+            Ok(_) => return ToolResult::fail(format!("'{}' is not a file", args.path)),
+            Err(e) => return ToolResult::fail(format!("cannot read '{}': {e}", args.path)),
+        };
+        if size > limit {
+            return ToolResult::fail(format!(
+                "'{}' is {}, over the {} this chat takes; it was not sent. Send a smaller file (compress or split it) or tell the person where it is.",
+                args.path,
+                human_size(size),
+                human_size(limit)
+            ));
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        if let Err(e) = file.take(limit + 1).read_to_end(&mut data).await {
+            return ToolResult::fail(format!("cannot read '{}': {e}", args.path));
+        }
+        if data.len() as u64 > limit {
+            return ToolResult::fail(format!(
+                "'{}' grew past {} while it was read; it was not sent",
+                args.path,
+                human_size(limit)
+            ));
+        }
+        let name = path
+            .file_name()
+            .map_or_else(|| "file".to_string(), |n| n.to_string_lossy().into_owned());
+        let sent = data.len() as u64;
+        let outbound = OutboundFile {
+            address: to,
+            mime: media_type(&name).to_string(),
+            name: name.clone(),
+            data,
+            caption: args.caption.filter(|c| !c.trim().is_empty()),
+        };
+        match poster.post(outbound).await {
+            Ok(()) => ToolResult::ok(format!("sent {name} ({}) to the chat", human_size(sent))),
+            Err(why) => ToolResult::fail(format!(
+                "{name} was not sent: {why}. Your text answer still reaches the person; say that the file could not be attached."
+            )),
+        }
+    }
+}

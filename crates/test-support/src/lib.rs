@@ -7,6 +7,7 @@
 pub mod browser;
 pub mod config;
 pub mod discord;
+pub mod multipart;
 mod scripted_model;
 pub mod synapse;
 pub mod telegram;

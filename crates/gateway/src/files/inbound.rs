@@ -97,7 +97,14 @@ pub(crate) async fn prepare(channels: &ChannelSet, store: &Store, to: &Destinati
 /// `image (image/png)`.
 fn describe(a: &Attachment) -> String {
     match a.mime.as_deref() {
-        Some(mime) => format!("{} ({})", a.kind.as_str(), clean_name(mime, a.kind)),
+        Some(mime) => {
+            let mime: String = mime
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '+' | '-'))
+                .take(60)
+                .collect();
+            format!("{} ({mime})", a.kind.as_str())
+        }
         None => a.kind.as_str().to_string(),
     }
 }

@@ -5,11 +5,17 @@
 //! deleteWebhook), supergroups with forum topics, callback queries, dates
 //! in seconds, case-insensitive method names, a switch that answers 429
 //! with `retry_after`, and one that takes the API down (502 Bad Gateway).
-//! Tests inject what people do and read what the bot sent.
+//! Files (`files`): photos and documents people send, `getFile` and the
+//! file download, `sendDocument` uploads. Tests inject what people do and
+//! read what the bot sent.
+
+mod files;
+
+pub use files::Upload;
 
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -22,7 +28,7 @@ pub const BOT_ID: i64 = 999_000;
 pub const BOT_USERNAME: &str = "switchboard_bot";
 
 #[derive(Default)]
-struct State_ {
+pub(crate) struct State_ {
     updates: Vec<Value>,
     next_update: i64,
     next_message: i64,
@@ -38,11 +44,17 @@ struct State_ {
     down: bool,
     /// Calls answered 502 while down.
     refused: u32,
+    /// Files people sent, by file id.
+    files: std::collections::HashMap<String, Vec<u8>>,
+    /// Files the bot uploaded.
+    uploads: Vec<Upload>,
+    /// The next uploads answered 500.
+    failing_uploads: u32,
 }
 
 #[derive(Clone)]
-struct Shared {
-    state: Arc<Mutex<State_>>,
+pub(crate) struct Shared {
+    pub(crate) state: Arc<Mutex<State_>>,
     notify: Arc<Notify>,
 }
 
@@ -59,7 +71,7 @@ impl Drop for FakeTelegram {
     }
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -76,12 +88,25 @@ pub fn supergroup(chat_id: i64, title: &str) -> Value {
     json!({"id": chat_id, "type": "supergroup", "title": title, "is_forum": true})
 }
 
+/// The chat a bot's call names by `chat_id` (negative: a group).
+pub(crate) fn chat_for(chat_id: &Value) -> Value {
+    let id = chat_id
+        .as_i64()
+        .or_else(|| chat_id.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or(0);
+    if id < 0 {
+        supergroup(id, "group")
+    } else {
+        private_chat(id, "person")
+    }
+}
+
 /// A person (`from`) with this id and first name.
 pub fn user(id: i64, name: &str) -> Value {
     json!({"id": id, "is_bot": false, "first_name": name, "username": name.to_lowercase()})
 }
 
-fn bot_user() -> Value {
+pub(crate) fn bot_user() -> Value {
     json!({
         "id": BOT_ID, "is_bot": true, "first_name": "Switchboard", "username": BOT_USERNAME,
         "can_join_groups": true, "can_read_all_group_messages": false, "supports_inline_queries": false,
@@ -102,6 +127,7 @@ impl FakeTelegram {
         };
         let app = Router::new()
             .route("/{bot}/{method}", post(call))
+            .route("/file/{bot}/{*path}", get(files::download))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -131,26 +157,38 @@ impl FakeTelegram {
     /// A person writes `text` in `chat`; `thread` is a forum topic id;
     /// `reply_to` a message (of the bot) being answered. Returns the message id.
     pub fn message(&self, chat: Value, from: Value, text: &str, thread: Option<i64>, reply_to: Option<Value>) -> i64 {
+        let (id, mut m) = self.compose(chat, from, "text", text, thread);
+        if let Some(r) = reply_to {
+            m["reply_to_message"] = r;
+        }
+        self.push_update("message", m);
+        id
+    }
+
+    /// A new message from a person with `text` in `field` (`text`, or
+    /// `caption` under a file), with its mention entities.
+    fn compose(&self, chat: Value, from: Value, field: &str, text: &str, thread: Option<i64>) -> (i64, Value) {
         let id = {
             let mut s = self.shared.state.lock().unwrap();
             s.next_message += 1;
             s.next_message
         };
-        let mut m = json!({"message_id": id, "date": now(), "chat": chat, "from": from, "text": text});
+        let mut m = json!({"message_id": id, "date": now(), "chat": chat, "from": from, field: text});
         if let Some(t) = thread {
             m["message_thread_id"] = json!(t);
             m["is_topic_message"] = json!(true);
         }
-        if let Some(r) = reply_to {
-            m["reply_to_message"] = r;
-        }
         // Entities for @mentions, as Telegram sends them.
         if let Some(pos) = text.find(&format!("@{BOT_USERNAME}")) {
             let offset = text[..pos].encode_utf16().count();
-            m["entities"] = json!([{"type": "mention", "offset": offset, "length": BOT_USERNAME.len() + 1}]);
+            let key = if field == "text" {
+                "entities"
+            } else {
+                "caption_entities"
+            };
+            m[key] = json!([{"type": "mention", "offset": offset, "length": BOT_USERNAME.len() + 1}]);
         }
-        self.push_update("message", m);
-        id
+        (id, m)
     }
 
     /// Deliver update `update_id` again as a new update (the same message,
@@ -272,11 +310,11 @@ impl FakeTelegram {
     }
 }
 
-fn ok(result: Value) -> Response {
+pub(crate) fn ok(result: Value) -> Response {
     Json(json!({"ok": true, "result": result})).into_response()
 }
 
-fn fail(code: u16, description: &str, params: Option<Value>) -> Response {
+pub(crate) fn fail(code: u16, description: &str, params: Option<Value>) -> Response {
     let mut body = json!({"ok": false, "error_code": code, "description": description});
     if let Some(p) = params {
         body["parameters"] = p;
@@ -391,11 +429,7 @@ async fn call(
             } else {
                 args.get("message_id").and_then(Value::as_i64).unwrap_or(0)
             };
-            let chat = if chat_id.as_i64().unwrap_or(0) < 0 {
-                supergroup(chat_id.as_i64().unwrap_or(0), "group")
-            } else {
-                private_chat(chat_id.as_i64().unwrap_or(0), "person")
-            };
+            let chat = chat_for(&chat_id);
             let mut m = json!({
                 "message_id": id, "date": now(), "chat": chat, "from": bot_user(),
                 "text": args.get("text").cloned().unwrap_or(json!("")),
@@ -412,6 +446,8 @@ async fn call(
             s.calls.push((method, record));
             ok(m)
         }
+        "getfile" => files::get_file(&shared, &args),
+        "senddocument" => files::send_document(&shared, &headers, &body),
         _ => fail(404, "Not Found: method not found", None),
     }
 }

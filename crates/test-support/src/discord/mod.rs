@@ -9,6 +9,7 @@
 //! MESSAGE_CONTENT intent (close 4014). Tests act as people (messages,
 //! button presses, slash commands) and read what the bot did.
 
+mod files;
 mod gateway;
 mod payloads;
 mod rest;
@@ -84,6 +85,15 @@ pub(crate) struct State {
     /// session's events.
     pub lose_events: bool,
     pub last_intents: u64,
+    // Files.
+    /// Where the CDN is (`http://<rest address>`).
+    pub cdn_base: String,
+    /// Attachment bytes by attachment id.
+    pub cdn: HashMap<u64, Vec<u8>>,
+    /// Attachment downloads served.
+    pub cdn_fetches: u32,
+    /// The next uploads answered 500.
+    pub failing_uploads: u32,
 }
 
 #[derive(Clone)]
@@ -164,6 +174,7 @@ impl FakeDiscord {
             },
         );
         let rest_addr = rest.local_addr().expect("address");
+        shared.lock().cdn_base = format!("http://{rest_addr}");
         let tasks = vec![
             tokio::spawn(gateway::serve(ws, shared.clone())),
             tokio::spawn(rest::serve(rest, shared.clone())),
@@ -247,6 +258,18 @@ impl FakeDiscord {
     }
 
     fn write(&self, channel: u64, author: &Value, content: &str, to: Option<u64>) -> u64 {
+        self.write_with(channel, author, content, to, Vec::new())
+    }
+
+    /// `write`, with `attachments` on the message.
+    pub(crate) fn write_with(
+        &self,
+        channel: u64,
+        author: &Value,
+        content: &str,
+        to: Option<u64>,
+        attachments: Vec<Value>,
+    ) -> u64 {
         let id = self.shared.id();
         let guild = self
             .shared
@@ -261,6 +284,7 @@ impl FakeDiscord {
             .map(|_| bot_user())
             .collect();
         m["mentions"] = json!(mentions);
+        m["attachments"] = json!(attachments);
         if let Some(to) = to {
             m["message_reference"] = json!({"message_id": to.to_string(), "channel_id": channel.to_string(), "guild_id": guild.then(|| GUILD_ID.to_string()), "type": 0});
             m["referenced_message"] = self.message(channel, to).unwrap_or(Value::Null);

@@ -39,6 +39,7 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, shared: Shared) {
             patch(edit_original),
         )
         .route("/api/v10/webhooks/{app}/{token}", post(followup))
+        .route("/cdn/attachments/{channel}/{id}/{name}", get(super::files::cdn))
         .fallback(unknown)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), record))
         .with_state(shared);
@@ -54,10 +55,27 @@ fn error(status: StatusCode, code: u32, message: &str) -> Response {
 /// bot token; bodies must be JSON.
 async fn record(State(shared): State<Shared>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, 32 << 20).await else {
         return error(StatusCode::PAYLOAD_TOO_LARGE, 40005, "Request entity too large");
     };
-    let Ok(json) = json_of(&bytes) else {
+    let content_type = parts
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let (json, bytes) = match crate::multipart::parse(&content_type, &bytes) {
+        // Handlers read a multipart message as JSON, its files inside.
+        Some(form) => match super::files::form(form) {
+            Ok(v) => {
+                let forwarded = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+                (Ok(v), forwarded)
+            }
+            Err(refusal) => return refusal,
+        },
+        None => (json_of(&bytes), bytes),
+    };
+    let Ok(json) = json else {
         return error(
             StatusCode::BAD_REQUEST,
             50109,
@@ -68,6 +86,7 @@ async fn record(State(shared): State<Shared>, request: Request, next: Next) -> R
     shared.lock().calls.push((parts.method.to_string(), path.clone(), json));
     shared.changed.notify_waiters();
     let open = path.starts_with("/api/v10/gateway")
+        || path.starts_with("/cdn/")
         || path.starts_with("/api/v10/webhooks/")
         || path.starts_with("/api/v10/interactions/");
     let auth = parts
@@ -77,6 +96,12 @@ async fn record(State(shared): State<Shared>, request: Request, next: Next) -> R
         .unwrap_or("");
     if !open && !auth.starts_with("Bot ") {
         return error(StatusCode::UNAUTHORIZED, 0, "401: Unauthorized");
+    }
+    let mut parts = parts;
+    if content_type.starts_with("multipart/") {
+        parts
+            .headers
+            .insert("content-type", axum::http::HeaderValue::from_static("application/json"));
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
@@ -160,7 +185,8 @@ async fn create_message(State(s): State<Shared>, Path(channel): Path<u64>, Json(
             "Invalid Form Body: content: Must be 2000 or fewer in length.",
         );
     }
-    if content.is_empty() && body["components"].as_array().is_none_or(Vec::is_empty) {
+    let uploads = body["_uploads"].as_array().is_some_and(|u| !u.is_empty());
+    if content.is_empty() && !uploads && body["components"].as_array().is_none_or(Vec::is_empty) {
         return error(StatusCode::BAD_REQUEST, 50006, "Cannot send an empty message");
     }
     let nonce = body["nonce"].as_str().map(str::to_string);
@@ -181,6 +207,10 @@ async fn create_message(State(s): State<Shared>, Path(channel): Path<u64>, Json(
     let guild = s.lock().channels.get(&channel).is_some_and(|c| c.kind != Kind::Dm);
     let mut m = payloads::message(id, channel, &payloads::bot_user(), content, guild);
     m["components"] = body.get("components").cloned().unwrap_or(json!([]));
+    match super::files::attach(&s, channel, &body) {
+        Ok(files) => m["attachments"] = json!(files),
+        Err(()) => return error(StatusCode::INTERNAL_SERVER_ERROR, 0, "500: Internal Server Error"),
+    }
     m["nonce"] = json!(nonce);
     m["allowed_mentions"] = body.get("allowed_mentions").cloned().unwrap_or(Value::Null);
     {

@@ -62,8 +62,8 @@ pub(crate) fn keep(shared: &Shared, channel: u64, name: &str, mime: Option<&str>
 
 /// A multipart message as the JSON the handlers read: `payload_json` with
 /// the files under `_uploads` (`filename`, `content_type`, `data` as
-/// base64); or the refusal Discord gives.
-pub(crate) fn form(parts: Vec<Part>) -> Result<Value, Response> {
+/// base64); `Err` when a file is over Discord's limit.
+pub(crate) fn form(parts: Vec<Part>) -> Result<Value, TooLarge> {
     use base64::Engine;
     let mut body = parts
         .iter()
@@ -73,11 +73,7 @@ pub(crate) fn form(parts: Vec<Part>) -> Result<Value, Response> {
     let mut uploads = Vec::new();
     for p in parts.iter().filter(|p| p.name.starts_with("files[")) {
         if p.data.len() > UPLOAD_LIMIT {
-            return Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                axum::Json(json!({"code": 40005, "message": "Request entity too large"})),
-            )
-                .into_response());
+            return Err(TooLarge);
         }
         uploads.push(json!({
             "filename": p.filename.clone().unwrap_or_default(),
@@ -88,6 +84,9 @@ pub(crate) fn form(parts: Vec<Part>) -> Result<Value, Response> {
     body["_uploads"] = json!(uploads);
     Ok(body)
 }
+
+/// A file over the upload limit (Discord answers 413, code 40005).
+pub(crate) struct TooLarge;
 
 /// The attachments of a posted message: its `_uploads` kept on the CDN.
 /// `Err` when uploads are set to fail.

@@ -71,7 +71,9 @@ async fn record(State(shared): State<Shared>, request: Request, next: Next) -> R
                 let forwarded = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
                 (Ok(v), forwarded)
             }
-            Err(refusal) => return refusal,
+            Err(super::files::TooLarge) => {
+                return error(StatusCode::PAYLOAD_TOO_LARGE, 40005, "Request entity too large");
+            }
         },
         None => (json_of(&bytes), bytes),
     };

@@ -379,6 +379,45 @@ impl Person {
         self.send_event(room, "m.room.message", content).await
     }
 
+    /// Upload `data` to the homeserver's media repository; its `mxc://` URI.
+    pub async fn upload(&self, data: Vec<u8>, content_type: &str, filename: &str) -> String {
+        let resp = self
+            .http
+            .post(format!(
+                "{}/_matrix/media/v3/upload?filename={}",
+                self.base,
+                percent(filename)
+            ))
+            .bearer_auth(&self.token)
+            .header("content-type", content_type)
+            .body(data)
+            .send()
+            .await
+            .expect("upload");
+        let status = resp.status();
+        let v: Value = resp.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "upload answered {status}: {v}");
+        v["content_uri"].as_str().expect("a content URI").to_string()
+    }
+
+    /// Download `mxc` (authenticated media, as current clients do).
+    pub async fn download(&self, mxc: &str) -> Vec<u8> {
+        let path = mxc.strip_prefix("mxc://").expect("an mxc:// URI");
+        let resp = self
+            .http
+            .get(format!("{}/_matrix/client/v1/media/download/{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .expect("download");
+        assert!(
+            resp.status().is_success(),
+            "download of {mxc} answered {}",
+            resp.status()
+        );
+        resp.bytes().await.expect("the file").to_vec()
+    }
+
     /// React to `event_id` with `key`; returns the reaction's event id.
     pub async fn react(&self, room: &str, event_id: &str, key: &str) -> String {
         let content = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": event_id, "key": key } });

@@ -39,6 +39,9 @@ pub(crate) struct Send {
     direct: bool,
     #[serde(default)]
     reply_to: Option<String>,
+    /// Files sent with the message.
+    #[serde(default)]
+    files: Vec<crate::files::LocalFile>,
 }
 
 #[derive(Deserialize)]
@@ -158,7 +161,12 @@ async fn guard(
 }
 
 /// What a person wrote, as a message for the gateway; or what to fix.
-pub(crate) fn inbound_of(alias: &str, body: Send, message_id: String) -> Result<Inbound, String> {
+pub(crate) fn inbound_of(
+    alias: &str,
+    body: Send,
+    message_id: String,
+    uploads: &crate::files::Uploads,
+) -> Result<Inbound, String> {
     if body.text.len() > MAX_TEXT {
         return Err(format!("text is {} bytes; the limit is {MAX_TEXT}", body.text.len()));
     }
@@ -166,6 +174,7 @@ pub(crate) fn inbound_of(alias: &str, body: Send, message_id: String) -> Result<
         return Err("chat must not be empty".into());
     }
     access::check_user(&body.user)?;
+    let attachments = uploads.keep(&message_id, body.files)?;
     Ok(Inbound {
         address: ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread),
         sender: UserId(body.user.clone()),
@@ -176,7 +185,7 @@ pub(crate) fn inbound_of(alias: &str, body: Send, message_id: String) -> Result<
         mentioned: body.mentioned,
         direct: body.direct,
         reply_to: body.reply_to,
-        attachments: Vec::new(),
+        attachments,
     })
 }
 
@@ -191,7 +200,7 @@ async fn send(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body)
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     );
-    let inbound = match inbound_of(&alias, body, message_id.clone()) {
+    let inbound = match inbound_of(&alias, body, message_id.clone(), &ch.uploads) {
         Ok(i) => i,
         Err(e) => return bad(e),
     };
@@ -276,8 +285,8 @@ mod never_panics {
             text in any::<String>(),
             name in proptest::option::of(any::<String>()),
         ) {
-            let body = Send { chat: chat.clone(), thread, user: user.clone(), name, text: text.clone(), mentioned: true, direct: false, reply_to: None };
-            let m = inbound_of("team", body, "in-1".into());
+            let body = Send { chat: chat.clone(), thread, user: user.clone(), name, text: text.clone(), mentioned: true, direct: false, reply_to: None, files: Vec::new() };
+            let m = inbound_of("team", body, "in-1".into(), &crate::files::Uploads::default());
             let valid = !chat.is_empty() && access::check_user(&user).is_ok();
             prop_assert_eq!(m.is_ok(), valid);
             if let Ok(m) = m {

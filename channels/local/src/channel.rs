@@ -5,8 +5,8 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
 use switchboard_core::{
-    ApprovalChoice, ApprovalPrompt, Channel, ChannelError, ChatAddress, Inbound, Intake, MessageRef, Outbound,
-    PromptEdit, StreamLimits,
+    ApprovalChoice, ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Inbound, Intake,
+    MessageRef, Outbound, OutboundFile, PromptEdit, StreamLimits,
 };
 use tokio::sync::Notify;
 
@@ -19,8 +19,8 @@ const LOCAL_STREAM_PART: usize = 2000;
 pub struct Event {
     /// Its place in the channel's log (readers poll `after` it).
     pub seq: u64,
-    /// `message`, `approval_prompt`, `edit` (of a prompt) or
-    /// `message_edit` (a streamed answer growing).
+    /// `message`, `approval_prompt`, `edit` (of a prompt),
+    /// `message_edit` (a streamed answer growing) or `file`.
     pub kind: String,
     /// The posted message's id (edits name the message they change).
     pub message_id: String,
@@ -34,6 +34,9 @@ pub struct Event {
     pub approval_id: Option<String>,
     /// For prompts: `allow_once`, `always`, `deny`.
     pub choices: Vec<String>,
+    /// For `file` events: the file (`text` is its caption).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::files::LocalFile>,
 }
 
 /// Events a local channel keeps in memory.
@@ -49,6 +52,8 @@ pub struct LocalChannel {
     /// When set, sends fail as if the platform were down (for tests of
     /// retries and durable delivery).
     down: std::sync::atomic::AtomicBool,
+    /// Files people sent, until the gateway fetches them.
+    pub(crate) uploads: crate::files::Uploads,
 }
 
 impl LocalChannel {
@@ -60,6 +65,7 @@ impl LocalChannel {
             notify: Notify::new(),
             intake: OnceLock::new(),
             down: Default::default(),
+            uploads: Default::default(),
         }
     }
 
@@ -155,6 +161,7 @@ impl Channel for LocalChannel {
             thread: message.address.thread.clone(),
             text: message.text.clone(),
             approval_id: None,
+            file: None,
             choices: Vec::new(),
         });
         Ok(vec![MessageRef {
@@ -177,6 +184,7 @@ impl Channel for LocalChannel {
             thread: address.thread.clone(),
             text: prompt.render_text(),
             approval_id: Some(prompt.id.clone()),
+            file: None,
             choices: [ApprovalChoice::AllowOnce, ApprovalChoice::Always, ApprovalChoice::Deny]
                 .into_iter()
                 .map(|c| choice_name(c).to_string())
@@ -205,9 +213,37 @@ impl Channel for LocalChannel {
             thread: None,
             text: text.to_string(),
             approval_id: None,
+            file: None,
             choices: Vec::new(),
         });
         Ok(())
+    }
+
+    async fn fetch_attachment(&self, attachment: &Attachment, limit: u64) -> Result<Vec<u8>, FetchError> {
+        self.uploads.fetch(&attachment.source, limit)
+    }
+
+    async fn upload_limit(&self) -> Option<u64> {
+        Some(crate::files::UPLOAD_LIMIT)
+    }
+
+    async fn send_file(&self, file: &OutboundFile) -> Result<MessageRef, ChannelError> {
+        self.check_up()?;
+        let e = self.push(Event {
+            seq: 0,
+            kind: "file".into(),
+            message_id: String::new(),
+            chat: file.address.chat.clone(),
+            thread: file.address.thread.clone(),
+            text: file.caption.clone().unwrap_or_default(),
+            approval_id: None,
+            choices: Vec::new(),
+            file: Some(crate::files::LocalFile::new(&file.name, &file.mime, &file.data)),
+        });
+        Ok(MessageRef {
+            chat: e.chat,
+            id: e.message_id,
+        })
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
@@ -220,6 +256,7 @@ impl Channel for LocalChannel {
             thread: None,
             text: edit.text(),
             approval_id: Some(edit.prompt.id.clone()),
+            file: None,
             choices: Vec::new(),
         });
         Ok(())

@@ -4,9 +4,11 @@
 //! loopback, served by one [`LocalHub`] for every local instance:
 //!
 //! * `POST /local/{alias}/send` — a person writes into a chat
-//!   (`{chat, thread?, user, name?, text, mentioned?, direct?}`);
+//!   (`{chat, thread?, user, name?, text, mentioned?, direct?, files?}`,
+//!   `files` being `[{name, mime?, data}]` with `data` in base64);
 //! * `GET /local/{alias}/events?after=N&wait_ms=M` — what the bot posted
-//!   (messages, approval prompts, prompt edits), long-polled by sequence;
+//!   (messages, approval prompts, prompt edits, streamed edits, files),
+//!   long-polled by sequence;
 //! * `POST /local/{alias}/press` — a person presses an approval button
 //!   (`{user, chat, approval_id, choice}`);
 //! * `POST /local/{alias}/outage` — `{down: true|false}` simulates the
@@ -22,6 +24,8 @@
 mod access;
 mod api;
 mod channel;
+mod files;
 
 pub use api::LocalHub;
 pub use channel::{Event, LocalChannel};
+pub use files::LocalFile;

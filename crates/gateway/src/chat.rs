@@ -41,7 +41,13 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
     // Announcements of background work started here print in this terminal.
     let mut terminal = crate::channels::ChannelSet::default();
     terminal.insert(Arc::new(crate::cli_channel::CliChannel { login: login.clone() }));
-    let delivery = crate::outbox::spawn(runtime.store().clone(), terminal, crate::cluster::Fences::default());
+    // Files the agent sends are saved here; `/attach` files are read here.
+    runtime.set_file_poster(Arc::new(crate::files::ChannelFiles::new(terminal.clone())));
+    let delivery = crate::outbox::spawn(
+        runtime.store().clone(),
+        terminal.clone(),
+        crate::cluster::Fences::default(),
+    );
     let (line_tx, mut lines) = mpsc::channel::<String>(64);
     tokio::spawn(async move {
         let mut reader = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -69,6 +75,26 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
         // message starts a turn and waits for it.
         while running.is_none() {
             let Some(line) = queue.pop_front() else { break };
+            if let Some(attached) = crate::files::terminal::attach(&line) {
+                match attached {
+                    Ok((file, caption)) => {
+                        let message = (&address, &sender, file, caption);
+                        let prepared = attach_message(&runtime, &terminal, &agent, message).await;
+                        running = Some(start_turn(
+                            &runtime,
+                            (&agent, &session_key, &address),
+                            prepared,
+                            &broker,
+                            &event_tx,
+                        ));
+                    }
+                    Err(e) => {
+                        println!("{e}");
+                        prompt(interactive && queue.is_empty());
+                    }
+                }
+                continue;
+            }
             match commands::parse(&line) {
                 Some(cmd) => {
                     let ctx = CommandContext {
@@ -88,12 +114,14 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                     prompt(interactive && queue.is_empty());
                 }
                 None => {
+                    let plain = crate::files::inbound::Prepared {
+                        text: line,
+                        images: Vec::new(),
+                    };
                     running = Some(start_turn(
                         &runtime,
-                        &agent,
-                        &session_key,
-                        &address,
-                        line,
+                        (&agent, &session_key, &address),
+                        plain,
                         &broker,
                         &event_tx,
                     ));
@@ -177,12 +205,45 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// The message `/attach` stands for: the caption and the file, fetched,
+/// saved in the workspace and described (as a chat's files are).
+async fn attach_message(
+    runtime: &Runtime,
+    terminal: &crate::channels::ChannelSet,
+    agent: &str,
+    (address, sender, file, caption): (
+        &ChatAddress,
+        &switchboard_core::UserId,
+        switchboard_core::Attachment,
+        String,
+    ),
+) -> crate::files::inbound::Prepared {
+    let message = switchboard_core::Inbound {
+        address: address.clone(),
+        sender: sender.clone(),
+        sender_name: sender.to_string(),
+        text: caption,
+        message_id: None,
+        event_id: None,
+        mentioned: true,
+        direct: true,
+        reply_to: None,
+        attachments: vec![file],
+    };
+    let key = uuid::Uuid::new_v4().simple().to_string();
+    match crate::files::inbound::Destination::of(runtime, agent) {
+        Some(to) => crate::files::inbound::prepare_message(terminal, runtime.store(), &to, &message, &key).await,
+        None => crate::files::inbound::Prepared {
+            text: message.text,
+            images: Vec::new(),
+        },
+    }
+}
+
 fn start_turn(
     runtime: &Arc<Runtime>,
-    agent: &str,
-    session_key: &str,
-    address: &ChatAddress,
-    text: String,
+    (agent, session_key, address): (&str, &str, &ChatAddress),
+    message: crate::files::inbound::Prepared,
     broker: &Arc<CliBroker>,
     events: &mpsc::UnboundedSender<TurnEvent>,
 ) -> Running {
@@ -192,12 +253,12 @@ fn start_turn(
         session_key: session_key.to_string(),
         origin: Some(address.clone()),
         sender: Some(format!("cli:{}", address.chat)),
-        text,
+        text: message.text,
         broker: broker.clone(),
         cancel: cancel.clone(),
         events: Some(events.clone()),
         turn: None,
-        images: Vec::new(),
+        images: message.images,
     };
     let runtime = runtime.clone();
     Running {

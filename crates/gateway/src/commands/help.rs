@@ -11,6 +11,7 @@ pub(super) fn apply() -> String {
         "/subagents list | info <id|#> | log <id|#> [limit] [tools] | send <id|#> <message> | kill <id|#|all> | pause | resume",
         "/approve <id> [always], /deny <id> [reason] — answer an approval prompt",
         "/console — a sign-in link to the operator console (approvers; in a direct chat)",
+        "/attach <path> [caption] — send a file with a message (switchboard chat; in chats, attach it as usual)",
         "Anything else goes to the agent.",
     ]
     .join("\n")

@@ -9,7 +9,7 @@ use crate::channels::ChannelSet;
 use crate::inbox::Taken;
 use std::fmt::Write as _;
 use std::path::Path;
-use switchboard_core::{Attachment, AttachmentKind, FetchError, Outbound};
+use switchboard_core::{Attachment, AttachmentKind, FetchError, Inbound, Outbound};
 use switchboard_runtime::files::human_size;
 use switchboard_runtime::message::Image;
 use switchboard_store::Store;
@@ -40,10 +40,32 @@ pub(crate) struct Destination<'a> {
     pub vision: bool,
 }
 
+impl<'a> Destination<'a> {
+    /// Where `agent`'s files go, by the configuration.
+    pub(crate) fn of(runtime: &'a switchboard_runtime::Runtime, agent: &str) -> Option<Self> {
+        let config = runtime.config();
+        Some(Self {
+            workspace: runtime.core().workspace(agent)?,
+            max_bytes: config.attachments.max_bytes,
+            vision: config.agents.get(agent).is_some_and(|a| a.vision),
+        })
+    }
+}
+
 /// Fetch, save and describe the files of `t`; tell its sender about the
 /// ones that were not taken.
 pub(crate) async fn prepare(channels: &ChannelSet, store: &Store, to: &Destination<'_>, t: &Taken) -> Prepared {
-    let m = &t.m;
+    prepare_message(channels, store, to, &t.m, &t.key).await
+}
+
+/// `prepare` for message `m` whose files are saved under the tag `key`.
+pub(crate) async fn prepare_message(
+    channels: &ChannelSet,
+    store: &Store,
+    to: &Destination<'_>,
+    m: &Inbound,
+    key: &str,
+) -> Prepared {
     let mut prepared = Prepared {
         text: m.text.clone(),
         images: Vec::new(),
@@ -56,7 +78,7 @@ pub(crate) async fn prepare(channels: &ChannelSet, store: &Store, to: &Destinati
     for (i, a) in m.attachments.iter().enumerate() {
         let name = clean_name(&a.name, a.kind);
         let what = describe(a);
-        match take(channels, to, t, i, a, &name).await {
+        match take(channels, to, (m, key), i, a, &name).await {
             Ok((path, data)) => {
                 let shown = to.vision
                     && a.kind == AttachmentKind::Image
@@ -109,12 +131,12 @@ fn describe(a: &Attachment) -> String {
     }
 }
 
-/// Fetch attachment `i` of `t` and save it; its path in the workspace and
-/// its bytes, or why not.
+/// Fetch attachment `i` of message `m` (tagged `key`) and save it; its
+/// path in the workspace and its bytes, or why not.
 async fn take(
     channels: &ChannelSet,
     to: &Destination<'_>,
-    t: &Taken,
+    (m, key): (&Inbound, &str),
     i: usize,
     a: &Attachment,
     name: &str,
@@ -127,7 +149,7 @@ async fn take(
         ));
     }
     let channel = channels
-        .get(&t.m.address.channel)
+        .get(&m.address.channel)
         .ok_or_else(|| "its channel is not running here".to_string())?;
     let data = channel.fetch_attachment(a, to.max_bytes).await.map_err(|e| match e {
         FetchError::TooLarge { .. } => format!("it is over the {limit} limit for files here"),
@@ -135,7 +157,7 @@ async fn take(
     })?;
     // One message's files share its key; a message answered again after a
     // restart writes the same names.
-    let tag: String = t.key.chars().take(8).collect();
+    let tag: String = key.chars().take(8).collect();
     let path = format!("inbox/{tag}-{i}-{name}");
     save(to.workspace, &path, &data)
         .await

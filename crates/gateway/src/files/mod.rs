@@ -5,5 +5,6 @@
 
 pub(crate) mod inbound;
 mod poster;
+pub(crate) mod terminal;
 
 pub(crate) use poster::ChannelFiles;

@@ -74,19 +74,13 @@ impl Router {
     /// The text (and pictures) a turn gets for `t`: its files fetched,
     /// saved and described (see `files::inbound`).
     async fn files_of(&self, agent: &str, t: &Taken) -> crate::files::inbound::Prepared {
-        let config = self.runtime.config();
-        let Some(workspace) = self.runtime.core().workspace(agent) else {
-            return crate::files::inbound::Prepared {
+        match crate::files::inbound::Destination::of(&self.runtime, agent) {
+            Some(to) => crate::files::inbound::prepare(&self.channels, self.runtime.store(), &to, t).await,
+            None => crate::files::inbound::Prepared {
                 text: t.m.text.clone(),
                 images: Vec::new(),
-            };
-        };
-        let to = crate::files::inbound::Destination {
-            workspace,
-            max_bytes: config.attachments.max_bytes,
-            vision: config.agents.get(agent).is_some_and(|a| a.vision),
-        };
-        crate::files::inbound::prepare(&self.channels, self.runtime.store(), &to, t).await
+            },
+        }
     }
 
     /// Every turn running now (for the operator console).

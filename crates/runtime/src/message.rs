@@ -78,15 +78,32 @@ impl Image {
     /// The media types both provider APIs accept as image content.
     pub const MEDIA_TYPES: [&'static str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-    /// `bytes` as an image of type `mime`, or `None` when providers do not
-    /// take that type.
-    pub fn new(mime: &str, bytes: &[u8]) -> Option<Self> {
+    /// `bytes` as an image, or `None` when they are not a picture of a
+    /// type providers take. The type is read from the bytes themselves: a
+    /// sender's label is not trusted (a mislabelled file would make the
+    /// provider refuse the whole request).
+    pub fn new(bytes: &[u8]) -> Option<Self> {
         use base64::Engine;
-        let mime = mime.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-        Self::MEDIA_TYPES.contains(&mime.as_str()).then(|| Self {
-            mime,
+        let mime = Self::sniff(bytes)?;
+        Some(Self {
+            mime: mime.to_string(),
             base64: base64::engine::general_purpose::STANDARD.encode(bytes).into(),
         })
+    }
+
+    /// The picture type `bytes` start like, among [`Self::MEDIA_TYPES`].
+    pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
+        if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+            Some("image/png")
+        } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+            Some("image/jpeg")
+        } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+            Some("image/gif")
+        } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+            Some("image/webp")
+        } else {
+            None
+        }
     }
 
     /// As a `data:` URL (OpenAI-compatible `image_url`).

@@ -80,14 +80,10 @@ pub(crate) async fn prepare_message(
         let what = describe(a);
         match take(channels, to, (m, key), i, a, &name).await {
             Ok((path, data)) => {
+                // Any file that is a picture (by its bytes) is shown.
                 let shown = to.vision
-                    && a.kind == AttachmentKind::Image
                     && data.len() as u64 <= MAX_IMAGE
-                    && a.mime
-                        .as_deref()
-                        .and_then(|mime| Image::new(mime, &data))
-                        .map(|image| prepared.images.push(image))
-                        .is_some();
+                    && Image::new(&data).map(|image| prepared.images.push(image)).is_some();
                 let seen = if shown { "; you can see it" } else { "" };
                 let _ = write!(lines, "\n- {path}: {what}, {}{seen}", human_size(data.len() as u64));
             }
@@ -210,6 +206,28 @@ pub(crate) fn clean_name(name: &str, kind: AttachmentKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_link_left_in_the_workspace_cannot_redirect_a_saved_file() {
+        let root = tempfile::tempdir().unwrap();
+        let (workspace, outside) = (root.path().join("ws"), root.path().join("outside"));
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        save(&workspace, "inbox/ok.txt", b"in").await.unwrap();
+        assert_eq!(std::fs::read(workspace.join("inbox/ok.txt")).unwrap(), b"in");
+        // The agent made `inbox/x.txt` a link to a file outside...
+        std::os::unix::fs::symlink(outside.join("target"), workspace.join("inbox/x.txt")).unwrap();
+        assert!(save(&workspace, "inbox/x.txt", b"evil").await.is_err());
+        // ...or `inbox` itself a link to a folder outside.
+        std::fs::remove_dir_all(workspace.join("inbox")).unwrap();
+        std::os::unix::fs::symlink(&outside, workspace.join("inbox")).unwrap();
+        assert!(save(&workspace, "inbox/y.txt", b"evil").await.is_err());
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "nothing written outside"
+        );
+    }
 
     #[test]
     fn names_from_chats_cannot_escape_or_inject() {

@@ -278,7 +278,7 @@ mod pictures {
     fn a_message_with_a_picture_gets_an_image_block_before_its_text() {
         let mut user = ChatMessage::user("what is this?");
         user.images
-            .push(Image::new("image/webp", b"webp").expect("webp is taken"));
+            .push(Image::new(b"RIFF\x04\0\0\0WEBP").expect("webp is taken"));
         let messages = vec![user];
         let req = ChatRequest {
             messages: &messages,
@@ -290,7 +290,7 @@ mod pictures {
         assert_eq!(
             body["messages"][0]["content"],
             json!([
-                {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "d2VicA=="}},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "UklGRgQAAABXRUJQ"}},
                 {"type": "text", "text": "what is this?"}
             ])
         );

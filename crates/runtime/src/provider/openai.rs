@@ -353,7 +353,7 @@ mod pictures {
     fn a_message_with_a_picture_becomes_text_and_image_url_parts() {
         let mut user = ChatMessage::user("what is this?");
         user.images
-            .push(Image::new("image/png", b"png!").expect("png is taken"));
+            .push(Image::new(b"\x89PNG\r\n\x1a\n!").expect("png is taken"));
         let messages = vec![user];
         let req = ChatRequest {
             messages: &messages,
@@ -366,13 +366,13 @@ mod pictures {
             body["messages"][0]["content"],
             json!([
                 {"type": "text", "text": "what is this?"},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,cG5nIQ=="}}
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoh"}}
             ])
         );
-        assert!(Image::new("application/pdf", b"%PDF").is_none());
-        assert_eq!(
-            Image::new("IMAGE/JPEG; q=1", b"").map(|i| i.mime).as_deref(),
-            Some("image/jpeg")
-        );
+        assert!(Image::new(b"%PDF-1.7").is_none(), "not a picture, whatever its label");
+        assert_eq!(Image::sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
+        assert_eq!(Image::sniff(b"GIF89a..."), Some("image/gif"));
+        assert_eq!(Image::sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(Image::sniff(b"RIFF\0\0\0\0WAVEfmt "), None);
     }
 }

@@ -347,6 +347,7 @@ impl Channel for DiscordChannel {
         Some(StreamLimits {
             max_len: STREAM_PART,
             min_interval: std::time::Duration::from_secs(1),
+            drafts: false,
         })
     }
 

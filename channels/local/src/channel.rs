@@ -200,6 +200,7 @@ impl Channel for LocalChannel {
         Some(StreamLimits {
             max_len: LOCAL_STREAM_PART,
             min_interval: std::time::Duration::from_millis(250),
+            drafts: false,
         })
     }
 

@@ -371,6 +371,7 @@ impl Channel for MatrixChannel {
         Some(StreamLimits {
             max_len: content::STREAM_PART,
             min_interval: std::time::Duration::from_secs(1),
+            drafts: false,
         })
     }
 

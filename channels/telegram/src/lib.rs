@@ -6,6 +6,7 @@
 //! are ignored (the original was already answered). Webhook mode, with a
 //! required secret, replaces polling when configured.
 
+mod draft;
 mod files;
 mod html;
 mod inbound;
@@ -52,8 +53,9 @@ pub struct TelegramChannel {
     /// `getUpdates`, made by the poller itself (see `poller`).
     poll_url: Arc<reqwest::Url>,
     poll_client: reqwest::Client,
-    /// Downloads attachments.
-    files: reqwest::Client,
+    /// Downloads attachments and makes the calls teloxide has no binding
+    /// for (`sendMessageDraft`).
+    http: reqwest::Client,
     poll_timeout: Duration,
     username: OnceLock<String>,
     webhook: Option<Webhook>,
@@ -135,7 +137,7 @@ impl TelegramChannel {
             bot: teloxide::Bot::new(token).set_api_url(url),
             poll_url: Arc::new(poll_url),
             poll_client,
-            files: reqwest::Client::builder()
+            http: reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(10))
                 .build()
                 .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
@@ -280,14 +282,27 @@ impl Channel for TelegramChannel {
             .await
     }
 
-    /// One message edited at most once a second per chat (Telegram's
-    /// flood limit for edits); parts stay well under 4096 characters so
-    /// their HTML does too.
+    /// A draft in private chats (`sendMessageDraft`), elsewhere one
+    /// message edited, at most once a second per chat (Telegram's flood
+    /// limit for edits); parts stay well under 4096 characters so their
+    /// HTML does too.
     fn streaming(&self) -> Option<StreamLimits> {
         Some(StreamLimits {
             max_len: STREAM_PART,
             min_interval: std::time::Duration::from_secs(1),
+            drafts: true,
         })
+    }
+
+    /// `sendMessageDraft`, with the text rendered as for messages.
+    async fn draft(&self, address: &ChatAddress, draft_id: u64, text: &str) -> Result<(), ChannelError> {
+        let chat = chat_id(&address.chat)?.0;
+        let html = html::render_within(text, MAX_MESSAGE)
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let topic = topic(address).map(|t| t.0.0);
+        draft::send(&self.bot, &self.http, (chat, topic), draft_id, &html).await
     }
 
     async fn edit_message(&self, message: &MessageRef, text: &str) -> Result<(), ChannelError> {
@@ -313,7 +328,7 @@ impl Channel for TelegramChannel {
     }
 
     async fn fetch_attachment(&self, attachment: &Attachment, limit: u64) -> Result<Vec<u8>, FetchError> {
-        files::fetch(&self.bot, &self.files, &attachment.source, limit).await
+        files::fetch(&self.bot, &self.http, &attachment.source, limit).await
     }
 
     async fn upload_limit(&self) -> Option<u64> {

@@ -94,6 +94,13 @@ pub trait Channel: Send + Sync {
         Err(ChannelError::Unsupported("editing messages"))
     }
 
+    /// Show `text` as draft `draft_id` in a direct chat: a preview the
+    /// platform animates, which posts nothing (the finished answer is then
+    /// sent as an ordinary message). Only where `streaming()` says `drafts`.
+    async fn draft(&self, _address: &crate::ChatAddress, _draft_id: u64, _text: &str) -> Result<(), ChannelError> {
+        Err(ChannelError::Unsupported("message drafts"))
+    }
+
     /// Download a file this channel attached to an inbound message,
     /// reading no more than `limit` bytes (the download stops there).
     async fn fetch_attachment(&self, _attachment: &Attachment, _limit: u64) -> Result<Vec<u8>, FetchError> {
@@ -122,4 +129,7 @@ pub struct StreamLimits {
     /// The least time between two edits in one chat (the platform's flood
     /// limit); a rate limit answer makes the gateway wait longer still.
     pub min_interval: std::time::Duration,
+    /// In direct chats the answer is shown as a draft (`Channel::draft`)
+    /// rather than a message edited; a refused draft falls back to edits.
+    pub drafts: bool,
 }

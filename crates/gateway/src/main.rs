@@ -145,7 +145,7 @@ enum BenchCommand {
         tree: usize,
     },
     /// A streamed answer into a Telegram private chat: first visible text
-    /// after the first token, edits per message.
+    /// after the first token, updates (drafts or edits) and messages posted.
     Stream {
         #[arg(long, default_value_t = 500)]
         words: usize,

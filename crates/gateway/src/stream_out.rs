@@ -9,6 +9,12 @@
 //! the final answer (one last edit, nothing sent twice); a stopped turn's
 //! message says it was stopped. When the platform refuses edits, the
 //! stream stops and the answer goes out the ordinary way.
+//!
+//! Where the channel shows drafts (Telegram's `sendMessageDraft`, in direct
+//! chats), the growing answer is a draft instead — the latest part of it,
+//! within the same interval — and nothing is posted until the end, when
+//! the answer goes out once, the ordinary way. A refused draft switches
+//! the stream to the edited message.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,15 +45,21 @@ pub(crate) struct StreamOut {
     interval: Duration,
     /// The platform refused: the ordinary reply takes over.
     broken: bool,
+    /// Shown as this draft (and the text it shows) rather than messages.
+    draft: Option<(u64, String)>,
 }
 
 impl StreamOut {
+    /// A stream of an answer to `reply_to` in `address`; `direct` for a
+    /// one-to-one chat (where drafts may be used).
     pub(crate) fn new(
         channel: Arc<dyn Channel>,
-        address: ChatAddress,
+        (address, direct): (ChatAddress, bool),
         reply_to: Option<String>,
         limits: StreamLimits,
     ) -> Self {
+        // Draft ids are non-zero; each answer has its own.
+        let draft = (limits.drafts && direct).then(|| (u64::from(rand_id()), String::new()));
         Self {
             channel,
             address,
@@ -58,12 +70,14 @@ impl StreamOut {
             next_at: Instant::now(),
             interval: limits.min_interval,
             broken: false,
+            draft,
         }
     }
 
     /// Whether any of the answer is on screen (then the stream owns it).
+    /// A draft posts nothing: the answer is still to be sent.
     pub(crate) fn has_shown(&self) -> bool {
-        !self.shown.is_empty() && !self.broken
+        !self.shown.is_empty() && !self.broken && self.draft.is_none()
     }
 
     /// Follow a turn's events until the turn ends (its sender is dropped).
@@ -103,9 +117,29 @@ impl StreamOut {
             .find(|(i, p)| self.shown.get(*i).is_none_or(|(_, s)| s != p))
     }
 
-    /// Bring the messages up to the text (one platform call at most, then
-    /// wait for the interval).
+    /// Bring the messages (or the draft) up to the text (one platform call
+    /// at most, then wait for the interval).
     async fn show(&mut self) {
+        if let Some((id, drafted)) = &self.draft {
+            let parts = split_message(&self.text, self.limits.max_len);
+            let Some(last) = parts.last().filter(|p| *p != drafted) else {
+                return;
+            };
+            let result = self.channel.draft(&self.address, *id, last).await;
+            let last = last.clone();
+            match result {
+                Ok(()) => self.draft = Some((*id, last)),
+                Err(ChannelError::Unsupported(_) | ChannelError::Permanent(_)) => {
+                    tracing::info!(channel = %self.address.channel, "drafts refused; the answer is shown as a message edited instead");
+                    self.draft = None;
+                    self.next_at = Instant::now();
+                    return;
+                }
+                Err(e) => return self.wait_more(&e),
+            }
+            self.next_at = Instant::now() + self.interval;
+            return;
+        }
         let Some((i, part)) = self.next_change() else {
             return;
         };
@@ -128,16 +162,7 @@ impl StreamOut {
                 }
                 self.next_at = now + self.interval;
             }
-            Err(ChannelError::RateLimited(secs)) => {
-                self.interval = (self.interval * 2).min(MAX_INTERVAL);
-                self.next_at = now + self.interval.max(Duration::from_secs(secs));
-                tracing::info!(channel = %self.address.channel, interval = ?self.interval, "edits rate limited; editing less often");
-            }
-            Err(ChannelError::Transient(e)) => {
-                self.interval = (self.interval * 2).min(MAX_INTERVAL);
-                self.next_at = now + self.interval;
-                tracing::warn!(channel = %self.address.channel, error = %e, "a streamed update failed; trying later");
-            }
+            Err(e @ (ChannelError::RateLimited(_) | ChannelError::Transient(_))) => self.wait_more(&e),
             Err(e) => {
                 tracing::warn!(channel = %self.address.channel, error = %e, "streaming stopped; the answer is sent whole");
                 self.broken = true;
@@ -145,9 +170,23 @@ impl StreamOut {
         }
     }
 
-    /// Make the messages show exactly `answer`. False when they could not
-    /// (the caller then sends it the ordinary way).
+    /// After a rate limit or a transient failure: update half as often.
+    fn wait_more(&mut self, e: &ChannelError) {
+        self.interval = (self.interval * 2).min(MAX_INTERVAL);
+        let asked = match e {
+            ChannelError::RateLimited(secs) => Duration::from_secs(*secs),
+            _ => Duration::ZERO,
+        };
+        self.next_at = Instant::now() + self.interval.max(asked);
+        tracing::info!(channel = %self.address.channel, interval = ?self.interval, error = %e, "a streamed update was refused for now; updating less often");
+    }
+
+    /// Make the messages show exactly `answer`. False when they could not,
+    /// or when a draft showed it (the caller then sends it the ordinary way).
     pub(crate) async fn finish(mut self, answer: &str) -> bool {
+        if self.draft.is_some() {
+            return false;
+        }
         self.text = answer.to_string();
         let parts = split_message(answer, self.limits.max_len).len();
         // Parts beyond the answer (after a reset to a shorter text) keep
@@ -171,6 +210,9 @@ impl StreamOut {
 
     /// The turn was stopped: the message says so under what was shown.
     pub(crate) async fn stopped(self) -> bool {
+        if self.draft.is_some() {
+            return false;
+        }
         let Some((message, text)) = self.shown.last() else {
             return false;
         };
@@ -178,6 +220,13 @@ impl StreamOut {
         let note = format!("{text}\n\n(stopped)");
         self.channel.edit_message(message, &note).await.is_ok()
     }
+}
+
+/// A draft id: non-zero, different for each answer (Telegram animates
+/// changes of one id, so two answers must not share it).
+fn rand_id() -> u32 {
+    let seed = uuid::Uuid::new_v4().as_u128();
+    (seed as u32).max(1)
 }
 
 #[cfg(test)]
@@ -234,8 +283,9 @@ mod tests {
         let limits = StreamLimits {
             max_len: 10_000,
             min_interval: Duration::from_millis(100),
+            drafts: false,
         };
-        let out = StreamOut::new(flaky.clone(), ChatAddress::new("local.test", "c"), None, limits);
+        let out = StreamOut::new(flaky.clone(), (ChatAddress::new("local.test", "c"), true), None, limits);
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let feeder = tokio::spawn(out.feed(rx));
         let mut answer = String::new();
@@ -262,5 +312,108 @@ mod tests {
                 pair[1] - pair[0]
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod draft_tests {
+    use super::*;
+    use async_trait::async_trait;
+    use parking_lot::Mutex;
+    use switchboard_core::{ApprovalPrompt, Intake, PromptEdit};
+
+    /// A platform with drafts (or one that refuses them), recording calls.
+    struct Drafty {
+        refuse: bool,
+        calls: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl Channel for Drafty {
+        fn name(&self) -> &str {
+            "telegram.test"
+        }
+        async fn start(&self, _intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
+            self.calls.lock().push(format!("send:{}", message.text));
+            Ok(vec![MessageRef {
+                chat: "c".into(),
+                id: "m1".into(),
+            }])
+        }
+        async fn send_approval_prompt(&self, _: &ChatAddress, _: &ApprovalPrompt) -> Result<MessageRef, ChannelError> {
+            Err(ChannelError::Unsupported("prompts"))
+        }
+        async fn update_approval_prompt(&self, _: &PromptEdit<'_>) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        async fn edit_message(&self, _message: &MessageRef, text: &str) -> Result<(), ChannelError> {
+            self.calls.lock().push(format!("edit:{text}"));
+            Ok(())
+        }
+        async fn draft(&self, _address: &ChatAddress, id: u64, text: &str) -> Result<(), ChannelError> {
+            if self.refuse {
+                return Err(ChannelError::Permanent("Not Found".into()));
+            }
+            self.calls.lock().push(format!("draft{id}:{text}"));
+            Ok(())
+        }
+    }
+
+    /// Stream 40 words 15 ms apart through `channel` in a direct chat.
+    async fn stream(channel: Arc<Drafty>) -> (StreamOut, String) {
+        let limits = StreamLimits {
+            max_len: 10_000,
+            min_interval: Duration::from_millis(100),
+            drafts: true,
+        };
+        let out = StreamOut::new(channel, (ChatAddress::new("telegram.test", "c"), true), None, limits);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let feeder = tokio::spawn(out.feed(rx));
+        let mut answer = String::new();
+        for i in 0..40 {
+            let piece = format!("w{i} ");
+            answer.push_str(&piece);
+            tx.send(TurnEvent::Text(piece)).unwrap();
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        drop(tx);
+        (feeder.await.unwrap(), answer.trim_end().to_string())
+    }
+
+    #[tokio::test]
+    async fn a_direct_answer_grows_as_a_draft_and_nothing_is_posted_until_the_end() {
+        let channel = Arc::new(Drafty {
+            refuse: false,
+            calls: Mutex::default(),
+        });
+        let (out, answer) = stream(channel.clone()).await;
+        assert!(!out.has_shown(), "a draft is not the answer: it is still to be sent");
+        assert!(!out.finish(&answer).await);
+        let calls = channel.calls.lock().clone();
+        assert!(calls.len() >= 2, "{calls:?}");
+        let id = calls[0].split(':').next().unwrap().to_string();
+        for c in &calls {
+            let (who, text) = c.split_once(':').unwrap();
+            assert_eq!(who, id, "one draft id, never a message: {calls:?}");
+            assert!(answer.starts_with(text.trim_end()), "{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_draft_falls_back_to_one_message_edited() {
+        let channel = Arc::new(Drafty {
+            refuse: true,
+            calls: Mutex::default(),
+        });
+        let (out, answer) = stream(channel.clone()).await;
+        assert!(out.has_shown());
+        assert!(out.finish(&answer).await);
+        let calls = channel.calls.lock().clone();
+        assert!(calls[0].starts_with("send:"), "{calls:?}");
+        assert_eq!(calls.iter().filter(|c| c.starts_with("send:")).count(), 1);
+        assert_eq!(calls.last().unwrap(), &format!("edit:{answer}"));
     }
 }

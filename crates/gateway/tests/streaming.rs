@@ -167,11 +167,45 @@ async fn groups_get_the_finished_answer_unless_configured_and_off_means_off() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn telegram_private_chats_see_one_message_edited_at_most_once_a_second() {
+async fn telegram_private_chats_see_a_draft_grow_then_the_answer_once() {
     use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
     let tg = FakeTelegram::start().await;
     let table = switchboard_test_support::config::telegram_main(&tg.url());
     let (model, _sandbox, _gw) = bot_gateway("telegram.main", &table).await;
+    let answer: String = switchboard_test_support::words("piece", 40);
+    model.push(Step::text(answer.clone()).streamed(Duration::from_millis(60)));
+    let started = std::time::Instant::now();
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "stream please", None, None);
+    let drafts = tg.wait_calls("sendmessagedraft", 1, 20).await;
+    let first_visible = started.elapsed();
+    assert!(tg.sent().is_empty(), "nothing posted while the answer is written");
+    assert!(drafts[0]["text"].as_str().unwrap().len() < answer.len());
+    let sent = tg.wait_sent(1, 20).await;
+    let total = started.elapsed();
+    assert_eq!(sent[0]["text"], answer.as_str(), "the answer, once, as a message");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(tg.sent().len(), 1, "never the answer a second time");
+    assert!(tg.calls("editmessagetext").is_empty(), "no message edited");
+    let drafts = tg.calls("sendmessagedraft");
+    let id = &drafts[0]["draft_id"];
+    assert!(drafts.iter().all(|d| &d["draft_id"] == id), "one draft: {drafts:#?}");
+    assert!(
+        drafts.iter().all(|d| answer.starts_with(d["text"].as_str().unwrap())),
+        "each draft is the answer so far"
+    );
+    // At most one update a second.
+    let allowed = total.as_secs_f64().ceil() as usize + 1;
+    assert!(drafts.len() <= allowed, "{} drafts in {total:?}", drafts.len());
+    assert!(first_visible < Duration::from_secs(3), "{first_visible:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_api_without_drafts_shows_one_message_edited_at_most_once_a_second() {
+    use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+    let tg = FakeTelegram::start().await;
+    let table = switchboard_test_support::config::telegram_main(&tg.url());
+    let (model, _sandbox, _gw) = bot_gateway("telegram.main", &table).await;
+    tg.without_drafts();
     let answer: String = switchboard_test_support::words("piece", 40);
     model.push(Step::text(answer.clone()).streamed(Duration::from_millis(60)));
     let started = std::time::Instant::now();

@@ -65,7 +65,7 @@ impl Router {
         }
         Some(crate::stream_out::StreamOut::new(
             channel.clone(),
-            m.address.clone(),
+            (m.address.clone(), m.direct),
             m.message_id.clone(),
             limits,
         ))

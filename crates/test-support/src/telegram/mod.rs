@@ -1,8 +1,9 @@
 //! A loopback Telegram Bot API server for tests: enough of the real API
 //! for teloxide (getMe, getUpdates with offset and a long poll held for the
 //! full `timeout` when nothing is waiting, as Telegram does, sendMessage,
-//! editMessageText, answerCallbackQuery, sendChatAction, setMyCommands,
-//! deleteWebhook), supergroups with forum topics, callback queries, dates
+//! sendMessageDraft (or 404 as before Bot API 9.3), editMessageText,
+//! answerCallbackQuery, sendChatAction, setMyCommands, deleteWebhook),
+//! supergroups with forum topics, callback queries, dates
 //! in seconds, case-insensitive method names, a switch that answers 429
 //! with `retry_after`, and one that takes the API down (502 Bad Gateway).
 //! Files (`files`): photos and documents people send, `getFile` and the
@@ -50,6 +51,8 @@ pub(crate) struct State_ {
     uploads: Vec<Upload>,
     /// The next uploads answered 500.
     failing_uploads: u32,
+    /// `sendMessageDraft` is unknown (a Bot API server before 9.3).
+    no_drafts: bool,
 }
 
 #[derive(Clone)]
@@ -236,6 +239,12 @@ impl FakeTelegram {
     pub fn set_down(&self, down: bool) {
         self.shared.state.lock().unwrap().down = down;
         self.shared.notify.notify_waiters();
+    }
+
+    /// Answer `sendMessageDraft` 404 Not Found, as a server before Bot API
+    /// 9.3 does.
+    pub fn without_drafts(&self) {
+        self.shared.state.lock().unwrap().no_drafts = true;
     }
 
     /// The next `n` sendMessage calls are answered with 429 and retry_after 1.
@@ -445,6 +454,19 @@ async fn call(
             record["parse_mode"] = args.get("parse_mode").cloned().unwrap_or(Value::Null);
             s.calls.push((method, record));
             ok(m)
+        }
+        "sendmessagedraft" => {
+            let mut s = shared.state.lock().unwrap();
+            if s.no_drafts {
+                // A Bot API server older than 9.3.
+                return fail(404, "Not Found", None);
+            }
+            let text = args["text"].as_str().unwrap_or_default();
+            if text.is_empty() || text.chars().count() > 4096 || args["draft_id"].as_u64().unwrap_or(0) == 0 {
+                return fail(400, "Bad Request: invalid draft", None);
+            }
+            s.calls.push((method, args));
+            ok(json!(true))
         }
         "getfile" => files::get_file(&shared, &args),
         "senddocument" => files::send_document(&shared, &headers, &body),

@@ -14,30 +14,26 @@ pub(crate) const MAX_CAPTION: usize = 1024;
 /// The files on `m`: the largest size of a photo, a document, voice,
 /// audio or video.
 pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
-    let found = |kind, file: &FileMeta, name: Option<&String>, mime: Option<String>, default: &str| Attachment {
-        kind,
-        name: name
-            .cloned()
-            .unwrap_or_else(|| format!("{default}-{}", file.unique_id.0)),
-        mime,
-        size: Some(u64::from(file.size)),
-        source: file.id.0.clone(),
-    };
-    let mut out = Vec::new();
+    // (kind, file, its name if sent, media type, name prefix and extension when not)
+    type Found<'a> = (
+        AttachmentKind,
+        &'a FileMeta,
+        Option<&'a String>,
+        Option<String>,
+        (&'a str, &'a str),
+    );
+    let mut found: Vec<Found<'_>> = Vec::new();
     if let Some(best) = m
         .photo()
         .and_then(|sizes| sizes.iter().max_by_key(|p| p.width * p.height))
     {
-        out.push(found(
+        found.push((
             AttachmentKind::Image,
             &best.file,
             None,
             Some("image/jpeg".into()),
-            "photo",
+            ("photo", ".jpg"),
         ));
-        if let Some(a) = out.last_mut() {
-            a.name.push_str(".jpg");
-        }
     }
     if let Some(d) = m.document() {
         let mime = mime_of(d.mime_type.as_ref());
@@ -46,36 +42,42 @@ pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
         } else {
             AttachmentKind::File
         };
-        out.push(found(kind, &d.file, d.file_name.as_ref(), mime, "document"));
+        found.push((kind, &d.file, d.file_name.as_ref(), mime, ("document", "")));
     }
     if let Some(v) = m.voice() {
         let mime = mime_of(v.mime_type.as_ref()).or_else(|| Some("audio/ogg".into()));
-        out.push(found(AttachmentKind::Audio, &v.file, None, mime, "voice"));
-        if let Some(a) = out.last_mut() {
-            a.name.push_str(".ogg");
-        }
+        found.push((AttachmentKind::Audio, &v.file, None, mime, ("voice", ".ogg")));
     }
     if let Some(a) = m.audio() {
-        let mime = mime_of(a.mime_type.as_ref());
-        out.push(found(
+        found.push((
             AttachmentKind::Audio,
             &a.file,
             a.file_name.as_ref(),
-            mime,
-            "audio",
+            mime_of(a.mime_type.as_ref()),
+            ("audio", ""),
         ));
     }
     if let Some(v) = m.video() {
-        let mime = mime_of(v.mime_type.as_ref());
-        out.push(found(
+        found.push((
             AttachmentKind::Video,
             &v.file,
             v.file_name.as_ref(),
-            mime,
-            "video",
+            mime_of(v.mime_type.as_ref()),
+            ("video", ""),
         ));
     }
-    out
+    found
+        .into_iter()
+        .map(|(kind, file, name, mime, (prefix, ext))| Attachment {
+            kind,
+            name: name
+                .cloned()
+                .unwrap_or_else(|| format!("{prefix}-{}{ext}", file.unique_id.0)),
+            mime,
+            size: Some(u64::from(file.size)),
+            source: file.id.0.clone(),
+        })
+        .collect()
 }
 
 fn mime_of<T: ToString>(m: Option<&T>) -> Option<String> {
@@ -127,4 +129,59 @@ pub(crate) async fn fetch(
         push_capped(&mut data, &chunk, limit)?;
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attachments;
+    use serde_json::json;
+    use switchboard_core::AttachmentKind;
+
+    fn message(extra: serde_json::Value) -> teloxide::types::Message {
+        let mut m = json!({
+            "message_id": 3, "date": 0, "chat": {"id": 5, "type": "private", "first_name": "Ann"},
+            "from": {"id": 5, "is_bot": false, "first_name": "Ann"},
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        serde_json::from_value(m).expect("a well-formed message")
+    }
+
+    #[test]
+    fn voice_audio_and_video_are_described_with_names_and_types() {
+        let voice = message(
+            json!({"voice": {"file_id": "V", "file_unique_id": "uv", "file_size": 9, "duration": 2,
+                                             "mime_type": "audio/ogg"}}),
+        );
+        let got = attachments(&voice);
+        assert_eq!(got.len(), 1, "{:?}", voice.kind);
+        // Telegram always sends a voice note's type (teloxide requires it).
+        assert_eq!(
+            (got[0].kind, got[0].name.as_str()),
+            (AttachmentKind::Audio, "voice-uv.ogg")
+        );
+        assert_eq!(
+            (got[0].mime.as_deref(), got[0].size, got[0].source.as_str()),
+            (Some("audio/ogg"), Some(9), "V")
+        );
+
+        let audio = message(
+            json!({"audio": {"file_id": "A", "file_unique_id": "ua", "file_size": 7, "duration": 60,
+                                             "file_name": "song.mp3", "mime_type": "audio/mpeg"}, "caption": "listen"}),
+        );
+        let got = attachments(&audio);
+        assert_eq!((got[0].kind, got[0].name.as_str()), (AttachmentKind::Audio, "song.mp3"));
+
+        let video = message(
+            json!({"video": {"file_id": "W", "file_unique_id": "uw", "file_size": 70, "duration": 3,
+                                             "width": 640, "height": 480, "mime_type": "video/mp4"}}),
+        );
+        let got = attachments(&video);
+        assert_eq!((got[0].kind, got[0].name.as_str()), (AttachmentKind::Video, "video-uw"));
+        assert_eq!(got[0].mime.as_deref(), Some("video/mp4"));
+
+        let text = message(json!({"text": "hi"}));
+        assert!(attachments(&text).is_empty());
+    }
 }

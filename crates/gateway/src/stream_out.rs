@@ -236,15 +236,27 @@ mod tests {
     use parking_lot::Mutex;
     use switchboard_core::{ApprovalPrompt, Intake, PromptEdit};
 
-    /// A platform that rate-limits the first edit and records the rest.
+    /// A platform recording what it is asked: it may rate-limit the first
+    /// edit, and it shows drafts unless told to refuse them.
     #[derive(Default)]
-    struct Flaky {
+    struct Recorder {
+        limit_first_edit: bool,
+        refuse_drafts: bool,
         calls: Mutex<Vec<(Instant, String)>>,
         limited: Mutex<bool>,
     }
 
+    impl Recorder {
+        fn calls(&self) -> Vec<String> {
+            self.calls.lock().iter().map(|c| c.1.clone()).collect()
+        }
+        fn record(&self, call: String) {
+            self.calls.lock().push((Instant::now(), call));
+        }
+    }
+
     #[async_trait]
-    impl Channel for Flaky {
+    impl Channel for Recorder {
         fn name(&self) -> &str {
             "local.test"
         }
@@ -252,9 +264,7 @@ mod tests {
             Ok(())
         }
         async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
-            self.calls
-                .lock()
-                .push((Instant::now(), format!("send:{}", message.text)));
+            self.record(format!("send:{}", message.text));
             Ok(vec![MessageRef {
                 chat: "c".into(),
                 id: "m1".into(),
@@ -268,43 +278,60 @@ mod tests {
         }
         async fn edit_message(&self, _message: &MessageRef, text: &str) -> Result<(), ChannelError> {
             let mut limited = self.limited.lock();
-            if !*limited {
+            if self.limit_first_edit && !*limited {
                 *limited = true;
                 return Err(ChannelError::RateLimited(0));
             }
-            self.calls.lock().push((Instant::now(), format!("edit:{text}")));
+            self.record(format!("edit:{text}"));
+            Ok(())
+        }
+        async fn draft(&self, _address: &ChatAddress, id: u64, text: &str) -> Result<(), ChannelError> {
+            if self.refuse_drafts {
+                return Err(ChannelError::Permanent("Not Found".into()));
+            }
+            self.record(format!("draft{id}:{text}"));
             Ok(())
         }
     }
 
-    #[tokio::test]
-    async fn a_rate_limit_halves_the_edit_rate_and_the_end_is_exact() {
-        let flaky = Arc::new(Flaky::default());
+    /// Stream `words` words `every` apart into a direct chat of `channel`
+    /// (edits at most every 100 ms); the stream and the whole answer.
+    async fn stream(channel: Arc<Recorder>, drafts: bool, words: usize, every: u64) -> (StreamOut, String) {
         let limits = StreamLimits {
             max_len: 10_000,
             min_interval: Duration::from_millis(100),
-            drafts: false,
+            drafts,
         };
-        let out = StreamOut::new(flaky.clone(), (ChatAddress::new("local.test", "c"), true), None, limits);
+        let out = StreamOut::new(channel, (ChatAddress::new("local.test", "c"), true), None, limits);
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let feeder = tokio::spawn(out.feed(rx));
         let mut answer = String::new();
-        for i in 0..60 {
+        for i in 0..words {
             let piece = format!("w{i} ");
             answer.push_str(&piece);
             tx.send(TurnEvent::Text(piece)).unwrap();
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(every)).await;
         }
         drop(tx);
-        let out = feeder.await.unwrap();
+        (feeder.await.unwrap(), answer.trim_end().to_string())
+    }
+
+    #[tokio::test]
+    async fn a_rate_limit_halves_the_edit_rate_and_the_end_is_exact() {
+        let flaky = Arc::new(Recorder {
+            limit_first_edit: true,
+            ..Recorder::default()
+        });
+        let (out, answer) = stream(flaky.clone(), false, 60, 20).await;
         assert!(out.has_shown());
-        assert!(out.finish(answer.trim_end()).await);
-        let calls = flaky.calls.lock().clone();
-        assert!(calls[0].1.starts_with("send:"), "{calls:?}");
-        assert_eq!(calls.last().unwrap().1, format!("edit:{}", answer.trim_end()));
-        assert_eq!(calls.iter().filter(|c| c.1.starts_with("send:")).count(), 1);
+        assert!(out.finish(&answer).await);
+        let calls = flaky.calls();
+        assert!(calls[0].starts_with("send:"), "{calls:?}");
+        assert_eq!(calls.last().unwrap(), &format!("edit:{answer}"));
+        assert_eq!(calls.iter().filter(|c| c.starts_with("send:")).count(), 1);
         // After the rate limit, edits come at least 200 ms apart.
-        let edits: Vec<Instant> = calls.iter().filter(|c| c.1.starts_with("edit:")).map(|c| c.0).collect();
+        let timed = flaky.calls.lock().clone();
+        let edits: Vec<Instant> = timed.iter().filter(|c| c.1.starts_with("edit:")).map(|c| c.0).collect();
         for pair in edits.windows(2) {
             assert!(
                 pair[1] - pair[0] >= Duration::from_millis(190),
@@ -313,86 +340,14 @@ mod tests {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod draft_tests {
-    use super::*;
-    use async_trait::async_trait;
-    use parking_lot::Mutex;
-    use switchboard_core::{ApprovalPrompt, Intake, PromptEdit};
-
-    /// A platform with drafts (or one that refuses them), recording calls.
-    struct Drafty {
-        refuse: bool,
-        calls: Mutex<Vec<String>>,
-    }
-
-    #[async_trait]
-    impl Channel for Drafty {
-        fn name(&self) -> &str {
-            "telegram.test"
-        }
-        async fn start(&self, _intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
-            Ok(())
-        }
-        async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
-            self.calls.lock().push(format!("send:{}", message.text));
-            Ok(vec![MessageRef {
-                chat: "c".into(),
-                id: "m1".into(),
-            }])
-        }
-        async fn send_approval_prompt(&self, _: &ChatAddress, _: &ApprovalPrompt) -> Result<MessageRef, ChannelError> {
-            Err(ChannelError::Unsupported("prompts"))
-        }
-        async fn update_approval_prompt(&self, _: &PromptEdit<'_>) -> Result<(), ChannelError> {
-            Ok(())
-        }
-        async fn edit_message(&self, _message: &MessageRef, text: &str) -> Result<(), ChannelError> {
-            self.calls.lock().push(format!("edit:{text}"));
-            Ok(())
-        }
-        async fn draft(&self, _address: &ChatAddress, id: u64, text: &str) -> Result<(), ChannelError> {
-            if self.refuse {
-                return Err(ChannelError::Permanent("Not Found".into()));
-            }
-            self.calls.lock().push(format!("draft{id}:{text}"));
-            Ok(())
-        }
-    }
-
-    /// Stream 40 words 15 ms apart through `channel` in a direct chat.
-    async fn stream(channel: Arc<Drafty>) -> (StreamOut, String) {
-        let limits = StreamLimits {
-            max_len: 10_000,
-            min_interval: Duration::from_millis(100),
-            drafts: true,
-        };
-        let out = StreamOut::new(channel, (ChatAddress::new("telegram.test", "c"), true), None, limits);
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let feeder = tokio::spawn(out.feed(rx));
-        let mut answer = String::new();
-        for i in 0..40 {
-            let piece = format!("w{i} ");
-            answer.push_str(&piece);
-            tx.send(TurnEvent::Text(piece)).unwrap();
-            tokio::time::sleep(Duration::from_millis(15)).await;
-        }
-        drop(tx);
-        (feeder.await.unwrap(), answer.trim_end().to_string())
-    }
 
     #[tokio::test]
     async fn a_direct_answer_grows_as_a_draft_and_nothing_is_posted_until_the_end() {
-        let channel = Arc::new(Drafty {
-            refuse: false,
-            calls: Mutex::default(),
-        });
-        let (out, answer) = stream(channel.clone()).await;
+        let channel = Arc::new(Recorder::default());
+        let (out, answer) = stream(channel.clone(), true, 40, 15).await;
         assert!(!out.has_shown(), "a draft is not the answer: it is still to be sent");
         assert!(!out.finish(&answer).await);
-        let calls = channel.calls.lock().clone();
+        let calls = channel.calls();
         assert!(calls.len() >= 2, "{calls:?}");
         let id = calls[0].split(':').next().unwrap().to_string();
         for c in &calls {
@@ -404,14 +359,14 @@ mod draft_tests {
 
     #[tokio::test]
     async fn a_refused_draft_falls_back_to_one_message_edited() {
-        let channel = Arc::new(Drafty {
-            refuse: true,
-            calls: Mutex::default(),
+        let channel = Arc::new(Recorder {
+            refuse_drafts: true,
+            ..Recorder::default()
         });
-        let (out, answer) = stream(channel.clone()).await;
+        let (out, answer) = stream(channel.clone(), true, 40, 15).await;
         assert!(out.has_shown());
         assert!(out.finish(&answer).await);
-        let calls = channel.calls.lock().clone();
+        let calls = channel.calls();
         assert!(calls[0].starts_with("send:"), "{calls:?}");
         assert_eq!(calls.iter().filter(|c| c.starts_with("send:")).count(), 1);
         assert_eq!(calls.last().unwrap(), &format!("edit:{answer}"));

@@ -8,15 +8,11 @@
 mod support;
 
 use base64::Engine;
-use matrix_sdk::Client;
 use matrix_sdk::attachment::AttachmentConfig;
-use matrix_sdk::config::SyncSettings;
 use matrix_sdk::media::{MediaFormat, MediaRequestParameters};
-use matrix_sdk::ruma::OwnedRoomId;
 use matrix_sdk::ruma::events::room::MediaSource;
 use matrix_sdk::ruma::events::room::message::TextMessageEventContent;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
 use support::{Gateway, Sandbox, free_port, matrix_config};
 use switchboard_test_support::synapse::{Synapse, body, thread_of};
 use switchboard_test_support::{ScriptedModel, Step};
@@ -137,54 +133,26 @@ async fn in_an_encrypted_room_files_are_decrypted_for_the_model_and_sent_encrypt
     model.push(Step::tool_call("send_file", json!({"path": "plan.txt"})));
     model.push(Step::text("Sent the plan."));
 
-    let ann = Client::builder().homeserver_url(synapse.url()).build().await.unwrap();
-    ann.matrix_auth().login_username("ann", "pw-ann").send().await.unwrap();
-    let room_id: OwnedRoomId = room.as_str().try_into().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !ann_http
-        .events(&room)
-        .await
-        .iter()
-        .any(|e| e["type"] == "m.room.member" && e["state_key"] == BOT && e["content"]["membership"] == "join")
-    {
-        assert!(Instant::now() < deadline, "the bot never joined the encrypted room");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    ann.sync_once(SyncSettings::default().timeout(Duration::ZERO))
-        .await
-        .unwrap();
-    let joined = ann.get_room(&room_id).expect("Ann is in the room");
+    let (ann, joined) = support::e2ee::encrypting_client(&synapse, &ann_http, ("ann", "pw-ann"), &room).await;
     let picture = png();
-    let config =
-        AttachmentConfig::new().caption(Some(TextMessageEventContent::plain("what is on this secret picture?")));
+    let caption = TextMessageEventContent::plain("what is on this secret picture?");
     joined
-        .send_attachment("secret.png", &mime::IMAGE_PNG, picture.clone(), config)
+        .send_attachment(
+            "secret.png",
+            &mime::IMAGE_PNG,
+            picture.clone(),
+            AttachmentConfig::new().caption(Some(caption)),
+        )
         .await
         .expect("an encrypted attachment");
 
     // Ann's client receives the bot's file, decrypts the event and the file.
-    let deadline = Instant::now() + Duration::from_secs(40);
-    let source = 'wait: loop {
-        let response = ann
-            .sync_once(SyncSettings::default().timeout(Duration::from_millis(500)))
-            .await
-            .unwrap();
-        if let Some(update) = response.rooms.joined.get(&room_id) {
-            for ev in &update.timeline.events {
-                let json: Value = serde_json::from_str(ev.raw().json().get()).unwrap();
-                if json["sender"] == BOT && json["content"]["msgtype"] == "m.file" {
-                    assert!(ev.encryption_info().is_some(), "the file's event arrived encrypted");
-                    assert!(
-                        json["content"].get("url").is_none(),
-                        "no plain URL in an encrypted room"
-                    );
-                    let source: MediaSource = serde_json::from_value(json!({"file": json["content"]["file"]})).unwrap();
-                    break 'wait source;
-                }
-            }
-        }
-        assert!(Instant::now() < deadline, "no file from the bot");
-    };
+    let file = support::e2ee::next_from_bot(&ann, &joined, 40, |e| e["content"]["msgtype"] == "m.file").await;
+    assert!(
+        file["content"].get("url").is_none(),
+        "no plain URL in an encrypted room"
+    );
+    let source: MediaSource = serde_json::from_value(json!({"file": file["content"]["file"]})).unwrap();
     let request = MediaRequestParameters {
         source,
         format: MediaFormat::File,

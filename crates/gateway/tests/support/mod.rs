@@ -5,6 +5,7 @@
 //! allowances for what one file leaves unused).
 #![allow(dead_code, unused_imports)]
 
+pub(crate) mod e2ee;
 mod gateway;
 
 pub(crate) use gateway::{Gateway, free_port};

@@ -3,7 +3,7 @@
 //! gateway posts go up as multipart attachments.
 
 use std::time::Duration;
-use switchboard_core::{FetchError, push_capped};
+use switchboard_core::{FetchError, read_capped};
 
 /// The largest file a bot may post to a server without boosts.
 pub(crate) const UPLOAD_LIMIT: u64 = 10 * 1024 * 1024;
@@ -35,7 +35,7 @@ pub(crate) async fn fetch(
             url.host_str().unwrap_or("no host")
         )));
     }
-    let mut response = client
+    let response = client
         .get(url)
         .timeout(Duration::from_secs(120))
         .send()
@@ -45,15 +45,7 @@ pub(crate) async fn fetch(
     if response.content_length().is_some_and(|n| n > limit) {
         return Err(FetchError::TooLarge { limit });
     }
-    let mut data = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| FetchError::Failed(format!("the download broke off: {e}")))?
-    {
-        push_capped(&mut data, &chunk, limit)?;
-    }
-    Ok(data)
+    read_capped(response.bytes_stream(), limit).await
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! file download, and files the gateway posts with `sendDocument`.
 
 use std::time::Duration;
-use switchboard_core::{Attachment, AttachmentKind, FetchError, push_capped};
+use switchboard_core::{Attachment, AttachmentKind, FetchError, read_capped};
 use teloxide::types::{FileMeta, Message};
 
 /// The largest file a bot may send through the Bot API.
@@ -107,7 +107,7 @@ pub(crate) async fn fetch(
         bot.token(),
         file.path.trim_start_matches('/')
     );
-    let mut response = client
+    let response = client
         .get(url)
         .timeout(Duration::from_secs(120))
         .send()
@@ -115,20 +115,10 @@ pub(crate) async fn fetch(
         .and_then(reqwest::Response::error_for_status)
         // The URL holds the token: only the status is told.
         .map_err(|e| {
-            FetchError::Failed(format!(
-                "the file download failed ({})",
-                e.status().map_or("no answer".into(), |s| s.to_string())
-            ))
+            let status = e.status().map_or("no answer".into(), |s| s.to_string());
+            FetchError::Failed(format!("the file download failed ({status})"))
         })?;
-    let mut data = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|_| FetchError::Failed("the file download broke off".into()))?
-    {
-        push_capped(&mut data, &chunk, limit)?;
-    }
-    Ok(data)
+    read_capped(response.bytes_stream(), limit).await
 }
 
 #[cfg(test)]

@@ -75,6 +75,23 @@ pub fn push_capped(buf: &mut Vec<u8>, chunk: &[u8], limit: u64) -> Result<(), Fe
     Ok(())
 }
 
+/// Read a download to its end, stopping as soon as it passes `limit`.
+/// Why a chunk failed is not told: a download address may hold a secret
+/// (Telegram's carries the bot token).
+pub async fn read_capped<S, C, E>(stream: S, limit: u64) -> Result<Vec<u8>, FetchError>
+where
+    S: futures_core::Stream<Item = Result<C, E>>,
+    C: AsRef<[u8]>,
+{
+    let mut stream = std::pin::pin!(stream);
+    let mut data = Vec::new();
+    while let Some(chunk) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        let chunk = chunk.map_err(|_| FetchError::Failed("the download broke off".into()))?;
+        push_capped(&mut data, chunk.as_ref(), limit)?;
+    }
+    Ok(data)
+}
+
 /// A file to post in a chat.
 #[derive(Debug, Clone)]
 pub struct OutboundFile {
@@ -101,6 +118,30 @@ mod tests {
         assert_eq!(push_capped(&mut buf, b"ef", 6), Ok(()));
         assert_eq!(push_capped(&mut buf, b"g", 6), Err(FetchError::TooLarge { limit: 6 }));
         assert_eq!(buf, b"abcdef");
+    }
+
+    /// Chunks handed out one by one.
+    struct Chunks(std::collections::VecDeque<Result<Vec<u8>, ()>>);
+
+    impl futures_core::Stream for Chunks {
+        type Item = Result<Vec<u8>, ()>;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Self::Item>> {
+            std::task::Poll::Ready(self.0.pop_front())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_is_read_whole_within_the_limit_and_no_further() {
+        let chunks = |c: Vec<Result<Vec<u8>, ()>>| Chunks(c.into());
+        let ok = read_capped(chunks(vec![Ok(b"ab".to_vec()), Ok(b"cd".to_vec())]), 4).await;
+        assert_eq!(ok, Ok(b"abcd".to_vec()));
+        let big = read_capped(chunks(vec![Ok(b"ab".to_vec()), Ok(b"cde".to_vec())]), 4).await;
+        assert_eq!(big, Err(FetchError::TooLarge { limit: 4 }));
+        let broken = read_capped(chunks(vec![Ok(b"ab".to_vec()), Err(())]), 4).await;
+        assert_eq!(broken, Err(FetchError::Failed("the download broke off".into())));
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod supervise;
 
 pub use address::{ChatAddress, UserId};
 pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
-pub use attachment::{Attachment, AttachmentKind, FetchError, OutboundFile, push_capped};
+pub use attachment::{Attachment, AttachmentKind, FetchError, OutboundFile, push_capped, read_capped};
 pub use channel::{Channel, ChannelError, MessageRef, PromptEdit, StreamLimits};
 pub use ct_eq::constant_time_eq;
 pub use intake::{Intake, IntakeError};

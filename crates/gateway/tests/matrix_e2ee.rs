@@ -7,18 +7,12 @@ mod support;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 use serde_json::Value;
 use support::{Gateway, Sandbox, free_port, matrix_config};
-use switchboard_test_support::synapse::Synapse;
 use switchboard_test_support::{ScriptedModel, Step};
-
-const BOT: &str = "@bot:localhost";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_encrypted_room_is_read_and_answered_encrypted() {
     let model = ScriptedModel::start().await;
-    let synapse = Synapse::start().await;
-    synapse.register("bot", "bot-password").await;
-    let ann_http = synapse.register("ann", "pw-ann").await;
-    let room = ann_http.create_encrypted_room("secret", &[BOT]).await;
+    let (synapse, ann_http, room) = support::e2ee::encrypted_room().await;
     let port = free_port();
     let config = matrix_config(
         &model.url(),

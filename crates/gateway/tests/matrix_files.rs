@@ -115,10 +115,7 @@ async fn an_image_with_a_caption_is_seen_and_send_file_answers_in_the_thread() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_an_encrypted_room_files_are_decrypted_for_the_model_and_sent_encrypted() {
     let model = ScriptedModel::start().await;
-    let synapse = Synapse::start().await;
-    synapse.register("bot", "bot-password").await;
-    let ann_http = synapse.register("ann", "pw-ann").await;
-    let room = ann_http.create_encrypted_room("secret", &[BOT]).await;
+    let (synapse, ann_http, room) = support::e2ee::encrypted_room().await;
     let port = free_port();
     let sandbox = sandbox(
         &model,

@@ -11,6 +11,17 @@ use switchboard_test_support::synapse::{Person, Synapse};
 /// The bot's account in these tests.
 const BOT: &str = "@bot:localhost";
 
+/// A homeserver with the bot's account (`bot` / `bot-password`) and Ann's
+/// (`ann` / `pw-ann`), and an encrypted group room Ann made inviting the
+/// bot: the server, Ann over plain HTTP, the room id.
+pub(crate) async fn encrypted_room() -> (Synapse, Person, String) {
+    let synapse = Synapse::start().await;
+    synapse.register("bot", "bot-password").await;
+    let ann = synapse.register("ann", "pw-ann").await;
+    let room = ann.create_encrypted_room("secret", &[BOT]).await;
+    (synapse, ann, room)
+}
+
 /// Sign `(user, password)` in with an encrypting client once the bot has
 /// joined `room` (read through `http`, the same person over plain HTTP);
 /// the client and the room, whose encryption it has checked.

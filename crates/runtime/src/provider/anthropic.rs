@@ -280,12 +280,7 @@ mod pictures {
         user.images
             .push(Image::new(b"RIFF\x04\0\0\0WEBP").expect("webp is taken"));
         let messages = vec![user];
-        let req = ChatRequest {
-            messages: &messages,
-            tools: &[],
-            temperature: None,
-            deltas: None,
-        };
+        let req = ChatRequest::of(&messages);
         let body: Value = serde_json::from_slice(&request_body("m", None, 100, &req)).unwrap();
         assert_eq!(
             body["messages"][0]["content"],

@@ -40,6 +40,19 @@ pub struct ChatRequest<'a> {
     pub deltas: Option<Deltas<'a>>,
 }
 
+impl<'a> ChatRequest<'a> {
+    /// `messages` alone: no tools, the configured temperature, one plain
+    /// answer.
+    pub fn of(messages: &'a [ChatMessage]) -> Self {
+        Self {
+            messages,
+            tools: &[],
+            temperature: None,
+            deltas: None,
+        }
+    }
+}
+
 /// A model's answer: text, tool calls, or both.
 #[derive(Debug, Clone, Default)]
 pub struct ChatResponse {

@@ -355,12 +355,7 @@ mod pictures {
         user.images
             .push(Image::new(b"\x89PNG\r\n\x1a\n!").expect("png is taken"));
         let messages = vec![user];
-        let req = ChatRequest {
-            messages: &messages,
-            tools: &[],
-            temperature: None,
-            deltas: None,
-        };
+        let req = ChatRequest::of(&messages);
         let body: Value = serde_json::from_slice(&request_body("m", None, &req)).unwrap();
         assert_eq!(
             body["messages"][0]["content"],

@@ -86,18 +86,12 @@ impl Bench {
         let start = Instant::now();
         let reply = self
             .runtime
-            .run_turn(TurnRequest {
-                agent: "main".into(),
-                session_key: format!("bench-{round}"),
-                origin: None,
-                sender: None,
-                text: "fan out".into(),
-                broker: Arc::new(NoApprover("bench".into())),
-                cancel: Default::default(),
-                events: None,
-                turn: None,
-                images: Vec::new(),
-            })
+            .run_turn(TurnRequest::new(
+                "main",
+                &format!("bench-{round}"),
+                "fan out",
+                Arc::new(NoApprover("bench".into())),
+            ))
             .await
             .unwrap();
         let turn_done = start.elapsed();

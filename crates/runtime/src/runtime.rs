@@ -39,6 +39,26 @@ pub struct TurnRequest {
     pub images: Vec<crate::message::Image>,
 }
 
+impl TurnRequest {
+    /// `text` for `agent` in `session_key`, asking `broker` for approvals:
+    /// from no chat and no one in particular, not stoppable from outside,
+    /// without events, files or an inbox message (set those fields after).
+    pub fn new(agent: &str, session_key: &str, text: &str, broker: Arc<dyn ApprovalBroker>) -> Self {
+        Self {
+            agent: agent.to_string(),
+            session_key: session_key.to_string(),
+            origin: None,
+            sender: None,
+            text: text.to_string(),
+            broker,
+            cancel: CancellationToken::new(),
+            events: None,
+            turn: None,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// The runtime: run turns for sessions.
 #[derive(Clone)]
 pub struct Runtime {

@@ -126,18 +126,12 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
     ));
     f2.ops.push(Step::text("no luck"));
     f2.h.runtime
-        .run_turn(switchboard_runtime::TurnRequest {
-            agent: "ops".into(),
-            session_key: "agent:ops:cli:x".into(),
-            origin: None,
-            sender: None,
-            text: "snoop".into(),
-            broker: Arc::new(NoApprover("none".into())),
-            cancel: Default::default(),
-            events: None,
-            turn: None,
-            images: Vec::new(),
-        })
+        .run_turn(switchboard_runtime::TurnRequest::new(
+            "ops",
+            "agent:ops:cli:x",
+            "snoop",
+            Arc::new(NoApprover("none".into())),
+        ))
         .await
         .unwrap();
     let results = tool_results(f2.ops.requests().last().unwrap());

@@ -70,16 +70,9 @@ impl Harness {
     ) -> Result<TurnReply, TurnError> {
         self.runtime
             .run_turn(TurnRequest {
-                agent: "main".into(),
-                session_key: "agent:main:cli:local".into(),
-                origin: None,
-                sender: None,
-                text: text.into(),
-                broker,
                 cancel,
                 events,
-                turn: None,
-                images: Vec::new(),
+                ..TurnRequest::new("main", "agent:main:cli:local", text, broker)
             })
             .await
     }

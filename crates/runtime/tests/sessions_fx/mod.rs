@@ -57,16 +57,14 @@ impl Fx {
         self.h
             .runtime
             .run_turn(TurnRequest {
-                agent: "main".into(),
-                session_key: "agent:main:local.team:general:t1".into(),
                 origin: Some(ChatAddress::new("local.team", "general").with_thread(Some("t1".into()))),
                 sender: Some("cli:bob".into()),
-                text: text.into(),
-                broker: Arc::new(NoApprover("none".into())),
-                cancel: Default::default(),
-                events: None,
-                turn: None,
-                images: Vec::new(),
+                ..TurnRequest::new(
+                    "main",
+                    "agent:main:local.team:general:t1",
+                    text,
+                    Arc::new(NoApprover("none".into())),
+                )
             })
             .await
             .unwrap()

@@ -74,18 +74,16 @@ pub(crate) async fn apply(ctx: &CommandContext<'_>, target: &str, message: &str)
     let reply = ctx
         .runtime
         .run_turn(TurnRequest {
-            agent,
-            session_key,
             origin: Some(ctx.address.clone()),
             sender: Some(ctx.sender.to_string()),
-            text,
-            broker: std::sync::Arc::new(NoApprover(
-                "a follow-up turn of a finished child has no operator".into(),
-            )),
-            cancel: Default::default(),
-            events: None,
-            turn: None,
-            images: Vec::new(),
+            ..TurnRequest::new(
+                &agent,
+                &session_key,
+                &text,
+                std::sync::Arc::new(NoApprover(
+                    "a follow-up turn of a finished child has no operator".into(),
+                )),
+            )
         })
         .await;
     match reply {

@@ -143,3 +143,33 @@ async fn a_failed_or_too_large_upload_leaves_the_text_answer() {
     );
     assert!(last_message_text(&model.requests()[0]).contains("send the chart"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attachment_over_the_limit_is_not_downloaded_and_the_message_is_answered() {
+    let (model, dc, _sandbox, _gw) = setup().await;
+    model.push(Step::text("I could not open the archive, but here is what I know."));
+    let di = user(34, "di");
+    let dm = dc.dm_with(&di);
+    dc.say_with_file(
+        dm,
+        &di,
+        "what is in this archive?",
+        ("logs.zip", "application/zip"),
+        vec![0u8; 25 * 1024 * 1024],
+    );
+    let mine = dc.wait_bot_messages(dm, 2, 20).await;
+    let notice = mine[0]["content"].as_str().unwrap();
+    assert!(
+        notice.contains("logs.zip was not taken: it is 25.0 MiB, over the 20.0 MiB limit"),
+        "{notice}"
+    );
+    assert_eq!(
+        mine[1]["content"],
+        "I could not open the archive, but here is what I know."
+    );
+    assert_eq!(dc.cdn_fetches(), 0, "a file announced too large is not downloaded");
+    let told = last_message_text(&model.requests()[0]);
+    assert!(
+        told.starts_with("what is in this archive?") && told.contains("logs.zip: file (application/zip), not saved")
+    );
+}

@@ -169,3 +169,42 @@ async fn in_an_encrypted_room_files_are_decrypted_for_the_model_and_sent_encrypt
         "the homeserver holds no plain message"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_over_the_homeservers_upload_limit_is_refused_before_uploading() {
+    use switchboard_test_support::synapse::Tuning;
+    let model = ScriptedModel::start().await;
+    let synapse = Synapse::start_tuned(Tuning {
+        max_upload: Some("1M"),
+        ..Tuning::default()
+    })
+    .await;
+    synapse.register("bot", "bot-password").await;
+    let ann = synapse.register("ann", "pw-ann").await;
+    let dm = ann.create_room("", &[BOT], true).await;
+    let port = free_port();
+    let sandbox = sandbox(&model, &synapse, &[dm.as_str()], port, "streaming = \"off\"");
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    std::fs::write(
+        sandbox.path().join("workspace/main/big.bin"),
+        vec![1u8; 2 * 1024 * 1024],
+    )
+    .unwrap();
+    model.push(Step::tool_call("send_file", json!({"path": "big.bin"})));
+    model.push(Step::text(
+        "The file is too large for this server; it is in the workspace as big.bin.",
+    ));
+    ann.say(&dm, "send me big.bin").await;
+    ann.wait_for(&dm, BOT, 40, |m| body(m).starts_with("The file is too large"))
+        .await;
+    let results = switchboard_test_support::tool_results(&model.requests()[1]);
+    assert!(
+        results[0].contains("2.0 MiB, over the 1.0 MiB this chat takes"),
+        "the homeserver's own limit was read: {results:?}"
+    );
+    let from_bot = ann.messages_from(&dm, BOT).await;
+    assert!(
+        from_bot.iter().all(|m| m["content"]["msgtype"] == "m.text"),
+        "{from_bot:#?}"
+    );
+}

@@ -32,7 +32,7 @@ fn python() -> PathBuf {
 }
 
 /// Rate limits for messages sent by one user.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub struct MessageRate {
     /// Messages per second once the burst is spent.
     pub per_second: f64,
@@ -56,13 +56,27 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn config(dir: &Path, port: u16, rate: Option<MessageRate>) -> String {
+/// What a test changes from Synapse's defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tuning {
+    /// Messages per user, when limited.
+    pub rate: Option<MessageRate>,
+    /// `max_upload_size` (`"1M"`), instead of Synapse's 50M.
+    pub max_upload: Option<&'static str>,
+}
+
+fn config(dir: &Path, port: u16, tuning: Tuning) -> String {
+    let rate = tuning.rate;
     let d = dir.display();
     let generous = "{per_second: 10000, burst_count: 10000}";
     let message = match rate {
         Some(r) => format!("{{per_second: {}, burst_count: {}}}", r.per_second, r.burst),
         None => generous.to_string(),
     };
+    let upload = tuning
+        .max_upload
+        .map(|m| format!("max_upload_size: \"{m}\"\n"))
+        .unwrap_or_default();
     format!(
         r#"server_name: "localhost"
 pid_file: "{d}/homeserver.pid"
@@ -94,7 +108,7 @@ presence:
   enabled: false
 url_preview_enabled: false
 rc_message: {message}
-rc_registration: {generous}
+{upload}rc_registration: {generous}
 rc_login:
   address: {generous}
   account: {generous}
@@ -138,9 +152,14 @@ impl Synapse {
 
     /// A fresh homeserver; `rate` limits messages per user when set.
     pub async fn start_with(rate: Option<MessageRate>) -> Self {
+        Self::start_tuned(Tuning { rate, max_upload: None }).await
+    }
+
+    /// A fresh homeserver with `tuning` applied to its configuration.
+    pub async fn start_tuned(tuning: Tuning) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
-        std::fs::write(dir.path().join("homeserver.yaml"), config(dir.path(), port, rate)).unwrap();
+        std::fs::write(dir.path().join("homeserver.yaml"), config(dir.path(), port, tuning)).unwrap();
         std::fs::write(dir.path().join("log.yaml"), LOG_CONFIG).unwrap();
         let status = Command::new(python())
             .args([

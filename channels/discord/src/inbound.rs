@@ -80,12 +80,7 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
 /// A file on a message, found again by its CDN address.
 fn attachment(a: &serenity::model::channel::Attachment) -> Attachment {
     let mime = a.content_type.clone();
-    let kind = match mime.as_deref().and_then(|m| m.split('/').next()) {
-        Some("image") => AttachmentKind::Image,
-        Some("audio") => AttachmentKind::Audio,
-        Some("video") => AttachmentKind::Video,
-        _ => AttachmentKind::File,
-    };
+    let kind = AttachmentKind::of_mime(mime.as_deref());
     Attachment {
         kind,
         name: a.filename.clone(),

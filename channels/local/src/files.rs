@@ -54,12 +54,7 @@ impl Uploads {
             let data = base64::engine::general_purpose::STANDARD
                 .decode(f.data.as_bytes())
                 .map_err(|e| format!("files[{i}].data is not base64: {e}"))?;
-            let kind = match f.mime.as_deref().and_then(|m| m.split('/').next()) {
-                Some("image") => AttachmentKind::Image,
-                Some("audio") => AttachmentKind::Audio,
-                Some("video") => AttachmentKind::Video,
-                _ => AttachmentKind::File,
-            };
+            let kind = AttachmentKind::of_mime(f.mime.as_deref());
             let source = format!("{message_id}/{i}");
             out.push(Attachment {
                 kind,

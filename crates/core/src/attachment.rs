@@ -20,6 +20,17 @@ pub enum AttachmentKind {
 }
 
 impl AttachmentKind {
+    /// The kind a media type names (`image/png` → image; none or an
+    /// unknown family → file).
+    pub fn of_mime(mime: Option<&str>) -> Self {
+        match mime.and_then(|m| m.split('/').next()) {
+            Some("image") => Self::Image,
+            Some("audio") => Self::Audio,
+            Some("video") => Self::Video,
+            _ => Self::File,
+        }
+    }
+
     /// The word used when describing it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -110,6 +121,15 @@ pub struct OutboundFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn media_types_name_their_kind() {
+        assert_eq!(AttachmentKind::of_mime(Some("image/png")), AttachmentKind::Image);
+        assert_eq!(AttachmentKind::of_mime(Some("audio/ogg")), AttachmentKind::Audio);
+        assert_eq!(AttachmentKind::of_mime(Some("video/mp4")), AttachmentKind::Video);
+        assert_eq!(AttachmentKind::of_mime(Some("application/pdf")), AttachmentKind::File);
+        assert_eq!(AttachmentKind::of_mime(None), AttachmentKind::File);
+    }
 
     #[test]
     fn a_download_stops_at_the_limit() {

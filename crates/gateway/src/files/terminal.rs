@@ -47,14 +47,8 @@ fn describe(path: &Path) -> Result<Attachment, String> {
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
     let mime = media_type(&name);
-    let kind = match mime.split('/').next() {
-        Some("image") => AttachmentKind::Image,
-        Some("audio") => AttachmentKind::Audio,
-        Some("video") => AttachmentKind::Video,
-        _ => AttachmentKind::File,
-    };
     Ok(Attachment {
-        kind,
+        kind: AttachmentKind::of_mime(Some(mime)),
         name,
         mime: Some(mime.to_string()),
         size: Some(meta.len()),

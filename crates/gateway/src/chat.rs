@@ -114,14 +114,10 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                     prompt(interactive && queue.is_empty());
                 }
                 None => {
-                    let plain = crate::files::inbound::Prepared {
-                        text: line,
-                        images: Vec::new(),
-                    };
                     running = Some(start_turn(
                         &runtime,
                         (&agent, &session_key, &address),
-                        plain,
+                        crate::files::inbound::Prepared::text(line),
                         &broker,
                         &event_tx,
                     ));
@@ -231,13 +227,7 @@ async fn attach_message(
         attachments: vec![file],
     };
     let key = uuid::Uuid::new_v4().simple().to_string();
-    match crate::files::inbound::Destination::of(runtime, agent) {
-        Some(to) => crate::files::inbound::prepare_message(terminal, runtime.store(), &to, &message, &key).await,
-        None => crate::files::inbound::Prepared {
-            text: message.text,
-            images: Vec::new(),
-        },
-    }
+    crate::files::inbound::prepare(runtime, terminal, agent, &message, &key).await
 }
 
 fn start_turn(

@@ -6,10 +6,10 @@
 //! the message is answered anyway: its text is never lost.
 
 use crate::channels::ChannelSet;
-use crate::inbox::Taken;
 use std::fmt::Write as _;
 use std::path::Path;
 use switchboard_core::{Attachment, AttachmentKind, FetchError, Inbound, Outbound};
+use switchboard_runtime::Runtime;
 use switchboard_runtime::files::human_size;
 use switchboard_runtime::message::Image;
 use switchboard_store::Store;
@@ -30,46 +30,51 @@ pub(crate) struct Prepared {
     pub images: Vec<Image>,
 }
 
-/// Where the files of one message go, and within what limits.
-pub(crate) struct Destination<'a> {
-    /// The agent's workspace.
-    pub workspace: &'a Path,
-    /// `[attachments] max_bytes`.
-    pub max_bytes: u64,
-    /// The agent is shown pictures.
-    pub vision: bool,
-}
-
-impl<'a> Destination<'a> {
-    /// Where `agent`'s files go, by the configuration.
-    pub(crate) fn of(runtime: &'a switchboard_runtime::Runtime, agent: &str) -> Option<Self> {
-        let config = runtime.config();
-        Some(Self {
-            workspace: runtime.core().workspace(agent)?,
-            max_bytes: config.attachments.max_bytes,
-            vision: config.agents.get(agent).is_some_and(|a| a.vision),
-        })
+impl Prepared {
+    /// A message without files: its text alone.
+    pub(crate) fn text(text: String) -> Self {
+        Self {
+            text,
+            images: Vec::new(),
+        }
     }
 }
 
-/// Fetch, save and describe the files of `t`; tell its sender about the
-/// ones that were not taken.
-pub(crate) async fn prepare(channels: &ChannelSet, store: &Store, to: &Destination<'_>, t: &Taken) -> Prepared {
-    prepare_message(channels, store, to, &t.m, &t.key).await
+/// Where the files of one message go, and within what limits.
+struct Destination<'a> {
+    /// The agent's workspace.
+    workspace: &'a Path,
+    /// `[attachments] max_bytes`.
+    max_bytes: u64,
+    /// The agent is shown pictures.
+    vision: bool,
 }
 
-/// `prepare` for message `m` whose files are saved under the tag `key`.
-pub(crate) async fn prepare_message(
+/// What a turn of `agent` gets for message `m`: its text, and its files
+/// fetched, saved under the tag `key`, described and (pictures, with
+/// `vision`) shown; its sender is told about the files that were not taken.
+pub(crate) async fn prepare(runtime: &Runtime, channels: &ChannelSet, agent: &str, m: &Inbound, key: &str) -> Prepared {
+    let config = runtime.config();
+    let Some(workspace) = runtime.core().workspace(agent) else {
+        return Prepared::text(m.text.clone());
+    };
+    let to = Destination {
+        workspace,
+        max_bytes: config.attachments.max_bytes,
+        vision: config.agents.get(agent).is_some_and(|a| a.vision),
+    };
+    prepare_message(channels, runtime.store(), &to, m, key).await
+}
+
+/// `prepare`, once the destination is known.
+async fn prepare_message(
     channels: &ChannelSet,
     store: &Store,
     to: &Destination<'_>,
     m: &Inbound,
     key: &str,
 ) -> Prepared {
-    let mut prepared = Prepared {
-        text: m.text.clone(),
-        images: Vec::new(),
-    };
+    let mut prepared = Prepared::text(m.text.clone());
     if m.attachments.is_empty() {
         return prepared;
     }

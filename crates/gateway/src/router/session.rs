@@ -71,18 +71,6 @@ impl Router {
         ))
     }
 
-    /// The text (and pictures) a turn gets for `t`: its files fetched,
-    /// saved and described (see `files::inbound`).
-    async fn files_of(&self, agent: &str, t: &Taken) -> crate::files::inbound::Prepared {
-        match crate::files::inbound::Destination::of(&self.runtime, agent) {
-            Some(to) => crate::files::inbound::prepare(&self.channels, self.runtime.store(), &to, t).await,
-            None => crate::files::inbound::Prepared {
-                text: t.m.text.clone(),
-                images: Vec::new(),
-            },
-        }
-    }
-
     /// Every turn running now (for the operator console).
     pub(crate) fn running_turns(&self) -> Vec<TurnNow> {
         let sessions = self.sessions.lock();
@@ -198,7 +186,8 @@ impl Router {
                 }
                 None => (None, None),
             };
-            let files = self.files_of(&agent, &t).await;
+            // Its files fetched, saved and described (see `files::inbound`).
+            let files = crate::files::inbound::prepare(&self.runtime, &self.channels, &agent, m, &t.key).await;
             let result = self
                 .runtime
                 .run_turn(TurnRequest {

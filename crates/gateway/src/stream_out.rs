@@ -120,25 +120,8 @@ impl StreamOut {
     /// Bring the messages (or the draft) up to the text (one platform call
     /// at most, then wait for the interval).
     async fn show(&mut self) {
-        if let Some((id, drafted)) = &self.draft {
-            let parts = split_message(&self.text, self.limits.max_len);
-            let Some(last) = parts.last().filter(|p| *p != drafted) else {
-                return;
-            };
-            let result = self.channel.draft(&self.address, *id, last).await;
-            let last = last.clone();
-            match result {
-                Ok(()) => self.draft = Some((*id, last)),
-                Err(ChannelError::Unsupported(_) | ChannelError::Permanent(_)) => {
-                    tracing::info!(channel = %self.address.channel, "drafts refused; the answer is shown as a message edited instead");
-                    self.draft = None;
-                    self.next_at = Instant::now();
-                    return;
-                }
-                Err(e) => return self.wait_more(&e),
-            }
-            self.next_at = Instant::now() + self.interval;
-            return;
+        if let Some((id, _)) = self.draft {
+            return self.show_draft(id).await;
         }
         let Some((i, part)) = self.next_change() else {
             return;
@@ -167,6 +150,29 @@ impl StreamOut {
                 tracing::warn!(channel = %self.address.channel, error = %e, "streaming stopped; the answer is sent whole");
                 self.broken = true;
             }
+        }
+    }
+
+    /// Bring draft `id` up to the part of the text being written; a refused
+    /// draft switches the stream to messages.
+    async fn show_draft(&mut self, id: u64) {
+        let Some(last) = split_message(&self.text, self.limits.max_len).pop() else {
+            return;
+        };
+        if self.draft.as_ref().is_some_and(|(_, drafted)| *drafted == last) {
+            return;
+        }
+        match self.channel.draft(&self.address, id, &last).await {
+            Ok(()) => {
+                self.draft = Some((id, last));
+                self.next_at = Instant::now() + self.interval;
+            }
+            Err(ChannelError::Unsupported(_) | ChannelError::Permanent(_)) => {
+                tracing::info!(channel = %self.address.channel, "drafts refused; the answer is shown as a message edited instead");
+                self.draft = None;
+                self.next_at = Instant::now();
+            }
+            Err(e) => self.wait_more(&e),
         }
     }
 

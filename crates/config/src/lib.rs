@@ -13,6 +13,7 @@ mod provider;
 mod risk;
 mod root;
 mod runtime_profile;
+mod sandbox;
 mod secret;
 mod validate;
 
@@ -27,5 +28,6 @@ pub use provider::{ProviderConfig, ProviderKind};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
 pub use root::{Config, Lane, LanesConfig, WebConfig};
 pub use runtime_profile::RuntimeProfile;
+pub use sandbox::{NetworkAccess, SandboxConfig};
 pub use secret::{Secret, SecretError};
 pub use validate::BUILTIN_TOOLS;

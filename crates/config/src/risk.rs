@@ -55,6 +55,8 @@ pub struct RiskProfile {
     pub subagent_auto_approve: bool,
     /// Where requests go; without a complete route a request is denied, unless `on_no_approver = "inherit-originator"` (default none).
     pub approval_route: Option<ApprovalRoute>,
+    /// The network commands have: `none`, `loopback` (their own, not the host's) or `any` (default `none`).
+    pub network: crate::NetworkAccess,
 }
 
 impl Default for RiskProfile {
@@ -72,6 +74,7 @@ impl Default for RiskProfile {
             delegation_policy: DelegationPolicy::default(),
             subagent_auto_approve: false,
             approval_route: None,
+            network: crate::NetworkAccess::None,
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct Config {
     /// Several gateways on one database.
     #[serde(default)]
     pub cluster: crate::ClusterConfig,
+    /// Kernel confinement of tools.
+    #[serde(default)]
+    pub sandbox: crate::SandboxConfig,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

@@ -69,6 +69,20 @@ fn limits(c: &Config, v: &mut Vec<Problem>) {
             "must be at least 3 (heartbeats come every third of it)",
         ));
     }
+    let sb = &c.sandbox;
+    for (key, value, min) in [
+        ("sandbox.max_processes", u64::from(sb.max_processes), 8),
+        ("sandbox.max_open_files", sb.max_open_files, 64),
+        ("sandbox.max_file_size_mb", sb.max_file_size_mb, 1),
+        ("sandbox.max_cpu_secs", sb.max_cpu_secs, 1),
+    ] {
+        if value < min {
+            v.push(Problem::new(
+                key,
+                format!("must be at least {min} (commands could not start below it)"),
+            ));
+        }
+    }
     if c.storage.inbox_retention_hours == 0 {
         v.push(Problem::new(
             "storage.inbox_retention_hours",

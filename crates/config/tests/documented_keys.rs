@@ -41,6 +41,7 @@ const TABLES: &[(&str, &str)] = &[
     ("[storage]", "## [storage]"),
     ("[attachments]", "## [attachments]"),
     ("[cluster]", "## [cluster]"),
+    ("[sandbox]", "## [sandbox]"),
 ];
 
 /// The keys `table` accepts, from the refusal of an unknown one.

@@ -20,6 +20,9 @@ pub(crate) struct Started {
 pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Started> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::instance::set_lease(config.cluster.lease_secs);
+    // Probing the kernel takes a few milliseconds: off the start path.
+    let sandbox = config.sandbox.clone();
+    std::thread::spawn(move || crate::sandbox_report::log_at_start(&sandbox));
     for w in config.warnings() {
         tracing::warn!("{w}");
     }

@@ -10,6 +10,9 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<ExitCode> {
             for w in config.warnings() {
                 println!("warning: {w}");
             }
+            for line in crate::sandbox_report::lines(&config.sandbox) {
+                println!("{line}");
+            }
             println!(
                 "{}: ok ({} agent(s), {} provider(s), {} channel(s))",
                 path.display(),

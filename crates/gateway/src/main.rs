@@ -34,6 +34,7 @@ mod outbox;
 mod reply;
 mod router;
 mod run;
+mod sandbox_report;
 mod status_cmd;
 mod stream_out;
 #[cfg(test)]

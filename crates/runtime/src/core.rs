@@ -36,6 +36,8 @@ pub struct Core {
     /// `delegate` bound to an identity (and whether the run may only
     /// delegate), built once: it depends only on the configuration.
     pub(crate) delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
+    /// Kernel confinement of commands and file tools.
+    pub(crate) sandbox: switchboard_sandbox::Sandbox,
 }
 
 /// Everything that differs between one run and another.
@@ -113,6 +115,7 @@ impl Core {
             );
         }
         let live = Live::new(config.lanes.subagent.max_concurrent as usize);
+        let sandbox = crate::confinement::sandbox_of(&config.sandbox);
         Ok(Self {
             config,
             store,
@@ -122,7 +125,13 @@ impl Core {
             live,
             delegate_tools: Mutex::new(HashMap::new()),
             artifacts: crate::artifacts::ArtifactWriter::start(),
+            sandbox,
         })
+    }
+
+    /// Kernel confinement of commands and file tools (docs/security.md).
+    pub fn sandbox(&self) -> &switchboard_sandbox::Sandbox {
+        &self.sandbox
     }
 
     /// The live registry: running children, pause, lanes, inboxes.

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod announce;
 pub mod approval;
 mod artifacts;
+mod confinement;
 pub mod core;
 pub mod cost;
 pub mod cron;

@@ -13,7 +13,6 @@ use switchboard_runtime::Runtime;
 use switchboard_runtime::files::human_size;
 use switchboard_runtime::message::Image;
 use switchboard_store::Store;
-use tokio::io::AsyncWriteExt;
 
 /// The largest picture shown to a model as an image (providers refuse
 /// larger ones); a larger picture is saved and described only.
@@ -160,27 +159,34 @@ async fn take(
     // restart writes the same names.
     let tag: String = key.chars().take(8).collect();
     let path = format!("inbox/{tag}-{i}-{name}");
-    save(to.workspace, &path, &data)
+    let data = save(to.workspace, &path, data)
         .await
         .map_err(|e| format!("it could not be saved ({e})"))?;
     Ok((path, data))
 }
 
-/// Write `data` to `path` inside `workspace`, following no link: a link
+/// Write `data` to `path` inside `workspace` (and hand it back), on a
+/// thread the kernel confines to the workspace, following no link: a link
 /// the agent left at `inbox` or at the name cannot send it elsewhere.
-async fn save(workspace: &Path, path: &str, data: &[u8]) -> std::io::Result<()> {
-    tokio::fs::create_dir_all(workspace.join("inbox")).await?;
-    let target = switchboard_runtime::policy::resolve_in_workspace(workspace, path, &[])
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let mut file = tokio::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&target)
-        .await?;
-    file.write_all(data).await?;
-    file.flush().await
+async fn save(workspace: &Path, path: &str, data: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let (root, path) = (workspace.to_path_buf(), path.to_string());
+    switchboard_sandbox::fs::confined(workspace, switchboard_sandbox::fs::Access::ReadWrite, move || {
+        std::fs::create_dir_all(root.join("inbox"))?;
+        let target = switchboard_runtime::policy::resolve_in_workspace(&root, &path, &[])
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&target)?;
+        file.write_all(&data)?;
+        file.flush()?;
+        Ok(data)
+    })
+    .await
 }
 
 /// A file name safe to write and to show: letters, digits, `.`, `-` and
@@ -218,15 +224,15 @@ mod tests {
         let (workspace, outside) = (root.path().join("ws"), root.path().join("outside"));
         std::fs::create_dir_all(&workspace).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
-        save(&workspace, "inbox/ok.txt", b"in").await.unwrap();
+        save(&workspace, "inbox/ok.txt", b"in".to_vec()).await.unwrap();
         assert_eq!(std::fs::read(workspace.join("inbox/ok.txt")).unwrap(), b"in");
         // The agent made `inbox/x.txt` a link to a file outside...
         std::os::unix::fs::symlink(outside.join("target"), workspace.join("inbox/x.txt")).unwrap();
-        assert!(save(&workspace, "inbox/x.txt", b"evil").await.is_err());
+        assert!(save(&workspace, "inbox/x.txt", b"evil".to_vec()).await.is_err());
         // ...or `inbox` itself a link to a folder outside.
         std::fs::remove_dir_all(workspace.join("inbox")).unwrap();
         std::os::unix::fs::symlink(&outside, workspace.join("inbox")).unwrap();
-        assert!(save(&workspace, "inbox/y.txt", b"evil").await.is_err());
+        assert!(save(&workspace, "inbox/y.txt", b"evil".to_vec()).await.is_err());
         assert_eq!(
             std::fs::read_dir(&outside).unwrap().count(),
             0,

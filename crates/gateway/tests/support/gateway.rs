@@ -27,6 +27,11 @@ impl Gateway {
     /// Start `switchboard run` in `sandbox`, whose config listens on `port`
     /// and has local channel `probe_alias`; wait until it answers.
     pub(crate) async fn start(sandbox: &Sandbox, port: u16, probe_alias: &str) -> Self {
+        Self::start_with_env(sandbox, port, probe_alias, &[]).await
+    }
+
+    /// The same, with `env` added to the process's environment.
+    pub(crate) async fn start_with_env(sandbox: &Sandbox, port: u16, probe_alias: &str, env: &[(&str, &str)]) -> Self {
         let log_path = sandbox.path().join(format!(
             "gateway-{}.log",
             std::time::SystemTime::now()
@@ -41,6 +46,7 @@ impl Gateway {
             .arg(sandbox.config_path())
             .current_dir(sandbox.path())
             .env("SWITCHBOARD_LOG", "info")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -170,6 +176,11 @@ impl Gateway {
     /// What the gateway logged so far.
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The process id, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// Send `signal` (`STOP`, `CONT`, ...) to the process.

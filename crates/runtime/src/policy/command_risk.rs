@@ -75,21 +75,6 @@ const HIGH: &[&str] = &[
     "iptables", "nft", "useradd", "userdel", "passwd", "crontab", "mount", "umount", "insmod", "rmmod", "modprobe",
 ];
 
-/// Read-only git subcommands.
-const GIT_READ: &[&str] = &[
-    "status",
-    "log",
-    "diff",
-    "show",
-    "branch",
-    "blame",
-    "rev-parse",
-    "ls-files",
-    "remote",
-    "describe",
-    "tag",
-];
-
 /// Risk of one command given as argv.
 pub fn classify_command(argv: &[String]) -> CommandRisk {
     let Some(program) = argv.first() else {
@@ -121,7 +106,7 @@ pub fn classify_command(argv: &[String]) -> CommandRisk {
         }
         "chmod" | "chown" if args.iter().any(|a| *a == "-R" || a.contains("777")) => CommandRisk::High,
         "git" => match super::git_rules::parse(&argv[1..]).subcommand.as_ref() {
-            Some(sub) if GIT_READ.contains(sub) => CommandRisk::Low,
+            _ if super::git_rules::only_reads(&argv[1..]) => CommandRisk::Low,
             Some(&"push") if args.iter().any(|a| a.starts_with("--force") || *a == "-f") => CommandRisk::High,
             Some(&"reset") if args.contains(&"--hard") => CommandRisk::High,
             Some(&"clean") => CommandRisk::High,
@@ -196,6 +181,9 @@ mod tests {
         assert_eq!(risk("ls -la"), CommandRisk::Low);
         assert_eq!(risk("git status"), CommandRisk::Low);
         assert_eq!(risk("git commit -m x"), CommandRisk::Medium);
+        assert_eq!(risk("git branch -D main"), CommandRisk::Medium);
+        assert_eq!(risk("git diff --output=up/x a b"), CommandRisk::Medium);
+        assert_eq!(risk("git init --separate-git-dir=gd wt"), CommandRisk::Medium);
         assert_eq!(risk("git push --force origin main"), CommandRisk::High);
         assert_eq!(risk("rm notes.txt"), CommandRisk::Medium);
         assert_eq!(risk("rm -rf build"), CommandRisk::High);

@@ -189,12 +189,86 @@ pub(crate) fn refusal(args: &[String]) -> Result<Vec<&str>, String> {
             dirs.push(value.unwrap_or(""));
         }
     }
+    if matches!(cmd.subcommand, Some("apply" | "am")) && cmd.rest.iter().any(|a| a == "--unsafe-paths") {
+        return Err(
+            "git apply --unsafe-paths is refused: it writes files outside the workspace; apply patches whose paths stay inside it".into(),
+        );
+    }
     match cmd.subcommand {
         Some(sub) if SUBCOMMANDS.contains(&sub) => Ok(dirs),
         Some(sub) => Err(format!(
             "'git {sub}' is refused: only git's own subcommands run (aliases could start any program)"
         )),
         None => Ok(dirs),
+    }
+}
+
+/// Subcommands that only read, whatever their arguments, unless they
+/// write a file (`--output`).
+const READ: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "blame",
+    "rev-parse",
+    "ls-files",
+    "describe",
+];
+
+/// Whether this git command only reads: the read-only subcommands, and
+/// `branch`, `tag` and `remote` when they list rather than change.
+pub(crate) fn only_reads(args: &[String]) -> bool {
+    let cmd = parse(args);
+    let Some(sub) = cmd.subcommand else {
+        return true;
+    };
+    let rest: Vec<&str> = cmd.rest.iter().map(String::as_str).collect();
+    if rest.iter().any(|a| *a == "--output" || a.starts_with("--output=")) {
+        return false;
+    }
+    let positional = || rest.iter().any(|a| !a.starts_with('-'));
+    let listing = || rest.iter().any(|a| ["-l", "--list"].contains(a));
+    match sub {
+        s if READ.contains(&s) => true,
+        // `git branch` / `git tag` list; with a name they create, and
+        // -d/-D/-f/-m/-c change.
+        "branch" | "tag" => {
+            const CHANGING: &[&str] = &[
+                "-d",
+                "-D",
+                "--delete",
+                "-f",
+                "--force",
+                "-m",
+                "-M",
+                "--move",
+                "-c",
+                "-C",
+                "--copy",
+                "-u",
+                "--set-upstream-to",
+                "--unset-upstream",
+                "--edit-description",
+                "-a",
+                "-s",
+                "-u",
+                "--annotate",
+                "--sign",
+                "-F",
+                "--file",
+            ];
+            let changes = rest.iter().any(|a| {
+                let name = a.split_once('=').map_or(*a, |(n, _)| n);
+                CHANGING.contains(&name) && !(sub == "branch" && name == "-a")
+            });
+            !changes && (!positional() || listing())
+        }
+        "remote" => matches!(
+            rest.iter().find(|a| !a.starts_with('-')),
+            None | Some(&("show" | "get-url"))
+        ),
+        _ => false,
     }
 }
 
@@ -244,6 +318,42 @@ mod tests {
         assert_eq!(refusal(&argv("-C sub status")).unwrap(), ["sub"]);
         assert_eq!(refusal(&argv("-C/tmp status")).unwrap(), ["/tmp"]);
         assert!(refusal(&argv("--no-pager log --oneline")).is_ok());
+        assert!(refusal(&argv("apply --unsafe-paths -p0 p.diff")).is_err());
+        assert!(refusal(&argv("apply p.diff")).is_ok());
+    }
+
+    #[test]
+    fn reading_is_told_from_changing() {
+        for yes in [
+            "status",
+            "log --oneline",
+            "diff HEAD~1",
+            "branch",
+            "branch -a",
+            "branch --list 'feat*'",
+            "tag",
+            "tag -l 'v1*'",
+            "remote -v",
+            "remote show origin",
+        ] {
+            assert!(only_reads(&argv(yes)), "{yes}");
+        }
+        for no in [
+            "branch -D main",
+            "branch -f main HEAD~3",
+            "branch new-one",
+            "branch -m old new",
+            "tag -d v1",
+            "tag v2",
+            "remote remove origin",
+            "remote add x ../y",
+            "diff --output=x.txt",
+            "log --output x.txt",
+            "init --separate-git-dir=gd wt",
+            "commit -m x",
+        ] {
+            assert!(!only_reads(&argv(no)), "{no}");
+        }
     }
 
     #[test]

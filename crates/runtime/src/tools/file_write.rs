@@ -1,8 +1,13 @@
 //! `file_write`: write (or append to) a file inside the agent workspace.
+//!
+//! The path is checked first (a clear refusal); the write happens on a
+//! thread the kernel confines to the workspace (docs/security.md).
 
 use super::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
-use tokio::io::AsyncWriteExt;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use switchboard_sandbox::fs::Access;
 
 pub(crate) struct FileWrite;
 
@@ -22,28 +27,28 @@ impl FileWrite {
             Ok(p) => p,
             Err(refusal) => return refusal,
         };
-        if let Some(parent) = path.parent()
-            && let Err(e) = tokio::fs::create_dir_all(parent).await
-        {
-            return ToolResult::fail(format!("cannot create folders for '{}': {e}", args.path));
-        }
-        let result = async {
-            let mut f = tokio::fs::OpenOptions::new()
-                .create(true)
-                .write(true)
-                .append(args.append)
-                .truncate(!args.append)
-                // The path was resolved link by link; a link put in its
-                // place since is not followed.
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&path)
-                .await?;
-            f.write_all(args.content.as_bytes()).await?;
-            f.flush().await
-        }
-        .await;
+        let (content, append) = (args.content.into_bytes(), args.append);
+        let len = content.len();
+        let result = ctx
+            .confined(Access::ReadWrite, move || {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    // The path was resolved link by link; a link put in its
+                    // place since is not followed.
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(&path)?;
+                f.write_all(&content)?;
+                f.flush()
+            })
+            .await;
         match result {
-            Ok(()) => ToolResult::ok(format!("wrote {} bytes to {}", args.content.len(), args.path)),
+            Ok(()) => ToolResult::ok(format!("wrote {len} bytes to {}", args.path)),
             Err(e) => ToolResult::fail(format!("cannot write '{}': {e}", args.path)),
         }
     }

@@ -174,6 +174,16 @@ impl ToolContext {
             .unwrap_or_else(|| self.agent.clone())
     }
 
+    /// Run `work` on a thread the kernel confines to this run's workspace
+    /// (docs/security.md).
+    pub(crate) async fn confined<T, F>(&self, access: switchboard_sandbox::fs::Access, work: F) -> std::io::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> std::io::Result<T> + Send + 'static,
+    {
+        switchboard_sandbox::fs::confined(&self.policy.workspace, access, work).await
+    }
+
     /// `path` inside this run's workspace, or the refusal to return.
     pub(crate) fn in_workspace(&self, path: &str) -> Result<std::path::PathBuf, ToolResult> {
         let p = &self.policy;

@@ -7,7 +7,7 @@ use super::{ToolContext, ToolResult, builtin_tool};
 use crate::files::{human_size, media_type};
 use serde::Deserialize;
 use switchboard_core::OutboundFile;
-use tokio::io::AsyncReadExt;
+use switchboard_sandbox::fs::Access;
 
 pub(crate) struct SendFile;
 
@@ -38,36 +38,21 @@ impl SendFile {
             Ok(l) => l,
             Err(why) => return ToolResult::fail(why),
         };
-        let file = tokio::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
+        let read = ctx
+            .confined(Access::Read, {
+                let path = path.clone();
+                move || super::file_read::read_capped(&path, limit, true)
+            })
             .await;
-        let file = match file {
-            Ok(f) => f,
-            Err(e) => return ToolResult::fail(format!("cannot open '{}': {e}", args.path)),
-        };
-        let size = match file.metadata().await {
-            Ok(m) if m.is_file() => m.len(),
-            Ok(_) => return ToolResult::fail(format!("'{}' is not a file", args.path)),
+        let (data, size) = match read {
+            Ok(r) => r,
             Err(e) => return ToolResult::fail(format!("cannot read '{}': {e}", args.path)),
         };
-        if size > limit {
+        if size > limit || data.len() as u64 > limit {
             return ToolResult::fail(format!(
                 "'{}' is {}, over the {} this chat takes; it was not sent. Send a smaller file (compress or split it) or tell the person where it is.",
                 args.path,
-                human_size(size),
-                human_size(limit)
-            ));
-        }
-        let mut data = Vec::with_capacity(size as usize);
-        if let Err(e) = file.take(limit + 1).read_to_end(&mut data).await {
-            return ToolResult::fail(format!("cannot read '{}': {e}", args.path));
-        }
-        if data.len() as u64 > limit {
-            return ToolResult::fail(format!(
-                "'{}' grew past {} while it was read; it was not sent",
-                args.path,
+                human_size(size.max(data.len() as u64)),
                 human_size(limit)
             ));
         }

@@ -5,13 +5,19 @@
 //! cannot smuggle in a second command past the policy. The program is
 //! named (never a path) and found in a fixed search path (`program`);
 //! every word that may name a file stays in the workspace (`paths`); git
-//! runs without configuration that could start programs (`policy::git_rules`).
+//! runs without configuration that could start programs (`policy::git_rules`)
+//! and only on repositories at `<workspace>/**/.git` (`repository`).
+//! Those checks are the first, friendlier refusal; what holds is the
+//! kernel: the program runs confined to the workspace, without network
+//! unless the risk profile allows it, under resource limits
+//! (`switchboard_sandbox`, docs/security.md).
 //! Output is capped while it is read, and a timeout or cancel kills the
-//! command's whole process group.
+//! command's whole process group (and its cgroup, where there is one).
 
 mod output;
 mod paths;
 mod program;
+mod repository;
 
 use super::{Tool, ToolContext, ToolResult, parse_args};
 use crate::policy::{CommandRisk, Effect, classify_command, git_refusal};
@@ -54,13 +60,18 @@ fn check_argv(argv: &[String], ctx: &ToolContext) -> Result<std::path::PathBuf, 
             profile = p.profile_name
         ));
     }
+    // Where the program works, relative to the workspace (git's `-C`).
+    let mut base = std::path::PathBuf::new();
     if name == "git" {
         for dir in git_refusal(&argv[1..])? {
-            crate::policy::resolve_in_workspace(&p.workspace, dir, &p.forbidden_paths).map_err(|e| e.to_string())?;
+            crate::policy::resolve_in_workspace(&p.workspace, &base.join(dir).to_string_lossy(), &p.forbidden_paths)
+                .map_err(|e| e.to_string())?;
+            base.push(dir);
         }
+        repository::check(&p.workspace, &base)?;
     }
     if p.workspace_only {
-        paths::check(&argv[1..], &p.workspace, &p.forbidden_paths)?;
+        paths::check(&argv[1..], &p.workspace, &base, &p.forbidden_paths)?;
     }
     Ok(executable)
 }
@@ -91,6 +102,11 @@ impl Tool for Shell {
             Ok(x) => x,
             Err(e) => return ToolResult::fail(e),
         };
+        let network = crate::confinement::network_of(ctx.policy.profile.network);
+        let mut confined = match ctx.core.sandbox().confine(&ctx.policy.workspace, network) {
+            Ok(c) => c,
+            Err(why) => return ToolResult::fail(why),
+        };
         let mut cmd = tokio::process::Command::new(&executable);
         if argv[0] == "git" {
             cmd.args(program::GIT_PREFIX);
@@ -98,19 +114,22 @@ impl Tool for Shell {
         cmd.args(&argv[1..])
             .current_dir(&ctx.policy.workspace)
             .env_clear()
-            .envs(program::environment(&argv[0]))
+            .envs(program::environment(&argv[0], &ctx.policy.workspace))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             // Its own process group, so a timeout kills what it started too.
             .process_group(0)
             .kill_on_drop(true);
+        confined.apply(&mut cmd);
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return ToolResult::fail(format!("cannot start '{}': {e}", argv[0])),
         };
         let timeout = Duration::from_secs(ctx.policy.shell_timeout_secs);
         let run = output::collect(child, timeout, &ctx.cancel).await;
+        // Whatever the command left running in its cgroup ends here.
+        drop(confined);
         let text = run.text();
         match run.end {
             output::End::Exited(0) => ToolResult::ok(text),

@@ -35,11 +35,13 @@ fn candidates(word: &str) -> Vec<&str> {
 }
 
 /// Refuse a command whose words reach outside the workspace (or into a
-/// forbidden place or a `.git` folder).
-pub(crate) fn check(words: &[String], workspace: &Path, forbidden: &[String]) -> Result<(), String> {
+/// forbidden place or a `.git` folder). Relative words are taken from
+/// `base`, where the program works (relative to the workspace).
+pub(crate) fn check(words: &[String], workspace: &Path, base: &Path, forbidden: &[String]) -> Result<(), String> {
     for word in words {
         for candidate in candidates(word) {
-            resolve_in_workspace(workspace, candidate, forbidden).map_err(|e| e.to_string())?;
+            let from_base = base.join(candidate);
+            resolve_in_workspace(workspace, &from_base.to_string_lossy(), forbidden).map_err(|e| e.to_string())?;
         }
     }
     Ok(())
@@ -50,7 +52,7 @@ mod tests {
     use super::*;
 
     fn ok(ws: &Path, cmd: &str) -> bool {
-        check(&shell_words::split(cmd).unwrap(), ws, &[]).is_ok()
+        check(&shell_words::split(cmd).unwrap(), ws, Path::new(""), &[]).is_ok()
     }
 
     #[test]
@@ -71,6 +73,11 @@ mod tests {
         ] {
             assert!(!ok(ws, bad), "{bad}");
         }
+        // Relative to where the program works: `-C s` then `up/x` is `s/up/x`.
+        std::fs::create_dir(ws.join("s")).unwrap();
+        std::os::unix::fs::symlink("/tmp", ws.join("s/up")).unwrap();
+        assert!(check(&["up/x".to_string()], ws, Path::new("s"), &[]).is_err());
+        assert!(check(&["up/x".to_string()], ws, Path::new(""), &[]).is_ok());
         for good in [
             "notes.txt",
             "-la",

@@ -40,8 +40,8 @@ fn is_executable(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The environment every command gets.
-pub(crate) fn environment(program: &str) -> Vec<(&'static str, String)> {
+/// The environment every command working in `workspace` gets.
+pub(crate) fn environment(program: &str, workspace: &std::path::Path) -> Vec<(&'static str, String)> {
     let mut env = vec![
         ("PATH", SEARCH_PATH.join(":")),
         ("HOME", HOME.to_string()),
@@ -57,14 +57,24 @@ pub(crate) fn environment(program: &str) -> Vec<(&'static str, String)> {
             ("GIT_EDITOR", "false".to_string()),
             ("GIT_SEQUENCE_EDITOR", "false".to_string()),
             ("GIT_ASKPASS", "false".to_string()),
+            // Repository discovery stops at the workspace: a workspace
+            // inside another checkout never reaches the outer repository.
+            (
+                "GIT_CEILING_DIRECTORIES",
+                workspace.parent().unwrap_or(workspace).to_string_lossy().into_owned(),
+            ),
         ]);
     }
     env
 }
 
 /// Options put before the caller's own on every git command: hooks,
-/// fsmonitor and the ext:: transport off, whatever a repository says.
+/// fsmonitor and the ext:: transport off, and no bare repository found
+/// by discovery (a hand-written one could carry any configuration),
+/// whatever a repository says.
 pub(crate) const GIT_PREFIX: &[&str] = &[
+    "-c",
+    "safe.bareRepository=explicit",
     "-c",
     "core.hooksPath=/dev/null",
     "-c",

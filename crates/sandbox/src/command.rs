@@ -1,0 +1,200 @@
+//! Confining one program: everything is prepared in the gateway (the
+//! ruleset, the cgroup, the limits, a private temporary folder), then the
+//! child applies it to itself between `fork` and `exec` (`child.rs`).
+
+use crate::child::Plan;
+use crate::rules::{self, Tcp};
+use crate::support::Support;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+/// What network a confined program has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Network {
+    /// None: a network namespace with no interface up (and, as a second
+    /// layer, Landlock refusing TCP bind and connect).
+    #[default]
+    None,
+    /// A loopback of its own: the program can talk to servers it starts
+    /// itself, but reaches nothing on the host, not even the gateway.
+    Loopback,
+    /// The host's network.
+    Any,
+}
+
+/// Resource limits of one confined program and what it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Tasks (processes and threads) at once.
+    pub max_processes: u32,
+    /// Open files per process.
+    pub max_open_files: u64,
+    /// The largest file it may write, in bytes.
+    pub max_file_size: u64,
+    /// CPU seconds per process.
+    pub max_cpu_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_processes: 256,
+            max_open_files: 1024,
+            max_file_size: 1024 * 1024 * 1024,
+            max_cpu_secs: 300,
+        }
+    }
+}
+
+/// The operator's settings (`[sandbox]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Refuse to run programs when the kernel cannot confine them.
+    pub required: bool,
+    /// Limits for every program.
+    pub limits: Limits,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            required: true,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Confinement for a gateway: its settings and what the kernel offers
+/// (probed on first use, not when the sandbox is made).
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    settings: Settings,
+}
+
+/// One program's confinement, ready to be put on its command. Keep it
+/// until the program has ended: dropping it kills whatever the program
+/// left in its cgroup and removes its temporary folder.
+#[derive(Debug)]
+pub struct Confined {
+    plan: Option<Plan>,
+    tmp: tempfile::TempDir,
+    _cgroup: Option<crate::cgroup::Slot>,
+}
+
+impl Sandbox {
+    /// A sandbox with these settings on this kernel.
+    pub fn new(settings: Settings) -> Self {
+        Self { settings }
+    }
+
+    /// What the kernel offers.
+    pub fn support(&self) -> &'static Support {
+        Support::get()
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Whether programs run confined (false only when the kernel cannot and
+    /// the operator set `required = false`).
+    pub fn confines(&self) -> bool {
+        self.support().can_confine()
+    }
+
+    /// Prepare the confinement of a program working in `workspace`, or why
+    /// it may not run (one line saying what to change).
+    pub fn confine(&self, workspace: &Path, network: Network) -> Result<Confined, String> {
+        let tmp = tempfile::Builder::new()
+            .prefix("switchboard-cmd-")
+            .tempdir()
+            .map_err(|e| format!("cannot make the command's temporary folder: {e}"))?;
+        let support = self.support();
+        if !support.can_confine() {
+            if self.settings.required {
+                return Err("commands are refused: this kernel cannot confine them (no Landlock), so a command could reach outside the workspace; to run them unconfined anyway, set [sandbox] required = false".into());
+            }
+            return Ok(Confined {
+                plan: None,
+                tmp,
+                _cgroup: None,
+            });
+        }
+        let limits = self.settings.limits;
+        let mut unshare = 0;
+        if support.namespaces {
+            unshare |= libc::CLONE_NEWUSER;
+            if network != Network::Any {
+                unshare |= libc::CLONE_NEWNET;
+            }
+        } else if network == Network::Loopback {
+            return Err("network = \"loopback\" needs network namespaces, which this system does not allow; use \"none\" or \"any\" in the risk profile".into());
+        }
+        let tcp = if network == Network::None {
+            Tcp::Refused
+        } else {
+            Tcp::Allowed
+        };
+        let ruleset =
+            rules::command(workspace, tmp.path(), tcp).map_err(|e| format!("cannot prepare the confinement: {e}"))?;
+        let cgroup = support
+            .pids_cgroup
+            .as_ref()
+            .and_then(|cg| cg.slot(limits.max_processes));
+        let plan = Plan {
+            cgroup_procs: cgroup.as_ref().map(|s| s.procs.clone()),
+            unshare,
+            loopback_up: network == Network::Loopback,
+            limits: [
+                // Counted per user namespace: without one it would count
+                // the gateway's own threads too.
+                support.namespaces.then_some((
+                    libc::RLIMIT_NPROC,
+                    u64::from(limits.max_processes),
+                    u64::from(limits.max_processes),
+                )),
+                Some((libc::RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files)),
+                Some((libc::RLIMIT_FSIZE, limits.max_file_size, limits.max_file_size)),
+                Some((libc::RLIMIT_CPU, limits.max_cpu_secs, limits.max_cpu_secs + 1)),
+                Some((libc::RLIMIT_CORE, 0, 0)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            ruleset: Option::<OwnedFd>::from(ruleset),
+        };
+        Ok(Confined {
+            plan: Some(plan),
+            tmp,
+            _cgroup: cgroup,
+        })
+    }
+}
+
+impl Confined {
+    /// The program's private temporary folder (give it as `TMPDIR`).
+    pub fn tmp(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Whether the kernel confines this program (false when unconfined
+    /// programs were allowed on a kernel that cannot).
+    pub fn is_confined(&self) -> bool {
+        self.plan.is_some()
+    }
+
+    /// Put the confinement on `cmd`: its child confines itself before
+    /// `exec`, and `TMPDIR` points at the private temporary folder.
+    pub fn apply(&mut self, cmd: &mut tokio::process::Command) {
+        cmd.env("TMPDIR", self.tmp.path());
+        let Some(plan) = self.plan.take() else {
+            return;
+        };
+        // SAFETY: `Plan::apply` makes only async-signal-safe system calls
+        // on memory prepared before the fork (see child.rs).
+        unsafe {
+            cmd.pre_exec(move || plan.apply());
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! What this kernel offers for confinement, probed once per process.
+//!
+//! `SWITCHBOARD_SANDBOX_SIMULATE` (a comma list of `no-landlock`,
+//! `no-namespaces`, `no-cgroup`) makes the probe report a layer missing
+//! although the kernel has it, so tests can show what happens on such a
+//! kernel. It can only take layers away, never add one.
+
+use crate::cgroup::PidsCgroup;
+use std::sync::OnceLock;
+
+/// The layers this kernel can give a confined program.
+#[derive(Debug, Clone)]
+pub struct Support {
+    /// The Landlock ABI version (0: no Landlock).
+    pub landlock_abi: i32,
+    /// Unprivileged user namespaces (and with them network namespaces).
+    pub namespaces: bool,
+    /// A pids cgroup the gateway may create per command, where it can.
+    pub(crate) pids_cgroup: Option<PidsCgroup>,
+    /// The gateway runs as root (process limits then need the cgroup).
+    pub root: bool,
+}
+
+/// One layer of confinement and whether it holds here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// Its name, as `switchboard check` prints it.
+    pub name: &'static str,
+    /// Whether it is active.
+    pub active: bool,
+    /// What it does, or why it is not active.
+    pub detail: String,
+}
+
+const SIMULATE: &str = "SWITCHBOARD_SANDBOX_SIMULATE";
+
+impl Support {
+    /// The probe's answer for this process (probed on first use).
+    pub fn get() -> &'static Support {
+        static SUPPORT: OnceLock<Support> = OnceLock::new();
+        SUPPORT.get_or_init(Support::probe)
+    }
+
+    fn probe() -> Support {
+        let simulated = std::env::var(SIMULATE).unwrap_or_default();
+        let off = |layer: &str| simulated.split(',').any(|s| s.trim() == layer);
+        let landlock_abi = if off("no-landlock") { 0 } else { landlock_abi() };
+        let namespaces = !off("no-namespaces") && namespaces_work();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let pids_cgroup = if off("no-cgroup") { None } else { PidsCgroup::find() };
+        Support {
+            landlock_abi,
+            namespaces,
+            pids_cgroup,
+            root,
+        }
+    }
+
+    /// Whether programs and file operations can be confined at all.
+    pub fn can_confine(&self) -> bool {
+        self.landlock_abi >= 1
+    }
+
+    /// The layers, for `switchboard check` and the startup log.
+    pub fn layers(&self) -> Vec<Layer> {
+        let abi = self.landlock_abi;
+        let mut layers = vec![Layer {
+            name: "landlock",
+            active: abi >= 1,
+            detail: if abi >= 1 {
+                format!("ABI {abi}: files outside the workspace and system folders are out of reach")
+            } else {
+                "not offered by this kernel: commands and file tools cannot be confined".into()
+            },
+        }];
+        layers.push(Layer {
+            name: "namespaces",
+            active: self.namespaces,
+            detail: if self.namespaces {
+                "user and network namespaces: no capabilities, no network unless the risk profile allows it".into()
+            } else {
+                "not allowed here: no private network (Landlock's TCP rules stand in for network = \"none\")".into()
+            },
+        });
+        layers.push(Layer {
+            name: "landlock-network",
+            active: abi >= 4,
+            detail: if abi >= 4 {
+                "TCP bind and connect refused for network = \"none\"".into()
+            } else {
+                "needs Landlock ABI 4".into()
+            },
+        });
+        layers.push(Layer {
+            name: "landlock-scopes",
+            active: abi >= 6,
+            detail: if abi >= 6 {
+                "no signals or abstract sockets to processes outside the command".into()
+            } else {
+                "needs Landlock ABI 6: commands may signal the gateway's other processes".into()
+            },
+        });
+        let (active, detail) = match (&self.pids_cgroup, self.root, self.namespaces) {
+            (Some(cg), _, _) => (true, format!("a pids cgroup per command under {}", cg.base().display())),
+            (None, false, true) => (true, "RLIMIT_NPROC counted per command (own user namespace)".into()),
+            (None, false, false) => (
+                false,
+                "no pids cgroup and no user namespace: the process limit does not hold".into(),
+            ),
+            (None, true, _) => (
+                false,
+                "running as root without a pids cgroup: the process limit does not hold (run as a service user)".into(),
+            ),
+        };
+        layers.push(Layer {
+            name: "process-limit",
+            active,
+            detail,
+        });
+        layers
+    }
+}
+
+/// The Landlock ABI version the kernel reports (0 without Landlock).
+fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute, size 0 and the VERSION flag, the call
+    // only returns the ABI version (or an error).
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(v).unwrap_or(0).max(0)
+}
+
+/// Whether a child may make user and network namespaces of its own.
+fn namespaces_work() -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("/bin/true");
+    // SAFETY: unshare is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

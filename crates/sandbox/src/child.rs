@@ -19,11 +19,21 @@ pub(crate) struct Plan {
     pub(crate) unshare: libc::c_int,
     /// Bring the private network namespace's loopback up.
     pub(crate) loopback_up: bool,
+    /// In a mount namespace of its own: every mount read-only except
+    /// these folders (the workspace and the temporary folder), so what
+    /// Landlock does not mediate (chmod, chown, times, extended
+    /// attributes, device nodes) cannot touch anything outside them.
+    pub(crate) writable: Option<[CString; 2]>,
+    /// The working folder, entered again after the mounts (the one entered
+    /// before them lies on the read-only mount below the bind).
+    pub(crate) cwd: Option<CString>,
     /// `(resource, soft, hard)`, set after `unshare` so the process count
     /// is counted in the new user namespace.
     pub(crate) limits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
-    /// The Landlock ruleset to restrict the process with, last.
+    /// The Landlock ruleset to restrict the process with.
     pub(crate) ruleset: Option<OwnedFd>,
+    /// The seccomp filter, installed last (see `seccomp`).
+    pub(crate) seccomp: Vec<libc::sock_filter>,
 }
 
 fn check(r: libc::c_int) -> io::Result<()> {
@@ -51,6 +61,12 @@ impl Plan {
             if self.loopback_up {
                 loopback_up()?;
             }
+            if let Some(writable) = &self.writable {
+                read_only_but(writable)?;
+                if let Some(cwd) = &self.cwd {
+                    check(libc::chdir(cwd.as_ptr()))?;
+                }
+            }
             for &(resource, soft, hard) in &self.limits {
                 let limit = libc::rlimit {
                     rlim_cur: soft,
@@ -58,6 +74,7 @@ impl Plan {
                 };
                 check(libc::setrlimit(resource, &limit))?;
             }
+            drop_capabilities()?;
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             if let Some(ruleset) = &self.ruleset {
                 let r = libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32);
@@ -65,9 +82,126 @@ impl Plan {
                     return Err(io::Error::last_os_error());
                 }
             }
+            crate::seccomp::install(&self.seccomp)?;
         }
         Ok(())
     }
+}
+
+/// Drop every capability, for good: the bounding set (so not even a
+/// root-owned program regains one at `exec`), the ambient set, and the
+/// process's own sets. Without a user namespace this is what keeps a
+/// root gateway's commands from being root in anything but file owner.
+///
+/// # Safety
+/// Plain system calls; call only in the child before `exec`.
+unsafe fn drop_capabilities() -> io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // SAFETY: prctl and capset with plain values and stack memory.
+    unsafe {
+        for cap in 0..64 {
+            // Fails (EINVAL) past the last capability, or (EPERM) for a
+            // process that holds none: both leave nothing to drop.
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        let mut header = Header {
+            version: VERSION_3,
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        let r = libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr());
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Make every mount of the (new) mount namespace read-only, then give
+/// `writable` back their writes through bind mounts of themselves.
+///
+/// # Safety
+/// Plain system calls on prepared C strings; only in the child before
+/// `exec`, after `unshare(CLONE_NEWNS)`.
+unsafe fn read_only_but(writable: &[CString; 2]) -> io::Result<()> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 1;
+    let root = c"/";
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: mount/mount_setattr with NUL-terminated paths and a struct
+    // on the stack, in the child's own mount namespace.
+    unsafe {
+        check(libc::mount(
+            none,
+            root.as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        for dir in writable {
+            check(libc::mount(
+                dir.as_ptr(),
+                dir.as_ptr(),
+                none,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+        }
+        let set = |path: &std::ffi::CStr, attr: &MountAttr| {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                libc::AT_RECURSIVE as libc::c_uint,
+                attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        };
+        let read_only = MountAttr {
+            attr_set: MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        if set(root, &read_only) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let writable_again = MountAttr {
+            attr_set: 0,
+            attr_clr: MOUNT_ATTR_RDONLY,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        for dir in writable {
+            if set(dir, &writable_again) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Set `lo` up in the process's (new) network namespace.

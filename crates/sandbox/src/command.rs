@@ -5,7 +5,9 @@
 use crate::child::Plan;
 use crate::rules::{self, Tcp};
 use crate::support::Support;
+use std::ffi::CString;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// What network a confined program has.
@@ -123,14 +125,26 @@ impl Sandbox {
         }
         let limits = self.settings.limits;
         let mut unshare = 0;
-        if support.namespaces {
-            unshare |= libc::CLONE_NEWUSER;
+        if support.private_namespaces() {
+            unshare |= libc::CLONE_NEWNS;
+            if support.namespaces {
+                unshare |= libc::CLONE_NEWUSER;
+            }
             if network != Network::Any {
                 unshare |= libc::CLONE_NEWNET;
             }
         } else if network == Network::Loopback {
             return Err("network = \"loopback\" needs network namespaces, which this system does not allow; use \"none\" or \"any\" in the risk profile".into());
         }
+        let writable = if support.private_namespaces() {
+            let c = |p: &Path| {
+                let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+                CString::new(p.as_os_str().as_bytes()).map_err(|_| "a folder name holds a NUL byte".to_string())
+            };
+            Some([c(workspace)?, c(tmp.path())?])
+        } else {
+            None
+        };
         let tcp = if network == Network::None {
             Tcp::Refused
         } else {
@@ -146,6 +160,8 @@ impl Sandbox {
             cgroup_procs: cgroup.as_ref().map(|s| s.procs.clone()),
             unshare,
             loopback_up: network == Network::Loopback,
+            writable,
+            cwd: None,
             limits: [
                 // Counted per user namespace: without one it would count
                 // the gateway's own threads too.
@@ -163,6 +179,7 @@ impl Sandbox {
             .flatten()
             .collect(),
             ruleset: Option::<OwnedFd>::from(ruleset),
+            seccomp: crate::seccomp::filter(network == Network::None),
         };
         Ok(Confined {
             plan: Some(plan),
@@ -188,9 +205,13 @@ impl Confined {
     /// `exec`, and `TMPDIR` points at the private temporary folder.
     pub fn apply(&mut self, cmd: &mut tokio::process::Command) {
         cmd.env("TMPDIR", self.tmp.path());
-        let Some(plan) = self.plan.take() else {
+        let Some(mut plan) = self.plan.take() else {
             return;
         };
+        plan.cwd = cmd
+            .as_std()
+            .get_current_dir()
+            .and_then(|d| CString::new(d.as_os_str().as_bytes()).ok());
         // SAFETY: `Plan::apply` makes only async-signal-safe system calls
         // on memory prepared before the fork (see child.rs).
         unsafe {

@@ -9,9 +9,14 @@
 //!   write on the agent's workspace and a private temporary folder, nothing
 //!   else — inherited by everything the program starts, whatever links or
 //!   configuration it follows; signals and abstract sockets stay inside;
-//! * a user namespace of its own, so it holds no capability outside it,
-//!   and (unless its risk profile allows the network) a network namespace
-//!   of its own (`network`);
+//! * a user namespace of its own, so it holds no capability outside it
+//!   (and every capability dropped besides), and (unless its risk profile
+//!   allows the network) a network namespace of its own;
+//! * a mount namespace in which everything but the workspace and its
+//!   temporary folder is read-only (what Landlock does not mediate:
+//!   chmod, chown, times, extended attributes);
+//! * a seccomp filter refusing UNIX sockets (and all sockets without
+//!   network), io_uring, eBPF, keyrings and the like (`seccomp`);
 //! * resource limits and a pids cgroup where one can be made (`limits`,
 //!   `cgroup`), with `no_new_privs`.
 //!
@@ -25,6 +30,7 @@ mod child;
 mod command;
 pub mod fs;
 mod rules;
+mod seccomp;
 mod support;
 
 pub use command::{Confined, Limits, Network, Sandbox, Settings};

@@ -32,7 +32,8 @@ const ETC: &[&str] = &[
     "/etc/gai.conf",
     "/etc/services",
     "/etc/protocols",
-    "/etc/ssl",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
     "/etc/mime.types",
     "/etc/magic",
@@ -67,7 +68,8 @@ fn strict<T: Compatible>(ruleset: T) -> T {
 pub(crate) fn command(workspace: &Path, tmp: &Path, tcp: Tcp) -> Result<RulesetCreated, RulesetError> {
     let read = AccessFs::from_read(ABI_USED) & !AccessFs::Execute;
     let read_exec = AccessFs::from_read(ABI_USED);
-    let read_write = read | AccessFs::from_write(ABI_USED);
+    // No device nodes, even inside the workspace.
+    let read_write = read | (AccessFs::from_write(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock));
     let mut ruleset = strict(Ruleset::default()).handle_access(AccessFs::from_all(ABI_USED))?;
     if tcp == Tcp::Refused {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
@@ -87,7 +89,7 @@ pub(crate) fn command(workspace: &Path, tmp: &Path, tcp: Tcp) -> Result<RulesetC
 pub(crate) fn files(workspace: &Path, write: bool) -> Result<RulesetCreated, RulesetError> {
     let read = AccessFs::from_read(ABI_USED) & !AccessFs::Execute;
     let access = if write {
-        read | AccessFs::from_write(ABI_USED)
+        read | (AccessFs::from_write(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock))
     } else {
         read
     };

@@ -13,8 +13,10 @@ use std::sync::OnceLock;
 pub struct Support {
     /// The Landlock ABI version (0: no Landlock).
     pub landlock_abi: i32,
-    /// Unprivileged user namespaces (and with them network namespaces).
+    /// User namespaces, and with them mount and network namespaces.
     pub namespaces: bool,
+    /// Mount and network namespaces without a user namespace (root only).
+    pub root_namespaces: bool,
     /// A pids cgroup the gateway may create per command, where it can.
     pub(crate) pids_cgroup: Option<PidsCgroup>,
     /// The gateway runs as root (process limits then need the cgroup).
@@ -45,13 +47,16 @@ impl Support {
         let simulated = std::env::var(SIMULATE).unwrap_or_default();
         let off = |layer: &str| simulated.split(',').any(|s| s.trim() == layer);
         let landlock_abi = if off("no-landlock") { 0 } else { landlock_abi() };
-        let namespaces = !off("no-namespaces") && namespaces_work();
+        let all = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET;
+        let namespaces = !off("no-namespaces") && namespaces_work(all);
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
+        let root_namespaces = root && !off("no-namespaces") && namespaces_work(libc::CLONE_NEWNS | libc::CLONE_NEWNET);
         let pids_cgroup = if off("no-cgroup") { None } else { PidsCgroup::find() };
         Support {
             landlock_abi,
             namespaces,
+            root_namespaces,
             pids_cgroup,
             root,
         }
@@ -60,6 +65,11 @@ impl Support {
     /// Whether programs and file operations can be confined at all.
     pub fn can_confine(&self) -> bool {
         self.landlock_abi >= 1
+    }
+
+    /// Whether a command gets mount and network namespaces of its own.
+    pub fn private_namespaces(&self) -> bool {
+        self.namespaces || self.root_namespaces
     }
 
     /// The layers, for `switchboard check` and the startup log.
@@ -76,12 +86,19 @@ impl Support {
         }];
         layers.push(Layer {
             name: "namespaces",
-            active: self.namespaces,
+            active: self.private_namespaces(),
             detail: if self.namespaces {
-                "user and network namespaces: no capabilities, no network unless the risk profile allows it".into()
+                "user, mount and network namespaces: no capabilities, everything but the workspace read-only, no network unless the risk profile allows it".into()
+            } else if self.root_namespaces {
+                "mount and network namespaces (no user namespaces here; capabilities are dropped instead)".into()
             } else {
-                "not allowed here: no private network (Landlock's TCP rules stand in for network = \"none\")".into()
+                "not allowed here: no private network and no read-only system (seccomp refuses sockets for network = \"none\")".into()
             },
+        });
+        layers.push(Layer {
+            name: "seccomp",
+            active: cfg!(any(target_arch = "x86_64", target_arch = "aarch64")),
+            detail: "no UNIX sockets (no sockets at all without network), io_uring, eBPF, keyrings, inotify".into(),
         });
         layers.push(Layer {
             name: "landlock-network",
@@ -138,14 +155,14 @@ fn landlock_abi() -> i32 {
     i32::try_from(v).unwrap_or(0).max(0)
 }
 
-/// Whether a child may make user and network namespaces of its own.
-fn namespaces_work() -> bool {
+/// Whether a child may make the namespaces `flags` name.
+fn namespaces_work(flags: libc::c_int) -> bool {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new("/bin/true");
     // SAFETY: unshare is async-signal-safe and touches only the child.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
+        cmd.pre_exec(move || {
+            if libc::unshare(flags) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())

@@ -335,3 +335,93 @@ async fn file_work_is_confined_to_the_workspace() {
     // The calling thread is not confined.
     assert!(std::fs::read_to_string(p.outside("secret.txt")).is_ok());
 }
+
+const UNIX: &str = r#"
+import socket, sys
+for path in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX); s.connect(path); print('reached', path)
+    except OSError as e:
+        print('refused', path, e)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', 9)); print('udp-sent')
+except OSError as e:
+    print('udp-refused', e)
+"#;
+
+#[tokio::test]
+async fn unix_sockets_are_closed_whatever_the_network() {
+    let p = Place::new();
+    let outside = p.outside("service.sock");
+    let inside = p.ws().join("own.sock");
+    let _a = std::os::unix::net::UnixListener::bind(&outside).unwrap();
+    let _b = std::os::unix::net::UnixListener::bind(&inside).unwrap();
+    let (o, i) = (outside.to_str().unwrap(), inside.to_str().unwrap());
+    let (_, out) = unconfined(p.ws(), &["python3", "-c", UNIX, o, i]).await;
+    assert!(
+        out.contains(&format!("reached {o}")),
+        "the socket is reachable unconfined: {out}"
+    );
+    for network in [Network::None, Network::Any] {
+        let (_, out) = run_as(
+            p.ws(),
+            Some((network, Limits::default())),
+            &["python3", "-c", UNIX, o, i],
+        )
+        .await;
+        assert!(!out.contains("reached"), "{network:?}: {out}");
+        assert!(out.contains(&format!("refused {o}")), "{out}");
+        if network == Network::None {
+            assert!(out.contains("udp-refused"), "{out}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn what_landlock_does_not_mediate_is_read_only_outside() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Place::new();
+    let secret = p.outside("secret.txt");
+    let before = std::fs::metadata(&secret).unwrap().permissions().mode();
+    let s = secret.to_str().unwrap();
+    let (ok, out) = confined(p.ws(), &["chmod", "0777", s]).await;
+    assert!(!ok, "{out}");
+    let (ok, out) = confined(p.ws(), &["touch", "-d", "2001-01-01", s]).await;
+    assert!(!ok, "{out}");
+    assert_eq!(std::fs::metadata(&secret).unwrap().permissions().mode(), before);
+    // Inside the workspace these work.
+    p.write("mine.txt", "x");
+    assert!(confined(p.ws(), &["chmod", "0600", "mine.txt"]).await.0);
+    // No device nodes, even in the workspace.
+    let mknod = "import os, stat; os.mknod('zero', stat.S_IFCHR | 0o600, os.makedev(1, 5))";
+    let (ok, out) = confined(p.ws(), &["python3", "-c", mknod]).await;
+    assert!(!ok && !p.ws().join("zero").exists(), "{out}");
+    // No capabilities left, even when the gateway runs as root.
+    let (_, out) = confined(p.ws(), &["cat", "/proc/self/status"]).await;
+    for line in out.lines().filter(|l| l.starts_with("Cap")) {
+        assert!(line.ends_with("0000000000000000"), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn what_a_command_leaves_running_ends_with_it() {
+    let p = Place::new();
+    let script = "setsid sh -c 'sleep 1; touch late' >/dev/null 2>&1 < /dev/null & echo started";
+    let (ok, out) = confined(p.ws(), &["sh", "-c", script]).await;
+    assert!(ok && out.contains("started"), "{out}");
+    tokio::time::sleep(std::time::Duration::from_millis(1800)).await;
+    let cgroup = switchboard_sandbox::Support::get()
+        .layers()
+        .into_iter()
+        .find(|l| l.name == "process-limit")
+        .unwrap();
+    if cgroup.detail.contains("cgroup") {
+        assert!(
+            !p.ws().join("late").exists(),
+            "a process that left the group outlived the command"
+        );
+    } else {
+        // Without a cgroup the layer says so; the process group is all there is.
+        assert!(!cgroup.detail.contains("pids cgroup per command"), "{cgroup:?}");
+    }
+}

@@ -180,8 +180,11 @@ async fn save(workspace: &Path, path: &str, data: Vec<u8>) -> std::io::Result<Ve
             .create(true)
             .write(true)
             .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&target)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
         file.write_all(&data)?;
         file.flush()?;
         Ok(data)

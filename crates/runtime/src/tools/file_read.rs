@@ -27,7 +27,8 @@ builtin_tool!(FileRead, "file_read", Args);
 pub(crate) fn read_capped(path: &std::path::Path, limit: u64, whole: bool) -> std::io::Result<(Vec<u8>, u64)> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        // No link followed; a FIFO or device does not block the open.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -64,5 +65,28 @@ impl FileRead {
             }
             Err(e) => ToolResult::fail(format!("cannot read '{}': {e}", args.path)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_capped;
+
+    #[test]
+    fn a_fifo_or_a_link_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(read_capped(&fifo, 10, false).is_err());
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("l")).unwrap();
+        assert!(read_capped(&dir.path().join("l"), 10, false).is_err());
+        std::fs::write(dir.path().join("big"), vec![b'x'; 100]).unwrap();
+        let (bytes, size) = read_capped(&dir.path().join("big"), 10, true).unwrap();
+        assert!(
+            bytes.is_empty() && size == 100,
+            "an oversized file is not read when whole"
+        );
     }
 }

@@ -41,8 +41,11 @@ impl FileWrite {
                     .truncate(!append)
                     // The path was resolved link by link; a link put in its
                     // place since is not followed.
-                    .custom_flags(libc::O_NOFOLLOW)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                     .open(&path)?;
+                if !f.metadata()?.is_file() {
+                    return Err(std::io::Error::other("not a regular file"));
+                }
                 f.write_all(&content)?;
                 f.flush()
             })

@@ -127,9 +127,8 @@ impl Tool for Shell {
             Err(e) => return ToolResult::fail(format!("cannot start '{}': {e}", argv[0])),
         };
         let timeout = Duration::from_secs(ctx.policy.shell_timeout_secs);
-        let run = output::collect(child, timeout, &ctx.cancel).await;
-        // Whatever the command left running in its cgroup ends here.
-        drop(confined);
+        // Whatever the command left running in its cgroup ends with it.
+        let run = output::collect(child, timeout, &ctx.cancel, move || drop(confined)).await;
         let text = run.text();
         match run.end {
             output::End::Exited(0) => ToolResult::ok(text),

@@ -34,7 +34,7 @@ pub(crate) fn check(workspace: &Path, base: &Path) -> Result<(), String> {
 
 /// A `.git` file: its `gitdir:` must lead to a `.git` folder in the workspace.
 fn gitfile(root: &Path, dir: &Path, dot_git: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(dot_git).map_err(|e| format!("cannot read {}: {e}", dot_git.display()))?;
+    let text = read_small(root, dot_git).map_err(|e| format!("cannot read {}: {e}", dot_git.display()))?;
     let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:")).map(str::trim) else {
         return Err(refusal(root, dot_git, "is a file that names no repository"));
     };
@@ -51,6 +51,26 @@ fn gitfile(root: &Path, dir: &Path, dot_git: &Path) -> Result<(), String> {
             "points at a repository outside a .git folder of the workspace",
         ))
     }
+}
+
+/// The first 4 KiB of a regular file, read on a thread confined to the
+/// workspace, following no link and never blocking on a FIFO.
+fn read_small(root: &Path, path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = path.to_path_buf();
+    switchboard_sandbox::fs::confined_blocking(root, switchboard_sandbox::fs::Access::Read, move || {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        let mut text = String::new();
+        file.take(4096).read_to_string(&mut text)?;
+        Ok(text)
+    })
 }
 
 fn refusal(root: &Path, dot_git: &Path, why: &str) -> String {

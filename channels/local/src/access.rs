@@ -41,8 +41,30 @@ fn is_port(tail: &str) -> bool {
         .is_some_and(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Headers a proxy adds when it relays a request: such a request came
+/// from elsewhere, whatever its `Host` says.
+const RELAYED: &[&str] = &[
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+    "via",
+];
+
 /// Why a request is refused, or `None` when it may go on.
 pub(crate) fn refusal(headers: &HeaderMap, token: Option<&str>) -> Option<(u16, String)> {
+    let relayed = headers
+        .keys()
+        .find(|k| RELAYED.contains(&k.as_str()) || k.as_str().starts_with("x-forwarded-"));
+    if let Some(header) = relayed {
+        return Some((
+            403,
+            format!(
+                "request relayed by a proxy ({header}) refused: the local API is for callers on this machine; only the console may be proxied, on [web].console_listen"
+            ),
+        ));
+    }
     let host = headers.get("host").and_then(|v| v.to_str().ok()).unwrap_or("");
     if !is_loopback_host(host) {
         return Some((
@@ -97,6 +119,28 @@ pub(crate) fn check_user(user: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relayed_requests_are_refused() {
+        for header in [
+            "forwarded",
+            "x-forwarded-for",
+            "x-forwarded-host",
+            "x-real-ip",
+            "via",
+            "x-forwarded-port",
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert("host", "127.0.0.1:8088".parse().unwrap());
+            h.insert(header, "1.2.3.4".parse().unwrap());
+            let (status, why) = refusal(&h, None).expect(header);
+            assert_eq!(status, 403);
+            assert!(why.contains("relayed by a proxy"), "{why}");
+        }
+        let mut h = HeaderMap::new();
+        h.insert("host", "127.0.0.1:8088".parse().unwrap());
+        assert!(refusal(&h, None).is_none());
+    }
 
     #[test]
     fn loopback_hosts() {

@@ -2,7 +2,7 @@
 
 use crate::access;
 use crate::channel::{Event, LocalChannel};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -124,6 +124,7 @@ impl LocalHub {
         let addr = listener.local_addr()?;
         let app = self.router().merge(more);
         let task = tokio::spawn(async move {
+            let app = app.into_make_service_with_connect_info::<SocketAddr>();
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::error!(error = %e, "local channel server stopped");
             }
@@ -151,6 +152,13 @@ async fn guard(
     req: Request,
     next: Next,
 ) -> Response {
+    // The peer must be this machine (fail closed when it is not known).
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    if !peer.is_some_and(|p| p.ip().is_loopback()) {
+        tracing::warn!(?peer, "local API request from another machine refused");
+        let error = "the local API answers only callers on this machine";
+        return (StatusCode::FORBIDDEN, Json(json!({ "error": error }))).into_response();
+    }
     let token = params.get("alias").and_then(|a| hub.tokens.get(a)).map(String::as_str);
     if let Some((status, error)) = access::refusal(req.headers(), token) {
         tracing::warn!(%error, "local API request refused");

@@ -98,6 +98,10 @@ pub struct WebConfig {
     /// e.g. `https://ops.example.com` behind a proxy; defaults to
     /// `http://<listen>`.
     pub public_url: Option<String>,
+    /// Serve the console on this loopback address of its own instead of
+    /// `listen` (required with `public_url`: point the reverse proxy here,
+    /// so the local API is never reachable through it).
+    pub console_listen: Option<String>,
 }
 
 impl Default for WebConfig {
@@ -107,6 +111,7 @@ impl Default for WebConfig {
             console: false,
             console_users: Vec::new(),
             public_url: None,
+            console_listen: None,
         }
     }
 }

@@ -393,6 +393,24 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
         )),
     }
     user_list("web.console_users", &c.web.console_users, false, v);
+    match &c.web.console_listen {
+        Some(l) => match l.parse::<std::net::SocketAddr>() {
+            Ok(addr) if addr.ip().is_loopback() && *l != c.web.listen => {}
+            Ok(_) => v.push(Problem::new(
+                "web.console_listen",
+                "must be a loopback address other than web.listen, such as 127.0.0.1:8089 (the reverse proxy forwards to it)",
+            )),
+            Err(_) => v.push(Problem::new(
+                "web.console_listen",
+                format!("'{l}' is not an address like 127.0.0.1:8089"),
+            )),
+        },
+        None if c.web.console && c.web.public_url.is_some() => v.push(Problem::new(
+            "web.console_listen",
+            "web.public_url is set, so the console is meant to be reached through a reverse proxy: give it a listener of its own, e.g. console_listen = \"127.0.0.1:8089\", and point the proxy there, never at web.listen (the local API)",
+        )),
+        None => {}
+    }
     if let Some(url) = &c.web.public_url
         && !(url.starts_with("http://") || url.starts_with("https://"))
     {

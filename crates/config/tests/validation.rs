@@ -293,3 +293,26 @@ fn discord_ids_and_urls_are_checked() {
     let ok = format!("{BASE}\n[channels.discord.main]\nbot_token = 'x'\nguilds = ['123']\nrooms = {{ ops = '456' }}\n");
     Config::from_toml_str(&ok, "test.toml").expect("a Discord bot with ids is fine");
 }
+
+#[test]
+fn a_proxied_console_needs_its_own_listener() {
+    assert_problem(
+        "[web]\nconsole = true\npublic_url = \"https://ops.example.com\"\n",
+        "web.console_listen",
+        "point the proxy there, never at web.listen",
+    );
+    assert_problem(
+        "[web]\nconsole = true\nconsole_listen = \"0.0.0.0:8089\"\n",
+        "web.console_listen",
+        "loopback address other than web.listen",
+    );
+    let ok = format!(
+        "{BASE}\n[web]\nconsole = true\npublic_url = \"https://ops.example.com\"\nconsole_listen = \"127.0.0.1:8089\"\n"
+    );
+    assert!(Config::from_toml_str(&ok, "test.toml").is_ok());
+}
+
+#[test]
+fn sandbox_limits_too_low_to_start_a_command() {
+    assert_problem("[sandbox]\nmax_processes = 2\n", "sandbox.max_processes", "at least 8");
+}

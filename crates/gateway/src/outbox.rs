@@ -12,6 +12,11 @@ use switchboard_store::{OutboxRow, Store};
 const POLL: Duration = Duration::from_millis(200);
 const MAX_BACKOFF_MS: i64 = 60_000;
 
+/// Permanent refusals (the chat is gone, the bot was removed) after which
+/// a row is given up: logged as an error and kept as `failed`. Transient
+/// failures and rate limits are retried for as long as it takes.
+pub(crate) const GIVE_UP_AFTER: i64 = 5;
+
 fn backoff_ms(attempts: i64) -> i64 {
     (250i64 << attempts.clamp(0, 16)).min(MAX_BACKOFF_MS)
 }
@@ -59,6 +64,17 @@ async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
             store
                 .retry_announcement(row.id, (secs as i64).max(1) * 1000, "rate limited")
                 .await
+        }
+        Err(e @ (ChannelError::Permanent(_) | ChannelError::Unsupported(_))) if row.attempts + 1 >= GIVE_UP_AFTER => {
+            tracing::error!(
+                run_id = %row.run_id,
+                channel = %row.channel,
+                chat = %row.chat,
+                attempts = row.attempts + 1,
+                error = %e,
+                "outbox row given up: the channel refused it for good"
+            );
+            store.give_up_announcement(row.id, &e.to_string()).await
         }
         Err(e) => {
             tracing::warn!(run_id = %row.run_id, attempts = row.attempts + 1, error = %e, "announcement not delivered yet");

@@ -181,12 +181,29 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         } else {
             axum::Router::new()
         };
+        // With `console_listen` the console has a listener of its own (the
+        // one a reverse proxy forwards to); the local API's stays private.
+        let (with_api, own) = match &config.web.console_listen {
+            Some(listen) if config.web.console => (axum::Router::new(), Some((listen.clone(), console))),
+            _ => (console, None),
+        };
         let (addr, task) = hub
-            .serve_with(&config.web.listen, console)
+            .serve_with(&config.web.listen, with_api)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
-        tracing::info!(%addr, channels = ?local_aliases, console = config.web.console, "local API listening");
+        tracing::info!(%addr, channels = ?local_aliases, console = config.web.console && own.is_none(), "local API listening");
         tasks.push(task);
+        if let Some((listen, routes)) = own {
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {listen} ([web].console_listen): {e}"))?;
+            tracing::info!(addr = %listen, "console listening on its own address");
+            tasks.push(tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, routes).await {
+                    tracing::error!(error = %e, "console server stopped");
+                }
+            }));
+        }
     }
     router.resume(pending).await;
     tasks.push(crate::inbox::upkeep::spawn(

@@ -249,9 +249,12 @@ async fn group_chats_need_a_mention_dms_do_not_and_strangers_are_refused() {
         (dm["chat"].as_str(), dm["text"].as_str()),
         (Some("bob-dm"), Some("answer to the DM"))
     );
+    // A stranger gets no notice in a group, one in a direct chat.
     gw.send("team", "general", "cli:eve", "@bot let me in", true, false)
         .await;
+    gw.send("team", "eve-dm", "cli:eve", "let me in", false, true).await;
     let refused = gw.wait_for("team", &mut team, 20, |e| e["kind"] == "message").await;
+    assert_eq!(refused["chat"], "eve-dm", "nothing was said in the group first");
     assert_eq!(
         refused["text"],
         "Sorry, cli:eve may not use this bot here. An operator can add it to [channels.local.team].allowed_users."

@@ -95,3 +95,26 @@ async fn an_alias_with_a_token_wants_it() {
     let (status, _) = gw.post_raw("/local/team/send", &[], hello("cli:ann")).await;
     assert_eq!(status, 202);
 }
+
+/// A request a reverse proxy relayed (nginx's default `proxy_pass` keeps
+/// `Host: 127.0.0.1:<port>`) is refused by what the proxy adds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_relayed_by_a_proxy_are_refused() {
+    let (model, _sandbox, gw) = setup().await;
+    for header in [
+        ("x-forwarded-for", "203.0.113.9"),
+        ("x-real-ip", "203.0.113.9"),
+        ("forwarded", "for=203.0.113.9"),
+        ("via", "1.1 nginx"),
+    ] {
+        let (status, body) = gw.post_raw("/local/team/send", &[header], hello("cli:ann")).await;
+        assert_eq!(status, 403, "{header:?}: {body}");
+        assert!(body.contains("relayed by a proxy"), "{body}");
+    }
+    let (status, _) = gw
+        .post_raw("/local/team/press", &[("x-forwarded-for", "203.0.113.9")], json!({}))
+        .await;
+    assert_eq!(status, 403);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(model.requests().is_empty());
+}

@@ -112,6 +112,18 @@ impl Store {
         Ok(())
     }
 
+    /// Stop trying a row the channel keeps refusing for good (status
+    /// `failed`, kept for the record with its last error).
+    pub async fn give_up_announcement(&self, id: i64, error: &str) -> Result<(), StoreError> {
+        self.exec(
+            Stmt::new("UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = $1 WHERE id = $2")
+                .bind(error)
+                .bind(id),
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Announcements of a run (delivered or not), for tests and `/subagents info`.
     pub async fn announcements_of(&self, run_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, (String, i64)>(

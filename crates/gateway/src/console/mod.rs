@@ -53,9 +53,12 @@ impl Console {
         health: Arc<HealthBoard>,
     ) -> Self {
         let web = &runtime.config().web;
-        let mut hosts = vec![web.listen.clone()];
-        if let Some(port) = web.listen.rsplit_once(':').map(|(_, p)| p) {
-            hosts.push(format!("localhost:{port}"));
+        let mut hosts = Vec::new();
+        for listen in std::iter::once(&web.listen).chain(web.console_listen.as_ref()) {
+            hosts.push(listen.clone());
+            if let Some(port) = listen.rsplit_once(':').map(|(_, p)| p) {
+                hosts.push(format!("localhost:{port}"));
+            }
         }
         if let Some(url) = &web.public_url {
             let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);

@@ -3,6 +3,7 @@
 //! reach the inbox.
 
 use super::rate;
+use super::strangers::Strangers;
 use crate::commands::{self, Command};
 use parking_lot::Mutex;
 use switchboard_config::Config;
@@ -13,8 +14,10 @@ use switchboard_core::Inbound;
 pub(super) enum Admission {
     /// Taken: written to the inbox and answered.
     Keep,
-    /// Not taken; the sender is told why.
+    /// Not taken; the sender is told why (through the outbox if need be).
     Tell(String),
+    /// Not taken; a stranger is told once, with no retry and no outbox.
+    Notice(String),
     /// Not taken, and nothing to say (not for the bot).
     Drop,
 }
@@ -29,7 +32,12 @@ pub(super) fn still_allowed(config: &Config, m: &Inbound) -> bool {
 }
 
 /// Identity, allow list, mention rule and rate, in that order.
-pub(super) fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) -> Admission {
+pub(super) fn admit(
+    config: &Config,
+    rate: &Mutex<rate::Window>,
+    strangers: &Mutex<Strangers>,
+    m: &Inbound,
+) -> Admission {
     let channel = &m.address.channel;
     // Identity comes from the platform that authenticated the person: an
     // id of another platform on this channel is refused outright.
@@ -39,13 +47,15 @@ pub(super) fn admit(config: &Config, rate: &Mutex<rate::Window>, m: &Inbound) ->
     }
     let allowed = config.channels.allowed_users(channel).unwrap_or(&[]);
     if !m.sender.is_listed_in(allowed) {
-        tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users");
-        if m.direct || m.mentioned {
-            return Admission::Tell(format!(
+        // Told once an hour, in direct chats only (see `strangers`).
+        if m.direct && strangers.lock().tell(&m.sender, std::time::Instant::now()) {
+            tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users (told; further ones for an hour are dropped quietly)");
+            return Admission::Notice(format!(
                 "Sorry, {} may not use this bot here. An operator can add it to [channels.{}].allowed_users.",
                 m.sender, channel
             ));
         }
+        tracing::debug!(%channel, sender = %m.sender, direct = m.direct, "message from a sender not in allowed_users dropped");
         return Admission::Drop;
     }
     let command = commands::parse(&m.text);

@@ -7,6 +7,7 @@
 
 mod admit;
 mod rate;
+mod strangers;
 pub(crate) mod upkeep;
 
 use crate::channels::ChannelSet;
@@ -54,6 +55,7 @@ pub(crate) struct GatewayIntake {
     /// For refusal notices.
     channels: ChannelSet,
     rate: Mutex<rate::Window>,
+    strangers: Mutex<strangers::Strangers>,
     router: mpsc::Sender<Taken>,
     /// Leased channels are taken only under the lease this instance holds.
     fences: crate::cluster::Fences,
@@ -72,6 +74,7 @@ impl GatewayIntake {
             config,
             channels,
             rate: Mutex::new(rate::Window::default()),
+            strangers: Mutex::default(),
             router,
             fences,
         }
@@ -84,6 +87,20 @@ impl GatewayIntake {
         out.reply_to = to.message_id.clone();
         let (channels, store) = (self.channels.clone(), self.store.clone());
         tokio::spawn(async move { crate::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
+    }
+
+    /// Tell a stranger once, best effort: no retry, nothing queued.
+    fn notice(&self, to: &Inbound, text: String) {
+        let mut out = Outbound::new(to.address.clone(), text);
+        out.reply_to = to.message_id.clone();
+        let Some(channel) = self.channels.get(&to.address.channel).cloned() else {
+            return;
+        };
+        tokio::spawn(async move {
+            if let Err(e) = channel.send(&out).await {
+                tracing::debug!(channel = %out.address.channel, error = %e, "a notice to a stranger was not delivered (not retried)");
+            }
+        });
     }
 }
 
@@ -113,7 +130,7 @@ impl Intake for GatewayIntake {
         let mut kept = Vec::new();
         let mut tells = Vec::new();
         for m in messages {
-            match admit(&self.config, &self.rate, &m) {
+            match admit(&self.config, &self.rate, &self.strangers, &m) {
                 Admission::Keep => {
                     let key = uuid::Uuid::new_v4().simple().to_string();
                     rows.push(NewInbound {
@@ -135,7 +152,8 @@ impl Intake for GatewayIntake {
                         recovered: false,
                     });
                 }
-                Admission::Tell(text) => tells.push((m, text)),
+                Admission::Tell(text) => tells.push((m, text, true)),
+                Admission::Notice(text) => tells.push((m, text, false)),
                 Admission::Drop => {}
             }
         }
@@ -147,8 +165,12 @@ impl Intake for GatewayIntake {
                 tracing::error!(%channel, error = %e, "cannot write to the inbox; the channel will offer the messages again");
                 IntakeError(e.to_string())
             })?;
-        for (m, text) in tells {
-            self.tell(&m, text);
+        for (m, text, durable) in tells {
+            if durable {
+                self.tell(&m, text);
+            } else {
+                self.notice(&m, text);
+            }
         }
         for (taken, new) in kept.into_iter().zip(fresh) {
             if !new {

@@ -45,3 +45,57 @@ async fn an_announcement_waits_out_an_outage_and_arrives_once() {
     );
     assert_eq!(events[0].text, "Status: success");
 }
+
+/// A channel that refuses every message for good (the chat is gone).
+struct Refusing;
+
+#[async_trait::async_trait]
+impl switchboard_core::Channel for Refusing {
+    fn name(&self) -> &str {
+        "local.gone"
+    }
+    async fn start(&self, _: std::sync::Arc<dyn switchboard_core::Intake>) -> Result<(), ChannelError> {
+        Ok(())
+    }
+    async fn send(&self, _: &Outbound) -> Result<Vec<switchboard_core::MessageRef>, ChannelError> {
+        Err(ChannelError::Permanent("chat not found".into()))
+    }
+    async fn send_approval_prompt(
+        &self,
+        _: &ChatAddress,
+        _: &switchboard_core::ApprovalPrompt,
+    ) -> Result<switchboard_core::MessageRef, ChannelError> {
+        Err(ChannelError::Permanent("chat not found".into()))
+    }
+    async fn update_approval_prompt(&self, _: &switchboard_core::PromptEdit<'_>) -> Result<(), ChannelError> {
+        Err(ChannelError::Permanent("chat not found".into()))
+    }
+}
+
+#[tokio::test]
+async fn a_row_refused_for_good_is_given_up_after_a_few_tries() {
+    let peers = crate::test_peers::team_channel().await;
+    let store = &peers.store;
+    let mut channels = peers.channels.clone();
+    channels.insert(std::sync::Arc::new(Refusing));
+    store
+        .enqueue_announcement("run-gone", "local.gone", "nowhere", None, "Status: success")
+        .await
+        .unwrap();
+    let worker = spawn(store.clone(), channels, crate::cluster::Fences::default());
+    let mut last = (String::new(), 0);
+    for _ in 0..200 {
+        last = store.announcements_of("run-gone").await.unwrap()[0].clone();
+        if last.0 == "failed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    worker.abort();
+    assert_eq!(
+        last,
+        ("failed".to_string(), GIVE_UP_AFTER),
+        "given up after {GIVE_UP_AFTER} refusals"
+    );
+    assert_eq!(store.outbox_counts().await.unwrap(), 0, "nothing left queued");
+}

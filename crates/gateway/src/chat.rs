@@ -110,7 +110,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                         Command::Console => crate::console::SignIn::answer(&runtime, &sender, true).await,
                         cmd => commands::apply(&cmd, &ctx).await,
                     };
-                    println!("{answer}");
+                    println!("{}", crate::terminal_text::clean(&answer));
                     prompt(interactive && queue.is_empty());
                 }
                 None => {
@@ -169,7 +169,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
             Some(event) = events.recv() => match event {
                 TurnEvent::ToolStarted { name, summary } => {
                     shown.end_line();
-                    println!("  [tool] {name} {summary}");
+                    println!("  [tool] {name} {}", crate::terminal_text::clean(&summary));
                 }
                 TurnEvent::ToolFinished { name, success } => {
                     println!("  [tool] {name}: {}", if success { "ok" } else { "failed" });

@@ -41,7 +41,7 @@ impl Channel for CliChannel {
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
         self.mine(&message.address.chat)?;
-        println!("[announcement]\n{}", message.text);
+        println!("[announcement]\n{}", crate::terminal_text::clean(&message.text));
         Ok(vec![MessageRef {
             chat: message.address.chat.clone(),
             id: String::new(),
@@ -76,9 +76,13 @@ impl Channel for CliChannel {
         let saved = crate::files::terminal::save_download(dir, &file.name, &file.data)
             .map_err(|e| ChannelError::Permanent(format!("cannot save the file in {}: {e}", dir.display())))?;
         let size = switchboard_runtime::files::human_size(file.data.len() as u64);
-        println!("  [file] {} ({size}) saved to {}", file.name, saved.display());
+        println!(
+            "  [file] {} ({size}) saved to {}",
+            crate::terminal_text::clean(&file.name),
+            crate::terminal_text::clean(&saved.display().to_string())
+        );
         if let Some(caption) = &file.caption {
-            println!("  {caption}");
+            println!("  {}", crate::terminal_text::clean(caption));
         }
         Ok(MessageRef {
             chat: file.address.chat.clone(),

@@ -195,16 +195,29 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
 async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
     let store = runtime.store();
     let live = runtime.core().live();
-    match store.flag("paused").await {
-        Ok(Some(v)) => {
-            let paused = v == "1";
-            if live.is_paused() != paused {
-                tracing::info!(paused, "delegation pause changed on another gateway");
-                live.set_paused(paused);
+    let config = runtime.config();
+    let agents = std::iter::once(None).chain(config.enabled_agents().into_iter().map(Some));
+    for agent in agents {
+        let flag = crate::commands::subagents::pause_flag(agent);
+        match store.flag(&flag).await {
+            Ok(Some(v)) => {
+                let paused = v == "1";
+                let now = match agent {
+                    Some(a) => live.paused_agents().iter().any(|p| p == a),
+                    None => live.is_paused_everywhere(),
+                };
+                if now != paused {
+                    tracing::info!(
+                        paused,
+                        agent = agent.unwrap_or("every agent"),
+                        "delegation pause changed on another gateway"
+                    );
+                    live.set_paused(agent, paused);
+                }
             }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot read the cluster's pause flag"),
         }
-        Ok(None) => {}
-        Err(e) => tracing::warn!(error = %e, "cannot read the cluster's pause flag"),
     }
     match store.take_child_mail().await {
         Ok(mail) => {

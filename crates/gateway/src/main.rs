@@ -32,11 +32,13 @@ mod logging;
 mod matrix;
 mod outbox;
 mod reply;
+mod rights;
 mod router;
 mod run;
 mod sandbox_report;
 mod status_cmd;
 mod stream_out;
+mod terminal_text;
 #[cfg(test)]
 mod test_peers;
 

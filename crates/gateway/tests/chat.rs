@@ -190,8 +190,8 @@ async fn console_in_the_terminal_gives_its_person_a_sign_in_link() {
     ));
     let mut chat = sandbox.chat(&[]);
     chat.send("/console");
-    let line = chat.expect("/console/signin/", 20);
-    assert!(line.contains("http://127.0.0.1:18099/console/signin/"), "{line}");
+    let line = chat.expect("/console/signin#", 20);
+    assert!(line.contains("http://127.0.0.1:18099/console/signin#"), "{line}");
     let (code, _) = chat.finish();
     assert_eq!(code, 0);
 

@@ -346,7 +346,10 @@ async fn decisions_and_stops_typed_to_one_instance_reach_the_work_on_another() {
         .gw
         .send("team", "room", "cli:alice", "/subagents resume", true, false)
         .await;
-    event(&c.nodes[b], "team", 20, |e| e["text"] == "Delegation spawning resumed.").await;
+    event(&c.nodes[b], "team", 20, |e| {
+        e["text"] == "Delegation spawning resumed for main."
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     // `/subagents send` typed to B reaches a child running on A.

@@ -180,9 +180,14 @@ async fn pause_refuses_new_delegations_until_resumed() {
         result,
         "Error: Delegation spawning is paused. Resume it with /subagents resume before retrying."
     );
+    assert!(
+        f.say("cli:bob", "/subagents resume all")
+            .await
+            .starts_with("cli:bob may not pause or resume delegation for every agent")
+    );
     assert_eq!(
         f.say("cli:alice", "/subagents resume").await,
-        "Delegation spawning resumed."
+        "Delegation spawning resumed for main."
     );
     f.main
         .push(Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "y"})));

@@ -21,8 +21,10 @@ pub struct Live {
     route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
     /// Posts files into chats (`send_file`).
     file_poster: RwLock<Option<Arc<dyn crate::files::FilePoster>>>,
-    /// `/subagents pause`: new spawns and delegations are refused.
-    paused: AtomicBool,
+    /// `/subagents pause all`: new spawns and delegations are refused everywhere.
+    paused_all: AtomicBool,
+    /// `/subagents pause`: refused in the trees of these agents.
+    paused: RwLock<std::collections::BTreeSet<String>>,
     /// The global `subagent` lane: at most `max_concurrent` session children
     /// run at once; the rest wait for a permit.
     pub(crate) lane: Arc<tokio::sync::Semaphore>,
@@ -57,7 +59,8 @@ impl Live {
             tasks: Arc::default(),
             route_broker: RwLock::new(None),
             file_poster: RwLock::new(None),
-            paused: AtomicBool::new(false),
+            paused_all: AtomicBool::new(false),
+            paused: RwLock::default(),
             lane: Arc::new(tokio::sync::Semaphore::new(lane_permits)),
             inbox: Mutex::default(),
             spawning: Mutex::default(),
@@ -94,15 +97,33 @@ impl Live {
         self.inbox.lock().remove(session_key).unwrap_or_default()
     }
 
-    /// Whether new spawns and delegations are refused.
-    pub fn is_paused(&self) -> bool {
-        self.paused.load(Ordering::SeqCst)
+    /// Whether new spawns and delegations are refused in `agent`'s runs.
+    pub fn is_paused(&self, agent: &str) -> bool {
+        self.paused_all.load(Ordering::SeqCst) || self.paused.read().contains(agent)
     }
 
-    /// Refuse (or allow again) new spawns and delegations; running
-    /// children continue either way.
-    pub fn set_paused(&self, paused: bool) {
-        self.paused.store(paused, Ordering::SeqCst);
+    /// Whether spawning is paused for every agent.
+    pub fn is_paused_everywhere(&self) -> bool {
+        self.paused_all.load(Ordering::SeqCst)
+    }
+
+    /// The agents paused one by one.
+    pub fn paused_agents(&self) -> Vec<String> {
+        self.paused.read().iter().cloned().collect()
+    }
+
+    /// Refuse (or allow again) new spawns and delegations in `agent`'s
+    /// runs, or everywhere with `None`; running children continue either way.
+    pub fn set_paused(&self, agent: Option<&str>, paused: bool) {
+        match (agent, paused) {
+            (None, p) => self.paused_all.store(p, Ordering::SeqCst),
+            (Some(a), true) => {
+                self.paused.write().insert(a.to_string());
+            }
+            (Some(a), false) => {
+                self.paused.write().remove(a);
+            }
+        }
     }
 
     /// Wait for this session's turn to spawn a child (see `spawning`).

@@ -344,7 +344,7 @@ async fn parallel_fan_out() {
 #[tokio::test]
 async fn paused_refuses_with_the_exact_string() {
     let f = fx("").await;
-    f.h.runtime.core().live().set_paused(true);
+    f.h.runtime.core().live().set_paused(None, true);
     assert_eq!(
         f.delegate(json!({"agent": "reviewer", "prompt": "x"})).await,
         error("Delegation spawning is paused. Resume it with /subagents resume before retrying.")

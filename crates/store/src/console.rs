@@ -98,6 +98,13 @@ impl Store {
         Ok((id, csrf))
     }
 
+    /// End session `id` (signing out, or a person who may no longer sign in).
+    pub async fn end_console_session(&self, id: &str) -> Result<(), StoreError> {
+        self.exec(Stmt::new("DELETE FROM console_sessions WHERE id_hash = $1").bind(digest(id)))
+            .await?;
+        Ok(())
+    }
+
     /// The live session `id`, if any.
     pub async fn console_session(&self, id: &str) -> Result<Option<ConsoleSession>, StoreError> {
         let row: Option<(String, String, i64)> = read!(self, |p| sqlx::query_as(

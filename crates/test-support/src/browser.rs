@@ -158,7 +158,11 @@ impl Browser {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
         self.wait_for(
-            &format!("location.href === {} && document.readyState === 'complete'", json!(url)),
+            // The fragment is the page's own business (it may take it away).
+            &format!(
+                "location.href.split('#')[0] === {} && document.readyState === 'complete'",
+                json!(url.split('#').next().unwrap_or(url))
+            ),
             20,
         )
         .await

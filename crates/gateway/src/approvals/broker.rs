@@ -109,7 +109,7 @@ fn refusal(id: &str, user: &UserId, from: Via<'_>, approvers: &[String]) -> Opti
             from.channel
         ));
     }
-    if !user.is_listed_in(approvers) {
+    if !crate::rights::may_decide(user, approvers) {
         return Some(format!(
             "{user} may not decide approval {id}: only its approvers can. The request stays open."
         ));
@@ -206,11 +206,7 @@ impl RouteBroker {
             // Waiting on another gateway of the cluster: decided here, in
             // the control plane; that gateway sees it and runs the tool.
             Ok(Some(row)) if row.status == ApprovalStatus::Pending => {
-                let approvers: Vec<String> = row
-                    .approvers
-                    .as_deref()
-                    .and_then(|a| serde_json::from_str(a).ok())
-                    .unwrap_or_default();
+                let approvers = crate::rights::approvers_of(&row);
                 if let Some(refusal) = refusal(id, user, from, &approvers) {
                     return refusal;
                 }

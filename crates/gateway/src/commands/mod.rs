@@ -56,22 +56,10 @@ pub(crate) async fn stop_session_children(
 }
 
 impl CommandContext<'_> {
-    /// Whether the sender is an approver of this chat's agent — or nobody
-    /// is (a setup without an ops room), in which case any admitted user is.
+    /// Whether the sender operates this chat's agent (`rights::operates`).
     pub(crate) fn sender_may_operate(&self) -> bool {
-        operates(self.runtime.config(), self.sender, self.agent)
+        crate::rights::operates(self.runtime.config(), self.sender, self.agent)
     }
-}
-
-/// Whether `user` operates `agent`: one of the approvers its risk profile
-/// names, or anyone when it names none (a setup without an ops room).
-pub(crate) fn operates(config: &switchboard_config::Config, user: &UserId, agent: &str) -> bool {
-    let approvers = config
-        .risk_profile_of(agent)
-        .and_then(|p| p.approval_route.as_ref())
-        .map(|r| r.approvers.as_slice())
-        .unwrap_or_default();
-    approvers.is_empty() || user.is_listed_in(approvers)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

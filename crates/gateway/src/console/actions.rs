@@ -4,8 +4,9 @@
 //! `kill_tree`, the shared pause flag.
 
 use super::auth::Acting;
-use super::{Console, rights, unavailable};
+use super::{Console, unavailable};
 use crate::approvals::Ballot;
+use crate::rights;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -36,7 +37,7 @@ pub(crate) async fn decide(
         }
     };
     match console.runtime.store().approval(&id).await {
-        Ok(Some(row)) if !viewer.user.is_listed_in(&rights::approvers_of(&row)) => {
+        Ok(Some(row)) if !rights::may_decide(&viewer.user, &rights::approvers_of(&row)) => {
             return forbidden(format!(
                 "{} may not decide approval {id}: only its approvers can. The request stays open.",
                 viewer.user
@@ -65,7 +66,7 @@ pub(crate) async fn kill(
         Ok(None) => return (StatusCode::NOT_FOUND, format!("No run '{id}'.")).into_response(),
         Err(e) => return unavailable(&e),
     };
-    if !rights::may_kill(console.runtime.config(), &viewer.user, &row) {
+    if !rights::may_kill(console.runtime.config(), &viewer.user, &rights::RunOwner::of(&row)) {
         return forbidden(format!(
             "{} may not kill run {id}: it was started by {}, and only an approver may stop someone else's runs.",
             viewer.user,
@@ -92,8 +93,9 @@ pub(crate) async fn stop_turn(State(console): State<Arc<Console>>, Acting(viewer
     let Some(turn) = console.router.current_turn(session_key) else {
         return (StatusCode::NOT_FOUND, "No turn is running in that session.").into_response();
     };
-    let operator = rights::operates(console.runtime.config(), &viewer.user, &turn.agent);
-    if turn.owner != viewer.user && !operator {
+    let config = console.runtime.config();
+    let operator = rights::operates(config, &viewer.user, &turn.agent);
+    if !rights::may_stop(config, &viewer.user, &turn.owner, &turn.agent) {
         return forbidden(format!(
             "{} may not stop this turn: {} asked for it, and only an approver may stop someone else's work.",
             viewer.user, turn.owner
@@ -106,9 +108,9 @@ pub(crate) async fn stop_turn(State(console): State<Arc<Console>>, Acting(viewer
 
 /// `POST /console/spawning` with body `pause` or `resume`.
 pub(crate) async fn spawning(State(console): State<Arc<Console>>, Acting(viewer): Acting, body: String) -> Response {
-    if !rights::may_pause(console.runtime.config(), &viewer.user) {
+    if !rights::may_pause(console.runtime.config(), &viewer.user, rights::PauseScope::All) {
         return forbidden(format!(
-            "{} may not pause or resume delegation: only an approver may.",
+            "{} may not pause or resume delegation for every agent: only an approver of every agent may.",
             viewer.user
         ));
     }
@@ -123,7 +125,7 @@ pub(crate) async fn spawning(State(console): State<Arc<Console>>, Acting(viewer)
                 .into_response();
         }
     };
-    crate::commands::subagents::set_paused(&console.runtime, pause)
+    crate::commands::subagents::set_paused(&console.runtime, rights::PauseScope::All, pause)
         .await
         .into_response()
 }

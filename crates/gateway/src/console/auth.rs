@@ -5,7 +5,7 @@
 //! Pages need that session; state changes also need its CSRF token.
 
 use super::{Console, view};
-use axum::extract::{Form, FromRequestParts, Path, State};
+use axum::extract::{Form, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -54,7 +54,7 @@ impl SignIn {
         }
         match runtime.store().create_console_link(user.as_str(), LINK_TTL_MS).await {
             Ok(token) => format!(
-                "Your operator console sign-in link (one use, valid 10 minutes; do not share it):\n{}/console/signin/{token}",
+                "Your operator console sign-in link (one use, valid 10 minutes; do not share it):\n{}/console/signin#{token}",
                 config.web.base_url()
             ),
             Err(e) => {
@@ -65,10 +65,11 @@ impl SignIn {
     }
 }
 
-/// A signed-in person.
+/// A signed-in person (who may still sign in: checked at every request).
 pub(crate) struct Viewer {
     pub(crate) user: UserId,
     csrf: String,
+    session: String,
 }
 
 impl Viewer {
@@ -136,10 +137,21 @@ impl FromRequestParts<Arc<Console>> for Viewer {
                 .into_response()
         };
         let id = session_cookie(&parts.headers).ok_or_else(refused)?;
-        match console.runtime.store().console_session(&id).await {
+        let store = console.runtime.store();
+        match store.console_session(&id).await {
+            // Someone taken off console_users and every route since they
+            // signed in is out at their next request.
+            Ok(Some(s)) if !may_sign_in(console.runtime.config(), &UserId(s.user_id.clone())) => {
+                tracing::warn!(user = %s.user_id, "a console session of someone who may no longer sign in was ended");
+                if let Err(e) = store.end_console_session(&id).await {
+                    tracing::error!(error = %e, "cannot end a console session");
+                }
+                Err(refused())
+            }
             Ok(Some(s)) => Ok(Viewer {
                 user: UserId(s.user_id),
                 csrf: s.csrf,
+                session: id,
             }),
             Ok(None) => Err(refused()),
             Err(e) => Err(super::unavailable(&e)),
@@ -147,10 +159,29 @@ impl FromRequestParts<Arc<Console>> for Viewer {
     }
 }
 
-/// `GET /console/signin/{token}`: a page whose button signs in (nothing is
-/// used up by opening it).
-pub(crate) async fn confirm(Path(token): Path<String>) -> Response {
-    view::sign_in_page(&token).into_response()
+/// `GET /console/signin`: a page whose button signs in (nothing is used
+/// up by opening it). The link's token is in its fragment (`#…`), which
+/// browsers never send: not to this server, not to a proxy's logs, not to
+/// a chat app's link preview; the page's script puts it in the form.
+pub(crate) async fn confirm() -> Response {
+    view::sign_in_page().into_response()
+}
+
+/// `POST /console/signout`: end this session.
+pub(crate) async fn sign_out(State(console): State<Arc<Console>>, Acting(viewer): Acting) -> Response {
+    if let Err(e) = console.runtime.store().end_console_session(&viewer.session).await {
+        return super::unavailable(&e);
+    }
+    tracing::info!(user = %viewer.user, "signed out of the operator console");
+    let secure = if console.secure { "; Secure" } else { "" };
+    (
+        [(
+            header::SET_COOKIE,
+            format!("{COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
+        )],
+        "Signed out.",
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]

@@ -16,7 +16,6 @@ mod auth;
 mod events;
 mod health;
 mod pages;
-mod rights;
 mod tree;
 mod view;
 
@@ -86,8 +85,8 @@ impl Console {
             .route("/console/costs", get(pages::costs))
             .route("/console/health", get(pages::health))
             .route("/console/events", get(events::stream))
-            .route("/console/signin/{token}", get(auth::confirm))
-            .route("/console/signin", post(auth::sign_in))
+            .route("/console/signin", get(auth::confirm).post(auth::sign_in))
+            .route("/console/signout", post(auth::sign_out))
             .route("/console/approvals/{id}/decide", post(actions::decide))
             .route("/console/runs/{id}/kill", post(actions::kill))
             .route("/console/spawning", post(actions::spawning))
@@ -95,6 +94,7 @@ impl Console {
             .route("/console/assets/console.css", get(assets_css))
             .route("/console/assets/console.js", get(assets_js))
             .layer(middleware::from_fn_with_state(self.clone(), host_guard))
+            .layer(middleware::from_fn(security_headers))
             .with_state(self)
     }
 
@@ -118,6 +118,25 @@ async fn host_guard(State(console): State<Arc<Console>>, request: Request, next:
             .into_response();
     }
     next.run(request).await
+}
+
+/// Every console answer: never inside a frame (clickjacking), scripts and
+/// styles only from the console itself, no referrer leaving it.
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (
+            "content-security-policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        ),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "no-referrer"),
+        ("x-content-type-options", "nosniff"),
+    ] {
+        headers.insert(name, header::HeaderValue::from_static(value));
+    }
+    response
 }
 
 /// A control plane that cannot be read or written, as an answer.

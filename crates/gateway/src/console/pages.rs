@@ -6,7 +6,8 @@
 use super::auth::Viewer;
 use super::tree::{self, ChatGroup, RunNode};
 use super::view::{self, Chrome, Tab};
-use super::{Console, rights, unavailable};
+use super::{Console, unavailable};
+use crate::rights;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -20,8 +21,8 @@ fn chrome<'a>(console: &Console, viewer: &'a Viewer) -> Chrome<'a> {
     Chrome {
         user: viewer.user.as_str(),
         csrf: viewer.csrf(),
-        paused: console.runtime.core().live().is_paused(),
-        operator: rights::may_pause(console.runtime.config(), &viewer.user),
+        paused: console.runtime.core().live().is_paused_everywhere(),
+        operator: rights::may_pause(console.runtime.config(), &viewer.user, rights::PauseScope::All),
     }
 }
 
@@ -64,7 +65,7 @@ pub(crate) fn tree_html(console: &Console, viewer: &Viewer, groups: &[ChatGroup]
                                 span.status { "running" }
                                 span.elapsed { (view::elapsed(now - t.turn.started_at)) }
                                 span.by { "asked by " (t.turn.owner) }
-                                @if t.turn.owner == viewer.user || rights::operates(console.runtime.config(), &viewer.user, &t.turn.agent) {
+                                @if rights::may_stop(console.runtime.config(), &viewer.user, &t.turn.owner, &t.turn.agent) {
                                     button.act.danger data-post="/console/turns/stop" data-body=(t.turn.session_key) { "Stop" }
                                 }
                             }
@@ -85,7 +86,8 @@ fn run_html(console: &Console, viewer: &Viewer, n: &RunNode) -> Markup {
     let p = n.progress();
     let status = n.status_label();
     let class = format!("run status-{}", status.replace(' ', "-"));
-    let may_kill = r.status == RunStatus::Running && rights::may_kill(console.runtime.config(), &viewer.user, r);
+    let may_kill = r.status == RunStatus::Running
+        && rights::may_kill(console.runtime.config(), &viewer.user, &rights::RunOwner::of(r));
     html! {
         li class=(class) data-run=(r.id) data-status=(status) {
             div.row {
@@ -144,7 +146,8 @@ pub(crate) async fn run(State(console): State<Arc<Console>>, viewer: Viewer, Pat
         .as_deref()
         .and_then(|p| serde_json::from_str(p).ok())
         .unwrap_or(Value::Null);
-    let may_kill = r.status == RunStatus::Running && rights::may_kill(console.runtime.config(), &viewer.user, r);
+    let may_kill = r.status == RunStatus::Running
+        && rights::may_kill(console.runtime.config(), &viewer.user, &rights::RunOwner::of(r));
     let body = html! {
         h1 { (r.kind.as_str()) " · " (r.agent) }
         dl.facts {
@@ -301,7 +304,7 @@ fn pending_html(viewer: &Viewer, pending: &[switchboard_store::ApprovalRow]) -> 
                         @if let (Some(ch), Some(chat)) = (&a.channel, &a.chat) { " · prompt in " (ch) ":" (chat) }
                         " · approvers " (approvers.join(", "))
                     }
-                    @if viewer.user.is_listed_in(&approvers) {
+                    @if rights::may_decide(&viewer.user, &approvers) {
                         div.buttons {
                             @for (choice, label) in [("once", "Allow once"), ("always", "Always (this run)"), ("deny", "Deny")] {
                                 button class={ "act decide " (choice) } data-post={ "/console/approvals/" (a.id) "/decide" } data-body=(choice) { (label) }

@@ -66,6 +66,7 @@ pub(crate) fn page(title: &str, tab: Tab, chrome: &Chrome<'_>, body: Markup) -> 
                             }
                         }
                         span.user { (chrome.user) }
+                        button.act #signout data-post="/console/signout" { "Sign out" }
                     }
                 }
                 main { (body) }
@@ -87,7 +88,7 @@ pub(crate) fn message_page(title: &str, text: &str) -> Markup {
 }
 
 /// The page a sign-in link opens: one button that uses the link.
-pub(crate) fn sign_in_page(token: &str) -> Markup {
+pub(crate) fn sign_in_page() -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -97,9 +98,11 @@ pub(crate) fn sign_in_page(token: &str) -> Markup {
                     h1 { "Sign in to the operator console" }
                     p { "This link works once and only for the person it was sent to." }
                     form method="post" action="/console/signin" {
-                        input type="hidden" name="token" value=(token);
+                        input #signin-token type="hidden" name="token" value="";
                         button.primary #signin type="submit" { "Sign in" }
                     }
+                    noscript { p { "This page needs JavaScript to read the link." } }
+                    script src="/console/assets/console.js" defer {}
                 }
             }
         }

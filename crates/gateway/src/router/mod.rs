@@ -198,8 +198,11 @@ impl Router {
         let turn = self.current_turn(session_key);
         let mut stopped_turn = false;
         let mut refused = None;
-        if let Some(TurnNow { cancel, owner, .. }) = &turn {
-            if operator || owner == sender {
+        if let Some(TurnNow {
+            cancel, owner, agent, ..
+        }) = &turn
+        {
+            if crate::rights::may_stop(self.runtime.config(), sender, owner, agent) {
                 cancel.cancel();
                 stopped_turn = true;
             } else {

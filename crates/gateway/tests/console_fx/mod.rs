@@ -83,7 +83,7 @@ pub(crate) async fn link_for(gw: &Gateway, user: &str) -> String {
         .await;
     let text = answer["text"].as_str().unwrap();
     let link = text.lines().last().unwrap().to_string();
-    assert!(link.contains("/console/signin/"), "{text}");
+    assert!(link.contains("/console/signin#"), "{text}");
     link
 }
 
@@ -92,7 +92,10 @@ pub(crate) async fn sign_in(browser: &Browser, link: &str) -> String {
     browser.goto(link).await.unwrap();
     browser.click("#signin").await.unwrap();
     browser
-        .wait_for("document.readyState === 'complete' && !location.pathname.startsWith('/console/signin/') && document.body.innerText", 20)
+        .wait_for(
+            "document.readyState === 'complete' && !document.getElementById('signin') && document.body.innerText",
+            20,
+        )
         .await
         .unwrap();
     browser
@@ -163,7 +166,7 @@ pub(crate) fn tree_has(kind: &str, status: &str) -> String {
 /// the session cookie.
 pub(crate) async fn http_session(gw: &Gateway, base: &str, user: &str) -> String {
     let link = link_for(gw, user).await;
-    let token = link.rsplit('/').next().unwrap().to_string();
+    let token = link.rsplit('#').next().unwrap().to_string();
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -111,7 +111,7 @@ impl Tool for DelegateTool {
                 caller = self.identity
             ));
         }
-        if core.live.is_paused() {
+        if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
             return ToolResult::fail(crate::core::PAUSED);
         }
         let Some(message) = args.message() else {

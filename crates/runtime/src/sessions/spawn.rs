@@ -40,7 +40,7 @@ impl Tool for SessionsSpawn {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
         let core = ctx.core.clone();
-        if core.live.is_paused() {
+        if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
             return ToolResult::fail(PAUSED);
         }
         let config = &core.config;

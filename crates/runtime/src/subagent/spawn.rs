@@ -40,7 +40,7 @@ impl Tool for SpawnSubagent {
             return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
         }
         let core = ctx.core.clone();
-        if core.live.is_paused() {
+        if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
             return ToolResult::fail(crate::core::PAUSED);
         }
         let args: Args = match serde_json::from_value(args) {

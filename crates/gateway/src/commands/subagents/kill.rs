@@ -19,11 +19,13 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         }
     };
     let sender = ctx.sender.to_string();
-    if let Some(r) = roots.iter().find(|r| r.requester.as_deref() != Some(sender.as_str()))
-        && !ctx.sender_may_operate()
+    let config = ctx.runtime.config();
+    if let Some(r) = roots
+        .iter()
+        .find(|r| !crate::rights::may_kill(config, ctx.sender, &crate::rights::RunOwner::of(r)))
     {
         return format!(
-            "{sender} may not kill run {}: it was started by {}, and only an approver may stop someone else's runs.",
+            "{sender} may not kill run {}: it was started by {}, and only an approver of its agent may stop someone else's runs.",
             &r.id[..8.min(r.id.len())],
             r.requester.as_deref().unwrap_or("someone else")
         );

@@ -7,7 +7,7 @@ mod kill;
 mod list;
 mod log;
 mod pause;
-pub(crate) use pause::set_paused;
+pub(crate) use pause::{flag as pause_flag, set_paused};
 pub(crate) mod send;
 
 use super::CommandContext;
@@ -20,11 +20,23 @@ const RECENT_MS: i64 = 30 * 60 * 1000;
 pub(crate) enum Sub {
     List,
     Info(String),
-    Log { target: String, limit: usize, tools: bool },
+    Log {
+        target: String,
+        limit: usize,
+        tools: bool,
+    },
     Kill(String),
-    Send { target: String, message: String },
-    Pause,
-    Resume,
+    Send {
+        target: String,
+        message: String,
+    },
+    /// `pause` (this chat's agent) or `pause all`.
+    Pause {
+        all: bool,
+    },
+    Resume {
+        all: bool,
+    },
     Usage(String),
 }
 
@@ -56,8 +68,12 @@ pub(crate) fn parse(args: &[&str]) -> Sub {
             message: args[2..].join(" "),
         },
         Some("send") => Sub::Usage("/subagents send <id|#> <message>".into()),
-        Some("pause") => Sub::Pause,
-        Some("resume") => Sub::Resume,
+        Some("pause") => Sub::Pause {
+            all: args.get(1) == Some(&"all"),
+        },
+        Some("resume") => Sub::Resume {
+            all: args.get(1) == Some(&"all"),
+        },
         Some(other) => Sub::Usage(format!(
             "unknown /subagents command '{other}'; use list, info, log, send, kill, pause or resume"
         )),
@@ -71,8 +87,8 @@ pub(crate) async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
         Sub::Log { target, limit, tools } => log::apply(ctx, target, *limit, *tools).await,
         Sub::Kill(t) => kill::apply(ctx, t).await,
         Sub::Send { target, message } => send::apply(ctx, target, message).await,
-        Sub::Pause => pause::apply(ctx, true).await,
-        Sub::Resume => pause::apply(ctx, false).await,
+        Sub::Pause { all } => pause::apply(ctx, true, *all).await,
+        Sub::Resume { all } => pause::apply(ctx, false, *all).await,
         Sub::Usage(u) => format!("Usage: {u}"),
     }
 }

@@ -1,31 +1,63 @@
-//! `/subagents pause` and `resume`: refuse new spawns and delegations while
-//! paused; running children continue. Needs an approver.
+//! `/subagents pause [all]` and `resume [all]`: refuse new spawns and
+//! delegations in this chat's agent's runs (or every agent's), across
+//! every gateway; running children continue. Needs an operator of that
+//! agent (of every agent for `all`; see `rights`).
 
 use super::CommandContext;
+use crate::rights::{PauseScope, may_pause};
 
-pub(super) async fn apply(ctx: &CommandContext<'_>, pause: bool) -> String {
-    if !ctx.sender_may_operate() {
-        return format!(
-            "{} may not pause or resume delegation: only an approver may.",
-            ctx.sender
-        );
+pub(super) async fn apply(ctx: &CommandContext<'_>, pause: bool, all: bool) -> String {
+    let scope = if all {
+        PauseScope::All
+    } else {
+        PauseScope::Agent(ctx.agent)
+    };
+    if !may_pause(ctx.runtime.config(), ctx.sender, scope) {
+        return match scope {
+            PauseScope::All => format!(
+                "{} may not pause or resume delegation for every agent: only an approver of every agent may.",
+                ctx.sender
+            ),
+            PauseScope::Agent(a) => format!(
+                "{} may not pause or resume delegation for {a}: only an approver of {a} may.",
+                ctx.sender
+            ),
+        };
     }
-    set_paused(ctx.runtime, pause).await
+    set_paused(ctx.runtime, scope, pause).await
 }
 
-/// Pause or resume spawning for every gateway; what to tell the person.
-pub(crate) async fn set_paused(runtime: &switchboard_runtime::Runtime, pause: bool) -> String {
+/// The cluster flag that holds a pause: `paused` for every agent,
+/// `paused:<agent>` for one.
+pub(crate) fn flag(agent: Option<&str>) -> String {
+    agent.map_or_else(|| "paused".to_string(), |a| format!("paused:{a}"))
+}
+
+/// Pause or resume spawning for `scope` on every gateway; what to tell the person.
+pub(crate) async fn set_paused(runtime: &switchboard_runtime::Runtime, scope: PauseScope<'_>, pause: bool) -> String {
+    let agent = match scope {
+        PauseScope::Agent(a) => Some(a),
+        PauseScope::All => None,
+    };
     // Every gateway sharing the control plane follows the flag (this one
     // too: it is written first, so its own watcher never reads it stale).
     let store = runtime.store();
-    if let Err(e) = store.set_flag("paused", if pause { "1" } else { "0" }).await {
+    if let Err(e) = store.set_flag(&flag(agent), if pause { "1" } else { "0" }).await {
         tracing::error!(error = %e, "cannot share the pause with the other gateways");
     }
-    runtime.core().live().set_paused(pause);
+    runtime.core().live().set_paused(agent, pause);
     store.signal().await;
+    let whose = agent.map_or_else(|| "every agent".to_string(), str::to_string);
     if pause {
-        "Delegation spawning is paused: new spawns and delegations are refused; running children continue. /subagents resume lifts it.".into()
+        let resume = if agent.is_some() {
+            "/subagents resume"
+        } else {
+            "/subagents resume all"
+        };
+        format!(
+            "Delegation spawning is paused for {whose}: new spawns and delegations are refused; running children continue. {resume} lifts it."
+        )
     } else {
-        "Delegation spawning resumed.".into()
+        format!("Delegation spawning resumed for {whose}.")
     }
 }

@@ -2,6 +2,13 @@
 // the action buttons (every POST carries the page's CSRF token).
 (() => {
   "use strict";
+  // The sign-in page: the link's token travels in its fragment, which no
+  // server sees; put it in the form and take it out of the address bar.
+  const signinToken = document.getElementById("signin-token");
+  if (signinToken && location.hash.length > 1) {
+    signinToken.value = decodeURIComponent(location.hash.slice(1));
+    history.replaceState(null, "", location.pathname);
+  }
   const csrf = document.querySelector('meta[name="csrf-token"]')?.content || "";
   const toastBox = document.getElementById("toast");
   let toastTimer;
@@ -60,6 +67,7 @@
       toast(text);
       document.body.dataset.lastAction = r.status + " " + text;
       if (b.dataset.post === "/console/spawning") { location.reload(); return; }
+      if (b.dataset.post === "/console/signout") { location.href = "/console"; return; }
       schedule();
     } catch (e) {
       toast("The gateway did not answer: " + e);

@@ -1,0 +1,86 @@
+//! Who may do what, wherever they ask: chat commands, approval buttons and
+//! reactions, and the operator console all call these, so a person is
+//! allowed or refused the same action from every place (the table is in
+//! docs/approvals.md, "Rights").
+//!
+//! An *operator* of an agent is one of the approvers its risk profile's
+//! `approval_route` names — or anyone admitted, when it names none (a
+//! setup without an ops room).
+
+use switchboard_config::Config;
+use switchboard_core::UserId;
+use switchboard_store::{ApprovalRow, RunRow};
+
+/// Whether `user` operates `agent` (see the module doc).
+pub(crate) fn operates(config: &Config, user: &UserId, agent: &str) -> bool {
+    let approvers = config
+        .risk_profile_of(agent)
+        .and_then(|p| p.approval_route.as_ref())
+        .map(|r| r.approvers.as_slice())
+        .unwrap_or_default();
+    approvers.is_empty() || user.is_listed_in(approvers)
+}
+
+/// The people who may decide request `a` (named by its route when it was made).
+pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
+    a.approvers
+        .as_deref()
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default()
+}
+
+/// Whether `user` may decide a request whose route named `approvers`.
+pub(crate) fn may_decide(user: &UserId, approvers: &[String]) -> bool {
+    user.is_listed_in(approvers)
+}
+
+/// Whose a run is: the person who asked for it and the agent at the root
+/// of its tree (the one a person talks to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunOwner {
+    pub(crate) requester: Option<String>,
+    pub(crate) root_agent: String,
+}
+
+impl RunOwner {
+    /// The owner of run `r`.
+    pub(crate) fn of(r: &RunRow) -> Self {
+        let chain: Vec<String> = serde_json::from_str(&r.owner_chain).unwrap_or_default();
+        Self {
+            requester: r.requester.clone(),
+            root_agent: chain.into_iter().next().unwrap_or_else(|| r.agent.clone()),
+        }
+    }
+}
+
+/// Whether `user` may kill a run (and its children), or steer it with
+/// `/subagents send`: they asked for it, or they operate its root agent.
+pub(crate) fn may_kill(config: &Config, user: &UserId, run: &RunOwner) -> bool {
+    run.requester.as_deref() == Some(user.as_str()) || operates(config, user, &run.root_agent)
+}
+
+/// Whether `user` may stop a turn of `agent` that `owner` started.
+pub(crate) fn may_stop(config: &Config, user: &UserId, owner: &UserId, agent: &str) -> bool {
+    user == owner || operates(config, user, agent)
+}
+
+/// What a pause covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PauseScope<'a> {
+    /// The trees of one agent.
+    Agent(&'a str),
+    /// Every agent.
+    All,
+}
+
+/// Whether `user` may pause or resume spawning for `scope`: an operator of
+/// that agent, or of every enabled agent for all of them.
+pub(crate) fn may_pause(config: &Config, user: &UserId, scope: PauseScope<'_>) -> bool {
+    match scope {
+        PauseScope::Agent(agent) => operates(config, user, agent),
+        PauseScope::All => config.enabled_agents().iter().all(|a| operates(config, user, a)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -24,7 +24,7 @@ struct Running {
 
 pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
     let runtime = bootstrap::start(config_path, "chat").await?.runtime;
-    let heartbeat = crate::instance::spawn_heartbeat(runtime.store().clone(), "chat", |_| Box::pin(async {}));
+    let heartbeat = crate::instance::spawn_heartbeat(runtime.store().clone(), "chat", |_| Box::pin(async {}), || ());
     let agent = pick_agent(&runtime, agent)?;
     let login = std::env::var("USER")
         .ok()

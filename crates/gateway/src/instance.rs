@@ -101,12 +101,15 @@ pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard
 
 /// Say this instance is alive every `heartbeat()`, and sweep up after dead
 /// ones; `expired` is told about approvals that expired that way (to edit
-/// their prompts). An instance the others took for dead registers again
-/// as `role` (`run` or `chat`).
+/// their prompts). An instance the others took for dead (it stalled past
+/// its lease) first stops everything it was doing (`taken_for_dead`: its
+/// turns and runs were adopted or lost, and acting on would run tools
+/// twice), then registers again as `role` (`run` or `chat`) under a new id.
 pub(crate) fn spawn_heartbeat(
     store: Store,
     role: &'static str,
     expired: impl Fn(Vec<ApprovalRow>) -> futures::future::BoxFuture<'static, ()> + Send + 'static,
+    taken_for_dead: impl Fn() + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
@@ -115,10 +118,13 @@ pub(crate) fn spawn_heartbeat(
                 Ok(true) => {}
                 Ok(false) => {
                     tracing::error!(
-                        "the other gateways took this instance for dead (it was paused or cut off too long) and reclaimed its work; registering again"
+                        old_id = store.instance_id().unwrap_or(""),
+                        "the other gateways took this instance for dead (it was paused or cut off too long) and reclaimed its work; stopping what it was doing and registering under a new id"
                     );
-                    if let Err(e) = store.register_instance(&host(), std::process::id(), role).await {
-                        tracing::error!(error = %e, "cannot register this instance again");
+                    taken_for_dead();
+                    match store.register_anew(&host(), std::process::id(), role).await {
+                        Ok(id) => tracing::warn!(new_id = %id, "registered again"),
+                        Err(e) => tracing::error!(error = %e, "cannot register this instance again"),
                     }
                 }
                 Err(e) => {

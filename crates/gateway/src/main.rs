@@ -25,6 +25,7 @@ mod cli_channel;
 mod cluster;
 mod commands;
 mod console;
+mod fence;
 mod files;
 mod inbox;
 mod instance;

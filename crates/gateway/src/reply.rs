@@ -31,11 +31,20 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
         reply_to: out.reply_to.as_deref(),
         body: &out.text,
     };
-    if let Err(e) = store.finish_inbound(&to.key, Some(&queued)).await {
-        // The person still gets the answer; the message stays pending.
-        tracing::error!(key = %to.key, error = %e, "cannot record the answer in the inbox");
-        deliver(channels, store, &out, SEND_ATTEMPTS).await;
-        return;
+    match store.finish_inbound(&to.key, Some(&queued)).await {
+        Ok(true) => {}
+        Ok(false) => {
+            // Not this instance's any more (it stalled past its lease and
+            // another adopted the message): that one answers, not this.
+            tracing::warn!(key = %to.key, "an answer for a message another gateway took over was dropped");
+            return;
+        }
+        Err(e) => {
+            // The person still gets the answer; the message stays pending.
+            tracing::error!(key = %to.key, error = %e, "cannot record the answer in the inbox");
+            deliver(channels, store, &out, SEND_ATTEMPTS).await;
+            return;
+        }
     }
     let marked = match channels.send(&out, SEND_ATTEMPTS).await {
         Ok(_) => store.reply_delivered(&to.key).await,

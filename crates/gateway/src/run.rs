@@ -157,7 +157,15 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     tasks.push(broker.clone().spawn_remote_decisions());
     tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;
+    tasks.push(crate::outbox::spawn(
+        runtime.store().clone(),
+        channels.clone(),
+        fences.clone(),
+    ));
     let prompts = channels.clone();
+    let router = Router::new((*runtime).clone(), channels, broker.clone());
+    runtime.set_fence(Arc::new(crate::fence::StoreFence::new(runtime.store().clone())));
+    let (stale_router, stale_runtime) = (router.clone(), runtime.clone());
     tasks.push(crate::instance::spawn_heartbeat(
         runtime.store().clone(),
         "run",
@@ -165,13 +173,16 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
             let channels = prompts.clone();
             Box::pin(async move { update_expired_prompts(&channels, &rows).await })
         },
+        move || {
+            let turns = stale_router.cancel_all_turns();
+            let runs = stale_runtime.core().live().cancel_all_runs();
+            tracing::warn!(
+                turns,
+                runs,
+                "stopped every turn and run of this instance (their waiting approvals close with them)"
+            );
+        },
     ));
-    tasks.push(crate::outbox::spawn(
-        runtime.store().clone(),
-        channels.clone(),
-        fences.clone(),
-    ));
-    let router = Router::new((*runtime).clone(), channels, broker.clone());
     // The local API and the console share the `[web]` listener; messages
     // written to it before the router runs wait in the inbound queue.
     if !local_aliases.is_empty() || config.web.console {

@@ -32,7 +32,7 @@ channels = ["telegram.main", "local.team"]
 model_provider = "prev"
 [risk_profiles.default]
 level = "supervised"
-auto_approve = ["memory_recall", "delegate"]
+auto_approve = ["memory_recall", "delegate", "file_write"]
 delegation_policy = {{ mode = "allow" }}
 {route}timeout_secs = 60
 {telegram}[channels.local.team]
@@ -449,4 +449,62 @@ async fn a_paused_owner_resumed_after_losing_its_lease_gives_the_bot_up() {
         "nothing twice"
     );
     assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+}
+
+/// An instance stalled (SIGSTOP) in the middle of a turn, past its lease:
+/// another adopts the message and answers it. Woken up (SIGCONT), the
+/// stalled one gets its model's answer — a tool call — and does not run
+/// it (the message is no longer its), sends nothing, and registers under
+/// a new id. The tool ran once, the person got one answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
+    let Some(c) = cluster("stalled").await else { return };
+    let a = owner(&c, None, 20).await;
+    let append = json!({"path": "count.txt", "content": "ran\n", "append": true});
+    // A's model call comes back after A has been stalled past its lease.
+    c.model.push(
+        Step::tool_call("file_write", append.clone())
+            .when_last_contains("stall test")
+            .delay(Duration::from_secs(3)),
+    );
+    // The instance that adopts the message runs the turn again.
+    c.model
+        .push(Step::tool_call("file_write", append).when_last_contains("stall test"));
+    c.model.push(Step::text("answered once").when_last_contains("wrote"));
+    c.tg.message(private_chat(12, "Bo"), user(12, "Bo"), "stall test", None, None);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the turn never reached the model");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.nodes[a].gw.signal("STOP");
+    let b = owner(&c, Some(a), 20).await;
+    c.tg.wait_sent(1, 30).await;
+    c.nodes[a].gw.signal("CONT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !c.nodes[a].gw.log().contains("registered again") {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled instance never noticed:\n{}",
+            c.nodes[a].gw.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Give A time to act on its model's answer, if it were going to.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(texts(&c.tg), ["answered once"], "one answer");
+    let ran_on = |i: usize| {
+        std::fs::read_to_string(c.nodes[i].sandbox.path().join("workspace/main/count.txt")).unwrap_or_default()
+    };
+    let others: String = (0..c.nodes.len()).filter(|i| *i != a).map(ran_on).collect();
+    assert_eq!(others, "ran\n", "the adopting instance ran the tool once");
+    assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+    assert_eq!(
+        ran_on(a),
+        "",
+        "the stalled instance ran nothing:\n{}",
+        c.nodes[a].gw.log()
+    );
+    let log = c.nodes[a].gw.log();
+    assert!(log.contains("stopped every turn and run of this instance"), "{log}");
 }

@@ -11,6 +11,7 @@ pub mod core;
 pub mod cost;
 pub mod cron;
 pub mod delegation;
+pub mod fence;
 pub mod files;
 mod kill;
 pub mod live;

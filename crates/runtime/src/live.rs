@@ -21,6 +21,8 @@ pub struct Live {
     route_broker: RwLock<Option<Arc<dyn ApprovalBroker>>>,
     /// Posts files into chats (`send_file`).
     file_poster: RwLock<Option<Arc<dyn crate::files::FilePoster>>>,
+    /// Whether work is still this gateway's (several gateways on one database).
+    fence: RwLock<Option<Arc<dyn crate::fence::Fence>>>,
     /// `/subagents pause all`: new spawns and delegations are refused everywhere.
     paused_all: AtomicBool,
     /// `/subagents pause`: refused in the trees of these agents.
@@ -59,6 +61,7 @@ impl Live {
             tasks: Arc::default(),
             route_broker: RwLock::new(None),
             file_poster: RwLock::new(None),
+            fence: RwLock::new(None),
             paused_all: AtomicBool::new(false),
             paused: RwLock::default(),
             lane: Arc::new(tokio::sync::Semaphore::new(lane_permits)),
@@ -74,6 +77,15 @@ impl Live {
             tasks: self.tasks.clone(),
             run_id: run_id.to_string(),
         }
+    }
+
+    /// Cancel every child running here; how many.
+    pub fn cancel_all_runs(&self) -> usize {
+        let tokens: Vec<CancellationToken> = self.tasks.lock().values().cloned().collect();
+        for t in &tokens {
+            t.cancel();
+        }
+        tokens.len()
     }
 
     /// Cancel a running child by id; false when it is not running here.
@@ -144,7 +156,17 @@ impl Live {
         *self.route_broker.write() = Some(broker);
     }
 
-    /// Install what posts files into chats.
+    /// Install what tells whether work is still this gateway's (`fence`).
+    pub fn install_fence(&self, fence: Arc<dyn crate::fence::Fence>) {
+        *self.fence.write() = Some(fence);
+    }
+
+    /// The installed fence, if any.
+    pub(crate) fn fence(&self) -> Option<Arc<dyn crate::fence::Fence>> {
+        self.fence.read().clone()
+    }
+
+    /// Install what posts files into chats (`send_file`).
     pub fn install_file_poster(&self, poster: Arc<dyn crate::files::FilePoster>) {
         *self.file_poster.write() = Some(poster);
     }

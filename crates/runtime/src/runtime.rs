@@ -94,6 +94,11 @@ impl Runtime {
         self.core.live.install_route_broker(broker);
     }
 
+    /// Install what tells whether work is still this gateway's (`fence`).
+    pub fn set_fence(&self, fence: Arc<dyn crate::fence::Fence>) {
+        self.core.live.install_fence(fence);
+    }
+
     /// Install what posts files into chats (`send_file`).
     pub fn set_file_poster(&self, poster: Arc<dyn crate::files::FilePoster>) {
         self.core.live.install_file_poster(poster);

@@ -116,18 +116,31 @@ impl Store {
     /// Mark inbox row `key` answered and queue `reply` (when there is one),
     /// in one transaction. The reply is this instance's to deliver now
     /// (then `reply_delivered`, or `reply_to_outbox` when it cannot).
-    pub async fn finish_inbound(&self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<(), StoreError> {
+    pub async fn finish_inbound(&self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<bool, StoreError> {
         let now = now_ms();
-        let mut stmts = vec![
-            Stmt::new("UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2")
-                .bind(now)
-                .bind(key),
-        ];
+        // Only while the row is still this instance's: one that stalled
+        // past its lease and lost the row to another sends nothing.
+        let done = match self.instance_id() {
+            Some(me) => Stmt::new(
+                "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id = $3",
+            )
+            .bind(now)
+            .bind(key)
+            .bind(me),
+            None => Stmt::new(
+                "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id IS NULL",
+            )
+            .bind(now)
+            .bind(key),
+        };
+        let mut stmts = vec![done];
         if let Some(r) = reply {
             stmts.push(
                 Stmt::new(
                     "INSERT INTO outbox (run_id, channel, chat, thread, reply_to, body, status, attempts, next_attempt_at, created_at, instance_id)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9) ON CONFLICT (run_id) DO NOTHING",
+                     SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9
+                     WHERE EXISTS (SELECT 1 FROM inbox WHERE key = $10 AND status = 'done' AND done_at = $8)
+                     ON CONFLICT (run_id) DO NOTHING",
                 )
                 .bind(reply_key(key))
                 .bind(r.channel)
@@ -137,11 +150,39 @@ impl Store {
                 .bind(r.body)
                 .bind(now + DELIVERY_LEASE_MS)
                 .bind(now)
-                .bind(self.instance_id()),
+                .bind(self.instance_id())
+                .bind(key),
             );
         }
-        self.exec_all(stmts).await?;
-        Ok(())
+        let changed = self.exec_all(stmts).await?;
+        Ok(changed.first() == Some(&1))
+    }
+
+    /// Whether child run `id` may still act here: running and this
+    /// instance's, or not a recorded run at all.
+    pub async fn run_still_mine(&self, id: &str) -> Result<bool, StoreError> {
+        let row: Option<(String, Option<String>)> = read!(self, |p| sqlx::query_as(
+            "SELECT status, instance_id FROM runs WHERE id = $1"
+        )
+        .bind(id)
+        .fetch_optional(p)
+        .await)?;
+        Ok(match row {
+            None => true,
+            Some((status, owner)) => status == "running" && owner.as_deref() == self.instance_id(),
+        })
+    }
+
+    /// Whether inbox row `key` is still pending and this instance's (a
+    /// row of no instance counts as this one's when this one has no id).
+    pub async fn inbox_still_mine(&self, key: &str) -> Result<bool, StoreError> {
+        let owner: Option<Option<String>> = read!(self, |p| sqlx::query_scalar(
+            "SELECT instance_id FROM inbox WHERE key = $1 AND status = 'pending'"
+        )
+        .bind(key)
+        .fetch_optional(p)
+        .await)?;
+        Ok(matches!(owner, Some(o) if o.as_deref() == self.instance_id()))
     }
 
     /// The reply to inbox row `key` was delivered.

@@ -49,12 +49,28 @@ impl Store {
         let id = self
             .instance_id()
             .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
+        self.insert_instance(&id, host, pid, role).await?;
+        *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
+        Ok(id)
+    }
+
+    /// Register again under a new id, after the other gateways took this
+    /// instance for dead and reclaimed its work: what is still marked with
+    /// the old id stays theirs to adopt, and this one never acts for it.
+    pub async fn register_anew(&self, host: &str, pid: u32, role: &str) -> Result<String, StoreError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.insert_instance(&id, host, pid, role).await?;
+        *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
+        Ok(id)
+    }
+
+    async fn insert_instance(&self, id: &str, host: &str, pid: u32, role: &str) -> Result<(), StoreError> {
         let now = now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO instances (id, host, pid, started_at, heartbeat_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
             )
-            .bind(&id)
+            .bind(id)
             .bind(host)
             .bind(i64::from(pid))
             .bind(now)
@@ -62,18 +78,18 @@ impl Store {
             .bind(role),
         )
         .await?;
-        let _ = self.instance.set(id.clone());
-        Ok(id)
+        Ok(())
     }
 
     /// This process's instance id, once registered.
-    pub fn instance_id(&self) -> Option<&str> {
-        self.instance.get().map(String::as_str)
+    pub fn instance_id(&self) -> Option<&'static str> {
+        *self.instance.read()
     }
 
     /// Say this instance is alive. False when its row is gone: the other
     /// instances took it for dead (it was paused or cut off for longer than
-    /// the lease) and reclaimed its work; it must register again.
+    /// the lease) and reclaimed its work; it must register again
+    /// (`register_anew`).
     pub async fn heartbeat(&self) -> Result<bool, StoreError> {
         let Some(id) = self.instance_id() else {
             return Ok(true);

@@ -94,8 +94,10 @@ pub struct Store {
     changes: tokio::sync::broadcast::Sender<Change>,
     /// Woken by other gateways' signals (see `signals`).
     signals: std::sync::Arc<tokio::sync::Notify>,
-    /// This process's registration (see `instances`), once made.
-    instance: std::sync::Arc<std::sync::OnceLock<String>>,
+    /// This process's registration (see `instances`), once made. A new
+    /// id replaces it when the other gateways took this one for dead; the
+    /// few bytes of each id are kept for the process's life (`&'static`).
+    instance: std::sync::Arc<parking_lot::RwLock<Option<&'static str>>>,
 }
 
 impl Store {

@@ -50,6 +50,15 @@ pub(super) struct Queued {
 pub(super) struct Busy(pub Box<Queued>);
 
 impl Router {
+    /// Cancel every running turn; how many there were.
+    pub(crate) fn cancel_all_turns(&self) -> usize {
+        let sessions = self.sessions.lock();
+        sessions
+            .values()
+            .filter_map(|s| s.current.lock().as_ref().map(|t| t.cancel.cancel()))
+            .count()
+    }
+
     /// The running turn of `session_key`, if any.
     pub(crate) fn current_turn(&self, session_key: &str) -> Option<TurnNow> {
         let sessions = self.sessions.lock();

@@ -112,6 +112,19 @@ impl AgentRun {
             name: call.name.clone(),
             summary,
         });
+        if matches!(effect, crate::policy::Effect::Write(_))
+            && let Some(fence) = self.ctx.core.live.fence()
+        {
+            let work = crate::fence::Work {
+                turn: self.turn.as_deref(),
+                run: self.ctx.scope.run_id.as_deref(),
+            };
+            if let Err(why) = fence.still_ours(work).await {
+                tracing::error!(tool = %call.name, %why, "a tool call for work another gateway adopted was not run");
+                self.ctx.cancel.cancel();
+                return ToolResult::fail(format!("{} was not run: {why}", call.name));
+            }
+        }
         let progress = self.ctx.scope.progress.clone();
         if let Some(p) = &progress {
             p.tool_started(&call.name).await;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptEdit, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
+use switchboard_store::{ApprovalEnd, ApprovalRow, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
 
 struct Decision {
@@ -127,6 +127,23 @@ fn decided(id: &str, choice: ApprovalChoice) -> String {
 }
 
 /// The stored status of a choice.
+/// The decision a decided row records; `None` for one that ended
+/// otherwise (expired, cancelled, unavailable).
+fn decision_of(row: ApprovalRow) -> Option<Decision> {
+    let choice = match row.status {
+        ApprovalStatus::Approved => ApprovalChoice::AllowOnce,
+        ApprovalStatus::ApprovedAlways => ApprovalChoice::Always,
+        ApprovalStatus::Denied => ApprovalChoice::Deny,
+        _ => return None,
+    };
+    Some(Decision {
+        choice,
+        by: row.decided_by.unwrap_or_default(),
+        from: row.decided_from.unwrap_or_default(),
+        reason: row.reason,
+    })
+}
+
 fn status_of(choice: ApprovalChoice) -> ApprovalStatus {
     match choice {
         ApprovalChoice::AllowOnce => ApprovalStatus::Approved,
@@ -244,22 +261,14 @@ impl RouteBroker {
                 Ok(Some(row)) if row.status != ApprovalStatus::Pending => row,
                 _ => continue,
             };
-            let choice = match row.status {
-                ApprovalStatus::Approved => ApprovalChoice::AllowOnce,
-                ApprovalStatus::ApprovedAlways => ApprovalChoice::Always,
-                ApprovalStatus::Denied => ApprovalChoice::Deny,
-                // Expired or cancelled elsewhere: the local timeout ends it.
-                _ => continue,
+            // Expired or cancelled elsewhere: the local timeout ends it.
+            let Some(decision) = decision_of(row) else {
+                continue;
             };
             let Some(p) = self.pending.lock().remove(&id) else {
                 continue;
             };
-            let _ = p.tx.send(Decision {
-                choice,
-                by: row.decided_by.unwrap_or_default(),
-                from: row.decided_from.unwrap_or_default(),
-                reason: row.reason,
-            });
+            let _ = p.tx.send(decision);
         }
     }
 
@@ -301,6 +310,38 @@ impl RouteBroker {
             reason,
         });
         Some(decided(id, choice))
+    }
+
+    /// Record decision `d` of request `id` — one conditional write, so of
+    /// two gateways deciding at once exactly one wins — and return the
+    /// decision that stands: `d`, or the one recorded first elsewhere.
+    /// `None` when none does (closed elsewhere, or the store cannot say):
+    /// the tool is not run.
+    async fn settle(&self, id: &str, d: Decision) -> Option<Decision> {
+        let end = ApprovalEnd {
+            status: status_of(d.choice),
+            by: Some(&d.by),
+            from: Some(&d.from),
+            reason: d.reason.as_deref(),
+        };
+        match self.store.decide_approval(id, &end).await {
+            Ok(true) => Some(d),
+            Ok(false) => {
+                let row = self.store.approval(id).await.ok().flatten()?;
+                let stands = decision_of(row);
+                tracing::warn!(
+                    approval = id,
+                    lost = %d.by,
+                    stands = stands.as_ref().map_or("nobody", |s| s.by.as_str()),
+                    "two decisions of one request; the one recorded first stands"
+                );
+                stands
+            }
+            Err(e) => {
+                tracing::error!(approval = id, error = %e, "cannot record an approval decision; the tool is not run");
+                None
+            }
+        }
     }
 
     async fn record(&self, id: &str, end: ApprovalEnd<'_>) {
@@ -420,17 +461,11 @@ impl ApprovalBroker for RouteBroker {
         let channel = target.address.channel.as_str();
         match answer {
             Ok(Ok(d)) => {
-                let status = status_of(d.choice);
-                self.record(
-                    &req.id,
-                    ApprovalEnd {
-                        status,
-                        by: Some(&d.by),
-                        from: Some(&d.from),
-                        reason: d.reason.as_deref(),
-                    },
-                )
-                .await;
+                let Some(d) = self.settle(&req.id, d).await else {
+                    return ApprovalOutcome::Unavailable {
+                        why: "the request was closed elsewhere before a decision was recorded".into(),
+                    };
+                };
                 let state = PromptState::Decided {
                     choice: d.choice,
                     by: d.by.clone(),
@@ -511,5 +546,67 @@ mod tests {
             .await;
         assert_eq!(answer, "Approval ab12: allowed once.");
         assert_eq!(rx.try_recv().unwrap().by, "tg:7");
+    }
+
+    /// Two gateways decide one request at once: the decision written first
+    /// stands, and it is the one the waiting tool call acts on.
+    #[tokio::test]
+    async fn of_two_decisions_at_once_the_recorded_one_stands() {
+        let peers = crate::test_peers::team_channel().await;
+        let config = Arc::new(
+            Config::load(std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../config/switchboard.toml"
+            )))
+            .unwrap(),
+        );
+        let broker = RouteBroker::new(config, peers.store.clone(), peers.channels.clone());
+        let req = switchboard_runtime::ApprovalRequest {
+            id: "race1".into(),
+            agent: "main".into(),
+            caller_chain: Vec::new(),
+            tool: "shell".into(),
+            summary: "rm x".into(),
+            risk: "medium".into(),
+            profile_name: "default".into(),
+            route: None,
+            origin: None,
+            requested_by: Some("cli:ann".into()),
+            run_id: None,
+            originator_may_decide: false,
+            timeout_secs: 60,
+        };
+        let at = ChatAddress::new("local.team", "ops");
+        super::super::record::store_request(
+            &peers.store,
+            &req,
+            &at,
+            &["cli:x".into(), "cli:y".into()],
+            now_ms() + 60_000,
+        )
+        .await
+        .unwrap();
+        // Another gateway's "deny" is written first...
+        let denied = ApprovalEnd {
+            status: ApprovalStatus::Denied,
+            by: Some("cli:x"),
+            from: Some("local.team"),
+            reason: None,
+        };
+        assert!(peers.store.decide_approval("race1", &denied).await.unwrap());
+        // ...then this one's "allow" arrives: the deny stands.
+        let allow = Decision {
+            choice: ApprovalChoice::AllowOnce,
+            by: "cli:y".into(),
+            from: "local.team".into(),
+            reason: None,
+        };
+        let stands = broker.settle("race1", allow).await.expect("a decision stands");
+        assert_eq!((stands.choice, stands.by.as_str()), (ApprovalChoice::Deny, "cli:x"));
+        let row = peers.store.approval("race1").await.unwrap().unwrap();
+        assert_eq!(
+            (row.status, row.decided_by.as_deref()),
+            (ApprovalStatus::Denied, Some("cli:x"))
+        );
     }
 }

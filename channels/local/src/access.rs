@@ -50,6 +50,13 @@ const RELAYED: &[&str] = &[
     "x-forwarded-proto",
     "x-real-ip",
     "via",
+    "x-original-forwarded-for",
+    "cf-connecting-ip",
+    "true-client-ip",
+    "x-client-ip",
+    "x-cluster-client-ip",
+    "fastly-client-ip",
+    "x-envoy-external-address",
 ];
 
 /// Why a request is refused, or `None` when it may go on.

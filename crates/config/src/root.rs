@@ -120,9 +120,10 @@ impl WebConfig {
     /// The base of console links: `public_url` without a trailing slash,
     /// or `http://<listen>`.
     pub fn base_url(&self) -> String {
-        match &self.public_url {
-            Some(u) => u.trim_end_matches('/').to_string(),
-            None => format!("http://{}", self.listen),
+        match (&self.public_url, &self.console_listen) {
+            (Some(u), _) => u.trim_end_matches('/').to_string(),
+            (None, Some(console)) => format!("http://{console}"),
+            (None, None) => format!("http://{}", self.listen),
         }
     }
 }

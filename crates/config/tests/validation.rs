@@ -316,3 +316,10 @@ fn a_proxied_console_needs_its_own_listener() {
 fn sandbox_limits_too_low_to_start_a_command() {
     assert_problem("[sandbox]\nmax_processes = 2\n", "sandbox.max_processes", "at least 8");
 }
+
+#[test]
+fn console_links_point_at_the_console_listener() {
+    let text = format!("{BASE}\n[web]\nconsole = true\nconsole_listen = \"127.0.0.1:8089\"\n");
+    let config = Config::from_toml_str(&text, "test.toml").unwrap();
+    assert_eq!(config.web.base_url(), "http://127.0.0.1:8089");
+}

@@ -64,9 +64,14 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
 
 /// Inbox message `to` is done with nothing left for the outbox to send
 /// (its answer is on screen already, or must not be stored).
-pub(crate) async fn answered_in_place(store: &Store, to: &Taken) {
-    if let Err(e) = store.finish_inbound(&to.key, None).await {
-        tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
+/// False when the message is no longer this instance's (another adopted it).
+pub(crate) async fn answered_in_place(store: &Store, to: &Taken) -> bool {
+    match store.finish_inbound(&to.key, None).await {
+        Ok(mine) => mine,
+        Err(e) => {
+            tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
+            true
+        }
     }
 }
 
@@ -74,7 +79,10 @@ pub(crate) async fn answered_in_place(store: &Store, to: &Taken) {
 /// sign-in link): the message is marked done without a reply row, and the
 /// text is sent now or never (the person can ask again).
 pub(crate) async fn answer_privately(channels: &ChannelSet, store: &Store, to: &Taken, text: String) {
-    answered_in_place(store, to).await;
+    if !answered_in_place(store, to).await {
+        tracing::warn!(key = %to.key, "a private answer for a message another gateway took over was dropped");
+        return;
+    }
     let mut out = Outbound::new(to.m.address.clone(), text);
     out.reply_to = to.m.message_id.clone();
     out.delivery_key = Some(switchboard_store::reply_key(&to.key));

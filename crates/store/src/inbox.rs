@@ -122,7 +122,8 @@ impl Store {
         // past its lease and lost the row to another sends nothing.
         let done = match self.instance_id() {
             Some(me) => Stmt::new(
-                "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id = $3",
+                "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id = $3
+                 AND EXISTS (SELECT 1 FROM instances me WHERE me.id = $3)",
             )
             .bind(now)
             .bind(key)
@@ -161,12 +162,15 @@ impl Store {
     /// Whether child run `id` may still act here: running and this
     /// instance's, or not a recorded run at all.
     pub async fn run_still_mine(&self, id: &str) -> Result<bool, StoreError> {
-        let row: Option<(String, Option<String>)> = read!(self, |p| sqlx::query_as(
-            "SELECT status, instance_id FROM runs WHERE id = $1"
+        let row: Option<(String, Option<String>)> = read!(self, |p| {
+            sqlx::query_as(
+            "SELECT CASE WHEN instance_id IS NULL OR EXISTS (SELECT 1 FROM instances i WHERE i.id = runs.instance_id)
+                    THEN status ELSE 'orphaned' END, instance_id FROM runs WHERE id = $1"
         )
         .bind(id)
         .fetch_optional(p)
-        .await)?;
+        .await
+        })?;
         Ok(match row {
             None => true,
             Some((status, owner)) => status == "running" && owner.as_deref() == self.instance_id(),
@@ -176,8 +180,11 @@ impl Store {
     /// Whether inbox row `key` is still pending and this instance's (a
     /// row of no instance counts as this one's when this one has no id).
     pub async fn inbox_still_mine(&self, key: &str) -> Result<bool, StoreError> {
+        // The row names this instance, and this instance is registered
+        // still (one taken for dead must not act before it notices).
         let owner: Option<Option<String>> = read!(self, |p| sqlx::query_scalar(
-            "SELECT instance_id FROM inbox WHERE key = $1 AND status = 'pending'"
+            "SELECT instance_id FROM inbox WHERE key = $1 AND status = 'pending'
+             AND (instance_id IS NULL OR EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id))"
         )
         .bind(key)
         .fetch_optional(p)
@@ -251,7 +258,8 @@ impl Store {
             .map(|r| {
                 Stmt::new(
                     "UPDATE inbox SET instance_id = $1 WHERE key = $2 AND status = 'pending' AND (instance_id IS NULL
-                     OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id))",
+                     OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id))
+                     AND EXISTS (SELECT 1 FROM instances me WHERE me.id = $1)",
                 )
                 .bind(me)
                 .bind(&r.key)

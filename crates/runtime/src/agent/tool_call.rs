@@ -84,9 +84,19 @@ impl AgentRun {
                 };
             }
         }
+        if let GateDecision::Refuse(why) = &decision {
+            return ToolResult::fail(why.clone());
+        }
+        // Work another gateway adopted is neither asked about nor run (and
+        // asked again after an approval, which may have taken minutes).
+        if let Some(refused) = self.fenced(&call.name, effect).await {
+            return refused;
+        }
+        let mut asked = false;
         match decision {
             GateDecision::Refuse(why) => return ToolResult::fail(why),
             GateDecision::Ask if dangerous || !self.grants.has(&call.name, effect.risk()) => {
+                asked = true;
                 let outcome = self.ask(call, &summary, effect.risk().as_str()).await;
                 match outcome {
                     ApprovalOutcome::Approved { always, .. } => {
@@ -112,18 +122,8 @@ impl AgentRun {
             name: call.name.clone(),
             summary,
         });
-        if matches!(effect, crate::policy::Effect::Write(_))
-            && let Some(fence) = self.ctx.core.live.fence()
-        {
-            let work = crate::fence::Work {
-                turn: self.turn.as_deref(),
-                run: self.ctx.scope.run_id.as_deref(),
-            };
-            if let Err(why) = fence.still_ours(work).await {
-                tracing::error!(tool = %call.name, %why, "a tool call for work another gateway adopted was not run");
-                self.ctx.cancel.cancel();
-                return ToolResult::fail(format!("{} was not run: {why}", call.name));
-            }
+        if asked && let Some(refused) = self.fenced(&call.name, effect).await {
+            return refused;
         }
         let progress = self.ctx.scope.progress.clone();
         if let Some(p) = &progress {
@@ -140,6 +140,23 @@ impl AgentRun {
             success: result.success,
         });
         result
+    }
+
+    /// The refusal of a side-effecting call for work this gateway no longer
+    /// owns (see `crate::fence`); the turn is cancelled with it.
+    async fn fenced(&self, tool: &str, effect: crate::policy::Effect) -> Option<ToolResult> {
+        if !matches!(effect, crate::policy::Effect::Write(_)) {
+            return None;
+        }
+        let fence = self.ctx.core.live.fence()?;
+        let work = crate::fence::Work {
+            turn: self.turn.as_deref(),
+            run: self.ctx.scope.run_id.as_deref(),
+        };
+        let why = fence.still_ours(work).await.err()?;
+        tracing::error!(tool, %why, "a tool call for work another gateway adopted was not run");
+        self.ctx.cancel.cancel();
+        Some(ToolResult::fail(format!("{tool} was not run: {why}")))
     }
 
     async fn ask(&self, call: &ToolCall, summary: &str, risk: &str) -> ApprovalOutcome {

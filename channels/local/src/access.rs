@@ -59,6 +59,20 @@ const RELAYED: &[&str] = &[
     "x-envoy-external-address",
 ];
 
+/// The `cli:` name whose token the request carries, of `people`
+/// (`(token, name)`; each compared in constant time).
+pub(crate) fn person(headers: &HeaderMap, people: &[(String, String)]) -> Option<String> {
+    let given = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))?;
+    people
+        .iter()
+        .filter(|(token, _)| switchboard_core::constant_time_eq(given.as_bytes(), token.as_bytes()))
+        .map(|(_, name)| name.clone())
+        .next()
+}
+
 /// Why a request is refused, or `None` when it may go on.
 pub(crate) fn refusal(headers: &HeaderMap, token: Option<&str>) -> Option<(u16, String)> {
     let relayed = headers

@@ -2,7 +2,7 @@
 
 use crate::access;
 use crate::channel::{Event, LocalChannel};
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Extension, Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -22,13 +22,21 @@ pub struct LocalHub {
     channels: Arc<BTreeMap<String, Arc<LocalChannel>>>,
     /// Bearer tokens of the aliases that require one.
     tokens: Arc<BTreeMap<String, String>>,
+    /// Per alias, each person's token and `cli:` name.
+    people: Arc<BTreeMap<String, Vec<(String, String)>>>,
 }
+
+/// Who the request's token says is calling (people by token), if anyone.
+#[derive(Clone, Default)]
+struct Caller(Option<String>);
 
 #[derive(Deserialize)]
 pub(crate) struct Send {
     chat: String,
     #[serde(default)]
     thread: Option<String>,
+    /// Who writes (`cli:<name>`); with people by token, the token decides.
+    #[serde(default)]
     user: String,
     #[serde(default)]
     name: Option<String>,
@@ -46,6 +54,7 @@ pub(crate) struct Send {
 
 #[derive(Deserialize)]
 struct Press {
+    #[serde(default)]
     user: String,
     chat: String,
     #[serde(default)]
@@ -79,7 +88,19 @@ impl LocalHub {
         Self {
             channels: Arc::new(channels),
             tokens: Arc::default(),
+            people: Arc::default(),
         }
+    }
+
+    /// Know the callers of these aliases by token: `alias → [(token, name)]`
+    /// (`name` without the `cli:`).
+    pub fn with_people(mut self, people: BTreeMap<String, Vec<(String, String)>>) -> Self {
+        let people = people
+            .into_iter()
+            .map(|(alias, list)| (alias, list.into_iter().map(|(t, n)| (t, format!("cli:{n}"))).collect()))
+            .collect();
+        self.people = Arc::new(people);
+        self
     }
 
     /// Require `Authorization: Bearer <token>` on these aliases.
@@ -159,12 +180,28 @@ async fn guard(
         let error = "the local API answers only callers on this machine";
         return (StatusCode::FORBIDDEN, Json(json!({ "error": error }))).into_response();
     }
-    let token = params.get("alias").and_then(|a| hub.tokens.get(a)).map(String::as_str);
+    let alias = params.get("alias");
+    let token = alias.and_then(|a| hub.tokens.get(a)).map(String::as_str);
     if let Some((status, error)) = access::refusal(req.headers(), token) {
         tracing::warn!(%error, "local API request refused");
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
         return (status, Json(json!({ "error": error }))).into_response();
     }
+    let mut req = req;
+    let caller = match alias.and_then(|a| hub.people.get(a).map(|p| (a, p))) {
+        Some((alias, people)) => match access::person(req.headers(), people) {
+            Some(name) => Caller(Some(name)),
+            None => {
+                let error = format!(
+                    "this local channel knows its people by token: send 'Authorization: Bearer <your token>' from [channels.local.{alias}.people]"
+                );
+                tracing::warn!(%alias, "local API request without a person's token refused");
+                return (StatusCode::UNAUTHORIZED, Json(json!({ "error": error }))).into_response();
+            }
+        },
+        None => Caller(None),
+    };
+    req.extensions_mut().insert(caller);
     next.run(req).await
 }
 
@@ -197,10 +234,40 @@ pub(crate) fn inbound_of(
     })
 }
 
-async fn send(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body): Json<Send>) -> Response {
+/// The `cli:` name a request acts as: the token's person (a different
+/// `user` in the body is refused), or the body's `user` without people.
+fn acting_as(caller: &Caller, claimed: &str) -> Result<String, Box<Response>> {
+    match &caller.0 {
+        Some(person) if !claimed.is_empty() && claimed != person => Err(Box::new(
+            (
+                StatusCode::FORBIDDEN,
+                Json(json!({"error": format!("your token says you are {person}; leave 'user' out or set it to that")})),
+            )
+                .into_response(),
+        )),
+        Some(person) => Ok(person.clone()),
+        None => Ok(claimed.to_string()),
+    }
+}
+
+async fn send(
+    State(hub): State<LocalHub>,
+    Path(alias): Path<String>,
+    Extension(caller): Extension<Caller>,
+    Json(mut body): Json<Send>,
+) -> Response {
     let Some(ch) = hub.channel(&alias) else {
         return unknown(&alias);
     };
+    body.user = match acting_as(&caller, &body.user) {
+        Ok(u) => u,
+        Err(refused) => return *refused,
+    };
+    if caller.0.is_some()
+        && let Err(e) = ch.join(&body.chat, &body.user, body.direct)
+    {
+        return (StatusCode::FORBIDDEN, Json(json!({ "error": e }))).into_response();
+    }
     let message_id = format!(
         "in-{}",
         std::time::SystemTime::now()
@@ -218,10 +285,24 @@ async fn send(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body)
     }
 }
 
-async fn press(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(body): Json<Press>) -> Response {
+async fn press(
+    State(hub): State<LocalHub>,
+    Path(alias): Path<String>,
+    Extension(caller): Extension<Caller>,
+    Json(mut body): Json<Press>,
+) -> Response {
     let Some(ch) = hub.channel(&alias) else {
         return unknown(&alias);
     };
+    body.user = match acting_as(&caller, &body.user) {
+        Ok(u) => u,
+        Err(refused) => return *refused,
+    };
+    if caller.0.is_some()
+        && let Err(e) = ch.join(&body.chat, &body.user, false)
+    {
+        return (StatusCode::FORBIDDEN, Json(json!({ "error": e }))).into_response();
+    }
     // A button press reaches the gateway as the equivalent text command.
     let text = match body.choice.as_str() {
         "allow_once" => format!("/approve {}", body.approval_id),
@@ -261,7 +342,12 @@ async fn outage(State(hub): State<LocalHub>, Path(alias): Path<String>, Json(bod
     StatusCode::NO_CONTENT.into_response()
 }
 
-async fn events(State(hub): State<LocalHub>, Path(alias): Path<String>, Query(q): Query<Poll>) -> Response {
+async fn events(
+    State(hub): State<LocalHub>,
+    Path(alias): Path<String>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<Poll>,
+) -> Response {
     let Some(ch) = hub.channel(&alias) else {
         return unknown(&alias);
     };
@@ -269,7 +355,11 @@ async fn events(State(hub): State<LocalHub>, Path(alias): Path<String>, Query(q)
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         let notified = ch.notify.notified();
-        let found: Vec<Event> = ch.events_after(q.after);
+        let mut found: Vec<Event> = ch.events_after(q.after);
+        // People by token see only the chats they are in.
+        if let Some(person) = &caller.0 {
+            found.retain(|e| ch.sees(person, e));
+        }
         if !found.is_empty() || tokio::time::Instant::now() >= deadline {
             return Json(json!({ "events": found })).into_response();
         }

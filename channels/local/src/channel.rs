@@ -54,6 +54,17 @@ pub struct LocalChannel {
     down: std::sync::atomic::AtomicBool,
     /// Files people sent, until the gateway fetches them.
     pub(crate) uploads: crate::files::Uploads,
+    /// Who is in which chat, for aliases whose people have tokens.
+    members: Mutex<Members>,
+}
+
+/// Chats and the people in them (`[channels.local.<alias>.people]`).
+#[derive(Default)]
+struct Members {
+    /// chat → person → the first event sequence they may see there.
+    chats: std::collections::HashMap<String, std::collections::HashMap<String, u64>>,
+    /// Direct chats and the one person each belongs to.
+    direct: std::collections::HashMap<String, String>,
 }
 
 impl LocalChannel {
@@ -66,6 +77,7 @@ impl LocalChannel {
             intake: OnceLock::new(),
             down: Default::default(),
             uploads: Default::default(),
+            members: Mutex::default(),
         }
     }
 
@@ -90,6 +102,44 @@ impl LocalChannel {
         drop(guard);
         self.notify.notify_waiters();
         event
+    }
+
+    /// `person` writes into `chat` (a direct chat when `direct`): they are
+    /// in it from now on, or why not — a direct chat is its first
+    /// person's, and a chat others are in cannot become one's direct chat.
+    pub(crate) fn join(&self, chat: &str, person: &str, direct: bool) -> Result<(), String> {
+        let now = self.events.lock().1;
+        let mut m = self.members.lock();
+        if let Some(owner) = m.direct.get(chat)
+            && owner != person
+        {
+            return Err(format!("chat '{chat}' is another person's direct chat"));
+        }
+        if direct && !m.direct.contains_key(chat) {
+            let others = m.chats.get(chat).is_some_and(|p| p.keys().any(|k| k != person));
+            if others {
+                return Err(format!(
+                    "chat '{chat}' has other people in it; it cannot be a direct chat"
+                ));
+            }
+            m.direct.insert(chat.to_string(), person.to_string());
+        }
+        m.chats
+            .entry(chat.to_string())
+            .or_default()
+            .entry(person.to_string())
+            .or_insert(now);
+        Ok(())
+    }
+
+    /// Whether `person` may see `event`: it is in a chat they are in, and
+    /// came after they joined it.
+    pub(crate) fn sees(&self, person: &str, event: &Event) -> bool {
+        let m = self.members.lock();
+        m.chats
+            .get(&event.chat)
+            .and_then(|p| p.get(person))
+            .is_some_and(|since| event.seq > *since)
     }
 
     /// Events with a sequence number above `after`.

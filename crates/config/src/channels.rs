@@ -268,4 +268,9 @@ pub struct LocalChannel {
     /// `Authorization: Bearer <token>` (inline or `env:NAME`).
     #[serde(default)]
     pub token: Option<Secret>,
+    /// `[channels.local.<alias>.people]`: `name = "env:TOKEN"`. When set,
+    /// each request's bearer token says who is calling (`cli:<name>`),
+    /// and a caller sees only the chats they are in.
+    #[serde(default)]
+    pub people: BTreeMap<String, Secret>,
 }

@@ -411,6 +411,22 @@ fn channels(c: &Config, v: &mut Vec<Problem>) {
         )),
         None => {}
     }
+    for (alias, l) in &c.channels.local {
+        if l.token.is_some() && !l.people.is_empty() {
+            v.push(Problem::new(
+                format!("channels.local.{alias}.token"),
+                "set either token (one for every caller) or people (one per person), not both",
+            ));
+        }
+        for name in l.people.keys() {
+            if name.is_empty() || !name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
+                v.push(Problem::new(
+                    format!("channels.local.{alias}.people.{name}"),
+                    "a person's name is letters, digits, '.', '_' or '-' (they are cli:<name>)",
+                ));
+            }
+        }
+    }
     if let Some(url) = &c.web.public_url
         && !(url.starts_with("http://") || url.starts_with("https://"))
     {

@@ -61,7 +61,20 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
             tokens.insert(alias.clone(), token);
         }
     }
-    let hub = LocalHub::new(&local_aliases).with_tokens(tokens);
+    let mut people = std::collections::BTreeMap::new();
+    for alias in &local_aliases {
+        let mut list = Vec::new();
+        for (name, secret) in &config.channels.local[alias].people {
+            let token = secret
+                .resolve()
+                .map_err(|e| anyhow::anyhow!("channels.local.{alias}.people.{name}: {e}"))?;
+            list.push((token, name.clone()));
+        }
+        if !list.is_empty() {
+            people.insert(alias.clone(), list);
+        }
+    }
+    let hub = LocalHub::new(&local_aliases).with_tokens(tokens).with_people(people);
     for ch in hub.channels() {
         channels.insert(ch.clone() as Arc<dyn Channel>);
     }

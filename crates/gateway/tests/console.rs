@@ -8,7 +8,7 @@
 mod console_fx;
 mod support;
 
-use console_fx::{browser_available, link_for, page_post, screenshots, setup, sign_in, tree_has};
+use console_fx::{ask_console, browser_available, link_for, page_post, screenshots, setup, sign_in, tree_has};
 use serde_json::{Value, json};
 use std::time::Duration;
 use switchboard_test_support::browser::Browser;
@@ -23,16 +23,25 @@ async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
     let shots = s.sandbox.path().join("screenshots");
 
     // Only in a direct chat, and only for approvers and console users.
-    let mut ops = 0;
-    s.gw.send("ops", "room-1", "cli:alice", "/console", false, false).await;
-    let group = s.gw.wait_for("ops", &mut ops, 20, |e| e["kind"] == "message").await;
+    let group = ask_console(&s.gw, "cli:alice", "desk-room", false).await;
     assert!(
         group["text"].as_str().unwrap().contains("sent only in a direct chat"),
         "{group}"
     );
+    let mut ops = 0;
+    // Where anyone on the machine could claim a name, no links at all.
     let mut team = 0;
-    s.gw.send("team", "dm-bob", "cli:bob", "/console", false, true).await;
-    let refused = s.gw.wait_for("team", &mut team, 20, |e| e["kind"] == "message").await;
+    s.gw.send("team", "dm-alice", "cli:alice", "/console", false, true)
+        .await;
+    let claimed = s.gw.wait_for("team", &mut team, 20, |e| e["kind"] == "message").await;
+    assert!(
+        claimed["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Console links are not given in this local chat"),
+        "{claimed}"
+    );
+    let refused = ask_console(&s.gw, "cli:bob", "dm-bob", true).await;
     assert!(
         refused["text"]
             .as_str()
@@ -181,7 +190,7 @@ async fn sign_in_once_then_approve_from_the_page_while_others_are_refused() {
         screenshots(&alice, &shots, name).await;
     }
     let health = alice
-        .eval("document.querySelector('tr[data-channel=\"local.ops\"] .state').innerText")
+        .eval("document.querySelector('tr[data-channel=\"local.desk\"] .state').innerText")
         .await
         .unwrap();
     assert_eq!(health, json!("connected"));

@@ -25,9 +25,10 @@ model_provider = "p"
 channels = ["telegram.main"]
 {}[channels.local.ops]
 allowed_users = ["cli:alice"]
-"#,
+{}"#,
         provider("p", &model.url(), ""),
-        switchboard_test_support::config::telegram_main(&tg.url())
+        switchboard_test_support::config::telegram_main(&tg.url()),
+        console_fx::DESK
     );
     let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "ops").await;

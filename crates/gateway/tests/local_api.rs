@@ -118,3 +118,68 @@ async fn requests_relayed_by_a_proxy_are_refused() {
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(model.requests().is_empty());
 }
+
+/// With `[channels.local.<alias>.people]`, the token says who calls: a
+/// caller cannot speak as someone else, sees only the chats they are in,
+/// and cannot enter another person's direct chat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_by_token_see_only_their_own_chats_and_cannot_act_as_each_other() {
+    let team = "[channels.local.team.people]\nann = \"ann-token\"\nbob = \"bob-token\"\n\
+                [channels.local.probe]\nallowed_users = []\n";
+    let model = ScriptedModel::start().await;
+    let port = support::free_port();
+    let config = format!(
+        "{}[channels.local.team]\nallowed_users = [\"*\"]\n{team}",
+        support::main_agent_on(&model.url(), port, "local.team")
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    let ann = [("authorization", "Bearer ann-token")];
+    let bob = [("authorization", "Bearer bob-token")];
+    let dm = |user: Option<&str>| {
+        let mut m = json!({"chat": "dm-ann", "text": "my secret plans", "direct": true});
+        if let Some(u) = user {
+            m["user"] = json!(u);
+        }
+        m
+    };
+    // No token, or a wrong one: refused.
+    let (status, body) = gw.post_raw("/local/team/send", &[], dm(Some("cli:ann"))).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("[channels.local.team.people]"), "{body}");
+    // Ann's token cannot speak as bob.
+    let (status, body) = gw.post_raw("/local/team/send", &ann, dm(Some("cli:bob"))).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("your token says you are cli:ann"), "{body}");
+    // Ann writes in her direct chat (no `user`: the token names her).
+    model.push(Step::text("Noted, Ann.").when_last_contains("my secret plans"));
+    let (status, body) = gw.post_raw("/local/team/send", &ann, dm(None)).await;
+    assert_eq!(status, 202, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let seen = gw.events_as("team", "ann-token", 0).await;
+        if seen.iter().any(|e| e["text"] == "Noted, Ann.") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ann never saw her answer: {seen:?}"
+        );
+    }
+    // Bob sees nothing of it, and cannot enter her direct chat.
+    assert!(gw.events_as("team", "bob-token", 0).await.is_empty());
+    let (status, body) = gw.post_raw("/local/team/send", &bob, dm(None)).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("another person's direct chat"), "{body}");
+    let (status, _) = gw
+        .post_raw(
+            "/local/team/press",
+            &bob,
+            json!({"chat": "dm-ann", "approval_id": "x", "choice": "deny"}),
+        )
+        .await;
+    assert_eq!(status, 403, "bob cannot press in ann's direct chat");
+    assert_eq!(model.requests().len(), 1, "only ann's message reached the model");
+    let asked = model.requests()[0].to_string();
+    assert!(asked.contains("my secret plans"));
+}

@@ -128,7 +128,22 @@ impl Router {
                 self.answer(&t, text).await;
             }
             Command::Console => {
-                let text = crate::console::SignIn::answer(&self.runtime, &m.sender, m.direct).await;
+                // On a local chat anyone on this machine can claim a name,
+                // unless the alias knows its people by token.
+                let claimed = m
+                    .address
+                    .channel
+                    .strip_prefix("local.")
+                    .and_then(|alias| self.runtime.config().channels.local.get(alias))
+                    .is_some_and(|l| l.people.is_empty());
+                let text = if claimed {
+                    format!(
+                        "Console links are not given in this local chat: anyone on this machine could use the name {}. Set [channels.{}.people] (a token per person), or ask from a chat platform.",
+                        m.sender, m.address.channel
+                    )
+                } else {
+                    crate::console::SignIn::answer(&self.runtime, &m.sender, m.direct).await
+                };
                 crate::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
             Command::Deny { id, reason } => {

@@ -14,7 +14,7 @@ pub(crate) fn config(main: &str, reviewer: &str, port: u16) -> String {
     // (alice decides; viewer may only look), prices so calls cost.
     let extra = format!(
         "{}timeout_secs = 120\n[cost.prices.pmain]\ninput = 3.0\noutput = 15.0\n[cost.prices.prev]\ninput = 1.0\noutput = 5.0\n\
-         [channels.local.ops]\nallowed_users = [\"cli:alice\", \"cli:viewer\"]\nrooms = {{ \"ops-room\" = \"room-1\" }}\n",
+         [channels.local.ops]\nallowed_users = [\"cli:alice\", \"cli:viewer\"]\nrooms = {{ \"ops-room\" = \"room-1\" }}\n{DESK}",
         switchboard_test_support::config::ops_route("cli:alice")
     );
     team_with_reviewer(main, reviewer, port, &extra)
@@ -67,20 +67,46 @@ pub(crate) async fn setup() -> Setup {
     }
 }
 
-/// `user` asks for a link in a direct chat on `local.ops`; the link.
-pub(crate) async fn link_for(gw: &Gateway, user: &str) -> String {
-    let chat = format!("dm-{user}");
-    let mut cursor = gw
-        .events("ops", 0)
+/// A local chat whose people are known by token (console links are given
+/// only there, or on chat platforms): alice, viewer and bob.
+pub(crate) const DESK: &str = "[channels.local.desk]\nallowed_users = [\"cli:alice\", \"cli:viewer\", \"cli:bob\"]\n\
+     [channels.local.desk.people]\nalice = \"alice-token\"\nviewer = \"viewer-token\"\nbob = \"bob-token\"\n";
+
+/// `user`'s bearer token on `local.desk`.
+pub(crate) fn token_of(user: &str) -> String {
+    format!("{}-token", user.trim_start_matches("cli:"))
+}
+
+/// `user` sends `/console` into `chat` of `local.desk`; the bot's answer.
+pub(crate) async fn ask_console(gw: &Gateway, user: &str, chat: &str, direct: bool) -> serde_json::Value {
+    let token = token_of(user);
+    let cursor = gw
+        .events_as("desk", &token, 0)
         .await
         .last()
         .map_or(0, |e| e["seq"].as_u64().unwrap());
-    gw.send("ops", &chat, user, "/console", false, true).await;
-    let answer = gw
-        .wait_for("ops", &mut cursor, 20, |e| {
-            e["chat"] == chat.as_str() && e["kind"] == "message"
-        })
+    let auth = format!("Bearer {token}");
+    let (status, body) = gw
+        .post_raw(
+            "/local/desk/send",
+            &[("authorization", auth.as_str())],
+            json!({"chat": chat, "text": "/console", "direct": direct}),
+        )
         .await;
+    assert_eq!(status, 202, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let events = gw.events_as("desk", &token, cursor).await;
+        if let Some(e) = events.iter().find(|e| e["chat"] == chat && e["kind"] == "message") {
+            return e.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no answer to /console in {chat}");
+    }
+}
+
+/// `user` asks for a link in their direct chat on `local.desk`; the link.
+pub(crate) async fn link_for(gw: &Gateway, user: &str) -> String {
+    let answer = ask_console(gw, user, &format!("dm-{user}"), true).await;
     let text = answer["text"].as_str().unwrap();
     let link = text.lines().last().unwrap().to_string();
     assert!(link.contains("/console/signin#"), "{text}");

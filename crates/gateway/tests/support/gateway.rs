@@ -140,6 +140,16 @@ impl Gateway {
     }
 
     /// Every event on `alias` after sequence `after` (no waiting).
+    /// Events after `after` as the person whose bearer `token` it is
+    /// (aliases whose people have tokens).
+    pub(crate) async fn events_as(&self, alias: &str, token: &str, after: u64) -> Vec<Value> {
+        let url = format!("{}/local/{alias}/events?after={after}&wait_ms=200", self.base);
+        let r = self.http.get(url).bearer_auth(token).send().await.unwrap();
+        assert!(r.status().is_success(), "events as a person: {}", r.status());
+        let v: Value = r.json().await.unwrap();
+        v["events"].as_array().cloned().unwrap_or_default()
+    }
+
     pub(crate) async fn events(&self, alias: &str, after: u64) -> Vec<Value> {
         let url = format!("{}/local/{alias}/events?after={after}&wait_ms=0", self.base);
         let v: Value = self.http.get(url).send().await.unwrap().json().await.unwrap();

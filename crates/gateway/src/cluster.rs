@@ -195,15 +195,21 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
 async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
     let store = runtime.store();
     let live = runtime.core().live();
-    let config = runtime.config();
-    let agents = std::iter::once(None).chain(config.enabled_agents().into_iter().map(Some));
-    for agent in agents {
-        let flag = crate::commands::subagents::pause_flag(agent);
-        match store.flag(&flag).await {
-            Ok(Some(v)) => {
-                let paused = v == "1";
+    // Every pause flag in one read: `paused` and `paused:<agent>`.
+    match store
+        .flags_starting_with(crate::commands::subagents::pause_flag(None).as_str())
+        .await
+    {
+        Ok(flags) => {
+            let paused_agents = live.paused_agents();
+            for (name, value) in flags {
+                let agent = name.strip_prefix("paused:");
+                if agent.is_none() && name != "paused" {
+                    continue;
+                }
+                let paused = value == "1";
                 let now = match agent {
-                    Some(a) => live.paused_agents().iter().any(|p| p == a),
+                    Some(a) => paused_agents.iter().any(|p| p == a),
                     None => live.is_paused_everywhere(),
                 };
                 if now != paused {
@@ -215,9 +221,8 @@ async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
                     live.set_paused(agent, paused);
                 }
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot read the cluster's pause flag"),
         }
+        Err(e) => tracing::warn!(error = %e, "cannot read the cluster's pause flags"),
     }
     match store.take_child_mail().await {
         Ok(mail) => {

@@ -38,6 +38,32 @@ impl Gateway {
     }
 }
 
+/// The local channels `aliases`, with their tokens (one per alias, or one
+/// per person) resolved.
+fn local_hub(config: &switchboard_config::Config, aliases: &[String]) -> anyhow::Result<LocalHub> {
+    let (mut tokens, mut people) = (std::collections::BTreeMap::new(), std::collections::BTreeMap::new());
+    for alias in aliases {
+        let local = &config.channels.local[alias];
+        if let Some(t) = &local.token {
+            let token = t
+                .resolve()
+                .map_err(|e| anyhow::anyhow!("channels.local.{alias}.token: {e}"))?;
+            tokens.insert(alias.clone(), token);
+        }
+        let mut list = Vec::new();
+        for (name, secret) in &local.people {
+            let token = secret
+                .resolve()
+                .map_err(|e| anyhow::anyhow!("channels.local.{alias}.people.{name}: {e}"))?;
+            list.push((token, name.clone()));
+        }
+        if !list.is_empty() {
+            people.insert(alias.clone(), list);
+        }
+    }
+    Ok(LocalHub::new(aliases).with_tokens(tokens).with_people(people))
+}
+
 /// Start everything `run` runs, from the configuration at `config_path`.
 pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let started = bootstrap::start(config_path, "run").await?;
@@ -52,29 +78,7 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         .filter(|(_, c)| c.enabled)
         .map(|(a, _)| a.clone())
         .collect();
-    let mut tokens = std::collections::BTreeMap::new();
-    for alias in &local_aliases {
-        if let Some(t) = &config.channels.local[alias].token {
-            let token = t
-                .resolve()
-                .map_err(|e| anyhow::anyhow!("channels.local.{alias}.token: {e}"))?;
-            tokens.insert(alias.clone(), token);
-        }
-    }
-    let mut people = std::collections::BTreeMap::new();
-    for alias in &local_aliases {
-        let mut list = Vec::new();
-        for (name, secret) in &config.channels.local[alias].people {
-            let token = secret
-                .resolve()
-                .map_err(|e| anyhow::anyhow!("channels.local.{alias}.people.{name}: {e}"))?;
-            list.push((token, name.clone()));
-        }
-        if !list.is_empty() {
-            people.insert(alias.clone(), list);
-        }
-    }
-    let hub = LocalHub::new(&local_aliases).with_tokens(tokens).with_people(people);
+    let hub = local_hub(&config, &local_aliases)?;
     for ch in hub.channels() {
         channels.insert(ch.clone() as Arc<dyn Channel>);
     }

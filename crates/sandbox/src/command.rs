@@ -94,17 +94,6 @@ impl Sandbox {
         Support::get()
     }
 
-    /// The settings.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// Whether programs run confined (false only when the kernel cannot and
-    /// the operator set `required = false`).
-    pub fn confines(&self) -> bool {
-        self.support().can_confine()
-    }
-
     /// Prepare the confinement of a program working in `workspace`, or why
     /// it may not run (one line saying what to change).
     pub fn confine(&self, workspace: &Path, network: Network) -> Result<Confined, String> {

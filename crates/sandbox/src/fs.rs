@@ -22,6 +22,18 @@ pub enum Access {
     ReadWrite,
 }
 
+/// Open `path` with `options`, following no link and never blocking on a
+/// FIFO or device: only a regular file is returned. For the work done on
+/// a confined thread (a link or FIFO any program left is refused).
+pub fn open_regular(path: &Path, options: &mut std::fs::OpenOptions) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
 /// Run `work` on a thread confined to `workspace` with `access`, and wait
 /// for it without blocking the async runtime.
 pub async fn confined<T, F>(workspace: &Path, access: Access, work: F) -> io::Result<T>

@@ -2,7 +2,7 @@
 //! operation, may touch.
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
 };
 use std::path::Path;
@@ -57,6 +57,16 @@ pub(crate) enum Tcp {
     Allowed,
 }
 
+/// Reading files and folders (no execute).
+fn read() -> BitFlags<AccessFs> {
+    AccessFs::from_read(ABI_USED) & !AccessFs::Execute
+}
+
+/// Reading and writing, but never making device nodes.
+fn read_write() -> BitFlags<AccessFs> {
+    read() | (AccessFs::from_write(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock))
+}
+
 fn strict<T: Compatible>(ruleset: T) -> T {
     // Best effort: an older kernel enforces what it knows; callers check
     // the ABI themselves before relying on a layer.
@@ -66,10 +76,6 @@ fn strict<T: Compatible>(ruleset: T) -> T {
 /// The ruleset of a confined program working in `workspace` with its
 /// private temporary folder `tmp`.
 pub(crate) fn command(workspace: &Path, tmp: &Path, tcp: Tcp) -> Result<RulesetCreated, RulesetError> {
-    let read = AccessFs::from_read(ABI_USED) & !AccessFs::Execute;
-    let read_exec = AccessFs::from_read(ABI_USED);
-    // No device nodes, even inside the workspace.
-    let read_write = read | (AccessFs::from_write(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock));
     let mut ruleset = strict(Ruleset::default()).handle_access(AccessFs::from_all(ABI_USED))?;
     if tcp == Tcp::Refused {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
@@ -77,22 +83,17 @@ pub(crate) fn command(workspace: &Path, tmp: &Path, tcp: Tcp) -> Result<RulesetC
     let ruleset = ruleset
         .scope(Scope::from_all(ABI_USED))?
         .create()?
-        .add_rules(path_beneath_rules(SYSTEM, read_exec))?
-        .add_rules(path_beneath_rules(ETC, read))?
-        .add_rules(path_beneath_rules(["/proc"], read))?
+        .add_rules(path_beneath_rules(SYSTEM, AccessFs::from_read(ABI_USED)))?
+        .add_rules(path_beneath_rules(ETC, read()))?
+        .add_rules(path_beneath_rules(["/proc"], read()))?
         .add_rules(path_beneath_rules(DEVICES, AccessFs::ReadFile | AccessFs::WriteFile))?
-        .add_rules(path_beneath_rules([workspace, tmp], read_write))?;
+        .add_rules(path_beneath_rules([workspace, tmp], read_write()))?;
     Ok(ruleset)
 }
 
 /// The ruleset of a thread doing file work in `workspace` (and nowhere else).
 pub(crate) fn files(workspace: &Path, write: bool) -> Result<RulesetCreated, RulesetError> {
-    let read = AccessFs::from_read(ABI_USED) & !AccessFs::Execute;
-    let access = if write {
-        read | (AccessFs::from_write(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock))
-    } else {
-        read
-    };
+    let access = if write { read_write() } else { read() };
     strict(Ruleset::default())
         .handle_access(AccessFs::from_all(ABI_USED))?
         .create()?

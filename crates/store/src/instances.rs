@@ -49,28 +49,24 @@ impl Store {
         let id = self
             .instance_id()
             .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
-        self.insert_instance(&id, host, pid, role).await?;
-        *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
-        Ok(id)
+        self.register_as(id, host, pid, role).await
     }
 
     /// Register again under a new id, after the other gateways took this
     /// instance for dead and reclaimed its work: what is still marked with
     /// the old id stays theirs to adopt, and this one never acts for it.
     pub async fn register_anew(&self, host: &str, pid: u32, role: &str) -> Result<String, StoreError> {
-        let id = uuid::Uuid::new_v4().to_string();
-        self.insert_instance(&id, host, pid, role).await?;
-        *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
-        Ok(id)
+        self.register_as(uuid::Uuid::new_v4().to_string(), host, pid, role)
+            .await
     }
 
-    async fn insert_instance(&self, id: &str, host: &str, pid: u32, role: &str) -> Result<(), StoreError> {
+    async fn register_as(&self, id: String, host: &str, pid: u32, role: &str) -> Result<String, StoreError> {
         let now = now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO instances (id, host, pid, started_at, heartbeat_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
             )
-            .bind(id)
+            .bind(&id)
             .bind(host)
             .bind(i64::from(pid))
             .bind(now)
@@ -78,7 +74,8 @@ impl Store {
             .bind(role),
         )
         .await?;
-        Ok(())
+        *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
+        Ok(id)
     }
 
     /// This process's instance id, once registered.

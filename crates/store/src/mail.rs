@@ -21,13 +21,13 @@ impl Store {
         Ok(())
     }
 
-    /// Cluster-wide flag `name`, if set.
-    pub async fn flag(&self, name: &str) -> Result<Option<String>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_scalar(
-            "SELECT value FROM cluster_flags WHERE name = $1"
+    /// Every cluster-wide flag whose name starts with `prefix`: (name, value).
+    pub async fn flags_starting_with(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as(
+            "SELECT name, value FROM cluster_flags WHERE substr(name, 1, length($1)) = $1"
         )
-        .bind(name)
-        .fetch_optional(p)
+        .bind(prefix)
+        .fetch_all(p)
         .await)?)
     }
 

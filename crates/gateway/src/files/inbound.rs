@@ -170,21 +170,15 @@ async fn take(
 /// the agent left at `inbox` or at the name cannot send it elsewhere.
 async fn save(workspace: &Path, path: &str, data: Vec<u8>) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let (root, path) = (workspace.to_path_buf(), path.to_string());
     switchboard_sandbox::fs::confined(workspace, switchboard_sandbox::fs::Access::ReadWrite, move || {
         std::fs::create_dir_all(root.join("inbox"))?;
         let target = switchboard_runtime::policy::resolve_in_workspace(&root, &path, &[])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&target)?;
-        if !file.metadata()?.is_file() {
-            return Err(std::io::Error::other("not a regular file"));
-        }
+        let mut file = switchboard_sandbox::fs::open_regular(
+            &target,
+            std::fs::OpenOptions::new().create(true).write(true).truncate(true),
+        )?;
         file.write_all(&data)?;
         file.flush()?;
         Ok(data)

@@ -7,7 +7,6 @@
 use super::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use switchboard_sandbox::fs::Access;
 
 pub(crate) struct FileRead;
@@ -25,15 +24,8 @@ builtin_tool!(FileRead, "file_read", Args);
 /// is more), and its size; with `whole`, nothing is read from a file
 /// whose size is over the limit.
 pub(crate) fn read_capped(path: &std::path::Path, limit: u64, whole: bool) -> std::io::Result<(Vec<u8>, u64)> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        // No link followed; a FIFO or device does not block the open.
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
+    let file = switchboard_sandbox::fs::open_regular(path, std::fs::OpenOptions::new().read(true))?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a file"));
-    }
     if whole && meta.len() > limit {
         return Ok((Vec::new(), meta.len()));
     }

@@ -6,7 +6,6 @@
 use super::{ToolContext, ToolResult, builtin_tool};
 use serde::Deserialize;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use switchboard_sandbox::fs::Access;
 
 pub(crate) struct FileWrite;
@@ -34,18 +33,16 @@ impl FileWrite {
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                let mut f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .write(true)
-                    .append(append)
-                    .truncate(!append)
-                    // The path was resolved link by link; a link put in its
-                    // place since is not followed.
-                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-                    .open(&path)?;
-                if !f.metadata()?.is_file() {
-                    return Err(std::io::Error::other("not a regular file"));
-                }
+                // The path was resolved link by link; a link put in its
+                // place since is not followed.
+                let mut f = switchboard_sandbox::fs::open_regular(
+                    &path,
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .write(true)
+                        .append(append)
+                        .truncate(!append),
+                )?;
                 f.write_all(&content)?;
                 f.flush()
             })

@@ -56,20 +56,10 @@ fn gitfile(root: &Path, dir: &Path, dot_git: &Path) -> Result<(), String> {
 /// The first 4 KiB of a regular file, read on a thread confined to the
 /// workspace, following no link and never blocking on a FIFO.
 fn read_small(root: &Path, path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let path = path.to_path_buf();
     switchboard_sandbox::fs::confined_blocking(root, switchboard_sandbox::fs::Access::Read, move || {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)?;
-        if !file.metadata()?.is_file() {
-            return Err(std::io::Error::other("not a regular file"));
-        }
-        let mut text = String::new();
-        file.take(4096).read_to_string(&mut text)?;
-        Ok(text)
+        let (bytes, _) = crate::tools::file_read::read_capped(&path, 4096, false)?;
+        Ok(String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).into_owned())
     })
 }
 

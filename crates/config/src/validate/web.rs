@@ -1,0 +1,73 @@
+//! Checks of the local HTTP surface: where it listens, the console's own
+//! listener and public address, and who may use the local channels.
+
+use super::user_list;
+use crate::{Config, Problem};
+
+/// `[web]`: loopback listeners, console users and the public address.
+pub(super) fn web(c: &Config, v: &mut Vec<Problem>) {
+    match c.web.listen.parse::<std::net::SocketAddr>() {
+        Ok(addr) if addr.ip().is_loopback() => {}
+        Ok(_) => v.push(Problem::new(
+            "web.listen",
+            "the local HTTP API has no authentication; listen on a loopback address such as 127.0.0.1:8088",
+        )),
+        Err(_) => v.push(Problem::new(
+            "web.listen",
+            format!("'{}' is not an address like 127.0.0.1:8088", c.web.listen),
+        )),
+    }
+    user_list("web.console_users", &c.web.console_users, false, v);
+    match &c.web.console_listen {
+        Some(l) => match l.parse::<std::net::SocketAddr>() {
+            Ok(addr) if addr.ip().is_loopback() && *l != c.web.listen => {}
+            Ok(_) => v.push(Problem::new(
+                "web.console_listen",
+                "must be a loopback address other than web.listen, such as 127.0.0.1:8089 (the reverse proxy forwards to it)",
+            )),
+            Err(_) => v.push(Problem::new(
+                "web.console_listen",
+                format!("'{l}' is not an address like 127.0.0.1:8089"),
+            )),
+        },
+        None if c.web.console && c.web.public_url.is_some() => v.push(Problem::new(
+            "web.console_listen",
+            "web.public_url is set, so the console is meant to be reached through a reverse proxy: give it a listener of its own, e.g. console_listen = \"127.0.0.1:8089\", and point the proxy there, never at web.listen (the local API)",
+        )),
+        None => {}
+    }
+    if let Some(url) = &c.web.public_url
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        v.push(Problem::new(
+            "web.public_url",
+            format!("'{url}' is not an http:// or https:// URL (the console's sign-in links start with it)"),
+        ));
+    }
+}
+
+/// `[channels.local.*]`: allowed users, and a token or people (not both).
+pub(super) fn local(c: &Config, v: &mut Vec<Problem>) {
+    for (alias, l) in &c.channels.local {
+        user_list(
+            &format!("channels.local.{alias}.allowed_users"),
+            &l.allowed_users,
+            true,
+            v,
+        );
+        if l.token.is_some() && !l.people.is_empty() {
+            v.push(Problem::new(
+                format!("channels.local.{alias}.token"),
+                "set either token (one for every caller) or people (one per person), not both",
+            ));
+        }
+        for name in l.people.keys() {
+            if name.is_empty() || !name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
+                v.push(Problem::new(
+                    format!("channels.local.{alias}.people.{name}"),
+                    "a person's name is letters, digits, '.', '_' or '-' (they are cli:<name>)",
+                ));
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use std::time::Duration;
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
+use switchboard_store::{ApprovalEnd, ApprovalStatus, Store};
 use tokio::sync::oneshot;
 
 enum Answer {
@@ -91,7 +91,7 @@ fn parse_answer(line: &str, id: &str) -> Option<Answer> {
 impl ApprovalBroker for CliBroker {
     async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
         let _turn = self.asking.lock().await;
-        let deadline = now_ms() + req.timeout_secs as i64 * 1000;
+        let deadline = self.store.now_ms() + req.timeout_secs as i64 * 1000;
         let here =
             switchboard_core::ChatAddress::new("cli", req.origin.as_ref().map(|o| o.chat.clone()).unwrap_or_default());
         if let Err(e) =

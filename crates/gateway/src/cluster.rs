@@ -140,7 +140,7 @@ pub(crate) async fn refuse_second_run_on_sqlite(store: &Store, database_url: &st
         return Ok(());
     }
     let here = crate::instance::host();
-    let now = switchboard_store::now_ms();
+    let now = store.now_ms();
     let other = store.instances().await?.into_iter().find(|i| {
         i.role == "run" && Some(i.id.as_str()) != store.instance_id() && !crate::instance::is_dead(i, &here, now)
     });
@@ -162,14 +162,14 @@ const REMOTE_STOPS: std::time::Duration = std::time::Duration::from_millis(200);
 /// say so; the tasks here are told).
 pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut since = switchboard_store::now_ms();
+        let mut since = runtime.store().now_ms();
         loop {
             let signalled = runtime.store().signalled();
             tokio::select! {
                 () = signalled => {}
                 () = tokio::time::sleep(REMOTE_STOPS) => {}
             }
-            let now = switchboard_store::now_ms();
+            let now = runtime.store().now_ms();
             follow_the_cluster(&runtime).await;
             match runtime
                 .store()

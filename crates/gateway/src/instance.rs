@@ -9,7 +9,7 @@
 //! one's work alone.
 
 use std::time::Duration;
-use switchboard_store::{ApprovalRow, InstanceRow, Store, now_ms};
+use switchboard_store::{ApprovalRow, InstanceRow, Store};
 
 /// `[cluster] lease_secs`, set once at start (15 s until then).
 static LEASE_SECS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
@@ -64,7 +64,7 @@ pub(crate) fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
 /// among them. Returns the approvals that expired.
 pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
     let this_host = host();
-    let now = now_ms();
+    let now = store.now_ms();
     let dead: Vec<String> = store
         .instances()
         .await?
@@ -114,6 +114,9 @@ pub(crate) fn spawn_heartbeat(
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(heartbeat()).await;
+            if let Err(e) = store.sync_clock().await {
+                tracing::warn!(error = %e, "cannot read the database's clock");
+            }
             match store.heartbeat().await {
                 Ok(true) => {}
                 Ok(false) => {
@@ -144,6 +147,7 @@ pub(crate) fn spawn_heartbeat(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard_store::now_ms;
 
     fn row(host: &str, pid: i64, age_ms: i64) -> InstanceRow {
         InstanceRow {

@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 use switchboard_config::Config;
-use switchboard_store::{Store, now_ms};
+use switchboard_store::Store;
 
 pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::instance::set_lease(config.cluster.lease_secs);
     let store = Store::open(&config.database_url).await?;
-    let now = now_ms();
+    let now = store.now_ms();
     let here = crate::instance::host();
     let instances = store.instances().await?;
     println!("instances ({}):", instances.len());

@@ -71,6 +71,11 @@ struct Cluster {
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 async fn cluster(name: &str) -> Option<Cluster> {
+    cluster_with(name, [&[], &[], &[]]).await
+}
+
+/// The same, each instance started with its own extra environment.
+async fn cluster_with(name: &str, envs: [&[(&str, &str)]; 3]) -> Option<Cluster> {
     let Some(pg) = fresh_database(name) else {
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
         return None;
@@ -87,10 +92,10 @@ async fn cluster(name: &str) -> Option<Cluster> {
     }
     let first_minute = minute_now();
     let mut nodes = Vec::new();
-    for _ in 0..3 {
+    for env in envs {
         let port = free_port();
         let sandbox = Sandbox::new(&config(&pg, &model.url(), &reviewer.url(), &tg.url(), port));
-        let gw = Gateway::start(&sandbox, port, "team").await;
+        let gw = Gateway::start_with_env(&sandbox, port, "team", env).await;
         nodes.push(Node { gw, sandbox });
     }
     Some(Cluster {
@@ -150,6 +155,9 @@ fn cron_ticks(model: &ScriptedModel) -> usize {
         .filter(|r| switchboard_test_support::last_message_text(r) == "cron tick")
         .count()
 }
+
+/// libfaketime (Debian's package), which sets a process's clock off.
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 fn minute_now() -> u64 {
     std::time::SystemTime::now()
@@ -507,4 +515,61 @@ async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
     );
     let log = c.nodes[a].gw.log();
     assert!(log.contains("stopped every turn and run of this instance"), "{log}");
+}
+
+/// Hosts whose clocks are an hour apart: every time another instance
+/// compares (heartbeats, leases, cron slots) is on the database's clock, so
+/// nobody takes the others for dead, one instance runs the bot, a message
+/// gets one answer and each cron slot fires once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_whose_clocks_are_an_hour_apart_keep_to_the_databases_clock() {
+    if !std::path::Path::new(FAKETIME).exists() {
+        assert!(
+            std::env::var_os("SWITCHBOARD_TEST_REQUIRE_FAKETIME").is_none(),
+            "{FAKETIME} is missing (apt-get install libfaketime)"
+        );
+        eprintln!("libfaketime is not installed; the clock-skew test did not run here");
+        return;
+    }
+    let skewed = |by: &'static str| {
+        [
+            ("LD_PRELOAD", FAKETIME),
+            ("FAKETIME", by),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ]
+    };
+    let (behind, ahead) = (skewed("-1h"), skewed("+1h"));
+    let Some(c) = cluster_with("skew", [&[], &behind, &ahead]).await else {
+        return;
+    };
+    let first_minute = c.first_minute;
+    owner(&c, None, 20).await;
+    // Several leases pass: each instance sweeps for dead ones every beat.
+    tokio::time::sleep(Duration::from_secs(4 * LEASE)).await;
+    c.model.push(Step::text("one answer").when_last_contains("clock test"));
+    c.tg.message(private_chat(13, "Cy"), user(13, "Cy"), "clock test", None, None);
+    c.tg.wait_sent(1, 20).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(texts(&c.tg), ["one answer"]);
+    for (i, node) in c.nodes.iter().enumerate() {
+        let log = node.gw.log();
+        assert!(!log.contains("took this instance for dead"), "instance {i}:\n{log}");
+        assert!(!log.contains("stopped gateway process"), "instance {i}:\n{log}");
+    }
+    assert!(
+        c.nodes[2].gw.log().contains("clock differs from the database"),
+        "the instance an hour ahead is told"
+    );
+    let (code, out, err) =
+        c.nodes[0]
+            .sandbox
+            .run(&["status", "--config", c.nodes[0].sandbox.config_path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches(", live").count(), 3, "{out}");
+    let boundaries = (minute_now() - first_minute) as usize;
+    let ticks = cron_ticks(&c.model);
+    assert!(
+        ticks == boundaries || ticks + 1 == boundaries,
+        "one cron run per slot crossed ({boundaries}), on the database's clock: {ticks}"
+    );
 }

@@ -103,7 +103,9 @@ impl Runtime {
                 return;
             }
             loop {
-                let now = Utc::now();
+                // Slots are on the control plane's clock: gateways on hosts
+                // whose clocks differ still agree on which slot is due.
+                let now = chrono::DateTime::from_timestamp_millis(runtime.store().now_ms()).unwrap_or_else(Utc::now);
                 let Some((at, due)) = next_due(&jobs, &now) else { return };
                 let wait = (at - now).to_std().unwrap_or_default();
                 tokio::time::sleep(wait).await;

@@ -1,7 +1,7 @@
 //! Approval requests and decisions: the audit trail of who allowed what.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
 
 /// Where an approval request stands.
@@ -161,7 +161,7 @@ impl Store {
             .bind(a.chat)
             .bind(a.thread)
             .bind(a.deadline_at)
-            .bind(now_ms())
+            .bind(self.now_ms())
             .bind(self.instance_id())
             .bind(a.approvers)
             .bind(a.requested_by),
@@ -192,7 +192,7 @@ impl Store {
              WHERE id = $6 AND status = 'pending'",
                 )
                 .bind(end.status.as_str())
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(end.by)
                 .bind(end.from)
                 .bind(end.reason)

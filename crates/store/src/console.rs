@@ -4,7 +4,7 @@
 //! (the update that uses it is conditional on it being unused and fresh).
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sha2::{Digest, Sha256};
 
 /// A signed-in browser session.
@@ -34,7 +34,7 @@ impl Store {
     /// Mint a sign-in link token for `user_id`, valid for `ttl_ms`.
     pub async fn create_console_link(&self, user_id: &str, ttl_ms: i64) -> Result<String, StoreError> {
         let token = console_secret();
-        let now = now_ms();
+        let now = self.now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO console_links (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
@@ -51,7 +51,7 @@ impl Store {
     /// Use link `token` once: the person it was minted for, or `None` when
     /// it is unknown, used or expired. Old links are swept on the way.
     pub async fn use_console_link(&self, token: &str) -> Result<Option<String>, StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         let hash = digest(token);
         let used = self
             .exec(
@@ -81,7 +81,7 @@ impl Store {
     /// Open a browser session for `user_id` lasting `ttl_ms`: (session id, CSRF token).
     pub async fn create_console_session(&self, user_id: &str, ttl_ms: i64) -> Result<(String, String), StoreError> {
         let (id, csrf) = (console_secret(), console_secret());
-        let now = now_ms();
+        let now = self.now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO console_sessions (id_hash, user_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
@@ -111,7 +111,7 @@ impl Store {
             "SELECT user_id, csrf, expires_at FROM console_sessions WHERE id_hash = $1 AND expires_at > $2"
         )
         .bind(digest(id))
-        .bind(now_ms())
+        .bind(self.now_ms())
         .fetch_optional(p)
         .await)?;
         Ok(row.map(|(user_id, csrf, expires_at)| ConsoleSession {

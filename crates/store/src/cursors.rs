@@ -2,7 +2,7 @@
 //! Matrix sync token), so a restart neither loses nor repeats messages.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 
 impl Store {
     /// Where `channel` resumes, if it ran before.
@@ -30,5 +30,5 @@ pub(crate) fn cursor_stmt(channel: &str, cursor: &str) -> Stmt {
     )
     .bind(channel)
     .bind(cursor)
-    .bind(now_ms())
+    .bind(crate::now_ms())
 }

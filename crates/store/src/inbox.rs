@@ -8,7 +8,7 @@
 //! is unique per chat, so a redelivered message is taken once.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::FromRow;
 
 /// One message to take.
@@ -76,7 +76,7 @@ impl Store {
         cursor: Option<&str>,
         fence: Option<i64>,
     ) -> Result<Vec<bool>, StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         // The fenced cursor goes first: a lost lease fails the take at once.
         let fenced = match (cursor, fence, self.instance_id()) {
             (Some(c), Some(g), Some(me)) => Some(crate::leases::fenced_cursor_stmt(channel, c, me, g)),
@@ -117,7 +117,7 @@ impl Store {
     /// in one transaction. The reply is this instance's to deliver now
     /// (then `reply_delivered`, or `reply_to_outbox` when it cannot).
     pub async fn finish_inbound(&self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<bool, StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         // Only while the row is still this instance's: one that stalled
         // past its lease and lost the row to another sends nothing.
         let done = match self.instance_id() {
@@ -210,7 +210,7 @@ impl Store {
                  WHERE run_id = $4",
             )
             .bind(status)
-            .bind(now_ms())
+            .bind(self.now_ms())
             .bind(error)
             .bind(reply_key(key)),
         )
@@ -226,7 +226,7 @@ impl Store {
                 "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
                  WHERE run_id = $3 AND status = 'pending'",
             )
-            .bind(now_ms())
+            .bind(self.now_ms())
             .bind(error)
             .bind(reply_key(key)),
         )
@@ -276,8 +276,10 @@ impl Store {
 
     /// Forget answered messages older than `retention_ms`.
     pub async fn prune_inbound(&self, retention_ms: i64) -> Result<u64, StoreError> {
-        self.exec(Stmt::new("DELETE FROM inbox WHERE status = 'done' AND done_at < $1").bind(now_ms() - retention_ms))
-            .await
+        self.exec(
+            Stmt::new("DELETE FROM inbox WHERE status = 'done' AND done_at < $1").bind(self.now_ms() - retention_ms),
+        )
+        .await
     }
 
     /// How many rows the inbox holds (`pending`, `done`), for tests and status.

@@ -4,7 +4,7 @@
 //! whether its process still exists); the store only records and reclaims.
 
 use crate::stmt::Stmt;
-use crate::{ApprovalRow, Store, StoreError, now_ms};
+use crate::{ApprovalRow, Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
 
 /// A registered process.
@@ -61,7 +61,7 @@ impl Store {
     }
 
     async fn register_as(&self, id: String, host: &str, pid: u32, role: &str) -> Result<String, StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO instances (id, host, pid, started_at, heartbeat_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -94,7 +94,7 @@ impl Store {
         let n = self
             .exec(
                 Stmt::new("UPDATE instances SET heartbeat_at = $1 WHERE id = $2")
-                    .bind(now_ms())
+                    .bind(self.now_ms())
                     .bind(id),
             )
             .await?;
@@ -149,7 +149,7 @@ impl Store {
             .iter()
             .map(|r| {
                 Stmt::new("UPDATE outbox SET next_attempt_at = $1, instance_id = NULL WHERE id = $2")
-                    .bind(now_ms())
+                    .bind(self.now_ms())
                     .bind(r.id)
             })
             .collect();
@@ -170,7 +170,7 @@ impl Store {
                     "UPDATE runs SET status = 'lost', ended_at = $1, error = 'the gateway stopped while this run was active'
                      WHERE id = $2 AND status = 'running'",
                 )
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(id)
             })
             .collect();

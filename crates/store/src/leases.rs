@@ -3,7 +3,7 @@
 //! not renewed for the lease time is free; taking it bumps the generation.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::FromRow;
 
 /// One channel's lease.
@@ -27,7 +27,7 @@ impl Store {
         let Some(me) = self.instance_id() else {
             return Ok(None);
         };
-        let now = now_ms();
+        let now = self.now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO channel_leases (channel, owner, generation, renewed_at) VALUES ($1, $2, 1, $3)
@@ -56,7 +56,7 @@ impl Store {
                 Stmt::new(
                     "UPDATE channel_leases SET renewed_at = $1 WHERE channel = $2 AND owner = $3 AND generation = $4",
                 )
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(channel)
                 .bind(me)
                 .bind(generation),
@@ -113,7 +113,7 @@ impl Store {
                 .bind(job)
                 .bind(slot)
                 .bind(self.instance_id().unwrap_or(""))
-                .bind(now_ms()),
+                .bind(self.now_ms()),
             )
             .await?;
         Ok(n == 1)
@@ -132,7 +132,7 @@ pub(crate) fn fenced_cursor_stmt(channel: &str, cursor: &str, owner: &str, gener
     )
     .bind(channel)
     .bind(cursor)
-    .bind(now_ms())
+    .bind(crate::now_ms())
     .bind(owner)
     .bind(generation)
     .required()

@@ -23,6 +23,7 @@ macro_rules! read {
 mod words;
 
 mod approvals;
+mod clock;
 mod console;
 mod cost;
 mod cursors;
@@ -98,6 +99,8 @@ pub struct Store {
     /// id replaces it when the other gateways took this one for dead; the
     /// few bytes of each id are kept for the process's life (`&'static`).
     instance: std::sync::Arc<parking_lot::RwLock<Option<&'static str>>>,
+    /// How far the database's clock is ahead of this host's (see `clock`).
+    clock_offset: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Store {
@@ -151,14 +154,17 @@ impl Store {
                 Pools::Postgres(pool)
             }
         };
-        Ok(Store {
+        let store = Store {
             pools,
             writes: Default::default(),
             outbox_ready: Default::default(),
             changes: tokio::sync::broadcast::channel(1024).0,
             signals: Default::default(),
             instance: Default::default(),
-        })
+            clock_offset: Default::default(),
+        };
+        store.sync_clock().await?;
+        Ok(store)
     }
 
     /// Which database this store runs on.
@@ -235,7 +241,8 @@ impl Store {
     }
 }
 
-/// Current time in Unix milliseconds.
+/// This host's time in Unix milliseconds. Times other gateways compare
+/// are taken from [`Store::now_ms`] (the database's clock).
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -3,7 +3,7 @@
 //! instance follows, and messages for a running child on another instance.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 
 impl Store {
     /// Set cluster-wide flag `name` (e.g. `paused`).
@@ -15,7 +15,7 @@ impl Store {
             )
             .bind(name)
             .bind(value)
-            .bind(now_ms()),
+            .bind(self.now_ms()),
         )
         .await?;
         Ok(())
@@ -39,7 +39,7 @@ impl Store {
                 .bind(instance)
                 .bind(session_key)
                 .bind(body)
-                .bind(now_ms()),
+                .bind(self.now_ms()),
         )
         .await?;
         Ok(())

@@ -1,7 +1,7 @@
 //! Agent memory rows, keyed by agent alias.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
 
 /// One stored memory.
@@ -20,7 +20,7 @@ pub struct MemoryRow {
 impl Store {
     /// Store or replace `agent`'s memory under `key`.
     pub async fn memory_store(&self, agent: &str, key: &str, content: &str) -> Result<(), StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)

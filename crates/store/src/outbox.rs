@@ -4,7 +4,7 @@
 //! key>` for the answer to a message), so each is delivered once.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
 
 /// The columns of an `OutboxRow`, in its order.
@@ -42,7 +42,7 @@ impl Store {
         thread: Option<&str>,
         body: &str,
     ) -> Result<bool, StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         // Queued and marked announced together: a crash leaves either both
         // or neither (see `unannounced_runs`).
         let changed = self
@@ -81,7 +81,7 @@ impl Store {
                 "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2"
             )
         ))
-        .bind(now_ms())
+        .bind(self.now_ms())
         .bind(limit)
         .fetch_all(p)
         .await)?)
@@ -93,7 +93,7 @@ impl Store {
             Stmt::new(
                 "UPDATE outbox SET status = 'delivered', delivered_at = $1, attempts = attempts + 1 WHERE id = $2",
             )
-            .bind(now_ms())
+            .bind(self.now_ms())
             .bind(id),
         )
         .await?;
@@ -104,7 +104,7 @@ impl Store {
     pub async fn retry_announcement(&self, id: i64, retry_in_ms: i64, error: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3")
-                .bind(now_ms() + retry_in_ms)
+                .bind(self.now_ms() + retry_in_ms)
                 .bind(error)
                 .bind(id),
         )

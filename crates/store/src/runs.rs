@@ -3,7 +3,7 @@
 //! usage and outcome.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
 
 /// Where a run stands.
@@ -161,7 +161,7 @@ impl NewRun {
     /// The row as `insert_run` (which returned `created_at`) and a
     /// successful `finish_run` left it, without reading it back: for
     /// rendering the run's announcement right after it ended.
-    pub fn ended(&self, created_at: i64, status: RunStatus, end: &RunEnd<'_>) -> RunRow {
+    pub fn ended(&self, created_at: i64, ended_at: i64, status: RunStatus, end: &RunEnd<'_>) -> RunRow {
         RunRow {
             id: self.id.clone(),
             kind: self.kind,
@@ -182,7 +182,7 @@ impl NewRun {
             progress: end.progress.map(str::to_string),
             created_at,
             started_at: Some(created_at),
-            ended_at: Some(now_ms()),
+            ended_at: Some(ended_at),
             tokens_in: end.tokens_in,
             tokens_out: end.tokens_out,
             cost_micros: end.cost_micros,
@@ -227,7 +227,7 @@ const COLUMNS: &str =
 impl Store {
     /// Record a run that starts now; returns its `created_at`.
     pub async fn insert_run(&self, r: &NewRun) -> Result<i64, StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         self.exec(Stmt::new(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
@@ -269,7 +269,7 @@ impl Store {
              WHERE id = $9 AND status = 'running'",
         )
         .bind(status.as_str())
-        .bind(now_ms())
+        .bind(self.now_ms())
         .bind(end.output)
         .bind(end.error)
         .bind(end.tokens_in)
@@ -285,7 +285,7 @@ impl Store {
     pub async fn heartbeat_run(&self, id: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(id),
         )
         .await?;
@@ -297,7 +297,7 @@ impl Store {
         self.exec(
             Stmt::new("UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3")
                 .bind(progress_json)
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(id),
         )
         .await?;
@@ -381,7 +381,7 @@ impl Store {
     pub async fn mark_archived(&self, id: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE runs SET archived_at = $1 WHERE id = $2")
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(id),
         )
         .await?;

@@ -2,7 +2,7 @@
 //! the runtime; the store keeps it in order.
 
 use crate::stmt::Stmt;
-use crate::{Store, StoreError, now_ms};
+use crate::{Store, StoreError};
 use sqlx::FromRow;
 
 /// A stored session.
@@ -51,7 +51,7 @@ impl Store {
         chat: Option<&str>,
         thread: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         self.exec(
             Stmt::new(
                 "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
@@ -102,7 +102,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         const INSERT: &str =
             "INSERT INTO messages (session_key, role, body, created_at, turn) VALUES ($1, $2, $3, $4, $5)";
-        let now = now_ms();
+        let now = self.now_ms();
         let stmts = messages
             .iter()
             .map(|(role, body)| {
@@ -144,7 +144,7 @@ impl Store {
     pub async fn touch_session(&self, key: &str) -> Result<(), StoreError> {
         self.exec(
             Stmt::new("UPDATE sessions SET updated_at = $1 WHERE key = $2")
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(key),
         )
         .await?;
@@ -179,7 +179,7 @@ impl Store {
         self.exec(
             Stmt::new("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
                 .bind(last.unwrap_or(0))
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(key),
         )
         .await?;
@@ -191,7 +191,7 @@ impl Store {
         self.exec(
             Stmt::new("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
                 .bind(provider)
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .bind(key),
         )
         .await?;

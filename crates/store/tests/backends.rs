@@ -242,7 +242,7 @@ async fn run_rows(store: &Store) {
     };
     assert!(store.finish_run("r1", RunStatus::Completed, &end).await.unwrap());
     let stored = store.run("r1").await.unwrap().unwrap();
-    let rebuilt = new.ended(created_at, RunStatus::Completed, &end);
+    let rebuilt = new.ended(created_at, store.now_ms(), RunStatus::Completed, &end);
     assert!(rebuilt.ended_at.unwrap() >= stored.ended_at.unwrap());
     let without_end = |r: &RunRow| {
         format!(

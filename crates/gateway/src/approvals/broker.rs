@@ -411,7 +411,7 @@ impl ApprovalBroker for RouteBroker {
             Err(why) => return ApprovalOutcome::Unavailable { why },
         };
         let timeout = req.timeout_secs.max(1);
-        let deadline = now_ms() + timeout as i64 * 1000;
+        let deadline = self.store.now_ms() + timeout as i64 * 1000;
         if let Err(e) = super::store_request(&self.store, &req, &target.address, &target.approvers, deadline).await {
             tracing::error!(error = %e, "cannot store an approval request");
             return ApprovalOutcome::Unavailable {

@@ -50,7 +50,7 @@ pub(crate) async fn runs_fragment(State(console): State<Arc<Console>>, viewer: V
 
 /// The tree's markup.
 pub(crate) fn tree_html(console: &Console, viewer: &Viewer, groups: &[ChatGroup]) -> Markup {
-    let now = now_ms();
+    let now = console.runtime.store().now_ms();
     html! {
         @if groups.is_empty() { p.empty { "Nothing has run in the last 24 hours." } }
         @for g in groups {

@@ -101,7 +101,7 @@ pub(crate) struct ChatGroup {
 /// The whole tree: chats with something running first, then by name.
 pub(crate) async fn collect(console: &Console) -> Result<Vec<ChatGroup>, StoreError> {
     let store = console.runtime.store();
-    let rows = store.console_runs(now_ms() - RECENT_MS, MAX_RUNS).await?;
+    let rows = store.console_runs(store.now_ms() - RECENT_MS, MAX_RUNS).await?;
     let waiting: HashSet<String> = store
         .pending_approvals()
         .await?

@@ -79,7 +79,11 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
             // When this ending is the one recorded, the row is known without
             // reading it back; otherwise (a cancel won) it is read.
             let queued = if recorded {
-                crate::announce::announce_row(&core2.store, &row.ended(created_at, outcome.status, &end)).await
+                crate::announce::announce_row(
+                    &core2.store,
+                    &row.ended(created_at, core2.store.now_ms(), outcome.status, &end),
+                )
+                .await
             } else {
                 crate::announce::announce_run(&core2.store, &id).await
             };

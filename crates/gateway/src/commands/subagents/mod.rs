@@ -101,7 +101,12 @@ pub(crate) async fn children(ctx: &CommandContext<'_>) -> Result<Vec<RunRow>, St
     let mut rows = ctx
         .runtime
         .store()
-        .runs_in_chat(&ctx.address.channel, &ctx.address.chat, now_ms() - RECENT_MS, 100)
+        .runs_in_chat(
+            &ctx.address.channel,
+            &ctx.address.chat,
+            ctx.runtime.store().now_ms() - RECENT_MS,
+            100,
+        )
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "cannot read the run registry");

@@ -2,7 +2,13 @@
 //! serenity hands them over, to the receiver (see `receiver`). Interactions
 //! are acknowledged here first, inside Discord's 3-second window; their
 //! answer replaces the "thinking" state later.
+//!
+//! The way to the receiver holds [`QUEUE`] events. When the receiver falls
+//! behind (the gateway's database is slow or down) and it is full, a
+//! message is dropped rather than held, and its channel is read back from
+//! that message once the receiver catches up; other events wait.
 
+use crate::state::Live;
 use crate::{commands, inbound, rest};
 use serde_json::json;
 use serenity::all::{
@@ -10,7 +16,12 @@ use serenity::all::{
     ShardStageUpdateEvent,
 };
 use serenity::async_trait;
-use tokio::sync::mpsc::UnboundedSender;
+use std::sync::Arc;
+use tokio::sync::mpsc::Sender;
+use tokio::sync::mpsc::error::TrySendError;
+
+/// Events waiting for the receiver, at most.
+pub(crate) const QUEUE: usize = 1024;
 
 /// What the receiver gets.
 pub(crate) enum Event {
@@ -30,7 +41,15 @@ pub(crate) enum Event {
 
 pub(crate) struct Handler {
     pub(crate) name: String,
-    pub(crate) tx: UnboundedSender<Event>,
+    pub(crate) tx: Sender<Event>,
+    pub(crate) live: Arc<Live>,
+}
+
+impl Handler {
+    /// Hand `event` to the receiver, waiting for room.
+    async fn forward(&self, event: Event) {
+        let _ = self.tx.send(event).await;
+    }
 }
 
 /// A deferred answer ("thinking"), ephemeral when only the person should
@@ -51,15 +70,16 @@ impl EventHandler for Handler {
     async fn ready(&self, ctx: Context, ready: Ready) {
         ctx.http.set_application_id(ready.application.id);
         tracing::info!(channel = %self.name, bot = %ready.user.name, "connected to the Discord gateway");
-        let _ = self.tx.send(Event::Ready {
+        self.forward(Event::Ready {
             bot: ready.user.id.get(),
             app: ready.application.id.get(),
-        });
+        })
+        .await;
     }
 
     async fn resume(&self, _ctx: Context, _event: ResumedEvent) {
         tracing::info!(channel = %self.name, "Discord gateway session resumed");
-        let _ = self.tx.send(Event::Connection(Ok(())));
+        self.forward(Event::Connection(Ok(()))).await;
     }
 
     async fn shard_stage_update(&self, _ctx: Context, event: ShardStageUpdateEvent) {
@@ -70,15 +90,20 @@ impl EventHandler for Handler {
             }
             _ => return,
         };
-        let _ = self.tx.send(Event::Connection(state));
+        self.forward(Event::Connection(state)).await;
     }
 
     async fn message(&self, _ctx: Context, message: Message) {
-        let _ = self.tx.send(Event::Message(Box::new(message)));
+        let (channel, id) = (message.channel_id.get(), message.id.get());
+        if let Err(TrySendError::Full(_)) = self.tx.try_send(Event::Message(Box::new(message)))
+            && self.live.missed(channel, id)
+        {
+            tracing::warn!(channel = %self.name, "messages arrive faster than the gateway takes them; they are read back once it catches up");
+        }
     }
 
     async fn thread_create(&self, _ctx: Context, thread: GuildChannel) {
-        let _ = self.tx.send(Event::Thread(Box::new(thread)));
+        self.forward(Event::Thread(Box::new(thread))).await;
     }
 
     async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
@@ -87,13 +112,13 @@ impl EventHandler for Handler {
                 if !acknowledge(&ctx, c.id, &c.token, true).await {
                     tracing::warn!(channel = %self.name, "could not acknowledge a button press in time");
                 }
-                let _ = self.tx.send(Event::Press(Box::new(c)));
+                self.forward(Event::Press(Box::new(c))).await;
             }
             Interaction::Command(c) if commands::text_of(&c.data).is_some() => {
                 if !acknowledge(&ctx, c.id, &c.token, commands::is_ephemeral(&c.data.name)).await {
                     tracing::warn!(channel = %self.name, "could not acknowledge a command in time");
                 }
-                let _ = self.tx.send(Event::Command(Box::new(c)));
+                self.forward(Event::Command(Box::new(c))).await;
             }
             _ => {}
         }

@@ -21,8 +21,10 @@ pub(crate) enum Place {
     Thread { parent: u64, bot_thread: bool },
 }
 
-/// Interaction replies carry `ix:<e|p>:<interaction id>:<token>` as their
-/// message id: `e` when the answer is ephemeral (only the presser sees it).
+/// Interaction replies carry `ix:<e|p>:<interaction id>` as their message
+/// id: `e` when the answer is ephemeral (only the presser sees it). The
+/// interaction's token stays in the adapter's memory (see `state`): it is
+/// a credential, and message ids are stored and logged.
 pub(crate) const INTERACTION_PREFIX: &str = "ix:";
 
 /// The text of a message with every mention of the bot cut out, and
@@ -130,10 +132,10 @@ fn interaction(
     }
 }
 
-/// `ix:<e|p>:<id>:<token>`.
-fn reply_via(id: u64, token: &str, ephemeral: bool) -> String {
+/// `ix:<e|p>:<id>`.
+fn reply_via(id: u64, ephemeral: bool) -> String {
     let how = if ephemeral { 'e' } else { 'p' };
-    format!("{INTERACTION_PREFIX}{how}:{id}:{token}")
+    format!("{INTERACTION_PREFIX}{how}:{id}")
 }
 
 /// Where an interaction was used, for its answer's conversation.
@@ -150,7 +152,7 @@ pub(crate) fn interaction_address(channel: &str, channel_id: u64, place: &Place)
 pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Place) -> Option<Inbound> {
     let text = press_text(&i.data.custom_id)?;
     let address = interaction_address(channel, i.channel_id.get(), place);
-    let via = reply_via(i.id.get(), &i.token, true);
+    let via = reply_via(i.id.get(), true);
     Some(interaction(address, &i.user, via, text, i.guild_id.is_none()))
 }
 
@@ -158,7 +160,7 @@ pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Place) -> O
 pub(crate) fn command(channel: &str, i: &CommandInteraction, place: &Place) -> Option<Inbound> {
     let text = commands::text_of(&i.data)?;
     let address = interaction_address(channel, i.channel_id.get(), place);
-    let via = reply_via(i.id.get(), &i.token, commands::is_ephemeral(&i.data.name));
+    let via = reply_via(i.id.get(), commands::is_ephemeral(&i.data.name));
     Some(interaction(address, &i.user, via, text, i.guild_id.is_none()))
 }
 

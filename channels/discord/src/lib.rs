@@ -14,6 +14,7 @@ mod cursor;
 mod files;
 mod handler;
 mod inbound;
+mod prompt;
 mod receiver;
 mod rest;
 mod state;
@@ -160,12 +161,25 @@ impl DiscordChannel {
     }
 
     /// The answer to an interaction: the "thinking" response becomes the
-    /// first part, follow-ups carry the rest.
-    async fn answer_interaction(&self, via: &str, text: &str) -> Result<Vec<MessageRef>, ChannelError> {
+    /// first part, follow-ups carry the rest. Once its token is gone (15
+    /// minutes passed, or the gateway restarted) a public answer is posted
+    /// in the chat like any reply; a private one is not posted at all.
+    async fn answer_interaction(&self, via: &str, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
         let mut fields = via.splitn(3, ':');
-        let (Some(how), Some(_id), Some(token)) = (fields.next(), fields.next(), fields.next()) else {
+        let (Some(how), Some(id)) = (fields.next(), fields.next().and_then(|i| i.parse::<u64>().ok())) else {
             return Err(ChannelError::Permanent("malformed interaction reference".into()));
         };
+        let Some(token) = self.live.token(id) else {
+            if how == "e" {
+                return Err(ChannelError::Permanent(
+                    "the interaction's answer window has passed (15 minutes, or the gateway restarted); a private answer is not posted in the chat".into(),
+                ));
+            }
+            let mut public = message.clone();
+            public.reply_to = None;
+            return Box::pin(self.send(&public)).await;
+        };
+        let (token, text) = (token.as_str(), message.text.as_str());
         let flags = if how == "e" { 64 } else { 0 };
         for (i, part) in split_message(text, MAX_MESSAGE).into_iter().enumerate() {
             let body = json!({"content": part, "allowed_mentions": rest::no_pings(), "flags": flags});
@@ -244,7 +258,7 @@ impl Channel for DiscordChannel {
             }
         }
         self.live.set_intake(intake);
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::channel(handler::QUEUE);
         let receiver = receiver::Receiver {
             live: self.live.clone(),
             http: self.http.clone(),
@@ -258,6 +272,7 @@ impl Channel for DiscordChannel {
             let handler = handler::Handler {
                 name: name.clone(),
                 tx: tx.clone(),
+                live: live.clone(),
             };
             connect(name.clone(), token.clone(), urls.clone(), handler, live.clone())
         });
@@ -282,7 +297,7 @@ impl Channel for DiscordChannel {
             .as_deref()
             .and_then(|r| r.strip_prefix(inbound::INTERACTION_PREFIX))
         {
-            return self.answer_interaction(via, &message.text).await;
+            return self.answer_interaction(via, message).await;
         }
         let key = message
             .delivery_key
@@ -314,19 +329,16 @@ impl Channel for DiscordChannel {
         address: &ChatAddress,
         prompt: &ApprovalPrompt,
     ) -> Result<MessageRef, ChannelError> {
-        let button = |style: u8, label: &str, choice: &str| json!({"type": 2, "style": style, "label": label, "custom_id": format!("sb:{}:{choice}", prompt.id)});
         let body = json!({
-            "content": prompt.render_text().chars().take(MAX_MESSAGE).collect::<String>(),
+            "content": prompt::render(prompt, None),
             "allowed_mentions": rest::no_pings(),
-            "components": [{"type": 1, "components": [
-                button(3, "Allow once", "once"), button(1, "Always (this run)", "always"), button(4, "Deny", "deny")
-            ]}]
+            "components": prompt::buttons(prompt),
         });
         self.post(address, &body).await
     }
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
-        let text: String = edit.text().chars().take(MAX_MESSAGE).collect();
+        let text = prompt::render(edit.prompt, Some(edit.state));
         let body = json!({"content": text, "components": [], "allowed_mentions": rest::no_pings()});
         let (chat, id) = (
             snowflake(&edit.message.chat, "channel")?,

@@ -16,7 +16,7 @@ use serenity::model::id::{ChannelId, MessageId};
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{Inbound, guarded};
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::Receiver as Events;
 
 /// Messages read back per channel after a new session.
 const CATCH_UP: u8 = 50;
@@ -36,7 +36,7 @@ fn sort_key(e: &Event) -> u64 {
 }
 
 impl Receiver {
-    pub(crate) async fn run(self, mut rx: UnboundedReceiver<Event>) {
+    pub(crate) async fn run(self, mut rx: Events<Event>) {
         while let Some(first) = rx.recv().await {
             let mut events = vec![first];
             while let Ok(e) = rx.try_recv() {
@@ -48,6 +48,11 @@ impl Receiver {
             let mut batch = Vec::new();
             for e in events {
                 self.handle(e, &mut batch).await;
+            }
+            // Messages dropped while the queue was full, read back from
+            // the first one (the intake takes each message id once).
+            for (channel, first) in self.live.take_missed() {
+                self.read_back(channel, first - 1, &mut batch).await;
             }
             self.take(batch).await;
         }
@@ -82,6 +87,7 @@ impl Receiver {
                 self.message(&m, guild, batch).await;
             }
             Event::Press(c) => {
+                self.live.hold_token(c.id.get(), &c.token);
                 if let Some(place) = self
                     .place_of(c.channel_id.get(), Some(c.guild_id.map(GuildId::get)))
                     .await
@@ -90,6 +96,7 @@ impl Receiver {
                 }
             }
             Event::Command(c) => {
+                self.live.hold_token(c.id.get(), &c.token);
                 if let Some(place) = self
                     .place_of(c.channel_id.get(), Some(c.guild_id.map(GuildId::get)))
                     .await
@@ -212,6 +219,14 @@ impl Receiver {
     async fn catch_up(&self, batch: &mut Vec<Inbound>) {
         let last: Vec<(u64, u64)> = self.live.cursor.lock().last.iter().map(|(c, m)| (*c, *m)).collect();
         for (channel, after) in last {
+            self.read_back(channel, after, batch).await;
+        }
+    }
+
+    /// Read back what was written in `channel` after message `after` (a
+    /// bounded page).
+    async fn read_back(&self, channel: u64, after: u64, batch: &mut Vec<Inbound>) {
+        {
             let page = rest::retrying(|| {
                 self.http.get_messages(
                     ChannelId::new(channel),
@@ -223,12 +238,12 @@ impl Receiver {
             let mut messages = match page {
                 Ok(m) => m,
                 Err(e) => {
-                    tracing::warn!(channel = %self.live.name, discord_channel = channel, error = %e, "cannot read back a channel after reconnecting");
-                    continue;
+                    tracing::warn!(channel = %self.live.name, discord_channel = channel, error = %e, "cannot read back a channel");
+                    return;
                 }
             };
             if !messages.is_empty() {
-                tracing::info!(channel = %self.live.name, discord_channel = channel, count = messages.len(), "read back messages written while disconnected");
+                tracing::info!(channel = %self.live.name, discord_channel = channel, count = messages.len(), "read back messages not received live");
             }
             messages.sort_by_key(|m| m.id);
             for m in &messages {

@@ -5,15 +5,19 @@
 use crate::cursor::Cursor;
 use crate::inbound::Place;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use switchboard_core::{Inbound, Intake, IntakeError};
+use std::time::{Duration, Instant};
+use switchboard_core::{BoundedMap, Inbound, Intake, IntakeError};
 
 /// Channels remembered (their kind does not change).
 const KNOWN: usize = 10_000;
 /// Thread names prepared for conversations not answered yet.
 const NAMES: usize = 1000;
+/// Interactions whose answer is still to come.
+const INTERACTIONS: usize = 1000;
+/// How long Discord accepts an interaction's token for its answer.
+const INTERACTION_VALID: Duration = Duration::from_secs(15 * 60);
 
 /// What a channel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +38,15 @@ pub(crate) struct Live {
     pub name: String,
     bot: AtomicU64,
     pub cursor: Mutex<Cursor>,
-    known: Mutex<HashMap<u64, Known>>,
-    names: Mutex<HashMap<u64, String>>,
+    known: Mutex<BoundedMap<u64, Known>>,
+    names: Mutex<BoundedMap<u64, String>>,
+    /// Tokens of interactions not answered yet, by interaction id. They
+    /// are kept in memory only: a token lets anyone holding it post as
+    /// the bot for 15 minutes, so it is never stored or logged.
+    interactions: Mutex<BoundedMap<u64, (String, Instant)>>,
+    /// Channels where messages were dropped because the receiver fell
+    /// behind, with the first dropped message's id (read back later).
+    missed: Mutex<BoundedMap<u64, u64>>,
     intake: OnceLock<Arc<dyn Intake>>,
     /// One take at a time, so cursors are written in the order they were read.
     saving: tokio::sync::Mutex<()>,
@@ -49,8 +60,10 @@ impl Live {
             name: name.to_string(),
             bot: AtomicU64::new(0),
             cursor: Mutex::new(Cursor::default()),
-            known: Mutex::new(HashMap::new()),
-            names: Mutex::new(HashMap::new()),
+            known: Mutex::new(BoundedMap::new(KNOWN)),
+            names: Mutex::new(BoundedMap::new(NAMES)),
+            interactions: Mutex::new(BoundedMap::new(INTERACTIONS)),
+            missed: Mutex::new(BoundedMap::new(KNOWN)),
             intake: OnceLock::new(),
             saving: tokio::sync::Mutex::new(()),
             shards: Mutex::new(None),
@@ -74,11 +87,7 @@ impl Live {
     }
 
     pub(crate) fn learn(&self, channel: u64, k: Known) {
-        let mut known = self.known.lock();
-        if known.len() >= KNOWN {
-            known.clear();
-        }
-        known.insert(channel, k);
+        self.known.lock().insert(channel, k);
     }
 
     /// How a message in a channel of this kind is addressed.
@@ -95,11 +104,7 @@ impl Live {
 
     /// Keep a name for the thread a conversation starting at `message` gets.
     pub(crate) fn name_thread(&self, message: u64, name: String) {
-        let mut names = self.names.lock();
-        if names.len() >= NAMES {
-            names.clear();
-        }
-        names.insert(message, name);
+        self.names.lock().insert(message, name);
     }
 
     pub(crate) fn thread_name(&self, message: u64) -> String {
@@ -108,6 +113,36 @@ impl Live {
             .get(&message)
             .cloned()
             .unwrap_or_else(|| "Conversation".into())
+    }
+
+    /// Keep an interaction's token until its answer (see `interactions`).
+    pub(crate) fn hold_token(&self, interaction: u64, token: &str) {
+        self.interactions
+            .lock()
+            .insert(interaction, (token.to_string(), Instant::now()));
+    }
+
+    /// The token to answer `interaction` with, while Discord still takes
+    /// it; the first part of an answer keeps it for the follow-ups.
+    pub(crate) fn token(&self, interaction: u64) -> Option<String> {
+        let held = self.interactions.lock();
+        let (token, at) = held.get(&interaction)?;
+        (at.elapsed() < INTERACTION_VALID).then(|| token.clone())
+    }
+
+    /// A message in `channel` was dropped (the receiver fell behind);
+    /// returns true for the first drop since the last read-back.
+    pub(crate) fn missed(&self, channel: u64, message: u64) -> bool {
+        let mut missed = self.missed.lock();
+        let first = missed.is_empty();
+        let from = missed.get(&channel).map_or(message, |m| (*m).min(message));
+        missed.insert(channel, from);
+        first
+    }
+
+    /// The channels to read back, each from its first dropped message.
+    pub(crate) fn take_missed(&self) -> Vec<(u64, u64)> {
+        self.missed.lock().drain()
     }
 
     /// Hand `batch` to the gateway with the cursor as it is now.
@@ -133,5 +168,36 @@ impl Live {
         if new && let Err(e) = self.take(Vec::new()).await {
             tracing::warn!(channel = %self.name, error = %e, "cannot record a thread the bot answers in");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_messages_are_read_back_from_the_first_per_channel() {
+        let live = Live::new("discord.main");
+        assert!(live.missed(10, 105), "the first drop is told");
+        assert!(!live.missed(10, 103));
+        assert!(!live.missed(20, 200));
+        assert!(!live.missed(10, 109));
+        let mut back = live.take_missed();
+        back.sort();
+        assert_eq!(back, vec![(10, 103), (20, 200)]);
+        assert!(live.take_missed().is_empty());
+        assert!(live.missed(10, 300), "told again after a read-back");
+    }
+
+    #[test]
+    fn interaction_tokens_are_held_in_memory_for_their_answer() {
+        let live = Live::new("discord.main");
+        assert_eq!(live.token(7), None);
+        live.hold_token(7, "secret-token");
+        assert_eq!(live.token(7).as_deref(), Some("secret-token"));
+        for i in 0..INTERACTIONS as u64 {
+            live.hold_token(1000 + i, "t");
+        }
+        assert_eq!(live.token(7), None, "the oldest is forgotten past the bound");
     }
 }

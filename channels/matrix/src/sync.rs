@@ -185,11 +185,13 @@ impl Syncer {
         }
     }
 
+    /// A room is a direct conversation when the bot and one person are its
+    /// only members (joined or invited). The `is_direct` mark is not asked:
+    /// whoever invites the bot sets it, to a room of any size.
     async fn is_direct(&self, room_id: &RoomId) -> bool {
-        let Some(room) = self.client.get_room(room_id) else {
-            return false;
-        };
-        room.joined_members_count() == 2 || room.is_direct().await.unwrap_or(false)
+        self.client
+            .get_room(room_id)
+            .is_some_and(|room| room.active_members_count() == 2)
     }
 
     /// Join rooms people in `invites_from` invited the bot to.

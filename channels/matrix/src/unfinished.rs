@@ -3,9 +3,8 @@
 //! same message resumes after the parts already posted.
 
 use matrix_sdk::ruma::OwnedTransactionId;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use switchboard_core::{MessageRef, Outbound};
+use switchboard_core::{BoundedMap, MessageRef, Outbound};
 
 /// More than this many failed messages at once: the oldest are forgotten
 /// (their retries then start over).
@@ -19,9 +18,16 @@ pub(crate) struct Unfinished {
 }
 
 /// Unfinished messages by `key`.
-#[derive(Default)]
 pub(crate) struct Table {
-    entries: HashMap<u64, Unfinished>,
+    entries: BoundedMap<u64, Unfinished>,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Self {
+            entries: BoundedMap::new(CAPACITY),
+        }
+    }
 }
 
 impl Table {
@@ -30,9 +36,6 @@ impl Table {
     }
 
     pub(crate) fn put(&mut self, key: u64, u: Unfinished) {
-        if self.entries.len() >= CAPACITY {
-            self.entries.clear();
-        }
         self.entries.insert(key, u);
     }
 }

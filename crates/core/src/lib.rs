@@ -7,6 +7,7 @@
 mod address;
 mod approval;
 mod attachment;
+mod bounded;
 mod channel;
 mod ct_eq;
 mod intake;
@@ -18,6 +19,7 @@ mod supervise;
 pub use address::{ChatAddress, UserId};
 pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
 pub use attachment::{Attachment, AttachmentKind, FetchError, OutboundFile, push_capped, read_capped};
+pub use bounded::BoundedMap;
 pub use channel::{Channel, ChannelError, MessageRef, PromptEdit, StreamLimits};
 pub use ct_eq::constant_time_eq;
 pub use intake::{Intake, IntakeError};

@@ -205,6 +205,19 @@ async fn approval_buttons_decide_only_for_approvers() {
     let late = w.dc.press(&user(7, "ops"), w.ops, prompt_id, &once);
     let said = w.dc.wait_interaction_text(late, 20).await;
     assert!(said.contains("is no longer pending: it was approved"), "{said}");
+    // Interaction tokens let their holder post as the bot: never stored
+    // (inbox, outbox) nor logged.
+    let data = w.sandbox.path().join("data");
+    for id in [bob, ops, late] {
+        let token = w.dc.token_of(id);
+        assert!(token.len() > 40);
+        assert!(!w.gw.log().contains(&token), "a token is logged");
+        for file in ["control_plane.db", "control_plane.db-wal"] {
+            let bytes = std::fs::read(data.join(file)).unwrap_or_default();
+            let found = bytes.windows(token.len()).any(|w| w == token.as_bytes());
+            assert!(!found, "a token is stored in {file}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

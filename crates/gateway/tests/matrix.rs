@@ -467,6 +467,21 @@ async fn invitations_are_accepted_only_from_allowed_people() {
         "a room of two people is a direct conversation"
     );
     assert!(!joined(&eve.events(&from_eve).await), "Eve is not in allowed_users");
+    // A room of three marked "direct" by its inviter is still a group room:
+    // a message without a mention is not answered, a mention gets a thread.
+    let crowd = w.bob.create_room("bob's crowd", &[BOT, &w.ann.user_id], true).await;
+    w.ann.join(&crowd).await;
+    while !joined(&w.bob.events(&crowd).await) {
+        assert!(std::time::Instant::now() < deadline, "the bot did not join the crowd");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    w.bob.say(&crowd, "anyone there?").await;
+    model.push(Step::text("In the crowd.").when_last_contains("crowd check"));
+    w.bob.mention(&crowd, BOT, "bot: crowd check").await;
+    let answer = w.bob.wait_for(&crowd, BOT, 30, |m| body(m) == "In the crowd.").await;
+    assert!(thread_of(&answer).is_some(), "a group room's answer is threaded");
+    let asked = model.requests().iter().map(ToString::to_string).collect::<String>();
+    assert!(!asked.contains("anyone there?"), "not answered without a mention");
 }
 
 /// Idle `/sync` long polls on a real Synapse are successes: with a 2 s sync

@@ -127,21 +127,22 @@ pub fn summarize_args(args: &Value) -> String {
     pairs.sort_by_key(|(k, v)| (!FIRST.contains(&k.as_str()), v.len()));
     let mut out = String::from("{");
     for (i, (k, v)) in pairs.iter().enumerate() {
-        let piece = format!("{}{}:{v}", if i > 0 { "," } else { "" }, Value::String((*k).clone()));
-        let room = MAX_SUMMARY.saturating_sub(out.chars().count());
-        if piece.chars().count() > room {
-            return cut(format!("{out}{piece}"), MAX_SUMMARY);
+        if i > 0 {
+            out.push(',');
         }
-        out.push_str(&piece);
+        out.push_str(&format!("{}:{v}", Value::String((*k).clone())));
     }
     out.push('}');
-    out
+    cut(out, MAX_SUMMARY)
 }
 
+/// `text` cut to `max` characters, saying how much was left out (an
+/// approver must know the arguments go on past what they see).
 fn cut(text: String, max: usize) -> String {
-    if text.chars().count() > max {
+    let total = text.chars().count();
+    if total > max {
         let kept: String = text.chars().take(max).collect();
-        format!("{kept}…")
+        format!("{kept}… [cut: {} more characters not shown]", total - max)
     } else {
         text
     }
@@ -173,7 +174,9 @@ mod tests {
             s.starts_with(r#"{"path":"deploy/run.sh","append":false,"content":"xxx"#),
             "{s}"
         );
-        assert!(s.ends_with('…') && s.chars().count() == MAX_SUMMARY + 1, "{s}");
+        // 502 characters in all: the cut says how many were left out.
+        assert!(s.ends_with("… [cut: 102 more characters not shown]"), "{s}");
+        assert!(s.chars().take(MAX_SUMMARY).all(|c| c != '…'));
         let short = summarize_args(&json!({"path": "a.txt", "content": "hi"}));
         assert_eq!(short, r#"{"path":"a.txt","content":"hi"}"#);
         assert_eq!(summarize_args(&json!("plain")), r#""plain""#);
@@ -182,6 +185,7 @@ mod tests {
     #[test]
     fn long_summaries_are_cut() {
         let s = summarize_args(&json!({"content": "a ".repeat(1000)}));
-        assert!(s.chars().count() <= MAX_SUMMARY + 1);
+        assert!(s.chars().count() <= MAX_SUMMARY + 50, "{s}");
+        assert!(s.contains("more characters not shown"), "{s}");
     }
 }

@@ -345,6 +345,16 @@ impl FakeDiscord {
         id
     }
 
+    /// The token Discord gave interaction `id` (a credential of the bot).
+    pub fn token_of(&self, id: u64) -> String {
+        self.shared
+            .lock()
+            .interactions
+            .get(&id)
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default()
+    }
+
     /// What the bot answered to interaction `id`.
     pub fn interaction(&self, id: u64) -> InteractionLog {
         self.shared

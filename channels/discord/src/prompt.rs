@@ -1,0 +1,97 @@
+//! Approval prompts as Discord shows them. Discord renders a message's
+//! content as Markdown, and the tool's arguments are whatever the model
+//! wrote: bold text, masked links, headings or a fake "risk: low" line in
+//! them must not change what an approver sees. So the arguments go into a
+//! code block they cannot close, and the rest of the prompt names only what
+//! the configuration and the runtime wrote.
+
+use crate::MAX_MESSAGE;
+use switchboard_core::{ApprovalChoice, ApprovalPrompt, PromptState};
+
+/// What stands in for a backtick inside the code block (U+02CB, a modifier
+/// letter that looks like one): the block's fence cannot be closed early.
+const BACKTICK_STANDIN: char = '\u{2cb}';
+
+/// The prompt's text, with how it ended when it did.
+pub(crate) fn render(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> String {
+    let chain = if prompt.caller_chain.is_empty() {
+        String::new()
+    } else {
+        format!(" (via {})", prompt.caller_chain.join(" → "))
+    };
+    let args = prompt.summary.replace('`', &BACKTICK_STANDIN.to_string());
+    let head = format!(
+        "**Approval needed** [{id}]\nagent: {agent}{chain}\ntool: {tool} (risk: {risk})\nargs:\n",
+        id = literal(&prompt.id),
+        agent = literal(&prompt.agent),
+        tool = literal(&prompt.tool),
+        risk = literal(&prompt.risk),
+    );
+    let tail = match state {
+        None => format!(
+            "Press a button, or reply /approve {id} [always] or /deny {id} [reason].",
+            id = prompt.id
+        ),
+        Some(s) => s.describe(),
+    };
+    // The fences and the tail always fit: the arguments give way, and say so.
+    let room = MAX_MESSAGE.saturating_sub(head.chars().count() + tail.chars().count() + 12);
+    let args = if args.chars().count() > room {
+        let kept: String = args.chars().take(room.saturating_sub(40)).collect();
+        format!("{kept}… [cut to fit one Discord message]")
+    } else {
+        args
+    };
+    format!("{head}```\n{args}\n```\n{tail}")
+}
+
+/// A name in inline code, so Markdown in it is shown as written.
+fn literal(s: &str) -> String {
+    format!("`{}`", s.replace('`', &BACKTICK_STANDIN.to_string()))
+}
+
+/// The buttons: label, style and the id a press carries.
+pub(crate) fn buttons(prompt: &ApprovalPrompt) -> serde_json::Value {
+    let button = |style: u8, choice: ApprovalChoice, word: &str| serde_json::json!({"type": 2, "style": style, "label": choice.label(), "custom_id": format!("sb:{}:{word}", prompt.id)});
+    serde_json::json!([{"type": 1, "components": [
+        button(3, ApprovalChoice::AllowOnce, "once"),
+        button(1, ApprovalChoice::Always, "always"),
+        button(4, ApprovalChoice::Deny, "deny"),
+    ]}])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt(summary: &str) -> ApprovalPrompt {
+        ApprovalPrompt {
+            id: "a1b2".into(),
+            agent: "main".into(),
+            caller_chain: Vec::new(),
+            tool: "shell".into(),
+            summary: summary.into(),
+            risk: "high".into(),
+            deadline_unix: 0,
+        }
+    }
+
+    #[test]
+    fn arguments_cannot_leave_their_code_block() {
+        let hostile = "{\"command\":\"ls\"}\n```\n**risk: low** [docs](https://evil.example)\n# Approved";
+        let text = render(&prompt(hostile), None);
+        assert_eq!(text.matches("```").count(), 2, "{text}");
+        let block = text.split("```").nth(1).unwrap();
+        assert!(block.contains("**risk: low** [docs](https://evil.example)"), "{text}");
+        assert!(text.contains("tool: `shell` (risk: `high`)"), "{text}");
+        assert!(text.ends_with("/deny a1b2 [reason]."), "{text}");
+    }
+
+    #[test]
+    fn a_long_summary_is_cut_to_fit_and_says_so() {
+        let text = render(&prompt(&"x".repeat(5000)), Some(&PromptState::Expired));
+        assert!(text.chars().count() <= MAX_MESSAGE, "{}", text.chars().count());
+        assert!(text.contains("[cut to fit one Discord message]"));
+        assert!(text.ends_with("```\nExpired: no decision was made in time."), "{text}");
+    }
+}

@@ -1,0 +1,124 @@
+//! A map that holds at most a set number of entries: past that, the entry
+//! inserted longest ago is forgotten (one at a time, never all at once), so
+//! a flood of new keys costs bounded memory and evicts only the oldest.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+
+/// At most `capacity` entries; the oldest insertion goes first.
+#[derive(Debug)]
+pub struct BoundedMap<K, V> {
+    capacity: usize,
+    entries: HashMap<K, V>,
+    /// Keys in insertion order (a key re-inserted keeps its first place;
+    /// removed keys are skipped when they come up).
+    order: VecDeque<K>,
+}
+
+impl<K: Eq + Hash + Clone, V> BoundedMap<K, V> {
+    /// A map of at most `capacity` (at least 1) entries.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity: capacity.max(1),
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    /// Insert or replace `key`; forgets the oldest entries past capacity.
+    pub fn insert(&mut self, key: K, value: V) {
+        if self.entries.insert(key.clone(), value).is_none() {
+            self.order.push_back(key);
+        }
+        while self.entries.len() > self.capacity {
+            match self.order.pop_front() {
+                Some(old) => {
+                    self.entries.remove(&old);
+                }
+                None => break,
+            }
+        }
+        // Keys removed by hand leave stale places behind: drop them when
+        // they outnumber the live ones.
+        if self.order.len() > 2 * self.capacity {
+            let entries = &self.entries;
+            self.order.retain(|k| entries.contains_key(k));
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.entries.get(key)
+    }
+
+    /// Whether `key` is held.
+    pub fn contains_key(&self, key: &K) -> bool {
+        self.entries.contains_key(key)
+    }
+
+    /// Forget `key`, returning its value.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.entries.remove(key)
+    }
+
+    /// Every entry, oldest insertion first; the map is left empty.
+    pub fn drain(&mut self) -> Vec<(K, V)> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        for k in self.order.drain(..) {
+            if let Some(v) = self.entries.remove(&k) {
+                out.push((k, v));
+            }
+        }
+        out
+    }
+
+    /// How many entries are held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_goes_first_and_one_at_a_time() {
+        let mut m = BoundedMap::new(3);
+        for k in 1..=3 {
+            m.insert(k, k * 10);
+        }
+        m.insert(2, 21);
+        m.insert(4, 40);
+        assert_eq!(m.len(), 3);
+        assert!(!m.contains_key(&1), "the oldest insertion is forgotten");
+        assert_eq!(m.get(&2), Some(&21));
+        assert_eq!(m.get(&4), Some(&40));
+        m.insert(5, 50);
+        assert!(!m.contains_key(&2));
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.drain(), vec![(3, 30), (4, 40), (5, 50)]);
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn removed_keys_do_not_pile_up() {
+        let mut m = BoundedMap::new(2);
+        for k in 0..1000 {
+            m.insert(k, ());
+            m.remove(&k);
+        }
+        assert!(m.is_empty());
+        assert!(m.order.len() <= 4, "{}", m.order.len());
+        m.insert(1, ());
+        m.insert(2, ());
+        m.insert(3, ());
+        assert_eq!(m.len(), 2);
+        assert!(m.contains_key(&3) && m.contains_key(&2));
+    }
+}

@@ -33,6 +33,14 @@ async fn sessions_end_on_sign_out_and_when_their_person_may_no_longer_sign_in() 
     let html = page.text().await.unwrap();
     assert!(html.contains("Sign out"), "the page offers signing out");
     let csrf = csrf_of(&html);
+    // A page's live updates are open while the person signs out.
+    let mut events = http
+        .get(format!("{}/console/events", s.base))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
 
     // Signing out needs the page's token, then ends the session.
     let out = format!("{}/console/signout", s.base);
@@ -54,6 +62,12 @@ async fn sessions_end_on_sign_out_and_when_their_person_may_no_longer_sign_in() 
         .await
         .unwrap();
     assert_eq!(after.status(), 401, "the session ended");
+    // ...and its open event stream with it (checked every 3 s).
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while let Ok(Some(_)) = events.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the event stream outlived its session");
 
     // Signed in again, then taken off console_users (a restart applies it).
     let cookie = http_session(&s.gw, &s.base, "cli:viewer").await;

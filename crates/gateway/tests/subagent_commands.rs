@@ -189,6 +189,18 @@ async fn pause_refuses_new_delegations_until_resumed() {
         f.say("cli:alice", "/subagents resume").await,
         "Delegation spawning resumed for main."
     );
+    // Lifting one agent's pause under a pause of every agent says so.
+    assert!(
+        f.say("cli:alice", "/subagents pause all")
+            .await
+            .starts_with("Delegation spawning is paused for every agent")
+    );
+    let told = f.say("cli:alice", "/subagents resume").await;
+    assert!(told.contains("stays paused for every agent"), "{told}");
+    assert_eq!(
+        f.say("cli:alice", "/subagents resume all").await,
+        "Delegation spawning resumed for every agent."
+    );
     f.main
         .push(Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "y"})));
     f.reviewer.push(Step::text("done y"));

@@ -350,3 +350,19 @@ async fn paused_refuses_with_the_exact_string() {
         error("Delegation spawning is paused. Resume it with /subagents resume before retrying.")
     );
 }
+
+#[tokio::test]
+async fn a_paused_agent_takes_no_delegation_from_an_unpaused_one() {
+    let f = fx("").await;
+    f.h.runtime.core().live().set_paused(Some("reviewer"), true);
+    assert_eq!(
+        f.delegate(json!({"agent": "reviewer", "prompt": "x"})).await,
+        error(
+            "Agent 'reviewer' is paused: delegations to it are refused until an approver of it runs /subagents resume."
+        )
+    );
+    assert!(f.reviewer.requests().is_empty());
+    f.ops.push(Step::text("ops ran"));
+    let out = f.delegate(json!({"agent": "ops", "prompt": "x"})).await;
+    assert!(out.contains("ops ran"), "{out}");
+}

@@ -17,7 +17,6 @@ use tokio::sync::oneshot;
 struct Decision {
     choice: ApprovalChoice,
     by: String,
-    from: String,
     reason: Option<String>,
 }
 
@@ -138,9 +137,19 @@ fn decision_of(row: ApprovalRow) -> Option<Decision> {
     Some(Decision {
         choice,
         by: row.decided_by.unwrap_or_default(),
-        from: row.decided_from.unwrap_or_default(),
         reason: row.reason,
     })
+}
+
+/// What a person is told about a request that ended before their answer.
+fn no_longer_pending(row: &ApprovalRow) -> String {
+    match &row.decided_by {
+        Some(by) if !by.is_empty() => format!(
+            "Approval {} is no longer pending: it was {} by {by}.",
+            row.id, row.status
+        ),
+        _ => format!("Approval {} is no longer pending: it was {}.", row.id, row.status),
+    }
 }
 
 /// The stored status of a choice.
@@ -213,43 +222,63 @@ impl RouteBroker {
     }
 
     /// A person answered `/approve` or `/deny` (or pressed a button).
-    /// Returns what to tell them.
+    /// Returns what to tell them. The decision is recorded first, by one
+    /// conditional write (of two gateways deciding at once exactly one
+    /// wins); only then is the waiting tool call woken — here, or on the
+    /// gateway it waits on — and the person told.
     pub(crate) async fn decide(&self, id: &str, ballot: Ballot<'_>) -> String {
-        let (user, from, choice, reason) = (ballot.user, ballot.from, ballot.choice, ballot.reason.clone());
-        if let Some(answer) = self.decide_waiting(id, ballot) {
-            return answer;
+        let Ballot {
+            user,
+            from,
+            choice,
+            reason,
+        } = ballot;
+        let waiting_here = self.pending.lock().get(id).map(|p| p.approvers.clone());
+        let approvers = match waiting_here {
+            Some(approvers) => approvers,
+            None => match self.store.approval(id).await {
+                Ok(Some(row)) if row.status == ApprovalStatus::Pending => crate::rights::approvers_of(&row),
+                // Decided, expired or cancelled already: say which.
+                Ok(Some(row)) => return no_longer_pending(&row),
+                _ => return format!("No approval request '{id}' is waiting."),
+            },
+        };
+        if let Some(refusal) = refusal(id, user, from, &approvers) {
+            return refusal;
         }
-        match self.store.approval(id).await {
-            // Waiting on another gateway of the cluster: decided here, in
-            // the control plane; that gateway sees it and runs the tool.
-            Ok(Some(row)) if row.status == ApprovalStatus::Pending => {
-                let approvers = crate::rights::approvers_of(&row);
-                if let Some(refusal) = refusal(id, user, from, &approvers) {
-                    return refusal;
-                }
-                let from_text = from.to_string();
-                let end = ApprovalEnd {
-                    status: status_of(choice),
-                    by: Some(user.as_str()),
-                    from: Some(&from_text),
-                    reason: reason.as_deref(),
+        let from_text = from.to_string();
+        let end = ApprovalEnd {
+            status: status_of(choice),
+            by: Some(user.as_str()),
+            from: Some(&from_text),
+            reason: reason.as_deref(),
+        };
+        match self.store.decide_approval(id, &end).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return match self.store.approval(id).await {
+                    Ok(Some(row)) => no_longer_pending(&row),
+                    _ => format!("No approval request '{id}' is waiting."),
                 };
-                match self.store.decide_approval(id, &end).await {
-                    Ok(true) => {
-                        self.store.signal().await;
-                        decided(id, choice)
-                    }
-                    Ok(false) => format!("Approval {id} was decided a moment ago by someone else."),
-                    Err(e) => {
-                        tracing::error!(approval = id, error = %e, "cannot store a decision for another instance");
-                        format!("Approval {id} could not be decided right now; try again.")
-                    }
-                }
             }
-            // Decided, expired or cancelled already: say which.
-            Ok(Some(row)) => format!("Approval {id} is no longer pending: it was {}.", row.status),
-            _ => format!("No approval request '{id}' is waiting."),
+            Err(e) => {
+                tracing::error!(approval = id, error = %e, "cannot record an approval decision");
+                return format!("Approval {id} could not be decided right now; try again.");
+            }
         }
+        let decision = Decision {
+            choice,
+            by: user.to_string(),
+            reason,
+        };
+        // Waiting here: woken now. Waiting on another gateway: it sees the
+        // row (and the signal) and runs the tool.
+        let waiting = self.pending.lock().remove(id);
+        if let Some(p) = waiting {
+            let _ = p.tx.send(decision);
+        }
+        self.store.signal().await;
+        decided(id, choice)
     }
 
     /// Requests waiting here that another gateway decided (in the control
@@ -286,62 +315,6 @@ impl RouteBroker {
                 }
             }
         })
-    }
-
-    /// `decide` for a request waiting in this process, under one look at
-    /// the pending table; `None` when it is not waiting here.
-    fn decide_waiting(&self, id: &str, ballot: Ballot<'_>) -> Option<String> {
-        let Ballot {
-            user,
-            from,
-            choice,
-            reason,
-        } = ballot;
-        let mut pending = self.pending.lock();
-        let p = pending.get(id)?;
-        if let Some(refusal) = refusal(id, user, from, &p.approvers) {
-            return Some(refusal);
-        }
-        let p = pending.remove(id).expect("checked above");
-        let _ = p.tx.send(Decision {
-            choice,
-            by: user.to_string(),
-            from: from.to_string(),
-            reason,
-        });
-        Some(decided(id, choice))
-    }
-
-    /// Record decision `d` of request `id` — one conditional write, so of
-    /// two gateways deciding at once exactly one wins — and return the
-    /// decision that stands: `d`, or the one recorded first elsewhere.
-    /// `None` when none does (closed elsewhere, or the store cannot say):
-    /// the tool is not run.
-    async fn settle(&self, id: &str, d: Decision) -> Option<Decision> {
-        let end = ApprovalEnd {
-            status: status_of(d.choice),
-            by: Some(&d.by),
-            from: Some(&d.from),
-            reason: d.reason.as_deref(),
-        };
-        match self.store.decide_approval(id, &end).await {
-            Ok(true) => Some(d),
-            Ok(false) => {
-                let row = self.store.approval(id).await.ok().flatten()?;
-                let stands = decision_of(row);
-                tracing::warn!(
-                    approval = id,
-                    lost = %d.by,
-                    stands = stands.as_ref().map_or("nobody", |s| s.by.as_str()),
-                    "two decisions of one request; the one recorded first stands"
-                );
-                stands
-            }
-            Err(e) => {
-                tracing::error!(approval = id, error = %e, "cannot record an approval decision; the tool is not run");
-                None
-            }
-        }
     }
 
     async fn record(&self, id: &str, end: ApprovalEnd<'_>) {
@@ -460,39 +433,62 @@ impl ApprovalBroker for RouteBroker {
         self.pending.lock().remove(&req.id);
         let channel = target.address.channel.as_str();
         match answer {
-            Ok(Ok(d)) => {
-                let Some(d) = self.settle(&req.id, d).await else {
-                    return ApprovalOutcome::Unavailable {
-                        why: "the request was closed elsewhere before a decision was recorded".into(),
-                    };
-                };
-                let state = PromptState::Decided {
-                    choice: d.choice,
-                    by: d.by.clone(),
-                    at_unix: now_ms() / 1000,
-                };
-                self.edit_prompt(channel, &message, &prompt, &state).await;
-                match d.choice {
-                    ApprovalChoice::Deny => ApprovalOutcome::Denied {
-                        by: d.by,
-                        reason: d.reason,
-                    },
-                    c => ApprovalOutcome::Approved {
-                        by: d.by,
-                        always: c == ApprovalChoice::Always,
-                    },
-                }
-            }
+            // Recorded already by whoever decided (see `decide`).
+            Ok(Ok(d)) => self.act_on(&req.id, channel, &message, &prompt, d).await,
             Ok(Err(_)) => ApprovalOutcome::Unavailable {
                 why: "the approval request was dropped".into(),
             },
             Err(_) => {
-                self.record(&req.id, ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out"))
-                    .await;
+                // Expired only if nobody decided meanwhile: a decision
+                // recorded a moment before the deadline stands.
+                match self
+                    .store
+                    .decide_approval(&req.id, &ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out"))
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        let row = self.store.approval(&req.id).await.ok().flatten();
+                        if let Some(d) = row.and_then(decision_of) {
+                            return self.act_on(&req.id, channel, &message, &prompt, d).await;
+                        }
+                    }
+                    Err(e) => tracing::error!(approval = %req.id, error = %e, "cannot store an approval decision"),
+                }
                 self.edit_prompt(channel, &message, &prompt, &PromptState::Expired)
                     .await;
                 ApprovalOutcome::TimedOut { after_secs: timeout }
             }
+        }
+    }
+}
+
+impl RouteBroker {
+    /// Edit the prompt to say how `d` decided it, and tell the tool call.
+    async fn act_on(
+        &self,
+        id: &str,
+        channel: &str,
+        message: &MessageRef,
+        prompt: &ApprovalPrompt,
+        d: Decision,
+    ) -> ApprovalOutcome {
+        tracing::debug!(approval = id, by = %d.by, "approval decided");
+        let state = PromptState::Decided {
+            choice: d.choice,
+            by: d.by.clone(),
+            at_unix: now_ms() / 1000,
+        };
+        self.edit_prompt(channel, message, prompt, &state).await;
+        match d.choice {
+            ApprovalChoice::Deny => ApprovalOutcome::Denied {
+                by: d.by,
+                reason: d.reason,
+            },
+            c => ApprovalOutcome::Approved {
+                by: d.by,
+                always: c == ApprovalChoice::Always,
+            },
         }
     }
 }

@@ -78,6 +78,15 @@ impl Viewer {
         &self.csrf
     }
 
+    /// Whether this viewer's session still stands (not signed out, and the
+    /// person may still sign in); `false` when the store cannot say.
+    pub(crate) async fn still_signed_in(&self, console: &Console) -> bool {
+        match console.runtime.store().console_session(&self.session).await {
+            Ok(Some(s)) => may_sign_in(console.runtime.config(), &UserId(s.user_id)),
+            _ => false,
+        }
+    }
+
     /// The refusal of a state change without this session's CSRF token.
     pub(crate) fn refuse_without_csrf(&self, headers: &HeaderMap) -> Option<Response> {
         let sent = headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");

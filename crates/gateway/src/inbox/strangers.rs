@@ -4,8 +4,11 @@
 //! and sent once, never queued in the outbox — a flood of strangers must
 //! not cost the people the bot serves. The memory is bounded: past
 //! `MAX_REMEMBERED` senders in an hour, further strangers get no notice.
+//! And all strangers together get at most `PER_MINUTE` notices a minute
+//! (many new accounts at once share the bot's platform rate limit with
+//! the people it serves); one not told then may be told later.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 use switchboard_core::UserId;
 
@@ -15,9 +18,14 @@ pub(super) const EVERY: Duration = Duration::from_secs(3600);
 /// Strangers remembered at once.
 const MAX_REMEMBERED: usize = 10_000;
 
+/// Notices to all strangers together, per minute.
+const PER_MINUTE: usize = 20;
+
 #[derive(Default)]
 pub(super) struct Strangers {
     told: HashMap<UserId, Instant>,
+    /// When the notices of the last minute were given.
+    recent: VecDeque<Instant>,
 }
 
 impl Strangers {
@@ -34,6 +42,17 @@ impl Strangers {
                 return false;
             }
         }
+        while self
+            .recent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+        {
+            self.recent.pop_front();
+        }
+        if self.recent.len() >= PER_MINUTE {
+            return false;
+        }
+        self.recent.push_back(now);
         self.told.insert(who.clone(), now);
         true
     }
@@ -52,10 +71,29 @@ mod tests {
         assert!(!s.tell(&eve, t0 + Duration::from_secs(60)));
         assert!(s.tell(&UserId("tg:67".into()), t0), "per sender");
         assert!(s.tell(&eve, t0 + EVERY), "an hour later");
-        for i in 0..MAX_REMEMBERED + 10 {
-            s.tell(&UserId(format!("tg:{}", 1000 + i)), t0 + EVERY);
+        // As many strangers as the per-minute budget lets through, for
+        // ten hours: the memory stays bounded.
+        let mut told = 0;
+        for i in 0..12_000u64 {
+            let at = t0 + EVERY + Duration::from_millis(60_000 + 3_100 * i);
+            told += usize::from(s.tell(&UserId(format!("tg:{}", 1000 + i)), at));
         }
-        assert!(s.told.len() <= MAX_REMEMBERED);
-        assert!(!s.tell(&UserId("tg:999999".into()), t0 + EVERY), "full: no notice");
+        assert_eq!(told, 12_000);
+        assert!(s.told.len() <= MAX_REMEMBERED, "{}", s.told.len());
+    }
+
+    #[test]
+    fn all_strangers_together_get_a_few_notices_a_minute() {
+        let mut s = Strangers::default();
+        let t0 = Instant::now();
+        let told = (0..100)
+            .filter(|i| s.tell(&UserId(format!("tg:{i}")), t0 + Duration::from_millis(*i)))
+            .count();
+        assert_eq!(told, PER_MINUTE);
+        let late = UserId("tg:50".into());
+        assert!(
+            s.tell(&late, t0 + Duration::from_secs(61)),
+            "one not told may be told later"
+        );
     }
 }

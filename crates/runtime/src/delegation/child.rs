@@ -41,6 +41,12 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         ));
     }
     let mode = super::check_reachable(config, caller, target)?;
+    // A paused agent takes no new work, whoever asks for it.
+    if core.live.is_paused(target) {
+        return Err(format!(
+            "Agent '{target}' is paused: delegations to it are refused until an approver of it runs /subagents resume."
+        ));
+    }
     if scope.depth >= scope.max_depth {
         return Err(format!(
             "Delegation depth limit reached ({}/{}).",

@@ -3,30 +3,60 @@
 
 use super::*;
 
+fn broker(peers: &crate::test_peers::TeamChannel) -> RouteBroker {
+    let config = Config::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../config/switchboard.toml"
+    )))
+    .unwrap();
+    RouteBroker::new(Arc::new(config), peers.store.clone(), peers.channels.clone())
+}
+
+/// A pending request `id` in the store, answerable by `approvers`.
+async fn stored(peers: &crate::test_peers::TeamChannel, id: &str, approvers: &[String]) {
+    let req = switchboard_runtime::ApprovalRequest {
+        id: id.into(),
+        agent: "main".into(),
+        caller_chain: Vec::new(),
+        tool: "shell".into(),
+        summary: "rm x".into(),
+        risk: "medium".into(),
+        profile_name: "default".into(),
+        route: None,
+        origin: None,
+        requested_by: Some("cli:ann".into()),
+        run_id: None,
+        originator_may_decide: false,
+        timeout_secs: 60,
+    };
+    let at = ChatAddress::new("local.team", "ops");
+    super::super::record::store_request(&peers.store, &req, &at, approvers, now_ms() + 60_000)
+        .await
+        .unwrap();
+}
+
+/// The request waits in this process for `approvers`.
+fn waiting(broker: &RouteBroker, id: &str, approvers: &[String]) -> oneshot::Receiver<Decision> {
+    let (tx, rx) = oneshot::channel();
+    broker.pending.lock().insert(
+        id.into(),
+        Pending {
+            approvers: approvers.to_vec(),
+            tx,
+        },
+    );
+    rx
+}
+
 /// The id a decision names must belong to the platform it came through:
 /// `tg:7` in a local chat is someone typing a Telegram id, not tg:7.
 #[tokio::test]
 async fn a_decision_counts_only_from_the_platform_of_the_id() {
     let peers = crate::test_peers::team_channel().await;
-    let broker = RouteBroker::new(
-        Arc::new(
-            Config::load(std::path::Path::new(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../config/switchboard.toml"
-            )))
-            .unwrap(),
-        ),
-        peers.store.clone(),
-        peers.channels.clone(),
-    );
-    let (tx, mut rx) = oneshot::channel();
-    broker.pending.lock().insert(
-        "ab12".into(),
-        Pending {
-            approvers: vec!["tg:7".into()],
-            tx,
-        },
-    );
+    let broker = broker(&peers);
+    let approvers = vec!["tg:7".to_string()];
+    stored(&peers, "ab12", &approvers).await;
+    let mut rx = waiting(&broker, "ab12", &approvers);
     let local = ChatAddress::new("local.team", "c1");
     let answer = broker
         .decide(
@@ -48,46 +78,24 @@ async fn a_decision_counts_only_from_the_platform_of_the_id() {
         .await;
     assert_eq!(answer, "Approval ab12: allowed once.");
     assert_eq!(rx.try_recv().unwrap().by, "tg:7");
+    let row = peers.store.approval("ab12").await.unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.decided_by.as_deref()),
+        (ApprovalStatus::Approved, Some("tg:7")),
+        "recorded before the tool call was woken"
+    );
 }
 
 /// Two gateways decide one request at once: the decision written first
-/// stands, and it is the one the waiting tool call acts on.
+/// stands; the one that lost is told who won, and the waiting tool call is
+/// not woken by it.
 #[tokio::test]
 async fn of_two_decisions_at_once_the_recorded_one_stands() {
     let peers = crate::test_peers::team_channel().await;
-    let config = Arc::new(
-        Config::load(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../config/switchboard.toml"
-        )))
-        .unwrap(),
-    );
-    let broker = RouteBroker::new(config, peers.store.clone(), peers.channels.clone());
-    let req = switchboard_runtime::ApprovalRequest {
-        id: "race1".into(),
-        agent: "main".into(),
-        caller_chain: Vec::new(),
-        tool: "shell".into(),
-        summary: "rm x".into(),
-        risk: "medium".into(),
-        profile_name: "default".into(),
-        route: None,
-        origin: None,
-        requested_by: Some("cli:ann".into()),
-        run_id: None,
-        originator_may_decide: false,
-        timeout_secs: 60,
-    };
-    let at = ChatAddress::new("local.team", "ops");
-    super::super::record::store_request(
-        &peers.store,
-        &req,
-        &at,
-        &["cli:x".into(), "cli:y".into()],
-        now_ms() + 60_000,
-    )
-    .await
-    .unwrap();
+    let broker = broker(&peers);
+    let approvers = vec!["cli:x".to_string(), "cli:y".to_string()];
+    stored(&peers, "race1", &approvers).await;
+    let mut rx = waiting(&broker, "race1", &approvers);
     // Another gateway's "deny" is written first...
     let denied = ApprovalEnd {
         status: ApprovalStatus::Denied,
@@ -97,14 +105,15 @@ async fn of_two_decisions_at_once_the_recorded_one_stands() {
     };
     assert!(peers.store.decide_approval("race1", &denied).await.unwrap());
     // ...then this one's "allow" arrives: the deny stands.
-    let allow = Decision {
-        choice: ApprovalChoice::AllowOnce,
-        by: "cli:y".into(),
-        from: "local.team".into(),
-        reason: None,
-    };
-    let stands = broker.settle("race1", allow).await.expect("a decision stands");
-    assert_eq!((stands.choice, stands.by.as_str()), (ApprovalChoice::Deny, "cli:x"));
+    let ops = ChatAddress::new("local.team", "ops");
+    let answer = broker
+        .decide(
+            "race1",
+            Ballot::new(&UserId("cli:y".into()), &ops, ApprovalChoice::AllowOnce),
+        )
+        .await;
+    assert_eq!(answer, "Approval race1 is no longer pending: it was denied by cli:x.");
+    assert!(rx.try_recv().is_err(), "the losing decision wakes nobody");
     let row = peers.store.approval("race1").await.unwrap().unwrap();
     assert_eq!(
         (row.status, row.decided_by.as_deref()),

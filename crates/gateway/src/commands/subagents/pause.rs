@@ -60,6 +60,10 @@ pub(crate) async fn set_paused(runtime: &switchboard_runtime::Runtime, scope: Pa
         format!(
             "Delegation spawning is paused for {whose}: new spawns and delegations are refused; running children continue. {resume} lifts it."
         )
+    } else if agent.is_some() && runtime.core().live().is_paused_everywhere() {
+        format!(
+            "The pause of {whose} alone is lifted, but spawning stays paused for every agent: /subagents resume all lifts that."
+        )
     } else {
         format!("Delegation spawning resumed for {whose}.")
     }

@@ -1,7 +1,8 @@
 //! Strangers cost the gateway next to nothing: a flood of messages from
 //! people not on the allow list gets at most one notice per sender an
-//! hour, in direct chats only, sent once and never queued in the outbox,
-//! and none of it reaches the model.
+//! hour, in direct chats only, at most 20 a minute for all of them
+//! together, sent once and never queued in the outbox, and none of it
+//! reaches the model.
 
 mod support;
 
@@ -27,7 +28,7 @@ fn bot_messages(events: &[Value]) -> Vec<&Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn five_hundred_messages_from_strangers_get_one_notice_each_and_no_outbox_row() {
+async fn five_hundred_messages_from_strangers_get_at_most_one_notice_each_and_no_outbox_row() {
     let (model, sandbox, gw) = setup().await;
     for round in 0..10 {
         for s in 0..50 {
@@ -44,11 +45,11 @@ async fn five_hundred_messages_from_strangers_get_one_notice_each_and_no_outbox_
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let events = gw.events("team", 0).await;
     let told = bot_messages(&events);
-    assert_eq!(told.len(), 50, "one notice per stranger: {told:#?}");
+    assert_eq!(told.len(), 20, "the minute's budget of notices: {told:#?}");
     let mut chats: Vec<&str> = told.iter().map(|e| e["chat"].as_str().unwrap()).collect();
     chats.sort_unstable();
     chats.dedup();
-    assert_eq!(chats.len(), 50, "each stranger was told in their own direct chat");
+    assert_eq!(chats.len(), 20, "nobody was told twice, each in their own direct chat");
     assert!(!chats.contains(&"general"));
     assert!(model.requests().is_empty(), "no stranger reached the model");
 

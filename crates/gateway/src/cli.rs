@@ -1,54 +1,9 @@
-//! `switchboard`: the gateway binary. It wires configuration, the store,
-//! the runtime and the channels together; everything else lives in crates.
+//! The `switchboard` command line: parse the arguments, start the async
+//! runtime and run the subcommand.
 
-mod approvals;
-mod approvals_cmd;
-#[cfg(feature = "bench")]
-mod bench;
-#[cfg(feature = "bench")]
-mod bench_cluster;
-#[cfg(feature = "bench")]
-mod bench_console;
-#[cfg(feature = "bench")]
-mod bench_discord;
-#[cfg(feature = "bench")]
-mod bench_matrix;
-#[cfg(feature = "bench")]
-mod bench_stream;
-mod bootstrap;
-mod channels;
-mod chat;
-mod chat_stream;
-mod check;
-mod cli_broker;
-mod cli_channel;
-mod cluster;
-mod commands;
-mod console;
-mod fence;
-mod files;
-mod inbox;
-mod instance;
-mod logging;
-mod matrix;
-mod outbox;
-mod reply;
-mod rights;
-mod router;
-mod run;
-mod sandbox_report;
-mod status_cmd;
-mod stream_out;
-mod terminal_text;
-#[cfg(test)]
-mod test_peers;
-
+use crate::{approvals_cmd, chat, check, logging, run, status_cmd};
 use clap::{Parser, Subcommand};
 
-/// mimalloc: the runtime allocates and frees many small buffers from many
-/// threads (JSON, HTTP, SQL); glibc's malloc showed ~15% of CPU there.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -191,7 +146,8 @@ enum BenchCommand {
     },
 }
 
-fn main() -> ExitCode {
+/// Run the `switchboard` command line; the process's exit code.
+pub fn main() -> ExitCode {
     switchboard_runtime::process::disable_transparent_huge_pages();
     let cli = Cli::parse();
     // The terminal chat keeps the screen for the conversation: only errors
@@ -235,24 +191,24 @@ fn main() -> ExitCode {
 #[cfg(feature = "bench")]
 async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
     match which {
-        BenchCommand::Approvals { n } => bench::approvals(n).await,
-        BenchCommand::Announce { n } => bench::announcements(n).await,
-        BenchCommand::Gateway { messages, users } => bench::gateway(messages, users).await,
+        BenchCommand::Approvals { n } => crate::bench::approvals(n).await,
+        BenchCommand::Announce { n } => crate::bench::announcements(n).await,
+        BenchCommand::Gateway { messages, users } => crate::bench::gateway(messages, users).await,
         BenchCommand::Telegram {
             messages,
             burst,
             idle_secs,
-        } => bench::telegram(messages, burst, idle_secs).await,
-        BenchCommand::Matrix { messages, burst, rooms } => bench_matrix::matrix(messages, burst, rooms).await,
-        BenchCommand::Discord { messages, burst } => bench_discord::discord(messages, burst).await,
-        BenchCommand::Console { live, changes, tree } => bench_console::console(live, changes, tree).await,
-        BenchCommand::Stream { words, seconds, runs } => bench_stream::stream(words, seconds, runs).await,
+        } => crate::bench::telegram(messages, burst, idle_secs).await,
+        BenchCommand::Matrix { messages, burst, rooms } => crate::bench_matrix::matrix(messages, burst, rooms).await,
+        BenchCommand::Discord { messages, burst } => crate::bench_discord::discord(messages, burst).await,
+        BenchCommand::Console { live, changes, tree } => crate::bench_console::console(live, changes, tree).await,
+        BenchCommand::Stream { words, seconds, runs } => crate::bench_stream::stream(words, seconds, runs).await,
         BenchCommand::Cluster {
             database,
             kills,
             messages,
             approvals,
-        } => bench_cluster::cluster(&database, kills, messages, approvals).await,
+        } => crate::bench_cluster::cluster(&database, kills, messages, approvals).await,
     }
 }
 
@@ -260,7 +216,7 @@ async fn bench_command(which: BenchCommand) -> anyhow::Result<ExitCode> {
 #[cfg(not(feature = "bench"))]
 async fn bench_command(_: BenchCommand) -> anyhow::Result<ExitCode> {
     eprintln!(
-        "this switchboard was built without benchmarks; build them with `cargo build --release -p switchboard-gateway --features bench`"
+        "this switchboard was built without benchmarks; build them with `cargo build --release --features bench`"
     );
     Ok(ExitCode::from(2))
 }

@@ -6,7 +6,7 @@ use support::Sandbox;
 
 #[test]
 fn shipped_configs_pass() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/config");
     let sandbox = Sandbox::new("");
     for file in [
         "switchboard.toml",

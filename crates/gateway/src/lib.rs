@@ -1,0 +1,47 @@
+//! The Switchboard gateway as a library: it wires configuration, the
+//! store, the runtime and the channels together, and holds the command
+//! line ([`cli`]). The `switchboard` binary (the workspace's root package)
+//! is a thin `main` over [`cli::main`]; everything else lives in crates.
+
+mod approvals;
+mod approvals_cmd;
+#[cfg(feature = "bench")]
+mod bench;
+#[cfg(feature = "bench")]
+mod bench_cluster;
+#[cfg(feature = "bench")]
+mod bench_console;
+#[cfg(feature = "bench")]
+mod bench_discord;
+#[cfg(feature = "bench")]
+mod bench_matrix;
+#[cfg(feature = "bench")]
+mod bench_stream;
+mod bootstrap;
+mod channels;
+mod chat;
+mod chat_stream;
+mod check;
+pub mod cli;
+mod cli_broker;
+mod cli_channel;
+mod cluster;
+mod commands;
+mod console;
+mod fence;
+mod files;
+mod inbox;
+mod instance;
+mod logging;
+mod matrix;
+mod outbox;
+mod reply;
+mod rights;
+mod router;
+mod run;
+mod sandbox_report;
+mod status_cmd;
+mod stream_out;
+mod terminal_text;
+#[cfg(test)]
+mod test_peers;

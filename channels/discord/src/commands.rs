@@ -1,10 +1,11 @@
-//! The chat commands as Discord application commands: their registration
-//! payload, a fingerprint of it (registration is skipped when unchanged, so
-//! restarts do not spend the global command rate limit), and the text
-//! command an invocation stands for.
+//! The chat commands (the core's catalog) as Discord application commands:
+//! their registration payload, a fingerprint of it (registration is
+//! skipped when unchanged, so restarts do not spend the global command
+//! rate limit), and what an invocation stands for.
 
 use serde_json::{Value, json};
 use serenity::model::application::{CommandData, CommandDataOption, CommandDataOptionValue};
+use switchboard_core::catalog::{self, ArgKind, ArgSpec, CommandSpec};
 
 /// Option types of Discord's API.
 const SUB_COMMAND: u8 = 1;
@@ -12,80 +13,36 @@ const STRING: u8 = 3;
 const INTEGER: u8 = 4;
 const BOOLEAN: u8 = 5;
 
-/// One option: name, type, required, description.
-type Opt = (&'static str, u8, bool, &'static str);
+fn option_type(kind: ArgKind) -> u8 {
+    match kind {
+        ArgKind::Text => STRING,
+        ArgKind::Number => INTEGER,
+        ArgKind::Flag => BOOLEAN,
+    }
+}
 
-/// Top-level commands without sub-commands: name, description, options.
-const COMMANDS: &[(&str, &str, &[Opt])] = &[
-    ("help", "What can be typed here", &[]),
-    ("new", "Start a fresh conversation", &[]),
-    ("status", "Agent, model and today's costs", &[]),
-    ("agents", "The agents of this chat", &[]),
-    ("stop", "Abort the current turn and its children", &[]),
-    (
-        "approve",
-        "Approve a pending request",
-        &[
-            ("id", STRING, true, "The request id"),
-            ("always", BOOLEAN, false, "For the rest of this run"),
-        ],
-    ),
-    (
-        "deny",
-        "Deny a pending request",
-        &[("id", STRING, true, "The request id"), ("reason", STRING, false, "Why")],
-    ),
-];
-
-const RUN: Opt = ("id", STRING, true, "Run id, #n from list, or all (kill)");
-
-/// `/subagents` sub-commands: name, description, options.
-const SUBAGENTS: &[(&str, &str, &[Opt])] = &[
-    ("list", "Child runs of this chat", &[]),
-    ("info", "One child run in detail", &[RUN]),
-    (
-        "log",
-        "A child run's transcript",
-        &[
-            RUN,
-            ("limit", INTEGER, false, "How many messages"),
-            ("tools", BOOLEAN, false, "Include tool calls"),
-        ],
-    ),
-    ("kill", "Stop a child run and its children", &[RUN]),
-    (
-        "send",
-        "Send a message to a child run",
-        &[RUN, ("message", STRING, true, "The message")],
-    ),
-    ("pause", "Refuse new delegations", &[]),
-    ("resume", "Allow delegations again", &[]),
-];
-
-fn options(opts: &[Opt]) -> Value {
-    Value::Array(
-        opts.iter()
-            .map(|(name, kind, required, description)| {
-                json!({"type": kind, "name": name, "description": description, "required": required})
-            })
-            .collect(),
-    )
+/// A command's options: its sub-commands, or its arguments (Discord wants
+/// the required ones first; the catalog's order is kept for the values).
+fn options(c: &CommandSpec) -> Value {
+    if !c.subcommands.is_empty() {
+        return c
+            .subcommands
+            .iter()
+            .map(|s| json!({"type": SUB_COMMAND, "name": s.name, "description": s.about, "options": options(s)}))
+            .collect();
+    }
+    let mut args: Vec<&ArgSpec> = c.args.iter().collect();
+    args.sort_by_key(|a| !a.required);
+    args.iter()
+        .map(|a| json!({"type": option_type(a.kind), "name": a.name, "description": a.about, "required": a.required}))
+        .collect()
 }
 
 /// The global command set, as `PUT /applications/{id}/commands` takes it.
 pub(crate) fn registration() -> Value {
-    let mut list: Vec<Value> = COMMANDS
-        .iter()
-        .map(|(name, description, opts)| json!({"type": 1, "name": name, "description": description, "options": options(opts)}))
-        .collect();
-    let subs: Vec<Value> = SUBAGENTS
-        .iter()
-        .map(|(name, description, opts)| {
-            json!({"type": SUB_COMMAND, "name": name, "description": description, "options": options(opts)})
-        })
-        .collect();
-    list.push(json!({"type": 1, "name": "subagents", "description": "List, inspect, steer or stop child runs", "options": subs}));
-    Value::Array(list)
+    catalog::menu()
+        .map(|c| json!({"type": 1, "name": c.name, "description": c.about, "options": options(c)}))
+        .collect()
 }
 
 /// A stable fingerprint of the registration (FNV-1a over its JSON).
@@ -100,43 +57,45 @@ pub(crate) fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Approval commands are answered to the person alone.
+/// Commands answered to the person alone.
 pub(crate) fn is_ephemeral(name: &str) -> bool {
-    matches!(name, "approve" | "deny")
+    catalog::command(name).is_some_and(|c| c.private)
 }
 
-/// The text command an invocation stands for, with its option values in
-/// the order the command defines them; `None` for unknown commands.
-pub(crate) fn text_of(data: &CommandData) -> Option<String> {
-    if data.name == "subagents" {
-        let sub = data.options.first()?;
-        let CommandDataOptionValue::SubCommand(given) = &sub.value else {
-            return None;
-        };
-        let (_, _, opts) = SUBAGENTS.iter().find(|(n, _, _)| *n == sub.name)?;
-        return Some(format!("/subagents {}{}", sub.name, values(opts, given)));
+/// The catalog command an invocation stands for and its values (a
+/// sub-command's name first, then values in the order the catalog defines
+/// them); `None` for commands the bot did not register.
+pub(crate) fn invocation(data: &CommandData) -> Option<(String, Vec<String>)> {
+    let spec = catalog::menu().find(|c| c.name == data.name)?;
+    if spec.subcommands.is_empty() {
+        return Some((spec.name.to_string(), values(spec.args, &data.options)));
     }
-    let (name, _, opts) = COMMANDS.iter().find(|(n, _, _)| *n == data.name)?;
-    Some(format!("/{name}{}", values(opts, &data.options)))
+    let sub = data.options.first()?;
+    let CommandDataOptionValue::SubCommand(given) = &sub.value else {
+        return None;
+    };
+    let sub_spec = spec.subcommands.iter().find(|s| s.name == sub.name)?;
+    let mut args = vec![sub_spec.name.to_string()];
+    args.extend(values(sub_spec.args, given));
+    Some((spec.name.to_string(), args))
 }
 
-/// ` v1 v2 ...`: strings and numbers as given; a true boolean as its name
-/// (`always`, `tools`), a false one left out.
-fn values(defined: &[Opt], given: &[CommandDataOption]) -> String {
-    let mut out = String::new();
-    for (name, ..) in defined {
-        let Some(o) = given.iter().find(|o| o.name == *name) else {
+/// Strings (whitespace runs made one space) and numbers as given; a true
+/// flag as its name (`always`, `tools`), a false one left out.
+fn values(defined: &[ArgSpec], given: &[CommandDataOption]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in defined {
+        let Some(o) = given.iter().find(|o| o.name == a.name) else {
             continue;
         };
         let word = match &o.value {
             CommandDataOptionValue::String(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
             CommandDataOptionValue::Integer(n) => n.to_string(),
-            CommandDataOptionValue::Boolean(true) => (*name).to_string(),
+            CommandDataOptionValue::Boolean(true) => a.name.to_string(),
             _ => continue,
         };
         if !word.is_empty() {
-            out.push(' ');
-            out.push_str(&word);
+            out.push(word);
         }
     }
     out
@@ -150,27 +109,44 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    #[test]
-    fn invocations_become_text_commands() {
-        let list = data(
-            json!({"id": "1", "name": "subagents", "type": 1, "options": [{"name": "list", "type": 1, "options": []}]}),
-        );
-        assert_eq!(text_of(&list).as_deref(), Some("/subagents list"));
-        let send = data(
-            json!({"id": "1", "name": "subagents", "type": 1, "options": [{"name": "send", "type": 1, "options": [
-            {"name": "message", "type": 3, "value": "look at   the tests"}, {"name": "id", "type": 3, "value": "#2"}]}]}),
-        );
-        assert_eq!(text_of(&send).as_deref(), Some("/subagents send #2 look at the tests"));
-        let approve = data(json!({"id": "1", "name": "approve", "type": 1, "options": [
-            {"name": "always", "type": 5, "value": true}, {"name": "id", "type": 3, "value": "ab12"}]}));
-        assert_eq!(text_of(&approve).as_deref(), Some("/approve ab12 always"));
-        let stop = data(json!({"id": "1", "name": "stop", "type": 1}));
-        assert_eq!(text_of(&stop).as_deref(), Some("/stop"));
-        assert_eq!(text_of(&data(json!({"id": "1", "name": "other", "type": 1}))), None);
+    fn of(v: Value) -> Option<(String, Vec<String>)> {
+        invocation(&data(v))
     }
 
     #[test]
-    fn the_registration_is_valid_and_its_fingerprint_stable() {
+    fn invocations_become_catalog_commands_with_their_values() {
+        let list = of(
+            json!({"id": "1", "name": "subagents", "type": 1, "options": [{"name": "list", "type": 1, "options": []}]}),
+        );
+        assert_eq!(list, Some(("subagents".into(), vec!["list".into()])));
+        let send = of(
+            json!({"id": "1", "name": "subagents", "type": 1, "options": [{"name": "send", "type": 1, "options": [
+            {"name": "message", "type": 3, "value": "look at   the tests"}, {"name": "id", "type": 3, "value": "#2"}]}]}),
+        );
+        assert_eq!(
+            send,
+            Some((
+                "subagents".into(),
+                vec!["send".into(), "#2".into(), "look at the tests".into()]
+            ))
+        );
+        let approve = of(json!({"id": "1", "name": "approve", "type": 1, "options": [
+            {"name": "always", "type": 5, "value": true}, {"name": "id", "type": 3, "value": "ab12"}]}));
+        assert_eq!(approve, Some(("approve".into(), vec!["ab12".into(), "always".into()])));
+        assert_eq!(
+            of(json!({"id": "1", "name": "stop", "type": 1})),
+            Some(("stop".into(), vec![]))
+        );
+        assert_eq!(of(json!({"id": "1", "name": "other", "type": 1})), None);
+        assert_eq!(
+            of(json!({"id": "1", "name": "attach", "type": 1})),
+            None,
+            "terminal only"
+        );
+    }
+
+    #[test]
+    fn the_registration_is_the_catalog_and_its_fingerprint_stable() {
         let reg = registration();
         let names: Vec<&str> = reg
             .as_array()
@@ -178,22 +154,22 @@ mod tests {
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(
-            names,
-            [
-                "help",
-                "new",
-                "status",
-                "agents",
-                "stop",
-                "approve",
-                "deny",
-                "subagents"
-            ]
-        );
+        let menu: Vec<&str> = catalog::menu().map(|c| c.name).collect();
+        assert_eq!(names, menu);
+        assert!(names.contains(&"console") && names.contains(&"agents"));
         for c in reg.as_array().unwrap() {
             assert!(c["description"].as_str().unwrap().len() <= 100);
+            // Required options come before optional ones (Discord refuses
+            // the set otherwise).
+            let required: Vec<bool> = c["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["required"].as_bool().unwrap_or(false))
+                .collect();
+            assert!(required.windows(2).all(|w| w[0] || !w[1]), "{c}");
         }
+        assert!(is_ephemeral("approve") && is_ephemeral("console") && !is_ephemeral("status"));
         assert_eq!(fingerprint(), fingerprint());
         assert_eq!(fingerprint().len(), 16);
     }

@@ -108,13 +108,13 @@ impl EventHandler for Handler {
 
     async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
         match interaction {
-            Interaction::Component(c) if inbound::press_text(&c.data.custom_id).is_some() => {
+            Interaction::Component(c) if inbound::press_choice(&c.data.custom_id).is_some() => {
                 if !acknowledge(&ctx, c.id, &c.token, true).await {
                     tracing::warn!(channel = %self.name, "could not acknowledge a button press in time");
                 }
                 self.forward(Event::Press(Box::new(c))).await;
             }
-            Interaction::Command(c) if commands::text_of(&c.data).is_some() => {
+            Interaction::Command(c) if commands::invocation(&c.data).is_some() => {
                 if !acknowledge(&ctx, c.id, &c.token, commands::is_ephemeral(&c.data.name)).await {
                     tracing::warn!(channel = %self.name, "could not acknowledge a command in time");
                 }

@@ -6,7 +6,7 @@
 use crate::commands;
 use serenity::model::application::{CommandInteraction, ComponentInteraction};
 use serenity::model::channel::{Message, MessageType};
-use switchboard_core::{Attachment, AttachmentKind, ChatAddress, Inbound, UserId};
+use switchboard_core::{Action, ApprovalChoice, Attachment, AttachmentKind, ChatAddress, Inbound, UserId};
 
 /// Where a message sits, as the receiver resolved it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,7 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
             .and_then(|r| r.message_id)
             .map(|id| id.get().to_string()),
         attachments,
+        action: Action::Text,
     })
 }
 
@@ -92,43 +93,33 @@ fn attachment(a: &serenity::model::channel::Attachment) -> Attachment {
     }
 }
 
-/// The command a button press stands for (`sb:<id>:once|always|deny`).
-pub(crate) fn press_text(custom_id: &str) -> Option<String> {
-    let mut parts = custom_id.splitn(3, ':');
-    let (Some("sb"), Some(id), Some(choice)) = (parts.next(), parts.next(), parts.next()) else {
-        return None;
-    };
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return None;
-    }
-    Some(match choice {
-        "once" => format!("/approve {id}"),
-        "always" => format!("/approve {id} always"),
-        _ => format!("/deny {id}"),
-    })
+/// The request and choice of a button press on an approval prompt.
+pub(crate) fn press_choice(custom_id: &str) -> Option<(String, ApprovalChoice)> {
+    ApprovalChoice::from_button_data(custom_id)
 }
 
 /// An interaction as an inbound message: who (as Discord authenticated
-/// them), where, and the command text. Its message id carries what its
+/// them), where, and what they did. Its message id carries what its
 /// answer needs (see [`INTERACTION_PREFIX`]).
 fn interaction(
     address: ChatAddress,
     user: &serenity::model::user::User,
     reply_via: String,
-    text: String,
+    action: Action,
     direct: bool,
 ) -> Inbound {
     Inbound {
         address,
         sender: UserId(format!("discord:{}", user.id.get())),
         sender_name: user.global_name.clone().unwrap_or_else(|| user.name.clone()),
-        text,
+        text: String::new(),
         message_id: Some(reply_via),
         event_id: None,
         mentioned: true,
         direct,
         reply_to: None,
         attachments: Vec::new(),
+        action,
     }
 }
 
@@ -150,18 +141,25 @@ pub(crate) fn interaction_address(channel: &str, channel_id: u64, place: &Place)
 
 /// A button press on an approval prompt; `None` for other buttons.
 pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Place) -> Option<Inbound> {
-    let text = press_text(&i.data.custom_id)?;
+    let (approval, choice) = press_choice(&i.data.custom_id)?;
     let address = interaction_address(channel, i.channel_id.get(), place);
     let via = reply_via(i.id.get(), true);
-    Some(interaction(address, &i.user, via, text, i.guild_id.is_none()))
+    let action = Action::Decide { approval, choice };
+    Some(interaction(address, &i.user, via, action, i.guild_id.is_none()))
 }
 
 /// An application command; `None` for commands the bot did not register.
 pub(crate) fn command(channel: &str, i: &CommandInteraction, place: &Place) -> Option<Inbound> {
-    let text = commands::text_of(&i.data)?;
+    let (name, args) = commands::invocation(&i.data)?;
     let address = interaction_address(channel, i.channel_id.get(), place);
     let via = reply_via(i.id.get(), commands::is_ephemeral(&i.data.name));
-    Some(interaction(address, &i.user, via, text, i.guild_id.is_none()))
+    Some(interaction(
+        address,
+        &i.user,
+        via,
+        Action::Command { name, args },
+        i.guild_id.is_none(),
+    ))
 }
 
 #[cfg(test)]
@@ -177,13 +175,15 @@ mod tests {
     }
 
     #[test]
-    fn only_approval_buttons_become_commands() {
-        assert_eq!(press_text("sb:ab12:once").as_deref(), Some("/approve ab12"));
-        assert_eq!(press_text("sb:ab12:always").as_deref(), Some("/approve ab12 always"));
-        assert_eq!(press_text("sb:ab12:deny").as_deref(), Some("/deny ab12"));
-        assert_eq!(press_text("sb:ab 12:once"), None);
-        assert_eq!(press_text("other:ab12:once"), None);
-        assert_eq!(press_text("sb::once"), None);
+    fn only_approval_buttons_become_decisions() {
+        let ab12 = |c| Some(("ab12".to_string(), c));
+        assert_eq!(press_choice("sb:ab12:once"), ab12(ApprovalChoice::AllowOnce));
+        assert_eq!(press_choice("sb:ab12:always"), ab12(ApprovalChoice::Always));
+        assert_eq!(press_choice("sb:ab12:deny"), ab12(ApprovalChoice::Deny));
+        assert_eq!(press_choice("sb:ab12:maybe"), None, "an unknown choice is nothing");
+        assert_eq!(press_choice("sb:ab 12:once"), None);
+        assert_eq!(press_choice("other:ab12:once"), None);
+        assert_eq!(press_choice("sb::once"), None);
     }
 }
 
@@ -233,9 +233,8 @@ mod never_panics {
 
         #[test]
         fn any_button_data(data in ".{0,120}") {
-            if let Some(t) = press_text(&data) {
-                prop_assert!(t.starts_with("/approve ") || t.starts_with("/deny "));
-                prop_assert!(!t.contains('\n'));
+            if let Some((id, choice)) = press_choice(&data) {
+                prop_assert_eq!(choice.button_data(&id), data);
             }
         }
     }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{ChatAddress, Inbound, UserId};
+use switchboard_core::{Action, ApprovalChoice, ChatAddress, Inbound, UserId};
 
 /// Serves the local channels configured under `[channels.local.*]`.
 #[derive(Clone, Default)]
@@ -231,6 +231,7 @@ pub(crate) fn inbound_of(
         direct: body.direct,
         reply_to: body.reply_to,
         attachments,
+        action: Action::Text,
     })
 }
 
@@ -303,13 +304,16 @@ async fn press(
     {
         return (StatusCode::FORBIDDEN, Json(json!({ "error": e }))).into_response();
     }
-    // A button press reaches the gateway as the equivalent text command.
-    let text = match body.choice.as_str() {
-        "allow_once" => format!("/approve {}", body.approval_id),
-        "always" => format!("/approve {} always", body.approval_id),
-        "deny" => format!("/deny {}", body.approval_id),
-        other => return bad(format!("unknown choice '{other}'; use allow_once, always or deny")),
+    // A button press reaches the gateway as a decision, never as text.
+    let Some(choice) = ApprovalChoice::from_word(&body.choice) else {
+        return bad(format!(
+            "unknown choice '{}'; use allow_once, always or deny",
+            body.choice
+        ));
     };
+    if body.approval_id.is_empty() || body.approval_id.chars().any(char::is_whitespace) {
+        return bad("approval_id must be the request's id (one word)".into());
+    }
     if let Err(e) = access::check_user(&body.user) {
         return bad(e);
     }
@@ -317,13 +321,17 @@ async fn press(
         address: ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread),
         sender: UserId(body.user.clone()),
         sender_name: body.user,
-        text,
+        text: String::new(),
         message_id: None,
         event_id: None,
         mentioned: true,
         direct: false,
         reply_to: None,
         attachments: Vec::new(),
+        action: Action::Decide {
+            approval: body.approval_id,
+            choice,
+        },
     };
     match ch.receive(inbound).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),

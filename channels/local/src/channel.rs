@@ -181,6 +181,8 @@ impl LocalChannel {
     }
 }
 
+/// The local API's word for a choice (`allow_once` is its documented
+/// spelling of `once`; presses accept both, see `ApprovalChoice::from_word`).
 fn choice_name(c: ApprovalChoice) -> &'static str {
     match c {
         ApprovalChoice::AllowOnce => "allow_once",
@@ -235,7 +237,7 @@ impl Channel for LocalChannel {
             text: prompt.render_text(),
             approval_id: Some(prompt.id.clone()),
             file: None,
-            choices: [ApprovalChoice::AllowOnce, ApprovalChoice::Always, ApprovalChoice::Deny]
+            choices: ApprovalChoice::ALL
                 .into_iter()
                 .map(|c| choice_name(c).to_string())
                 .collect(),

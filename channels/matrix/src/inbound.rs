@@ -4,7 +4,7 @@
 
 use crate::{REACTIONS, State};
 use serde_json::Value;
-use switchboard_core::{ChatAddress, Inbound, UserId};
+use switchboard_core::{Action, ChatAddress, Inbound, UserId};
 
 /// The bot, as inbound events see it.
 pub(crate) struct Bot<'a> {
@@ -85,13 +85,14 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
                 direct: room.direct,
                 reply_to,
                 attachments,
+                action: Action::Text,
             })
         }
         _ => None,
     }
 }
 
-/// ✅ ♾️ ❌ on an open approval prompt, as the matching text command.
+/// ✅ ♾️ ❌ on an open approval prompt: a decision of its request.
 fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, state: &State) -> Option<Inbound> {
     if relates["rel_type"] != "m.annotation" {
         return None;
@@ -100,16 +101,11 @@ fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, stat
     let key = normalize(relates["key"].as_str()?);
     let id = state.prompts.lock().get(target).cloned()?;
     let choice = REACTIONS.iter().find(|(k, _)| normalize(k) == key)?.1;
-    let text = match choice {
-        "once" => format!("/approve {id}"),
-        "always" => format!("/approve {id} always"),
-        _ => format!("/deny {id}"),
-    };
     Some(Inbound {
         address: ChatAddress::new(bot.channel, room.id),
         sender: UserId(sender.to_string()),
         sender_name: sender.to_string(),
-        text,
+        text: String::new(),
         // The answer (decision or refusal) replies to the prompt.
         message_id: Some(target.to_string()),
         event_id: None,
@@ -117,6 +113,7 @@ fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, stat
         direct: room.direct,
         reply_to: None,
         attachments: Vec::new(),
+        action: Action::Decide { approval: id, choice },
     })
 }
 
@@ -165,6 +162,7 @@ fn strip_name(body: &str, bot: &Bot) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use switchboard_core::ApprovalChoice;
 
     const BOT: Bot = Bot {
         channel: "matrix.main",
@@ -282,15 +280,19 @@ mod tests {
     }
 
     #[test]
-    fn reactions_on_open_prompts_become_commands() {
+    fn reactions_on_open_prompts_become_decisions() {
         let s = State::default();
         s.prompts.lock().insert("$prompt".into(), "ab12".into());
         let react = |key: &str, target: &str| {
             json!({ "type": "m.reaction", "event_id": "$r", "sender": "@op:hs",
                     "content": { "m.relates_to": { "rel_type": "m.annotation", "event_id": target, "key": key } } })
         };
+        let decision = |c| Action::Decide {
+            approval: "ab12".into(),
+            choice: c,
+        };
         let once = convert(&react("✅", "$prompt"), &GROUP, &BOT, &s).unwrap();
-        assert_eq!(once.text, "/approve ab12");
+        assert_eq!(once.action, decision(ApprovalChoice::AllowOnce));
         assert_eq!(once.message_id.as_deref(), Some("$prompt"));
         assert_eq!(
             once.event_id.as_deref(),
@@ -298,18 +300,14 @@ mod tests {
             "each reaction is an event of its own"
         );
         assert!(once.mentioned && once.address.thread.is_none());
-        assert_eq!(
-            convert(&react("♾", "$prompt"), &GROUP, &BOT, &s).unwrap().text,
-            "/approve ab12 always"
-        );
-        assert_eq!(
-            convert(&react("♾️", "$prompt"), &GROUP, &BOT, &s).unwrap().text,
-            "/approve ab12 always"
-        );
-        assert_eq!(
-            convert(&react("❌", "$prompt"), &GROUP, &BOT, &s).unwrap().text,
-            "/deny ab12"
-        );
+        for (key, choice) in [
+            ("♾", ApprovalChoice::Always),
+            ("♾️", ApprovalChoice::Always),
+            ("❌", ApprovalChoice::Deny),
+        ] {
+            let m = convert(&react(key, "$prompt"), &GROUP, &BOT, &s).unwrap();
+            assert_eq!(m.action, decision(choice));
+        }
         assert!(convert(&react("👍", "$prompt"), &GROUP, &BOT, &s).is_none());
         assert!(convert(&react("✅", "$elsewhere"), &GROUP, &BOT, &s).is_none());
     }

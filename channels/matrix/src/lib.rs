@@ -29,8 +29,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
-    OutboundFile, PromptEdit, StreamLimits,
+    ApprovalChoice, ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef,
+    Outbound, OutboundFile, PromptEdit, StreamLimits,
 };
 
 /// How the bot signs in.
@@ -69,7 +69,11 @@ pub struct Settings {
 const SEND_RETRIES: u32 = 4;
 
 /// The approval reactions and what each one means.
-pub const REACTIONS: [(&str, &str); 3] = [("✅", "once"), ("♾️", "always"), ("❌", "deny")];
+pub const REACTIONS: [(&str, ApprovalChoice); 3] = [
+    ("✅", ApprovalChoice::AllowOnce),
+    ("♾️", ApprovalChoice::Always),
+    ("❌", ApprovalChoice::Deny),
+];
 
 /// One Matrix account (`matrix.<alias>`): sync in, room events out.
 pub struct MatrixChannel {

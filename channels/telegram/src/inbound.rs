@@ -1,7 +1,7 @@
 //! Telegram updates as `Inbound` messages.
 
 use crate::{CALLBACK_PREFIX, Poller};
-use switchboard_core::{ChatAddress, Inbound, UserId};
+use switchboard_core::{Action, ApprovalChoice, ChatAddress, Inbound, UserId};
 use teloxide::types::{Update, UpdateKind};
 
 /// One update as a message for the router, or `None` when it is not one.
@@ -45,34 +45,27 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 direct: m.chat.is_private(),
                 reply_to: m.reply_to_message().map(|r| r.id.0.to_string()),
                 attachments,
+                action: Action::Text,
             })
         }
         UpdateKind::CallbackQuery(q) => {
             // The gateway's answer to this press (the decision, or the
             // refusal) comes back as a reply to `cbq:<id>` and is shown as
             // the callback answer.
-            let data = q.data.as_deref()?;
-            let mut parts = data.splitn(3, ':');
-            let (Some("sb"), Some(id), Some(choice)) = (parts.next(), parts.next(), parts.next()) else {
-                return None;
-            };
-            let text = match choice {
-                "once" => format!("/approve {id}"),
-                "always" => format!("/approve {id} always"),
-                _ => format!("/deny {id}"),
-            };
+            let (approval, choice) = ApprovalChoice::from_button_data(q.data.as_deref()?)?;
             let m = q.message.as_ref()?.regular_message()?;
             Some(Inbound {
                 address: address_of(&channel.name, m),
                 sender: UserId(format!("tg:{}", q.from.id.0)),
                 sender_name: q.from.full_name(),
-                text,
+                text: String::new(),
                 message_id: Some(format!("{CALLBACK_PREFIX}{}", q.id.0)),
                 event_id: None,
                 mentioned: true,
                 direct: m.chat.is_private(),
                 reply_to: None,
                 attachments: Vec::new(),
+                action: Action::Decide { approval, choice },
             })
         }
         _ => None,
@@ -138,6 +131,7 @@ mod never_panics {
     use proptest::prelude::*;
     use serde_json::json;
     use std::sync::Arc;
+    use switchboard_core::ApprovalChoice;
     fn poller(username: &str) -> Poller {
         Poller {
             url: Arc::new("http://127.0.0.1:9/bot1:test/getUpdates".parse().unwrap()),
@@ -208,7 +202,7 @@ mod never_panics {
             }});
             let update = serde_json::from_str(&update.to_string()).expect("a well-formed update");
             let m = convert(&poller("sb_bot"), &update);
-            prop_assert_eq!(m.is_some(), data.starts_with("sb:") && data.matches(':').count() >= 2);
+            prop_assert_eq!(m.is_some(), ApprovalChoice::from_button_data(&data).is_some());
         }
     }
 }

@@ -17,8 +17,8 @@ use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
-    OutboundFile, PromptEdit, StreamLimits, split_message,
+    ApprovalChoice, ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef,
+    Outbound, OutboundFile, PromptEdit, StreamLimits, split_message,
 };
 use teloxide::RequestError;
 use teloxide::payloads::{
@@ -184,16 +184,9 @@ impl Channel for TelegramChannel {
         let me = self.bot.get_me().await.map_err(map_err)?;
         let username = me.username().to_string();
         let _ = self.username.set(username.clone());
-        let commands = [
-            ("help", "What can be typed here"),
-            ("new", "Start a fresh conversation"),
-            ("status", "Agent, model and today's costs"),
-            ("stop", "Abort the current turn and its children"),
-            ("subagents", "List, inspect or stop child runs"),
-            ("approve", "Approve a pending request"),
-            ("deny", "Deny a pending request"),
-        ]
-        .map(|(c, d)| BotCommand::new(c, d));
+        let commands: Vec<BotCommand> = switchboard_core::catalog::menu()
+            .map(|c| BotCommand::new(c.name, c.about))
+            .collect();
         if let Err(e) = self.bot.set_my_commands(commands).await {
             tracing::warn!(channel = %self.name, error = %map_err(e), "setMyCommands failed");
         }
@@ -273,11 +266,9 @@ impl Channel for TelegramChannel {
         address: &ChatAddress,
         prompt: &ApprovalPrompt,
     ) -> Result<MessageRef, ChannelError> {
-        let keyboard = InlineKeyboardMarkup::new([[
-            InlineKeyboardButton::callback("Allow once", format!("sb:{}:once", prompt.id)),
-            InlineKeyboardButton::callback("Always (this run)", format!("sb:{}:always", prompt.id)),
-            InlineKeyboardButton::callback("Deny", format!("sb:{}:deny", prompt.id)),
-        ]]);
+        let keyboard = InlineKeyboardMarkup::new([
+            ApprovalChoice::ALL.map(|c| InlineKeyboardButton::callback(c.label(), c.button_data(&prompt.id)))
+        ]);
         self.send_html(address, html::escape(&prompt.render_text()), Some(keyboard))
             .await
     }

@@ -15,6 +15,9 @@ pub enum ApprovalChoice {
 }
 
 impl ApprovalChoice {
+    /// Every choice, in the order prompts offer them.
+    pub const ALL: [ApprovalChoice; 3] = [Self::AllowOnce, Self::Always, Self::Deny];
+
     /// The button label.
     pub fn label(self) -> &'static str {
         match self {
@@ -22,6 +25,43 @@ impl ApprovalChoice {
             Self::Always => "Always (this run)",
             Self::Deny => "Deny",
         }
+    }
+
+    /// The word a button, a reaction or the local API carries for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::AllowOnce => "once",
+            Self::Always => "always",
+            Self::Deny => "deny",
+        }
+    }
+
+    /// The choice a carried word stands for (`allow_once` is the local
+    /// API's older spelling of `once`).
+    pub fn from_word(word: &str) -> Option<Self> {
+        match word {
+            "once" | "allow_once" => Some(Self::AllowOnce),
+            "always" => Some(Self::Always),
+            "deny" => Some(Self::Deny),
+            _ => None,
+        }
+    }
+
+    /// A button's data: `sb:<request id>:<word>`.
+    pub fn button_data(self, approval: &str) -> String {
+        format!("sb:{approval}:{}", self.word())
+    }
+
+    /// The request and choice a button's data carries; `None` for other
+    /// buttons (and ids that are not plain words).
+    pub fn from_button_data(data: &str) -> Option<(String, Self)> {
+        let rest = data.strip_prefix("sb:")?;
+        let (id, word) = rest.split_once(':')?;
+        if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return None;
+        }
+        let choice = Self::ALL.into_iter().find(|c| c.word() == word)?;
+        Some((id.to_string(), choice))
     }
 }
 

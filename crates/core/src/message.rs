@@ -1,6 +1,6 @@
 //! Messages crossing the boundary between a channel and the gateway.
 
-use crate::{Attachment, ChatAddress, UserId};
+use crate::{ApprovalChoice, Attachment, ChatAddress, UserId};
 use serde::{Deserialize, Serialize};
 
 /// A message a person wrote, as the adapter saw it.
@@ -31,6 +31,44 @@ pub struct Inbound {
     /// Files sent with it (the text is then their caption, maybe empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+    /// What the person did: wrote `text`, answered an approval prompt, or
+    /// picked a command from the platform's menu.
+    #[serde(default, skip_serializing_if = "Action::is_text")]
+    pub action: Action,
+}
+
+/// What a person did, as the platform told the adapter. A typed `/command`
+/// is text (the gateway reads it with the command catalog); adapters never
+/// write command text for what people did otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// Wrote the message's text.
+    #[default]
+    Text,
+    /// Answered an approval prompt (a button, a reaction, a local press).
+    Decide {
+        /// The request.
+        approval: String,
+        /// What they chose.
+        choice: ApprovalChoice,
+    },
+    /// Picked a command of the catalog from the platform's menu (Discord's
+    /// application commands): its name and argument values in the order
+    /// the catalog defines them (a sub-command's name first).
+    Command {
+        /// The catalog name.
+        name: String,
+        /// The values given.
+        args: Vec<String>,
+    },
+}
+
+impl Action {
+    /// Whether this is plain text.
+    pub fn is_text(&self) -> bool {
+        matches!(self, Self::Text)
+    }
 }
 
 /// Text the gateway wants shown in a chat.

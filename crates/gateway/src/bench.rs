@@ -285,6 +285,7 @@ pub(crate) async fn gateway(messages: usize, users: usize) -> anyhow::Result<Exi
         direct: true,
         reply_to: None,
         attachments: Vec::new(),
+        action: switchboard_core::Action::Text,
     };
 
     let mut seen = 0;

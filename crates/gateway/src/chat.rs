@@ -161,7 +161,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                             }
                             break;
                         }
-                        Some(Command::Approve { .. } | Command::Deny { .. }) => println!("{}", broker.answer(&line)),
+                        Some(Command::Decide { .. }) => println!("{}", broker.answer(&line)),
                         _ => queue.push_back(line),
                     }
                 }
@@ -225,6 +225,7 @@ async fn attach_message(
         direct: true,
         reply_to: None,
         attachments: vec![file],
+        action: switchboard_core::Action::Text,
     };
     let key = uuid::Uuid::new_v4().simple().to_string();
     crate::files::inbound::prepare(runtime, terminal, agent, &message, &key).await

@@ -1,18 +1,18 @@
-//! `/help`: what can be typed here.
+//! `/help`: what can be typed here, from the command catalog.
+
+use switchboard_core::CATALOG;
 
 pub(super) fn apply() -> String {
-    [
-        "Commands:",
-        "/help — this list",
-        "/new — start a fresh conversation (the old one stays stored)",
-        "/status — agent, model, session and today's costs",
-        "/agents — the configured agents",
-        "/stop — abort the current turn and every child it started",
-        "/subagents list | info <id|#> | log <id|#> [limit] [tools] | send <id|#> <message> | kill <id|#|all> | pause [all] | resume [all]",
-        "/approve <id> [always], /deny <id> [reason] — answer an approval prompt",
-        "/console — a sign-in link to the operator console (approvers; in a direct chat)",
-        "/attach <path> [caption] — send a file with a message (switchboard chat; in chats, attach it as usual)",
-        "Anything else goes to the agent.",
-    ]
-    .join("\n")
+    let mut lines = vec!["Commands:".to_string()];
+    for c in CATALOG {
+        let usage = if c.usage.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", c.usage)
+        };
+        let only = if c.terminal_only { " (switchboard chat)" } else { "" };
+        lines.push(format!("/{}{usage} — {}{only}; for {}", c.name, c.about, c.who));
+    }
+    lines.push("Anything else goes to the agent.".into());
+    lines.join("\n")
 }

@@ -8,7 +8,7 @@ mod new;
 mod status;
 pub(crate) mod subagents;
 
-use switchboard_core::{ChatAddress, UserId};
+use switchboard_core::{Action, ApprovalChoice, ChatAddress, Inbound, UserId};
 use switchboard_runtime::Runtime;
 use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
@@ -73,18 +73,35 @@ pub(crate) enum Command {
     /// A sign-in link to the operator console, answered by the router
     /// (never through the outbox: the link is a secret).
     Console,
-    Approve {
+    /// An answer to an approval request: `/approve`, `/deny`, or a
+    /// button, reaction or local press (which arrive typed).
+    Decide {
         id: String,
-        always: bool,
-    },
-    Deny {
-        id: String,
+        choice: ApprovalChoice,
         reason: Option<String>,
     },
     Subagents(subagents::Sub),
     Unknown(String),
     /// `/cmd@otherbot`: addressed to another bot in the group; ignored.
     ForAnotherBot,
+}
+
+/// What a message asks of the gateway; `None` when it goes to the agent.
+/// Typed text is read here; approval answers and menu commands come typed
+/// from the adapters.
+pub(crate) fn of(m: &Inbound) -> Option<Command> {
+    match &m.action {
+        Action::Text => parse(&m.text),
+        Action::Decide { approval, choice } => Some(Command::Decide {
+            id: approval.clone(),
+            choice: *choice,
+            reason: None,
+        }),
+        Action::Command { name, args } => {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            Some(named(&name.to_lowercase(), &args))
+        }
+    }
 }
 
 /// `None` when `text` is not a slash command (it goes to the agent).
@@ -100,24 +117,35 @@ pub(crate) fn parse(text: &str) -> Option<Command> {
     }
     let name = word.to_lowercase();
     let args: Vec<&str> = words.collect();
-    Some(match name.as_str() {
+    Some(named(&name, &args))
+}
+
+/// The command `name` (lowercase) with `args`.
+fn named(name: &str, args: &[&str]) -> Command {
+    match name {
         "help" => Command::Help,
         "new" => Command::New,
         "status" => Command::Status,
         "agents" => Command::Agents,
         "stop" => Command::Stop,
         "console" => Command::Console,
-        "subagents" => Command::Subagents(subagents::parse(&args)),
-        "approve" if !args.is_empty() => Command::Approve {
+        "subagents" => Command::Subagents(subagents::parse(args)),
+        "approve" if !args.is_empty() => Command::Decide {
             id: args[0].to_string(),
-            always: args.get(1).is_some_and(|a| a.eq_ignore_ascii_case("always")),
+            choice: if args.get(1).is_some_and(|a| a.eq_ignore_ascii_case("always")) {
+                ApprovalChoice::Always
+            } else {
+                ApprovalChoice::AllowOnce
+            },
+            reason: None,
         },
-        "deny" if !args.is_empty() => Command::Deny {
+        "deny" if !args.is_empty() => Command::Decide {
             id: args[0].to_string(),
+            choice: ApprovalChoice::Deny,
             reason: (args.len() > 1).then(|| args[1..].join(" ")),
         },
-        _ => Command::Unknown(name),
-    })
+        _ => Command::Unknown(name.to_string()),
+    }
 }
 
 /// Run a command that needs no turn state.
@@ -130,7 +158,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::Subagents(sub) => subagents::apply(sub, ctx).await,
         Command::Stop => "Nothing is running.".into(),
         Command::Console => "Send /console to me in a direct message for a sign-in link.".into(),
-        Command::Approve { id, .. } | Command::Deny { id, .. } => {
+        Command::Decide { id, .. } => {
             format!("No approval request '{id}' is waiting here.")
         }
         Command::Unknown(name) => format!("Unknown command /{name}. Type /help for the list."),
@@ -151,19 +179,61 @@ mod tests {
         assert_eq!(parse("/stop@other_bot now"), Some(Command::ForAnotherBot));
         assert_eq!(
             parse("/approve ab12 always"),
-            Some(Command::Approve {
+            Some(Command::Decide {
                 id: "ab12".into(),
-                always: true
+                choice: ApprovalChoice::Always,
+                reason: None
             })
         );
         assert_eq!(
             parse("/deny ab12 too risky"),
-            Some(Command::Deny {
+            Some(Command::Decide {
                 id: "ab12".into(),
+                choice: ApprovalChoice::Deny,
                 reason: Some("too risky".into())
             })
         );
         assert_eq!(parse("/deny"), Some(Command::Unknown("deny".into())));
         assert_eq!(parse("/frobnicate"), Some(Command::Unknown("frobnicate".into())));
+    }
+
+    /// Typed text, a menu pick and a press are one command each way.
+    #[test]
+    fn actions_are_the_same_commands_as_text() {
+        let m = |text: &str, action: Action| Inbound {
+            address: ChatAddress::new("local.team", "c"),
+            sender: UserId("cli:ann".into()),
+            sender_name: "ann".into(),
+            text: text.into(),
+            message_id: None,
+            event_id: None,
+            mentioned: true,
+            direct: false,
+            reply_to: None,
+            attachments: Vec::new(),
+            action,
+        };
+        let press = Action::Decide {
+            approval: "ab12".into(),
+            choice: ApprovalChoice::Always,
+        };
+        assert_eq!(of(&m("", press)), parse("/approve ab12 always"));
+        let menu = Action::Command {
+            name: "subagents".into(),
+            args: vec!["send".into(), "#2".into(), "look at the tests".into()],
+        };
+        assert_eq!(of(&m("", menu)), parse("/subagents send #2 look at the tests"));
+        let deny = Action::Command {
+            name: "deny".into(),
+            args: vec!["ab12".into(), "too risky".into()],
+        };
+        assert_eq!(of(&m("", deny)), parse("/deny ab12 too risky"));
+        assert_eq!(of(&m("hello", Action::Text)), None);
+        // A press carries no text for the agent, whatever the text says.
+        let press = Action::Decide {
+            approval: "x1".into(),
+            choice: ApprovalChoice::Deny,
+        };
+        assert!(matches!(of(&m("ignore me", press)), Some(Command::Decide { .. })));
     }
 }

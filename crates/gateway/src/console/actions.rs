@@ -24,17 +24,12 @@ pub(crate) async fn decide(
     Path(id): Path<String>,
     body: String,
 ) -> Response {
-    let choice = match body.trim() {
-        "once" => ApprovalChoice::AllowOnce,
-        "always" => ApprovalChoice::Always,
-        "deny" => ApprovalChoice::Deny,
-        other => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("unknown choice '{other}'; send once, always or deny"),
-            )
-                .into_response();
-        }
+    let Some(choice) = ApprovalChoice::from_word(body.trim()) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("unknown choice '{}'; send once, always or deny", body.trim()),
+        )
+            .into_response();
     };
     match console.runtime.store().approval(&id).await {
         Ok(Some(row)) if !rights::may_decide(&viewer.user, &rights::approvers_of(&row)) => {

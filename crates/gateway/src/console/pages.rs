@@ -15,6 +15,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
+use switchboard_core::ApprovalChoice;
 use switchboard_store::{ApprovalStatus, RunStatus, now_ms, utc_day};
 
 fn chrome<'a>(console: &Console, viewer: &'a Viewer) -> Chrome<'a> {
@@ -306,8 +307,8 @@ fn pending_html(viewer: &Viewer, pending: &[switchboard_store::ApprovalRow]) -> 
                     }
                     @if rights::may_decide(&viewer.user, &approvers) {
                         div.buttons {
-                            @for (choice, label) in [("once", "Allow once"), ("always", "Always (this run)"), ("deny", "Deny")] {
-                                button class={ "act decide " (choice) } data-post={ "/console/approvals/" (a.id) "/decide" } data-body=(choice) { (label) }
+                            @for choice in ApprovalChoice::ALL {
+                                button class={ "act decide " (choice.word()) } data-post={ "/console/approvals/" (a.id) "/decide" } data-body=(choice.word()) { (choice.label()) }
                             }
                         }
                     }

@@ -58,7 +58,7 @@ pub(super) fn admit(
         tracing::debug!(%channel, sender = %m.sender, direct = m.direct, "message from a sender not in allowed_users dropped");
         return Admission::Drop;
     }
-    let command = commands::parse(&m.text);
+    let command = commands::of(m);
     if matches!(command, Some(Command::ForAnotherBot)) {
         tracing::debug!(%channel, sender = %m.sender, "a command for another bot: ignored");
         return Admission::Drop;
@@ -69,10 +69,7 @@ pub(super) fn admit(
     }
     // Approvals and /stop always get through; everything else counts
     // against the person's rate.
-    let exempt = matches!(
-        command,
-        Some(Command::Approve { .. } | Command::Deny { .. } | Command::Stop)
-    );
+    let exempt = matches!(command, Some(Command::Decide { .. } | Command::Stop));
     if exempt {
         return Admission::Keep;
     }

@@ -18,7 +18,6 @@ use session::{Queued, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_config::Config;
-use switchboard_core::ApprovalChoice;
 use switchboard_runtime::Runtime;
 use tokio::sync::mpsc;
 
@@ -62,7 +61,7 @@ impl Router {
     /// commands run side by side.
     pub(crate) async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Taken>) {
         while let Some(t) = inbound.recv().await {
-            match commands::parse(&t.m.text) {
+            match commands::of(&t.m) {
                 None => self.start_turn(t),
                 Some(command) => {
                     tokio::spawn(self.clone().command(t, command));
@@ -78,7 +77,7 @@ impl Router {
             tracing::warn!(count = pending.len(), "answering messages taken before the last stop");
         }
         for t in pending {
-            match commands::parse(&t.m.text) {
+            match commands::of(&t.m) {
                 None => self.start_turn(t),
                 Some(command) => self.clone().command(t, command).await,
             }
@@ -115,16 +114,12 @@ impl Router {
         let channel = t.m.address.channel.clone();
         let m = &t.m;
         match command {
-            Command::Approve { id, always } => {
-                let choice = if always {
-                    ApprovalChoice::Always
-                } else {
-                    ApprovalChoice::AllowOnce
+            Command::Decide { id, choice, reason } => {
+                let ballot = Ballot {
+                    reason,
+                    ..Ballot::new(&m.sender, &m.address, choice)
                 };
-                let text = self
-                    .broker
-                    .decide(&id, Ballot::new(&m.sender, &m.address, choice))
-                    .await;
+                let text = self.broker.decide(&id, ballot).await;
                 self.answer(&t, text).await;
             }
             Command::Console => {
@@ -145,19 +140,6 @@ impl Router {
                     crate::console::SignIn::answer(&self.runtime, &m.sender, m.direct).await
                 };
                 crate::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
-            }
-            Command::Deny { id, reason } => {
-                let text = self
-                    .broker
-                    .decide(
-                        &id,
-                        Ballot {
-                            reason,
-                            ..Ballot::new(&m.sender, &m.address, ApprovalChoice::Deny)
-                        },
-                    )
-                    .await;
-                self.answer(&t, text).await;
             }
             other => {
                 let Some(agent) = agent_for(&config, &channel) else {

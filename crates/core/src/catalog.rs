@@ -1,0 +1,234 @@
+//! The chat commands, once: names, arguments, descriptions and who may use
+//! them. The gateway's parser and `/help`, Telegram's command menu and
+//! Discord's application commands are all made from this table, so they
+//! cannot drift apart.
+
+/// What an argument holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A word, or the rest of the line for the last argument.
+    Text,
+    /// A whole number.
+    Number,
+    /// A yes/no switch, given by its name (`always`, `tools`).
+    Flag,
+}
+
+/// One argument of a command.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgSpec {
+    /// Its name (a Discord option name; the word a flag is typed as).
+    pub name: &'static str,
+    /// What it holds.
+    pub kind: ArgKind,
+    /// Whether it must be given.
+    pub required: bool,
+    /// One line for menus.
+    pub about: &'static str,
+}
+
+/// One command (or sub-command).
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec {
+    /// The word after `/`.
+    pub name: &'static str,
+    /// How it is typed after its name, for `/help`.
+    pub usage: &'static str,
+    /// One line for menus and `/help` (platform menus allow 100 characters).
+    pub about: &'static str,
+    /// Who may use it.
+    pub who: &'static str,
+    /// Its arguments, in the order they are typed.
+    pub args: &'static [ArgSpec],
+    /// Its sub-commands (then `args` is empty).
+    pub subcommands: &'static [CommandSpec],
+    /// Answered to the person alone where the platform can (Discord).
+    pub private: bool,
+    /// Only in the terminal chat (`switchboard chat`), not in platform menus.
+    pub terminal_only: bool,
+}
+
+const fn arg(name: &'static str, kind: ArgKind, required: bool, about: &'static str) -> ArgSpec {
+    ArgSpec {
+        name,
+        kind,
+        required,
+        about,
+    }
+}
+
+const fn cmd(name: &'static str, usage: &'static str, about: &'static str, who: &'static str) -> CommandSpec {
+    CommandSpec {
+        name,
+        usage,
+        about,
+        who,
+        args: &[],
+        subcommands: &[],
+        private: false,
+        terminal_only: false,
+    }
+}
+
+const ANYONE: &str = "anyone admitted to the chat";
+const RUN: ArgSpec = arg("id", ArgKind::Text, true, "Run id, #n from list, or all (kill)");
+
+const SUBAGENTS: &[CommandSpec] = &[
+    cmd("list", "", "Child runs of this chat", ANYONE),
+    CommandSpec {
+        args: &[RUN],
+        ..cmd("info", "<id|#>", "One child run in detail", ANYONE)
+    },
+    CommandSpec {
+        args: &[
+            RUN,
+            arg("limit", ArgKind::Number, false, "How many messages"),
+            arg("tools", ArgKind::Flag, false, "Include tool calls"),
+        ],
+        ..cmd("log", "<id|#> [limit] [tools]", "A child run's transcript", ANYONE)
+    },
+    CommandSpec {
+        args: &[RUN, arg("message", ArgKind::Text, true, "The message")],
+        ..cmd(
+            "send",
+            "<id|#> <message>",
+            "Send a message to a child run",
+            "who asked for the run, or an operator of its root agent",
+        )
+    },
+    CommandSpec {
+        args: &[RUN],
+        ..cmd(
+            "kill",
+            "<id|#|all>",
+            "Stop a child run and its children",
+            "who asked for the run, or an operator of its root agent",
+        )
+    },
+    CommandSpec {
+        args: &[arg("all", ArgKind::Flag, false, "For every agent")],
+        ..cmd(
+            "pause",
+            "[all]",
+            "Refuse new delegations",
+            "an operator of the chat's agent (of every agent for all)",
+        )
+    },
+    CommandSpec {
+        args: &[arg("all", ArgKind::Flag, false, "For every agent")],
+        ..cmd(
+            "resume",
+            "[all]",
+            "Allow delegations again",
+            "an operator of the chat's agent (of every agent for all)",
+        )
+    },
+];
+
+/// Every chat command, in the order `/help` lists them.
+pub const CATALOG: &[CommandSpec] = &[
+    cmd("help", "", "What can be typed here", ANYONE),
+    cmd(
+        "new",
+        "",
+        "Start a fresh conversation (the old one stays stored)",
+        ANYONE,
+    ),
+    cmd("status", "", "Agent, model, session and today's costs", ANYONE),
+    cmd("agents", "", "The configured agents", ANYONE),
+    cmd(
+        "stop",
+        "",
+        "Abort the current turn and every child it started",
+        "who started the turn, or an operator of its agent",
+    ),
+    CommandSpec {
+        subcommands: SUBAGENTS,
+        ..cmd(
+            "subagents",
+            "list | info | log | send | kill | pause | resume",
+            "List, inspect, steer or stop child runs",
+            ANYONE,
+        )
+    },
+    CommandSpec {
+        args: &[
+            arg("id", ArgKind::Text, true, "The request id"),
+            arg("always", ArgKind::Flag, false, "For the rest of this run"),
+        ],
+        private: true,
+        ..cmd(
+            "approve",
+            "<id> [always]",
+            "Approve a pending request",
+            "the request's approvers",
+        )
+    },
+    CommandSpec {
+        args: &[
+            arg("id", ArgKind::Text, true, "The request id"),
+            arg("reason", ArgKind::Text, false, "Why"),
+        ],
+        private: true,
+        ..cmd(
+            "deny",
+            "<id> [reason]",
+            "Deny a pending request",
+            "the request's approvers",
+        )
+    },
+    CommandSpec {
+        private: true,
+        ..cmd(
+            "console",
+            "",
+            "A sign-in link to the operator console (in a direct chat)",
+            "approvers and [web] console_users",
+        )
+    },
+    CommandSpec {
+        terminal_only: true,
+        ..cmd(
+            "attach",
+            "<path> [caption]",
+            "Send a file with a message (in chats, attach it as usual)",
+            "the terminal's user",
+        )
+    },
+];
+
+/// The command `name` (case as typed does not matter).
+pub fn command(name: &str) -> Option<&'static CommandSpec> {
+    CATALOG.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+}
+
+/// The commands a platform's menu offers.
+pub fn menu() -> impl Iterator<Item = &'static CommandSpec> {
+    CATALOG.iter().filter(|c| !c.terminal_only)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_descriptions_fit_every_platform_menu() {
+        for c in CATALOG.iter().chain(SUBAGENTS) {
+            // Telegram: 1–32 lowercase letters, digits, underscores;
+            // Discord: 1–32 characters, descriptions 1–100.
+            assert!(
+                !c.name.is_empty()
+                    && c.name.len() <= 32
+                    && c.name.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_'),
+                "{}",
+                c.name
+            );
+            assert!(!c.about.is_empty() && c.about.chars().count() <= 100, "{}", c.name);
+            for a in c.args {
+                assert!(a.about.chars().count() <= 100 && !a.name.is_empty());
+            }
+        }
+        assert!(command("Subagents").is_some());
+        assert!(menu().any(|c| c.name == "console") && menu().all(|c| c.name != "attach"));
+    }
+}

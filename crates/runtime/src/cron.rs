@@ -75,6 +75,9 @@ impl Runtime {
         // Nobody is at a keyboard: approvals go along the agent's route, if any.
         let broker = core.route_broker_for(&parts.approval_profile.1);
         let run = core.assemble(RunParts { broker, ..parts });
+        // Registered like every other run: a kill (chat, console, another
+        // gateway) stops it, not only marks it.
+        let _registration = core.live.register_run(run_id, &run.ctx.cancel);
         let span = tracing::info_span!(
             "subagent",
             category = "cron",

@@ -107,7 +107,9 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                     };
                     let answer = match cmd {
                         // The terminal is the person's own: a direct chat.
-                        Command::Console => crate::console::SignIn::answer(&runtime, &sender, true).await,
+                        Command::Console => {
+                            crate::commands::console_link::SignIn::answer(&runtime, &sender, true).await
+                        }
                         cmd => commands::apply(&cmd, &ctx).await,
                     };
                     println!("{}", crate::terminal_text::clean(&answer));

@@ -3,6 +3,7 @@
 //! line ([`cli`]). The `switchboard` binary (the workspace's root package)
 //! is a thin `main` over [`cli::main`]; everything else lives in crates.
 
+mod adapters;
 mod approvals;
 mod approvals_cmd;
 #[cfg(feature = "bench")]
@@ -33,7 +34,6 @@ mod files;
 mod inbox;
 mod instance;
 mod logging;
-mod matrix;
 mod outbox;
 mod reply;
 mod rights;
@@ -42,6 +42,8 @@ mod run;
 mod sandbox_report;
 mod status_cmd;
 mod stream_out;
+mod taken;
 mod terminal_text;
 #[cfg(test)]
 mod test_peers;
+mod web;

@@ -11,7 +11,7 @@
 //! of at-least-once left.)
 
 use crate::channels::ChannelSet;
-use crate::inbox::Taken;
+use crate::taken::Taken;
 use switchboard_core::{ChannelError, Outbound};
 use switchboard_store::{QueuedReply, Store};
 

@@ -82,5 +82,18 @@ pub(crate) fn may_pause(config: &Config, user: &UserId, scope: PauseScope<'_>) -
     }
 }
 
+/// Whether `user` may sign in: named in `[web] console_users` or in some
+/// risk profile's `approvers` (exact ids only: a `*` entry admits nobody
+/// here).
+pub(crate) fn may_sign_in(config: &Config, user: &UserId) -> bool {
+    let named = |list: &[String]| list.iter().any(|u| u == user.as_str());
+    named(&config.web.console_users)
+        || config
+            .risk_profiles
+            .values()
+            .filter_map(|p| p.approval_route.as_ref())
+            .any(|r| named(&r.approvers))
+}
+
 #[cfg(test)]
 mod tests;

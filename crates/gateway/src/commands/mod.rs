@@ -3,6 +3,7 @@
 //! channel, the terminal included, shares them.
 
 mod agents;
+pub(crate) mod console_link;
 mod help;
 mod new;
 mod status;

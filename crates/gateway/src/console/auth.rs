@@ -11,59 +11,11 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use std::sync::Arc;
-use switchboard_config::Config;
 use switchboard_core::UserId;
 
-/// How long a sign-in link stays valid.
-pub(crate) const LINK_TTL_MS: i64 = 10 * 60 * 1000;
 /// How long a browser session lasts.
 const SESSION_TTL_MS: i64 = 12 * 60 * 60 * 1000;
 const COOKIE: &str = "sb_console";
-
-/// Whether `user` may sign in: named in `[web] console_users` or in some
-/// risk profile's `approvers` (exact ids only: a `*` entry admits nobody
-/// here).
-pub(crate) fn may_sign_in(config: &Config, user: &UserId) -> bool {
-    let named = |list: &[String]| list.iter().any(|u| u == user.as_str());
-    named(&config.web.console_users)
-        || config
-            .risk_profiles
-            .values()
-            .filter_map(|p| p.approval_route.as_ref())
-            .any(|r| named(&r.approvers))
-}
-
-/// The answer to `/console`: a link, or why there is none.
-pub(crate) struct SignIn;
-
-impl SignIn {
-    /// What to tell `user`, who typed `/console` in a chat that is direct
-    /// (`direct`) or not.
-    pub(crate) async fn answer(runtime: &switchboard_runtime::Runtime, user: &UserId, direct: bool) -> String {
-        let config = runtime.config();
-        if !config.web.console {
-            return "The operator console is off; an operator can turn it on with [web] console = true.".into();
-        }
-        if !may_sign_in(config, user) {
-            return format!(
-                "{user} may not use the operator console: only approvers and people in [web] console_users may."
-            );
-        }
-        if !direct {
-            return "Sign-in links are sent only in a direct chat: send /console to me in a direct message.".into();
-        }
-        match runtime.store().create_console_link(user.as_str(), LINK_TTL_MS).await {
-            Ok(token) => format!(
-                "Your operator console sign-in link (one use, valid 10 minutes; do not share it):\n{}/console/signin#{token}",
-                config.web.base_url()
-            ),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot store a console sign-in link");
-                "The console sign-in link could not be made right now; try again.".into()
-            }
-        }
-    }
-}
 
 /// A signed-in person (who may still sign in: checked at every request).
 pub(crate) struct Viewer {
@@ -82,7 +34,7 @@ impl Viewer {
     /// person may still sign in); `false` when the store cannot say.
     pub(crate) async fn still_signed_in(&self, console: &Console) -> bool {
         match console.runtime.store().console_session(&self.session).await {
-            Ok(Some(s)) => may_sign_in(console.runtime.config(), &UserId(s.user_id)),
+            Ok(Some(s)) => crate::rights::may_sign_in(console.runtime.config(), &UserId(s.user_id)),
             _ => false,
         }
     }
@@ -150,7 +102,7 @@ impl FromRequestParts<Arc<Console>> for Viewer {
         match store.console_session(&id).await {
             // Someone taken off console_users and every route since they
             // signed in is out at their next request.
-            Ok(Some(s)) if !may_sign_in(console.runtime.config(), &UserId(s.user_id.clone())) => {
+            Ok(Some(s)) if !crate::rights::may_sign_in(console.runtime.config(), &UserId(s.user_id.clone())) => {
                 tracing::warn!(user = %s.user_id, "a console session of someone who may no longer sign in was ended");
                 if let Err(e) = store.end_console_session(&id).await {
                     tracing::error!(error = %e, "cannot end a console session");
@@ -205,7 +157,7 @@ pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): For
         Ok(u) => u,
         Err(e) => return super::unavailable(&e),
     };
-    let Some(user) = used.filter(|u| may_sign_in(console.runtime.config(), &UserId(u.clone()))) else {
+    let Some(user) = used.filter(|u| crate::rights::may_sign_in(console.runtime.config(), &UserId(u.clone()))) else {
         return (
             StatusCode::FORBIDDEN,
             view::message_page(
@@ -235,31 +187,6 @@ pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): For
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_exactly_named_people_may_sign_in() {
-        let config = Config::from_toml_str(
-            r#"[providers.p]
-kind = "openai"
-model = "m"
-[agents.main]
-model_provider = "p"
-[risk_profiles.default.approval_route]
-approver_channel = "local.ops"
-approver_recipient = "ops"
-approvers = ["cli:alice"]
-[web]
-console_users = ["tg:7"]
-[channels.local.ops]
-allowed_users = ["*"]
-"#,
-            "t",
-        )
-        .unwrap();
-        assert!(may_sign_in(&config, &UserId("cli:alice".into())));
-        assert!(may_sign_in(&config, &UserId("tg:7".into())));
-        assert!(!may_sign_in(&config, &UserId("cli:bob".into())));
-    }
 
     #[test]
     fn the_session_cookie_is_found_among_others() {

@@ -14,13 +14,11 @@
 mod actions;
 mod auth;
 mod events;
-mod health;
 mod pages;
 mod tree;
 mod view;
 
-pub(crate) use auth::SignIn;
-pub(crate) use health::HealthBoard;
+pub(crate) use crate::channels::HealthBoard;
 
 use crate::approvals::RouteBroker;
 use crate::router::Router;

@@ -17,37 +17,13 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use switchboard_config::Config;
 use switchboard_core::{Inbound, Intake, IntakeError, Outbound};
-use switchboard_store::{InboxRow, NewInbound, Store, now_ms};
+use switchboard_store::{NewInbound, Store, now_ms};
 use tokio::sync::mpsc;
 
 /// Tries of a refusal notice before it goes to the outbox.
 const TELL_ATTEMPTS: u32 = 3;
 
-/// A message in the inbox, on its way to the router.
-#[derive(Debug, Clone)]
-pub(crate) struct Taken {
-    /// Its inbox key (also the turn tag of its transcript messages).
-    pub key: String,
-    pub m: Inbound,
-    /// When the gateway took it (Unix ms).
-    pub received_at: i64,
-    /// Found pending at start: the process that took it stopped before
-    /// answering.
-    pub recovered: bool,
-}
-
-impl Taken {
-    /// A pending inbox row, as the router takes it after a restart.
-    pub(crate) fn recovered(row: InboxRow) -> Result<Self, String> {
-        let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
-        Ok(Self {
-            key: row.key,
-            m,
-            received_at: row.received_at,
-            recovered: true,
-        })
-    }
-}
+pub(crate) use crate::taken::Taken;
 
 pub(crate) struct GatewayIntake {
     store: Store,

@@ -6,7 +6,6 @@
 
 use super::Taken;
 use super::admit::still_allowed;
-use crate::router::Router;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::Config;
@@ -37,7 +36,11 @@ pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, 
 }
 
 /// Adopt every heartbeat, prune every `PRUNE_EVERY`, until aborted.
-pub(crate) fn spawn(store: Store, config: Arc<Config>, router: Arc<Router>) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(
+    store: Store,
+    config: Arc<Config>,
+    resume: impl Fn(Vec<Taken>) -> futures::future::BoxFuture<'static, ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
     let retention_ms =
         i64::try_from(config.storage.inbox_retention_hours.saturating_mul(3_600_000)).unwrap_or(i64::MAX);
     tokio::spawn(async move {
@@ -53,7 +56,7 @@ pub(crate) fn spawn(store: Store, config: Arc<Config>, router: Arc<Router>) -> t
             }
             tokio::time::sleep(crate::instance::heartbeat()).await;
             match adopt(&store, &config).await {
-                Ok(pending) => router.resume(pending).await,
+                Ok(pending) => resume(pending).await,
                 Err(e) => tracing::error!(error = %e, "cannot adopt messages of stopped instances"),
             }
         }

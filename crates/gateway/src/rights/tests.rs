@@ -105,3 +105,28 @@ fn a_run_belongs_to_its_root_agent() {
     assert!(!may_kill(&config, &UserId("cli:rita".into()), &run));
     assert!(may_kill(&config, &UserId("cli:olga".into()), &run));
 }
+
+#[test]
+fn only_exactly_named_people_may_sign_in() {
+    let config = Config::from_toml_str(
+        r#"[providers.p]
+kind = "openai"
+model = "m"
+[agents.main]
+model_provider = "p"
+[risk_profiles.default.approval_route]
+approver_channel = "local.ops"
+approver_recipient = "ops"
+approvers = ["cli:alice"]
+[web]
+console_users = ["tg:7"]
+[channels.local.ops]
+allowed_users = ["*"]
+"#,
+        "t",
+    )
+    .unwrap();
+    assert!(may_sign_in(&config, &UserId("cli:alice".into())));
+    assert!(may_sign_in(&config, &UserId("tg:7".into())));
+    assert!(!may_sign_in(&config, &UserId("cli:bob".into())));
+}

@@ -11,7 +11,7 @@ mod session;
 use crate::approvals::{Ballot, RouteBroker};
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
-use crate::inbox::Taken;
+use crate::taken::Taken;
 use parking_lot::Mutex;
 pub(crate) use session::TurnNow;
 use session::{Queued, Session};
@@ -137,7 +137,7 @@ impl Router {
                         m.sender, m.address.channel
                     )
                 } else {
-                    crate::console::SignIn::answer(&self.runtime, &m.sender, m.direct).await
+                    commands::console_link::SignIn::answer(&self.runtime, &m.sender, m.direct).await
                 };
                 crate::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }

@@ -5,7 +5,7 @@
 //! history is in the control plane and read back on the next message).
 
 use super::Router;
-use crate::inbox::Taken;
+use crate::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;

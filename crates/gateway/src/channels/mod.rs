@@ -1,6 +1,9 @@
-//! The running channels by instance name, and delivery with retries.
+//! The running channels by instance name, delivery with retries, and what
+//! is known of each connection (`health`).
 
-use crate::console::HealthBoard;
+mod health;
+
+pub(crate) use health::HealthBoard;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,7 +4,7 @@ use std::time::Duration;
 use switchboard_channel_matrix::{Auth, MatrixChannel, Settings};
 use switchboard_config::MatrixChannel as MatrixConfig;
 
-pub(crate) fn channel(alias: &str, m: &MatrixConfig) -> anyhow::Result<MatrixChannel> {
+pub(super) fn channel(alias: &str, m: &MatrixConfig) -> anyhow::Result<MatrixChannel> {
     let at = |k: &str| format!("channels.matrix.{alias}.{k}");
     let auth = match (&m.access_token, &m.password) {
         (Some(t), _) => Auth::AccessToken(

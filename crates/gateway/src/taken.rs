@@ -1,0 +1,31 @@
+//! A message taken into the inbox (the durable table of messages people
+//! sent), on its way to the router and, once answered, marked done.
+
+use switchboard_core::Inbound;
+use switchboard_store::InboxRow;
+
+/// A message in the inbox, on its way to the router.
+#[derive(Debug, Clone)]
+pub(crate) struct Taken {
+    /// Its inbox key (also the turn tag of its transcript messages).
+    pub key: String,
+    pub m: Inbound,
+    /// When the gateway took it (Unix ms).
+    pub received_at: i64,
+    /// Found pending at start: the process that took it stopped before
+    /// answering.
+    pub recovered: bool,
+}
+
+impl Taken {
+    /// A pending inbox row, as the router takes it after a restart.
+    pub(crate) fn recovered(row: InboxRow) -> Result<Self, String> {
+        let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
+        Ok(Self {
+            key: row.key,
+            m,
+            received_at: row.received_at,
+            recovered: true,
+        })
+    }
+}

@@ -109,17 +109,12 @@ fn interaction(
     direct: bool,
 ) -> Inbound {
     Inbound {
-        address,
-        sender: UserId(format!("discord:{}", user.id.get())),
         sender_name: user.global_name.clone().unwrap_or_else(|| user.name.clone()),
-        text: String::new(),
         message_id: Some(reply_via),
-        event_id: None,
         mentioned: true,
         direct,
-        reply_to: None,
-        attachments: Vec::new(),
         action,
+        ..Inbound::new(address, UserId(format!("discord:{}", user.id.get())), "")
     }
 }
 

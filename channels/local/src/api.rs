@@ -317,21 +317,14 @@ async fn press(
     if let Err(e) = access::check_user(&body.user) {
         return bad(e);
     }
+    let address = ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread);
     let inbound = Inbound {
-        address: ChatAddress::new(format!("local.{alias}"), body.chat).with_thread(body.thread),
-        sender: UserId(body.user.clone()),
-        sender_name: body.user,
-        text: String::new(),
-        message_id: None,
-        event_id: None,
         mentioned: true,
-        direct: false,
-        reply_to: None,
-        attachments: Vec::new(),
         action: Action::Decide {
             approval: body.approval_id,
             choice,
         },
+        ..Inbound::new(address, UserId(body.user), "")
     };
     match ch.receive(inbound).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),

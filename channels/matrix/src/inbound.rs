@@ -102,18 +102,12 @@ fn approval_reaction(relates: &Value, sender: &str, room: &Room, bot: &Bot, stat
     let id = state.prompts.lock().get(target).cloned()?;
     let choice = REACTIONS.iter().find(|(k, _)| normalize(k) == key)?.1;
     Some(Inbound {
-        address: ChatAddress::new(bot.channel, room.id),
-        sender: UserId(sender.to_string()),
-        sender_name: sender.to_string(),
-        text: String::new(),
         // The answer (decision or refusal) replies to the prompt.
         message_id: Some(target.to_string()),
-        event_id: None,
         mentioned: true,
         direct: room.direct,
-        reply_to: None,
-        attachments: Vec::new(),
         action: Action::Decide { approval: id, choice },
+        ..Inbound::new(ChatAddress::new(bot.channel, room.id), UserId(sender.to_string()), "")
     })
 }
 

@@ -55,17 +55,12 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
             let (approval, choice) = ApprovalChoice::from_button_data(q.data.as_deref()?)?;
             let m = q.message.as_ref()?.regular_message()?;
             Some(Inbound {
-                address: address_of(&channel.name, m),
-                sender: UserId(format!("tg:{}", q.from.id.0)),
                 sender_name: q.from.full_name(),
-                text: String::new(),
                 message_id: Some(format!("{CALLBACK_PREFIX}{}", q.id.0)),
-                event_id: None,
                 mentioned: true,
                 direct: m.chat.is_private(),
-                reply_to: None,
-                attachments: Vec::new(),
                 action: Action::Decide { approval, choice },
+                ..Inbound::new(address_of(&channel.name, m), UserId(format!("tg:{}", q.from.id.0)), "")
             })
         }
         _ => None,

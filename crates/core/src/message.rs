@@ -37,6 +37,27 @@ pub struct Inbound {
     pub action: Action,
 }
 
+impl Inbound {
+    /// `text` from `sender` in `address`, nothing else known yet (no
+    /// platform id, not a mention, not direct, no files): adapters set the
+    /// rest with struct update syntax.
+    pub fn new(address: ChatAddress, sender: UserId, text: impl Into<String>) -> Self {
+        Self {
+            address,
+            sender_name: sender.as_str().to_string(),
+            sender,
+            text: text.into(),
+            message_id: None,
+            event_id: None,
+            mentioned: false,
+            direct: false,
+            reply_to: None,
+            attachments: Vec::new(),
+            action: Action::Text,
+        }
+    }
+}
+
 /// What a person did, as the platform told the adapter. A typed `/command`
 /// is text (the gateway reads it with the command catalog); adapters never
 /// write command text for what people did otherwise.

@@ -202,17 +202,8 @@ mod tests {
     #[test]
     fn actions_are_the_same_commands_as_text() {
         let m = |text: &str, action: Action| Inbound {
-            address: ChatAddress::new("local.team", "c"),
-            sender: UserId("cli:ann".into()),
-            sender_name: "ann".into(),
-            text: text.into(),
-            message_id: None,
-            event_id: None,
-            mentioned: true,
-            direct: false,
-            reply_to: None,
-            attachments: Vec::new(),
             action,
+            ..Inbound::new(ChatAddress::new("local.team", "c"), UserId("cli:ann".into()), text)
         };
         let press = Action::Decide {
             approval: "ab12".into(),

@@ -227,7 +227,7 @@ async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
     match store.take_child_mail().await {
         Ok(mail) => {
             for (session_key, body) in mail {
-                live.post_to_inbox(&session_key, body);
+                live.leave_note(&session_key, body);
             }
         }
         Err(e) => tracing::warn!(error = %e, "cannot read messages for children running here"),

@@ -30,8 +30,8 @@ pub struct Live {
     /// The global `subagent` lane: at most `max_concurrent` session children
     /// run at once; the rest wait for a permit.
     pub(crate) lane: Arc<tokio::sync::Semaphore>,
-    /// Announcements and messages waiting for a running loop, by session key.
-    inbox: Mutex<HashMap<String, Vec<String>>>,
+    /// Notes (announcements, steering messages) waiting for a running loop, by session key.
+    notes: Mutex<HashMap<String, Vec<String>>>,
     /// One spawn at a time per session, from counting its active children
     /// to recording the new one, so parallel calls cannot overshoot
     /// `max_children_per_agent`.
@@ -65,7 +65,7 @@ impl Live {
             paused_all: AtomicBool::new(false),
             paused: RwLock::default(),
             lane: Arc::new(tokio::sync::Semaphore::new(lane_permits)),
-            inbox: Mutex::default(),
+            notes: Mutex::default(),
             spawning: Mutex::default(),
         }
     }
@@ -99,14 +99,17 @@ impl Live {
         self.tasks.lock().remove(run_id)
     }
 
-    /// Leave a message for the running loop of `session_key`.
-    pub fn post_to_inbox(&self, session_key: &str, text: String) {
-        self.inbox.lock().entry(session_key.to_string()).or_default().push(text);
+    /// Leave a note (a steering message, a child's result) for the running
+    /// loop of `session_key`, read at its next step. Not to be confused
+    /// with the gateway's inbox (the durable table of messages people
+    /// sent) or a workspace's `inbox/` folder (files received).
+    pub fn leave_note(&self, session_key: &str, text: String) {
+        self.notes.lock().entry(session_key.to_string()).or_default().push(text);
     }
 
-    /// Messages waiting for `session_key`'s loop.
-    pub fn take_inbox(&self, session_key: &str) -> Vec<String> {
-        self.inbox.lock().remove(session_key).unwrap_or_default()
+    /// Notes waiting for `session_key`'s loop.
+    pub fn take_notes(&self, session_key: &str) -> Vec<String> {
+        self.notes.lock().remove(session_key).unwrap_or_default()
     }
 
     /// Whether new spawns and delegations are refused in `agent`'s runs.

@@ -162,7 +162,7 @@ fn relay(
         };
         let Some(parent) = parent.filter(|p| p.status != RunStatus::Running) else {
             // The orchestrator is still working: it reads this between steps.
-            core.live.post_to_inbox(&requester_session, data);
+            core.live.leave_note(&requester_session, data);
             return;
         };
         // The orchestrator has ended: give it a new turn to pass the result on.

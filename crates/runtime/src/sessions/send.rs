@@ -32,7 +32,7 @@ impl SessionsSend {
             ctx.agent, args.message
         );
         if row.status == RunStatus::Running {
-            core.live.post_to_inbox(&row.session_key, note);
+            core.live.leave_note(&row.session_key, note);
             return ToolResult::ok(format!(
                 "delivered to {} (running); it sees the message at its next step",
                 row.session_key

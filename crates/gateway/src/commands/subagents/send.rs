@@ -50,7 +50,7 @@ pub(crate) async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) 
         ));
     }
     if r.status == RunStatus::Running {
-        ctx.runtime.core().live().post_to_inbox(&r.session_key, note);
+        ctx.runtime.core().live().leave_note(&r.session_key, note);
         return Plan::Done(format!(
             "Sent to {short} (running); it sees the message at its next step."
         ));

@@ -8,7 +8,7 @@ use crate::router::Router;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use switchboard_channel_local::LocalHub;
+
 use switchboard_config::Config;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -17,7 +17,7 @@ pub(crate) struct Gateway {
     pub runtime: Arc<switchboard_runtime::Runtime>,
     /// The local channels, for benchmarks that write into them directly.
     #[cfg(feature = "bench")]
-    pub hub: LocalHub,
+    pub hub: switchboard_channel_local::LocalHub,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     fences: crate::cluster::Fences,
 }

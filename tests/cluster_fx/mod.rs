@@ -1,0 +1,166 @@
+//! What the cluster suites share: three `switchboard run` processes on one
+//! PostgreSQL control plane (CI starts a server and sets
+//! SWITCHBOARD_TEST_POSTGRES_URL), one loopback Telegram bot, scripted
+//! models, and a local team chat and ops room each (each suite uses part
+//! of it).
+#![allow(dead_code)]
+
+use crate::support::{Gateway, Sandbox, free_port, fresh_database, provider};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use switchboard_test_support::telegram::FakeTelegram;
+use switchboard_test_support::{ScriptedModel, Step};
+
+/// Seconds an instance may be silent before another takes its channels.
+pub(crate) const LEASE: u64 = 3;
+
+pub(crate) fn config(pg: &str, model: &str, reviewer: &str, tg: &str, port: u16) -> String {
+    let route = switchboard_test_support::config::ops_route("cli:alice");
+    let telegram = switchboard_test_support::config::telegram_main(tg);
+    format!(
+        r#"database_url = "{pg}"
+[cluster]
+lease_secs = {LEASE}
+{}{}[web]
+listen = "127.0.0.1:{port}"
+[agents.main]
+model_provider = "p"
+channels = ["telegram.main", "local.team"]
+[agents.reviewer]
+model_provider = "prev"
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["memory_recall", "delegate", "file_write"]
+delegation_policy = {{ mode = "allow" }}
+{route}timeout_secs = 60
+{telegram}[channels.local.team]
+allowed_users = ["*"]
+[channels.local.ops]
+allowed_users = ["cli:alice"]
+[[cron]]
+id = "tick"
+schedule = "* * * * *"
+agent = "main"
+prompt = "cron tick"
+"#,
+        provider("p", model, ""),
+        provider("prev", reviewer, "")
+    )
+}
+
+pub(crate) struct Node {
+    pub(crate) gw: Gateway,
+    pub(crate) sandbox: Sandbox,
+}
+
+pub(crate) struct Cluster {
+    pub(crate) _turn: tokio::sync::MutexGuard<'static, ()>,
+    /// The minute (since the epoch) before any instance started: every
+    /// cron slot after it is counted.
+    pub(crate) first_minute: u64,
+    pub(crate) model: ScriptedModel,
+    pub(crate) reviewer: ScriptedModel,
+    pub(crate) tg: FakeTelegram,
+    pub(crate) nodes: Vec<Node>,
+}
+
+/// The tests here run one at a time: each starts three gateways, and nine
+/// at once on a two-core machine would time the machine, not the cluster.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+pub(crate) async fn cluster(name: &str) -> Option<Cluster> {
+    cluster_with(name, [&[], &[], &[]]).await
+}
+
+/// The same, each instance started with its own extra environment.
+pub(crate) async fn cluster_with(name: &str, envs: [&[(&str, &str)]; 3]) -> Option<Cluster> {
+    let Some(pg) = fresh_database(name) else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+        return None;
+    };
+    let turn = ONE_AT_A_TIME.lock().await;
+    let (model, reviewer, tg) = (
+        ScriptedModel::start().await,
+        ScriptedModel::start().await,
+        FakeTelegram::start().await,
+    );
+    // Cron ticks get an answer whenever they come.
+    for _ in 0..5 {
+        model.push(Step::text("tick done").when_last_contains("cron tick"));
+    }
+    let first_minute = minute_now();
+    let mut nodes = Vec::new();
+    for env in envs {
+        let port = free_port();
+        let sandbox = Sandbox::new(&config(&pg, &model.url(), &reviewer.url(), &tg.url(), port));
+        let gw = Gateway::start_with_env(&sandbox, port, "team", env).await;
+        nodes.push(Node { gw, sandbox });
+    }
+    Some(Cluster {
+        _turn: turn,
+        first_minute,
+        model,
+        reviewer,
+        tg,
+        nodes,
+    })
+}
+
+/// "start the review" makes `main` start a background review that runs for
+/// a minute, and answer "Review started.".
+pub(crate) fn script_slow_review(c: &Cluster) {
+    c.model.push(
+        Step::tool_call(
+            "delegate",
+            json!({"agent": "reviewer", "prompt": "slow review", "background": true}),
+        )
+        .when_last_contains("start the review"),
+    );
+    c.model
+        .push(Step::text("Review started.").when_last_contains("Background task started"));
+    c.reviewer.push(Step::text("late").delay(Duration::from_secs(60)));
+}
+
+pub(crate) const RUNS_IT: &str = "this instance runs the channel now";
+
+/// The node that runs the Telegram bot now (waits for one).
+pub(crate) async fn owner(c: &Cluster, except: Option<usize>, secs: u64) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let owners: Vec<usize> = (0..c.nodes.len())
+            .filter(|i| Some(*i) != except && c.nodes[*i].gw.log().contains(RUNS_IT))
+            .collect();
+        if let [one] = owners[..] {
+            return one;
+        }
+        assert!(owners.len() <= 1, "two instances run the bot: {owners:?}");
+        assert!(Instant::now() < deadline, "no instance took the bot within {secs} s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub(crate) fn texts(tg: &FakeTelegram) -> Vec<String> {
+    tg.sent()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+pub(crate) fn cron_ticks(model: &ScriptedModel) -> usize {
+    model
+        .requests()
+        .iter()
+        .filter(|r| switchboard_test_support::last_message_text(r) == "cron tick")
+        .count()
+}
+
+/// libfaketime (Debian's package), which sets a process's clock off.
+pub(crate) const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+pub(crate) fn minute_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        / 60
+}

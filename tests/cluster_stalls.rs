@@ -1,0 +1,164 @@
+//! Cluster members that stall or disagree: an owner paused past its lease
+//! gives the bot up, a stalled instance runs no tool of a turn another
+//! adopted, and hosts whose clocks are an hour apart keep to the
+//! database's clock — three `switchboard run` processes on PostgreSQL.
+
+mod cluster_fx;
+mod support;
+
+use cluster_fx::*;
+use serde_json::json;
+use std::time::{Duration, Instant};
+use switchboard_test_support::Step;
+use switchboard_test_support::telegram::{private_chat, user};
+
+/// A paused old owner (SIGSTOP) loses its lease; resumed, it does not
+/// write its stale cursor and gives the bot up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owner_resumed_after_losing_its_lease_gives_the_bot_up() {
+    let Some(c) = cluster("fencing").await else { return };
+    let a = owner(&c, None, 20).await;
+    c.nodes[a].gw.signal("STOP");
+    let b = owner(&c, Some(a), 20).await;
+    c.model
+        .push(Step::text("answered by the new owner").when_last_contains("while paused"));
+    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "while paused", None, None);
+    c.tg.wait_sent(1, 20).await;
+    c.nodes[a].gw.signal("CONT");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !c.nodes[a].gw.log().contains("another instance took the channel") {
+        assert!(
+            Instant::now() < deadline,
+            "the old owner did not give the bot up:\n{}",
+            c.nodes[a].gw.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.model
+        .push(Step::text("still answered once").when_last_contains("after the pause"));
+    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "after the pause", None, None);
+    c.tg.wait_sent(2, 20).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let sent = texts(&c.tg);
+    assert_eq!(
+        sent,
+        ["answered by the new owner", "still answered once"],
+        "nothing twice"
+    );
+    assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+}
+
+/// An instance stalled (SIGSTOP) in the middle of a turn, past its lease:
+/// another adopts the message and answers it. Woken up (SIGCONT), the
+/// stalled one gets its model's answer — a tool call — and does not run
+/// it (the message is no longer its), sends nothing, and registers under
+/// a new id. The tool ran once, the person got one answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
+    let Some(c) = cluster("stalled").await else { return };
+    let a = owner(&c, None, 20).await;
+    let append = json!({"path": "count.txt", "content": "ran\n", "append": true});
+    // A's model call comes back after A has been stalled past its lease.
+    c.model.push(
+        Step::tool_call("file_write", append.clone())
+            .when_last_contains("stall test")
+            .delay(Duration::from_secs(3)),
+    );
+    // The instance that adopts the message runs the turn again.
+    c.model
+        .push(Step::tool_call("file_write", append).when_last_contains("stall test"));
+    c.model.push(Step::text("answered once").when_last_contains("wrote"));
+    c.tg.message(private_chat(12, "Bo"), user(12, "Bo"), "stall test", None, None);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the turn never reached the model");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.nodes[a].gw.signal("STOP");
+    let b = owner(&c, Some(a), 20).await;
+    c.tg.wait_sent(1, 30).await;
+    c.nodes[a].gw.signal("CONT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !c.nodes[a].gw.log().contains("registered again") {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled instance never noticed:\n{}",
+            c.nodes[a].gw.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Give A time to act on its model's answer, if it were going to.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(texts(&c.tg), ["answered once"], "one answer");
+    let ran_on = |i: usize| {
+        std::fs::read_to_string(c.nodes[i].sandbox.path().join("workspace/main/count.txt")).unwrap_or_default()
+    };
+    let others: String = (0..c.nodes.len()).filter(|i| *i != a).map(ran_on).collect();
+    assert_eq!(others, "ran\n", "the adopting instance ran the tool once");
+    assert!(c.nodes[b].gw.log().contains(RUNS_IT));
+    assert_eq!(
+        ran_on(a),
+        "",
+        "the stalled instance ran nothing:\n{}",
+        c.nodes[a].gw.log()
+    );
+    let log = c.nodes[a].gw.log();
+    assert!(log.contains("stopped every turn and run of this instance"), "{log}");
+}
+
+/// Hosts whose clocks are an hour apart: every time another instance
+/// compares (heartbeats, leases, cron slots) is on the database's clock, so
+/// nobody takes the others for dead, one instance runs the bot, a message
+/// gets one answer and each cron slot fires once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_whose_clocks_are_an_hour_apart_keep_to_the_databases_clock() {
+    if !std::path::Path::new(FAKETIME).exists() {
+        assert!(
+            std::env::var_os("SWITCHBOARD_TEST_REQUIRE_FAKETIME").is_none(),
+            "{FAKETIME} is missing (apt-get install libfaketime)"
+        );
+        eprintln!("libfaketime is not installed; the clock-skew test did not run here");
+        return;
+    }
+    let skewed = |by: &'static str| {
+        [
+            ("LD_PRELOAD", FAKETIME),
+            ("FAKETIME", by),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ]
+    };
+    let (behind, ahead) = (skewed("-1h"), skewed("+1h"));
+    let Some(c) = cluster_with("skew", [&[], &behind, &ahead]).await else {
+        return;
+    };
+    let first_minute = c.first_minute;
+    owner(&c, None, 20).await;
+    // Several leases pass: each instance sweeps for dead ones every beat.
+    tokio::time::sleep(Duration::from_secs(4 * LEASE)).await;
+    c.model.push(Step::text("one answer").when_last_contains("clock test"));
+    c.tg.message(private_chat(13, "Cy"), user(13, "Cy"), "clock test", None, None);
+    c.tg.wait_sent(1, 20).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(texts(&c.tg), ["one answer"]);
+    for (i, node) in c.nodes.iter().enumerate() {
+        let log = node.gw.log();
+        assert!(!log.contains("took this instance for dead"), "instance {i}:\n{log}");
+        assert!(!log.contains("stopped gateway process"), "instance {i}:\n{log}");
+    }
+    assert!(
+        c.nodes[2].gw.log().contains("clock differs from the database"),
+        "the instance an hour ahead is told"
+    );
+    let (code, out, err) =
+        c.nodes[0]
+            .sandbox
+            .run(&["status", "--config", c.nodes[0].sandbox.config_path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches(", live").count(), 3, "{out}");
+    let boundaries = (minute_now() - first_minute) as usize;
+    let ticks = cron_ticks(&c.model);
+    assert!(
+        ticks == boundaries || ticks + 1 == boundaries,
+        "one cron run per slot crossed ({boundaries}), on the database's clock: {ticks}"
+    );
+}

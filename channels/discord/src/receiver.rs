@@ -18,8 +18,10 @@ use std::time::Duration;
 use switchboard_core::{Inbound, guarded};
 use tokio::sync::mpsc::Receiver as Events;
 
-/// Messages read back per channel after a new session.
+/// Messages read back per page (Discord's most is 100).
 const CATCH_UP: u8 = 50;
+/// Pages read back per channel at most (1,000 messages).
+const READ_BACK_PAGES: usize = 20;
 
 pub(crate) struct Receiver {
     pub(crate) live: Arc<Live>,
@@ -87,20 +89,21 @@ impl Receiver {
                 self.message(&m, guild, batch).await;
             }
             Event::Press(c) => {
-                self.live.hold_token(c.id.get(), &c.token);
                 if let Some(place) = self
                     .place_of(c.channel_id.get(), Some(c.guild_id.map(GuildId::get)))
                     .await
                 {
+                    // Held only for interactions in places the bot serves.
+                    self.live.hold_token(c.id.get(), &c.token);
                     batch.extend(guarded(&name, "a button press", || inbound::press(&name, &c, &place)));
                 }
             }
             Event::Command(c) => {
-                self.live.hold_token(c.id.get(), &c.token);
                 if let Some(place) = self
                     .place_of(c.channel_id.get(), Some(c.guild_id.map(GuildId::get)))
                     .await
                 {
+                    self.live.hold_token(c.id.get(), &c.token);
                     batch.extend(guarded(&name, "a command", || inbound::command(&name, &c, &place)));
                 }
             }
@@ -226,7 +229,8 @@ impl Receiver {
     /// Read back what was written in `channel` after message `after` (a
     /// bounded page).
     async fn read_back(&self, channel: u64, after: u64, batch: &mut Vec<Inbound>) {
-        {
+        let mut after = after;
+        for _ in 0..READ_BACK_PAGES {
             let page = rest::retrying(|| {
                 self.http.get_messages(
                     ChannelId::new(channel),
@@ -249,6 +253,12 @@ impl Receiver {
             for m in &messages {
                 self.message(m, None, batch).await;
             }
+            // A short page is the end; a full one may have more after it.
+            match messages.last() {
+                Some(last) if messages.len() >= usize::from(CATCH_UP) => after = last.id.get(),
+                _ => return,
+            }
         }
+        tracing::warn!(channel = %self.live.name, discord_channel = channel, pages = READ_BACK_PAGES, "more messages than one read-back takes; the oldest of them were read, the rest are skipped");
     }
 }

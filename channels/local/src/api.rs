@@ -311,8 +311,9 @@ async fn press(
             body.choice
         ));
     };
-    if body.approval_id.is_empty() || body.approval_id.chars().any(char::is_whitespace) {
-        return bad("approval_id must be the request's id (one word)".into());
+    let id = &body.approval_id;
+    if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return bad("approval_id must be the request's id (letters, digits and '-', at most 64)".into());
     }
     if let Err(e) = access::check_user(&body.user) {
         return bad(e);

@@ -9,10 +9,13 @@ use std::hash::Hash;
 #[derive(Debug)]
 pub struct BoundedMap<K, V> {
     capacity: usize,
-    entries: HashMap<K, V>,
-    /// Keys in insertion order (a key re-inserted keeps its first place;
-    /// removed keys are skipped when they come up).
-    order: VecDeque<K>,
+    /// Each value with the number of the insertion that made its entry.
+    entries: HashMap<K, (V, u64)>,
+    /// Insertions in order; a place whose number no longer matches its
+    /// key's entry (removed, or removed and inserted again) is stale and
+    /// skipped.
+    order: VecDeque<(K, u64)>,
+    next: u64,
 }
 
 impl<K: Eq + Hash + Clone, V> BoundedMap<K, V> {
@@ -22,33 +25,37 @@ impl<K: Eq + Hash + Clone, V> BoundedMap<K, V> {
             capacity: capacity.max(1),
             entries: HashMap::new(),
             order: VecDeque::new(),
+            next: 0,
         }
     }
 
-    /// Insert or replace `key`; forgets the oldest entries past capacity.
+    /// Insert or replace `key` (a replaced key keeps its place); forgets
+    /// the oldest entries past capacity.
     pub fn insert(&mut self, key: K, value: V) {
-        if self.entries.insert(key.clone(), value).is_none() {
-            self.order.push_back(key);
+        if let Some(entry) = self.entries.get_mut(&key) {
+            entry.0 = value;
+            return;
         }
+        let n = self.next;
+        self.next += 1;
+        self.entries.insert(key.clone(), (value, n));
+        self.order.push_back((key, n));
         while self.entries.len() > self.capacity {
-            match self.order.pop_front() {
-                Some(old) => {
-                    self.entries.remove(&old);
-                }
-                None => break,
+            let Some((old, n)) = self.order.pop_front() else { break };
+            if self.entries.get(&old).is_some_and(|e| e.1 == n) {
+                self.entries.remove(&old);
             }
         }
-        // Keys removed by hand leave stale places behind: drop them when
-        // they outnumber the live ones.
+        // Stale places outnumbering live ones are dropped in one pass.
         if self.order.len() > 2 * self.capacity {
             let entries = &self.entries;
-            self.order.retain(|k| entries.contains_key(k));
+            self.order.retain(|(k, n)| entries.get(k).is_some_and(|e| e.1 == *n));
         }
     }
 
     /// The value of `key`.
     pub fn get(&self, key: &K) -> Option<&V> {
-        self.entries.get(key)
+        self.entries.get(key).map(|e| &e.0)
     }
 
     /// Whether `key` is held.
@@ -58,17 +65,20 @@ impl<K: Eq + Hash + Clone, V> BoundedMap<K, V> {
 
     /// Forget `key`, returning its value.
     pub fn remove(&mut self, key: &K) -> Option<V> {
-        self.entries.remove(key)
+        self.entries.remove(key).map(|e| e.0)
     }
 
     /// Every entry, oldest insertion first; the map is left empty.
     pub fn drain(&mut self) -> Vec<(K, V)> {
         let mut out = Vec::with_capacity(self.entries.len());
-        for k in self.order.drain(..) {
-            if let Some(v) = self.entries.remove(&k) {
+        for (k, n) in self.order.drain(..) {
+            if self.entries.get(&k).is_some_and(|e| e.1 == n)
+                && let Some((v, _)) = self.entries.remove(&k)
+            {
                 out.push((k, v));
             }
         }
+        self.entries.clear();
         out
     }
 
@@ -120,5 +130,23 @@ mod tests {
         m.insert(3, ());
         assert_eq!(m.len(), 2);
         assert!(m.contains_key(&3) && m.contains_key(&2));
+    }
+
+    /// A key taken out and put back (a retry table does this) is one entry
+    /// with one place: it is not evicted early by its old place, and the
+    /// places do not pile up.
+    #[test]
+    fn a_key_removed_and_inserted_again_has_one_place() {
+        let mut m = BoundedMap::new(2);
+        m.insert("a", 1);
+        m.insert("b", 2);
+        for i in 0..1000 {
+            let v = m.remove(&"a").unwrap();
+            m.insert("a", v + i);
+        }
+        assert!(m.order.len() <= 4, "{}", m.order.len());
+        m.insert("c", 3);
+        assert!(!m.contains_key(&"b"), "b is now the oldest");
+        assert!(m.contains_key(&"a") && m.contains_key(&"c"));
     }
 }

@@ -103,7 +103,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
                         session_key: &session_key,
                         address: &address,
                         sender: &sender,
-                        sent_at: switchboard_store::now_ms(),
+                        sent_at: runtime.store().now_ms(),
                     };
                     let answer = match cmd {
                         // The terminal is the person's own: a direct chat.

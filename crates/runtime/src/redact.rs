@@ -133,7 +133,27 @@ pub fn summarize_args(args: &Value) -> String {
         out.push_str(&format!("{}:{v}", Value::String((*k).clone())));
     }
     out.push('}');
-    cut(out, MAX_SUMMARY)
+    cut(visible(&out), MAX_SUMMARY)
+}
+
+/// `text` with the characters that change how text reads without being
+/// seen — bidirectional overrides and isolates, zero-width characters, the
+/// byte-order mark — written as visible `\u{…}` escapes, so an approver
+/// reads the arguments as they are.
+fn visible(text: &str) -> String {
+    let hidden = |c: char| matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}');
+    if !text.chars().any(hidden) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if hidden(c) {
+                format!("\\u{{{:04x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `text` cut to `max` characters, saying how much was left out (an
@@ -180,6 +200,13 @@ mod tests {
         let short = summarize_args(&json!({"path": "a.txt", "content": "hi"}));
         assert_eq!(short, r#"{"path":"a.txt","content":"hi"}"#);
         assert_eq!(summarize_args(&json!("plain")), r#""plain""#);
+    }
+
+    #[test]
+    fn characters_that_reorder_or_hide_text_are_shown_as_escapes() {
+        let s = summarize_args(&json!({"command": "echo safe\u{202e}fr- mr\u{200b}"}));
+        assert!(!s.contains('\u{202e}') && !s.contains('\u{200b}'), "{s}");
+        assert!(s.contains("\\u{202e}") && s.contains("\\u{200b}"), "{s}");
     }
 
     #[test]

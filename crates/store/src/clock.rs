@@ -28,10 +28,11 @@ impl Store {
     }
 
     /// Measure the offset between this host's clock and the database's again
-    /// (PostgreSQL; nothing to do on SQLite). Returns the offset in use.
-    pub async fn sync_clock(&self) -> Result<i64, StoreError> {
+    /// (PostgreSQL; nothing to do on SQLite). Returns whether the offset in
+    /// use was measured now (a sample with a slow round trip is not used).
+    pub async fn sync_clock(&self) -> Result<bool, StoreError> {
         let Pools::Postgres(p) = &self.pools else {
-            return Ok(0);
+            return Ok(true);
         };
         let before = crate::now_ms();
         let (db,): (i64,) = sqlx::query_as("SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT")
@@ -39,7 +40,7 @@ impl Store {
             .await?;
         let after = crate::now_ms();
         if after - before > SLOWEST_SAMPLE_MS {
-            return Ok(self.clock_offset_ms());
+            return Ok(false);
         }
         let offset = db - (before + after) / 2;
         let previous = self.clock_offset.swap(offset, Ordering::Relaxed);
@@ -49,6 +50,6 @@ impl Store {
                 "this host's clock differs from the database's; cluster times (heartbeats, leases) use the database's clock"
             );
         }
-        Ok(offset)
+        Ok(true)
     }
 }

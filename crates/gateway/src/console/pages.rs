@@ -243,7 +243,7 @@ pub(crate) async fn approvals(
     let agents: Vec<&String> = console.runtime.config().agents.keys().collect();
     let body = html! {
         h1 { "Approvals" }
-        section #live data-fragment="/console/fragment/approvals" { (pending_html(&viewer, &pending)) }
+        section #live data-fragment="/console/fragment/approvals" { (pending_html(&viewer, &pending, console.runtime.store().now_ms())) }
         h2 { "Audit trail" }
         form.filters method="get" {
             label { "Agent " select name="agent" {
@@ -277,13 +277,12 @@ pub(crate) async fn approvals(
 /// `GET /console/fragment/approvals`: the pending list alone.
 pub(crate) async fn approvals_fragment(State(console): State<Arc<Console>>, viewer: Viewer) -> Response {
     match console.runtime.store().pending_approvals().await {
-        Ok(p) => pending_html(&viewer, &p).into_response(),
+        Ok(p) => pending_html(&viewer, &p, console.runtime.store().now_ms()).into_response(),
         Err(e) => unavailable(&e),
     }
 }
 
-fn pending_html(viewer: &Viewer, pending: &[switchboard_store::ApprovalRow]) -> Markup {
-    let now = now_ms();
+fn pending_html(viewer: &Viewer, pending: &[switchboard_store::ApprovalRow], now: i64) -> Markup {
     html! {
         h2 { "Waiting (" (pending.len()) ")" }
         @if pending.is_empty() { p.empty { "No request is waiting." } }

@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use switchboard_config::Config;
 use switchboard_core::{Inbound, Intake, IntakeError, Outbound};
-use switchboard_store::{NewInbound, Store, now_ms};
+use switchboard_store::{NewInbound, Store};
 use tokio::sync::mpsc;
 
 /// Tries of a refusal notice before it goes to the outbox.
@@ -74,7 +74,7 @@ impl GatewayIntake {
         };
         tokio::spawn(async move {
             if let Err(e) = channel.send(&out).await {
-                tracing::debug!(channel = %out.address.channel, error = %e, "a notice to a stranger was not delivered (not retried)");
+                tracing::info!(channel = %out.address.channel, error = %e, "a notice to a stranger was not delivered (not retried)");
             }
         });
     }
@@ -101,7 +101,8 @@ impl Intake for GatewayIntake {
                 "this instance does not run {channel} (its lease moved)"
             )));
         }
-        let received_at = now_ms();
+        // On the control plane's clock, like the runs it is compared with.
+        let received_at = self.store.now_ms();
         let mut rows = Vec::new();
         let mut kept = Vec::new();
         let mut tells = Vec::new();

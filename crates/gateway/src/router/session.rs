@@ -162,7 +162,7 @@ impl Router {
                 agent: agent.clone(),
                 session_key: session_key.clone(),
                 address: m.address.clone(),
-                started_at: switchboard_store::now_ms(),
+                started_at: self.runtime.store().now_ms(),
             });
             self.runtime
                 .store()

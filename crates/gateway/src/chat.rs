@@ -3,6 +3,7 @@
 //! queued, except approval answers and `/stop`, which act at once.
 
 use crate::bootstrap;
+use crate::channels::ChannelSet;
 use crate::cli_broker::CliBroker;
 use crate::commands::{self, Command, CommandContext};
 use std::collections::VecDeque;
@@ -10,7 +11,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use switchboard_core::ChatAddress;
+use switchboard_core::{ChatAddress, UserId};
 use switchboard_runtime::{Runtime, TurnError, TurnEvent, TurnReply, TurnRequest};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
@@ -20,6 +21,30 @@ use tokio_util::sync::CancellationToken;
 struct Running {
     task: JoinHandle<Result<TurnReply, TurnError>>,
     cancel: CancellationToken,
+}
+
+/// The conversation's state between events.
+struct Terminal {
+    runtime: Arc<Runtime>,
+    agent: String,
+    session_key: String,
+    address: ChatAddress,
+    sender: UserId,
+    broker: Arc<CliBroker>,
+    /// The `cli` channel, for files and announcements.
+    channels: ChannelSet,
+    events: mpsc::UnboundedSender<TurnEvent>,
+    /// Lines typed while a turn ran, in order.
+    queue: VecDeque<String>,
+    running: Option<Running>,
+    interactive: bool,
+    shown: crate::chat_stream::Shown,
+}
+
+/// What a typed line asks of the loop.
+enum Flow {
+    Go,
+    Quit,
 }
 
 pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
@@ -32,20 +57,19 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
         .unwrap_or_else(|| "local".into());
     let address = ChatAddress::new("cli", login.clone());
     let session_key = address.session_key(&agent);
-    let sender = switchboard_core::UserId(format!("cli:{login}"));
+    let sender = UserId(format!("cli:{login}"));
     let broker = Arc::new(CliBroker::new(runtime.store().clone(), sender.to_string()));
-    let interactive = std::io::stdin().is_terminal();
     let provider = runtime.provider_of(&agent, &session_key).await?;
     eprintln!("switchboard chat: agent '{agent}' via provider '{provider}'. /help lists commands; Ctrl-D quits.");
 
     // Announcements of background work started here print in this terminal.
-    let mut terminal = crate::channels::ChannelSet::default();
-    terminal.insert(Arc::new(crate::cli_channel::CliChannel { login: login.clone() }));
+    let mut channels = ChannelSet::default();
+    channels.insert(Arc::new(crate::cli_channel::CliChannel { login: login.clone() }));
     // Files the agent sends are saved here; `/attach` files are read here.
-    runtime.set_file_poster(Arc::new(crate::files::ChannelFiles::new(terminal.clone())));
+    runtime.set_file_poster(Arc::new(crate::files::ChannelFiles::new(channels.clone())));
     let delivery = crate::outbox::spawn(
         runtime.store().clone(),
-        terminal.clone(),
+        channels.clone(),
         crate::cluster::Fences::default(),
     );
     let (line_tx, mut lines) = mpsc::channel::<String>(64);
@@ -58,140 +82,43 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
         }
     });
     let (event_tx, mut events) = mpsc::unbounded_channel::<TurnEvent>();
-    let mut queue: VecDeque<String> = VecDeque::new();
-    let mut running: Option<Running> = None;
-    let mut stdin_open = true;
-    let prompt = |interactive: bool| {
-        if interactive {
-            use std::io::Write;
-            print!("you> ");
-            let _ = std::io::stdout().flush();
-        }
+    let mut t = Terminal {
+        runtime: runtime.clone(),
+        agent,
+        session_key,
+        address,
+        sender,
+        broker,
+        channels,
+        events: event_tx,
+        queue: VecDeque::new(),
+        running: None,
+        interactive: std::io::stdin().is_terminal(),
+        shown: crate::chat_stream::Shown::default(),
     };
-    prompt(interactive);
-    let mut shown = crate::chat_stream::Shown::default();
+    let mut stdin_open = true;
+    t.prompt(true);
     loop {
-        // Work through the queue in order: commands answer at once, a
-        // message starts a turn and waits for it.
-        while running.is_none() {
-            let Some(line) = queue.pop_front() else { break };
-            if let Some(attached) = crate::files::terminal::attach(&line) {
-                match attached {
-                    Ok((file, caption)) => {
-                        let message = (&address, &sender, file, caption);
-                        let prepared = attach_message(&runtime, &terminal, &agent, message).await;
-                        running = Some(start_turn(
-                            &runtime,
-                            (&agent, &session_key, &address),
-                            prepared,
-                            &broker,
-                            &event_tx,
-                        ));
-                    }
-                    Err(e) => {
-                        println!("{e}");
-                        prompt(interactive && queue.is_empty());
-                    }
-                }
-                continue;
-            }
-            match commands::parse(&line) {
-                Some(cmd) => {
-                    let ctx = CommandContext {
-                        runtime: &runtime,
-                        agent: &agent,
-                        session_key: &session_key,
-                        address: &address,
-                        sender: &sender,
-                        sent_at: runtime.store().now_ms(),
-                    };
-                    let answer = match cmd {
-                        // The terminal is the person's own: a direct chat.
-                        Command::Console => {
-                            crate::commands::console_link::SignIn::answer(&runtime, &sender, true).await
-                        }
-                        cmd => commands::apply(&cmd, &ctx).await,
-                    };
-                    println!("{}", crate::terminal_text::clean(&answer));
-                    prompt(interactive && queue.is_empty());
-                }
-                None => {
-                    running = Some(start_turn(
-                        &runtime,
-                        (&agent, &session_key, &address),
-                        crate::files::inbound::Prepared::text(line),
-                        &broker,
-                        &event_tx,
-                    ));
-                }
-            }
-        }
-        if running.is_none() && !stdin_open {
+        t.work_through_queue().await;
+        if t.running.is_none() && !stdin_open {
             break;
         }
         tokio::select! {
             line = lines.recv(), if stdin_open => match line {
                 None => {
                     stdin_open = false;
-                    broker.close();
+                    t.broker.close();
                 }
                 Some(line) => {
-                    let line = line.trim().to_string();
-                    if line.is_empty() {
-                        continue;
-                    }
-                    if broker.is_waiting() && !line.starts_with("/stop") {
-                        println!("{}", broker.answer(&line));
-                        continue;
-                    }
-                    match commands::parse(&line) {
-                        Some(Command::Stop) => {
-                            if let Some(r) = &running {
-                                r.cancel.cancel();
-                                queue.clear();
-                            }
-                            let children = commands::stop_session_children(&runtime, &session_key, &sender, true).await;
-                            match (running.is_some(), children) {
-                                (false, 0) => println!("Nothing is running."),
-                                (true, 0) => println!("Stopping the current turn."),
-                                (_, n) => println!("Stopping the current turn and {n} child session(s)."),
-                            }
-                        }
-                        Some(Command::Unknown(name)) if name == "quit" || name == "exit" => {
-                            if let Some(r) = &running {
-                                r.cancel.cancel();
-                            }
-                            break;
-                        }
-                        Some(Command::Decide { .. }) => println!("{}", broker.answer(&line)),
-                        _ => queue.push_back(line),
+                    if let Flow::Quit = t.typed(line.trim().to_string()).await {
+                        break;
                     }
                 }
             },
-            Some(event) = events.recv() => match event {
-                TurnEvent::ToolStarted { name, summary } => {
-                    shown.end_line();
-                    println!("  [tool] {name} {}", crate::terminal_text::clean(&summary));
-                }
-                TurnEvent::ToolFinished { name, success } => {
-                    println!("  [tool] {name}: {}", if success { "ok" } else { "failed" });
-                }
-                TurnEvent::Text(t) => shown.text(&agent, &t),
-                TurnEvent::TextReset => shown.reset(),
-            },
-            result = async { (&mut running.as_mut().expect("guarded").task).await }, if running.is_some() => {
-                running = None;
-                match result {
-                    Ok(Ok(reply)) => shown.finish(&agent, &reply.text),
-                    Ok(Err(TurnError::Cancelled)) => {
-                        shown.end_line();
-                        shown.reset();
-                        println!("{agent}> (stopped)");
-                    }
-                    Ok(Err(e)) => println!("error: {e}"),
-                    Err(e) => println!("error: the turn crashed: {e}"),
-                }
-                prompt(interactive && queue.is_empty());
+            Some(event) = events.recv() => t.show(event),
+            result = async { (&mut t.running.as_mut().expect("guarded").task).await }, if t.running.is_some() => {
+                t.running = None;
+                t.finished(result);
             }
         }
     }
@@ -203,31 +130,150 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+impl Terminal {
+    /// `you> `, on a terminal, when nothing waits in the queue (`ready`).
+    fn prompt(&self, ready: bool) {
+        if self.interactive && ready {
+            use std::io::Write;
+            print!("you> ");
+            let _ = std::io::stdout().flush();
+        }
+    }
+
+    /// Work through the queue in order while no turn runs: commands answer
+    /// at once, a message (or `/attach`) starts a turn.
+    async fn work_through_queue(&mut self) {
+        while self.running.is_none() {
+            let Some(line) = self.queue.pop_front() else { break };
+            if let Some(attached) = crate::files::terminal::attach(&line) {
+                match attached {
+                    Ok((file, caption)) => {
+                        let message = (&self.address, &self.sender, file, caption);
+                        let prepared = attach_message(&self.runtime, &self.channels, &self.agent, message).await;
+                        self.start(prepared);
+                    }
+                    Err(e) => {
+                        println!("{e}");
+                        self.prompt(self.queue.is_empty());
+                    }
+                }
+                continue;
+            }
+            match commands::parse(&line) {
+                Some(cmd) => {
+                    let answer = self.command(cmd).await;
+                    println!("{}", crate::terminal_text::clean(&answer));
+                    self.prompt(self.queue.is_empty());
+                }
+                None => self.start(crate::files::inbound::Prepared::text(line)),
+            }
+        }
+    }
+
+    fn start(&mut self, message: crate::files::inbound::Prepared) {
+        let at = (self.agent.as_str(), self.session_key.as_str(), &self.address);
+        self.running = Some(start_turn(&self.runtime, at, message, &self.broker, &self.events));
+    }
+
+    /// A command's answer (the terminal is the person's own: a direct chat).
+    async fn command(&self, cmd: Command) -> String {
+        let ctx = CommandContext {
+            runtime: &self.runtime,
+            agent: &self.agent,
+            session_key: &self.session_key,
+            address: &self.address,
+            sender: &self.sender,
+            sent_at: self.runtime.store().now_ms(),
+        };
+        match cmd {
+            Command::Console => crate::commands::console_link::SignIn::answer(&self.runtime, &self.sender, true).await,
+            cmd => commands::apply(&cmd, &ctx).await,
+        }
+    }
+
+    /// A line typed at any time: approval answers and `/stop` act at once,
+    /// the rest waits its turn.
+    async fn typed(&mut self, line: String) -> Flow {
+        if line.is_empty() {
+            return Flow::Go;
+        }
+        if self.broker.is_waiting() && !line.starts_with("/stop") {
+            println!("{}", self.broker.answer(&line));
+            return Flow::Go;
+        }
+        match commands::parse(&line) {
+            Some(Command::Stop) => self.stop().await,
+            Some(Command::Unknown(name)) if name == "quit" || name == "exit" => {
+                if let Some(r) = &self.running {
+                    r.cancel.cancel();
+                }
+                return Flow::Quit;
+            }
+            Some(Command::Decide { .. }) => println!("{}", self.broker.answer(&line)),
+            _ => self.queue.push_back(line),
+        }
+        Flow::Go
+    }
+
+    /// `/stop`: the running turn, what waits, and this session's children.
+    async fn stop(&mut self) {
+        if let Some(r) = &self.running {
+            r.cancel.cancel();
+            self.queue.clear();
+        }
+        let children = commands::stop_session_children(&self.runtime, &self.session_key, &self.sender, true).await;
+        match (self.running.is_some(), children) {
+            (false, 0) => println!("Nothing is running."),
+            (true, 0) => println!("Stopping the current turn."),
+            (_, n) => println!("Stopping the current turn and {n} child session(s)."),
+        }
+    }
+
+    /// What the running turn is doing.
+    fn show(&mut self, event: TurnEvent) {
+        match event {
+            TurnEvent::ToolStarted { name, summary } => {
+                self.shown.end_line();
+                println!("  [tool] {name} {}", crate::terminal_text::clean(&summary));
+            }
+            TurnEvent::ToolFinished { name, success } => {
+                println!("  [tool] {name}: {}", if success { "ok" } else { "failed" });
+            }
+            TurnEvent::Text(t) => self.shown.text(&self.agent, &t),
+            TurnEvent::TextReset => self.shown.reset(),
+        }
+    }
+
+    /// How the turn ended.
+    fn finished(&mut self, result: Result<Result<TurnReply, TurnError>, tokio::task::JoinError>) {
+        let agent = &self.agent;
+        match result {
+            Ok(Ok(reply)) => self.shown.finish(agent, &reply.text),
+            Ok(Err(TurnError::Cancelled)) => {
+                self.shown.end_line();
+                self.shown.reset();
+                println!("{agent}> (stopped)");
+            }
+            Ok(Err(e)) => println!("error: {e}"),
+            Err(e) => println!("error: the turn crashed: {e}"),
+        }
+        self.prompt(self.queue.is_empty());
+    }
+}
+
 /// The message `/attach` stands for: the caption and the file, fetched,
 /// saved in the workspace and described (as a chat's files are).
 async fn attach_message(
     runtime: &Runtime,
-    terminal: &crate::channels::ChannelSet,
+    terminal: &ChannelSet,
     agent: &str,
-    (address, sender, file, caption): (
-        &ChatAddress,
-        &switchboard_core::UserId,
-        switchboard_core::Attachment,
-        String,
-    ),
+    (address, sender, file, caption): (&ChatAddress, &UserId, switchboard_core::Attachment, String),
 ) -> crate::files::inbound::Prepared {
     let message = switchboard_core::Inbound {
-        address: address.clone(),
-        sender: sender.clone(),
-        sender_name: sender.to_string(),
-        text: caption,
-        message_id: None,
-        event_id: None,
         mentioned: true,
         direct: true,
-        reply_to: None,
         attachments: vec![file],
-        action: switchboard_core::Action::Text,
+        ..switchboard_core::Inbound::new(address.clone(), sender.clone(), caption)
     };
     let key = uuid::Uuid::new_v4().simple().to_string();
     crate::files::inbound::prepare(runtime, terminal, agent, &message, &key).await

@@ -131,118 +131,130 @@ impl Router {
         current: Current,
     ) {
         while let Some(Queued { t, follow_up }) = self.next(&session_key, &mut queue).await {
-            let m = &t.m;
-            if t.recovered {
-                match self.runtime.recover_turn(&session_key, &t.key).await {
-                    Ok(Recovery::Rerun) => {
-                        tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted");
-                    }
-                    Ok(Recovery::Finished(answer)) => {
-                        tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");
-                        self.answer(&t, with_prefix(follow_up.as_deref(), answer)).await;
-                        continue;
-                    }
-                    Ok(Recovery::Interrupted(done)) => {
-                        tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted had started changes; not run again");
-                        self.answer(&t, interrupted(&done)).await;
-                        continue;
-                    }
-                    Err(e) => {
-                        tracing::error!(session = %session_key, error = %e, "cannot read what an interrupted turn did; not run again");
-                        self.answer(&t, interrupted(&["(the record could not be read)".to_string()]))
-                            .await;
-                        continue;
-                    }
-                }
+            if t.recovered && self.answered_from_record(&session_key, &t, follow_up.as_deref()).await {
+                continue;
             }
-            let cancel = CancellationToken::new();
-            *current.lock() = Some(TurnNow {
-                cancel: cancel.clone(),
-                owner: m.sender.clone(),
-                agent: agent.clone(),
-                session_key: session_key.clone(),
-                address: m.address.clone(),
-                started_at: self.runtime.store().now_ms(),
-            });
-            self.runtime
-                .store()
-                .changed(switchboard_store::Change::Turn(session_key.clone()));
-            // Typing shows while the turn runs (platforms let it lapse after
-            // a few seconds, so it is renewed), without delaying the turn.
-            let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
-                let address = m.address.clone();
-                tokio::spawn(async move {
-                    loop {
-                        let _ = ch.typing(&address).await;
-                        tokio::time::sleep(TYPING_RENEWAL).await;
-                    }
-                })
-            });
-            let broker: Arc<dyn ApprovalBroker> = match follow_up {
-                Some(_) => Arc::new(NoApprover(
-                    "a follow-up turn of a finished child has no operator".into(),
-                )),
-                None => self.broker.clone(),
-            };
-            // The answer is shown while it is written where the channel
-            // can edit and the configuration wants it (not for follow-ups,
-            // whose answer carries a prefix).
-            let stream = self.stream_for(m).filter(|_| follow_up.is_none());
-            let (events, feeder) = match stream {
-                Some(s) => {
-                    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                    (Some(tx), Some(tokio::spawn(s.feed(rx))))
-                }
-                None => (None, None),
-            };
-            // Its files fetched, saved and described (see `files::inbound`).
-            let files = crate::files::inbound::prepare(&self.runtime, &self.channels, &agent, m, &t.key).await;
-            let result = self
-                .runtime
-                .run_turn(TurnRequest {
-                    agent: agent.clone(),
-                    session_key: session_key.clone(),
-                    origin: Some(m.address.clone()),
-                    sender: Some(m.sender.to_string()),
-                    text: files.text,
-                    broker,
-                    cancel,
-                    events,
-                    turn: Some(t.key.clone()),
-                    images: files.images,
-                })
-                .await;
-            let streamed = match feeder {
-                Some(f) => f.await.ok().filter(crate::stream_out::StreamOut::has_shown),
-                None => None,
-            };
-            current.lock().take();
-            self.runtime
-                .store()
-                .changed(switchboard_store::Change::Turn(session_key.clone()));
-            if let Some(t) = typing {
-                t.abort();
-            }
-            let stopped = matches!(result, Err(TurnError::Cancelled));
-            let text = match result {
-                Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
-                Ok(reply) => reply.text,
-                Err(TurnError::Cancelled) => "(stopped)".to_string(),
-                Err(e) => format!("error: {e}"),
-            };
-            if let Some(s) = streamed {
-                let shown = if stopped {
-                    s.stopped().await
-                } else {
-                    s.finish(&text).await
-                };
-                if shown {
-                    crate::reply::answered_in_place(self.runtime.store(), &t).await;
-                    continue;
-                }
-            }
-            self.answer(&t, with_prefix(follow_up.as_deref(), text)).await;
+            self.turn(&agent, &session_key, &t, follow_up, &current).await;
         }
+    }
+
+    /// A message taken before a restart: answered from what its turn left
+    /// (returns true), or to be run again (false).
+    async fn answered_from_record(&self, session_key: &str, t: &Taken, follow_up: Option<&str>) -> bool {
+        match self.runtime.recover_turn(session_key, &t.key).await {
+            Ok(Recovery::Rerun) => {
+                tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted");
+                false
+            }
+            Ok(Recovery::Finished(answer)) => {
+                tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");
+                self.answer(t, with_prefix(follow_up, answer)).await;
+                true
+            }
+            Ok(Recovery::Interrupted(done)) => {
+                tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted had started changes; not run again");
+                self.answer(t, interrupted(&done)).await;
+                true
+            }
+            Err(e) => {
+                tracing::error!(session = %session_key, error = %e, "cannot read what an interrupted turn did; not run again");
+                self.answer(t, interrupted(&["(the record could not be read)".to_string()]))
+                    .await;
+                true
+            }
+        }
+    }
+
+    /// Run one message's turn and answer it (in place when it was streamed).
+    async fn turn(&self, agent: &str, session_key: &str, t: &Taken, follow_up: Option<String>, current: &Current) {
+        let m = &t.m;
+        let cancel = CancellationToken::new();
+        *current.lock() = Some(TurnNow {
+            cancel: cancel.clone(),
+            owner: m.sender.clone(),
+            agent: agent.to_string(),
+            session_key: session_key.to_string(),
+            address: m.address.clone(),
+            started_at: self.runtime.store().now_ms(),
+        });
+        self.runtime
+            .store()
+            .changed(switchboard_store::Change::Turn(session_key.to_string()));
+        // Typing shows while the turn runs (platforms let it lapse after
+        // a few seconds, so it is renewed), without delaying the turn.
+        let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
+            let address = m.address.clone();
+            tokio::spawn(async move {
+                loop {
+                    let _ = ch.typing(&address).await;
+                    tokio::time::sleep(TYPING_RENEWAL).await;
+                }
+            })
+        });
+        let broker: Arc<dyn ApprovalBroker> = match &follow_up {
+            Some(_) => Arc::new(NoApprover(
+                "a follow-up turn of a finished child has no operator".into(),
+            )),
+            None => self.broker.clone(),
+        };
+        // The answer is shown while it is written where the channel
+        // can edit and the configuration wants it (not for follow-ups,
+        // whose answer carries a prefix).
+        let stream = self.stream_for(m).filter(|_| follow_up.is_none());
+        let (events, feeder) = match stream {
+            Some(s) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                (Some(tx), Some(tokio::spawn(s.feed(rx))))
+            }
+            None => (None, None),
+        };
+        // Its files fetched, saved and described (see `files::inbound`).
+        let files = crate::files::inbound::prepare(&self.runtime, &self.channels, agent, m, &t.key).await;
+        let result = self
+            .runtime
+            .run_turn(TurnRequest {
+                agent: agent.to_string(),
+                session_key: session_key.to_string(),
+                origin: Some(m.address.clone()),
+                sender: Some(m.sender.to_string()),
+                text: files.text,
+                broker,
+                cancel,
+                events,
+                turn: Some(t.key.clone()),
+                images: files.images,
+            })
+            .await;
+        let streamed = match feeder {
+            Some(f) => f.await.ok().filter(crate::stream_out::StreamOut::has_shown),
+            None => None,
+        };
+        current.lock().take();
+        self.runtime
+            .store()
+            .changed(switchboard_store::Change::Turn(session_key.to_string()));
+        if let Some(typing) = typing {
+            typing.abort();
+        }
+        let stopped = matches!(result, Err(TurnError::Cancelled));
+        let text = match result {
+            Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
+            Ok(reply) => reply.text,
+            Err(TurnError::Cancelled) => "(stopped)".to_string(),
+            Err(e) => format!("error: {e}"),
+        };
+        if let Some(s) = streamed {
+            let shown = if stopped {
+                s.stopped().await
+            } else {
+                s.finish(&text).await
+            };
+            if shown {
+                crate::reply::answered_in_place(self.runtime.store(), t).await;
+                return;
+            }
+        }
+        self.answer(t, with_prefix(follow_up.as_deref(), text)).await;
     }
 }
 

@@ -30,7 +30,82 @@ pub(crate) struct Plan {
 }
 
 /// The target-side gates, in order, then the child's parts.
+/// A child run's policy, tools, approval broker and scope.
+type Guards = (
+    Arc<SecurityPolicy>,
+    ToolRegistry,
+    Arc<dyn crate::ApprovalBroker>,
+    RunScope,
+);
+
 pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &str) -> Result<Plan, String> {
+    let config = &core.config;
+    let scope = &ctx.scope;
+    let (mode, risk) = admissible(core, ctx, caller, target)?;
+    let t = &config.agents[target];
+    let tp = config.runtime_profile_of(target);
+    let chain = core
+        .providers
+        .chain_for(&t.model_provider)
+        .map_err(|e| format!("Agent '{target}' failed: {e}"))?;
+    let mut owner_chain = scope.owner_chain.clone();
+    owner_chain.push(target.to_string());
+    let child_scope_base = RunScope {
+        run_id: None,
+        root_id: scope.root_id.clone().or_else(|| scope.run_id.clone()),
+        depth: scope.depth + 1,
+        max_depth: scope.max_depth.min(tp.max_delegation_depth),
+        owner_chain,
+        is_subagent: false,
+        spawn_depth: scope.spawn_depth,
+        max_spawn_depth: scope.max_spawn_depth,
+        delegate_only: false,
+        tree: None,
+        is_tree_root: false,
+        cost_chain: vec![target.to_string()],
+        origin: scope.origin.clone(),
+        requester: scope.requester.clone(),
+        deadline: None,
+        fresh_session: true,
+        progress: None,
+    };
+    let (policy, registry, broker, scope_for_child) = match mode {
+        DelegateMode::Bounded => bounded(core, ctx, caller, target, &risk, child_scope_base),
+        DelegateMode::Independent => independent(core, target, &risk, child_scope_base),
+    };
+    let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
+    let base = core
+        .agent_parts(target, session_key, chain)
+        .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
+    Ok(Plan {
+        target: target.to_string(),
+        mode,
+        agentic: tp.agentic,
+        foreground_timeout: tp.delegation_timeout_secs,
+        background_timeout: if tp.agentic {
+            tp.agentic_timeout_secs
+        } else {
+            tp.delegation_timeout_secs
+        },
+        parts: RunParts {
+            policy,
+            approval_profile: (t.risk_profile.clone(), risk),
+            registry,
+            broker,
+            scope: scope_for_child,
+            ..base
+        },
+    })
+}
+
+/// Whether `caller` may delegate to `target` now, with which mode and the
+/// target's risk profile; the refusal the model is told otherwise.
+fn admissible(
+    core: &Arc<Core>,
+    ctx: &ToolContext,
+    caller: &str,
+    target: &str,
+) -> Result<(DelegateMode, RiskProfile), String> {
     let config = &core.config;
     let scope = &ctx.scope;
     if !config.agents.contains_key(target) {
@@ -83,113 +158,78 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
             ));
         }
     }
-    let chain = core
-        .providers
-        .chain_for(&t.model_provider)
-        .map_err(|e| format!("Agent '{target}' failed: {e}"))?;
-    let mut owner_chain = scope.owner_chain.clone();
-    owner_chain.push(target.to_string());
-    let child_scope_base = RunScope {
-        run_id: None,
-        root_id: scope.root_id.clone().or_else(|| scope.run_id.clone()),
-        depth: scope.depth + 1,
-        max_depth: scope.max_depth.min(tp.max_delegation_depth),
-        owner_chain,
-        is_subagent: false,
-        spawn_depth: scope.spawn_depth,
-        max_spawn_depth: scope.max_spawn_depth,
-        delegate_only: false,
-        tree: None,
-        is_tree_root: false,
-        cost_chain: vec![target.to_string()],
-        origin: scope.origin.clone(),
-        requester: scope.requester.clone(),
-        deadline: None,
-        fresh_session: true,
-        progress: None,
-    };
-    let (policy, registry, broker, scope_for_child): (
-        Arc<SecurityPolicy>,
-        ToolRegistry,
-        Arc<dyn crate::ApprovalBroker>,
-        RunScope,
-    ) = match mode {
-        DelegateMode::Bounded => {
-            let caller_policy = &ctx.policy;
-            let same_profile = config.agents[caller].risk_profile == t.risk_profile;
-            // The caller's tracker is shared; its hourly cap tightens to the
-            // target's when that is lower.
-            let caller_cap = caller_policy.hourly_cap.unwrap_or(caller_policy.tracker.limit());
-            let cap = caller_cap.min(tp.max_actions_per_hour);
-            let policy = if same_profile && cap == caller_cap {
-                caller_policy.clone()
-            } else {
-                let workspace = if same_profile {
-                    caller_policy.workspace.clone()
-                } else {
-                    core.policies[target].workspace.clone()
-                };
-                let mut p = caller_policy.with_workspace(workspace);
-                p.hourly_cap = Some(cap);
-                Arc::new(p)
-            };
-            let mut registry = bounded_registry(&ctx.ceiling, &risk);
-            let sub_delegation = risk.delegation_policy.mode == DelegationMode::Allow;
-            if !sub_delegation || !risk.offers_tool("delegate") {
-                registry = registry.without("delegate");
-            }
-            let mut cost_chain = vec![target.to_string()];
-            cost_chain.extend(scope.cost_chain.iter().cloned());
-            let child_scope = RunScope {
-                delegate_only: true,
-                tree: scope.tree.clone(),
-                cost_chain,
-                ..child_scope_base
-            };
-            let broker: Arc<dyn crate::ApprovalBroker> = Arc::new(NoApprover(format!(
-                "bounded delegated runs have no operator; list the tool in [risk_profiles.{}].auto_approve to let it run",
-                t.risk_profile
-            )));
-            (policy, registry, broker, child_scope)
-        }
-        DelegateMode::Independent => {
-            let registry = core.builtin.filtered(&risk).without("delegate").without("model_switch");
-            let child_scope = RunScope {
-                tree: tp.max_execution_tree_iterations.map(|n| Arc::new(TreeBudget::new(n))),
-                is_tree_root: true,
-                ..child_scope_base
-            };
-            (
-                core.policies[target].clone(),
-                registry,
-                core.route_broker_for(&risk),
-                child_scope,
-            )
-        }
-    };
-    let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
-    let base = core
-        .agent_parts(target, session_key, chain)
-        .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
-    Ok(Plan {
-        target: target.to_string(),
-        mode,
-        agentic: tp.agentic,
-        foreground_timeout: tp.delegation_timeout_secs,
-        background_timeout: if tp.agentic {
-            tp.agentic_timeout_secs
+    Ok((mode, risk))
+}
+
+/// What a bounded delegate runs with: the caller's policy and tracker (its
+/// cap tightened to the target's), the caller's tools within the target's
+/// profile, no operator.
+fn bounded(
+    core: &Arc<Core>,
+    ctx: &ToolContext,
+    caller: &str,
+    target: &str,
+    risk: &RiskProfile,
+    child_scope_base: RunScope,
+) -> Guards {
+    let config = &core.config;
+    let scope = &ctx.scope;
+    let t = &config.agents[target];
+    let tp = config.runtime_profile_of(target);
+    let caller_policy = &ctx.policy;
+    let same_profile = config.agents[caller].risk_profile == t.risk_profile;
+    // The caller's tracker is shared; its hourly cap tightens to the
+    // target's when that is lower.
+    let caller_cap = caller_policy.hourly_cap.unwrap_or(caller_policy.tracker.limit());
+    let cap = caller_cap.min(tp.max_actions_per_hour);
+    let policy = if same_profile && cap == caller_cap {
+        caller_policy.clone()
+    } else {
+        let workspace = if same_profile {
+            caller_policy.workspace.clone()
         } else {
-            tp.delegation_timeout_secs
-        },
-        parts: RunParts {
-            policy,
-            approval_profile: (t.risk_profile.clone(), risk),
-            registry,
-            broker,
-            scope: scope_for_child,
-            ..base
-        },
-    })
+            core.policies[target].workspace.clone()
+        };
+        let mut p = caller_policy.with_workspace(workspace);
+        p.hourly_cap = Some(cap);
+        Arc::new(p)
+    };
+    let mut registry = bounded_registry(&ctx.ceiling, risk);
+    let sub_delegation = risk.delegation_policy.mode == DelegationMode::Allow;
+    if !sub_delegation || !risk.offers_tool("delegate") {
+        registry = registry.without("delegate");
+    }
+    let mut cost_chain = vec![target.to_string()];
+    cost_chain.extend(scope.cost_chain.iter().cloned());
+    let child_scope = RunScope {
+        delegate_only: true,
+        tree: scope.tree.clone(),
+        cost_chain,
+        ..child_scope_base
+    };
+    let broker: Arc<dyn crate::ApprovalBroker> = Arc::new(NoApprover(format!(
+        "bounded delegated runs have no operator; list the tool in [risk_profiles.{}].auto_approve to let it run",
+        t.risk_profile
+    )));
+    (policy, registry, broker, child_scope)
+}
+
+/// What an independent delegate runs with: its own policy, tools and
+/// approval route, and an execution tree of its own.
+fn independent(core: &Arc<Core>, target: &str, risk: &RiskProfile, child_scope_base: RunScope) -> Guards {
+    let tp = core.config.runtime_profile_of(target);
+    let registry = core.builtin.filtered(risk).without("delegate").without("model_switch");
+    let child_scope = RunScope {
+        tree: tp.max_execution_tree_iterations.map(|n| Arc::new(TreeBudget::new(n))),
+        is_tree_root: true,
+        ..child_scope_base
+    };
+    (
+        core.policies[target].clone(),
+        registry,
+        core.route_broker_for(risk),
+        child_scope,
+    )
 }
 
 /// A bounded child's tools: the caller's filtered registry intersected with

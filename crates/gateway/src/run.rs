@@ -97,8 +97,44 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let prompts = channels.clone();
     let router = Router::new((*runtime).clone(), channels, broker.clone());
     runtime.set_fence(Arc::new(crate::fence::StoreFence::new(runtime.store().clone())));
+    tasks.push(heartbeat(&runtime, &router, prompts));
+    // Messages written to the local API before the router runs wait in
+    // the inbound queue.
+    if !local_aliases.is_empty() || config.web.console {
+        let console = config
+            .web
+            .console
+            .then(|| crate::console::Console::new((*runtime).clone(), broker, router.clone(), health));
+        tasks.extend(crate::web::serve(&config, &hub, &local_aliases, console).await?);
+    }
+    router.resume(pending).await;
+    tasks.push(upkeep(&runtime, &router));
+    tasks.push(tokio::spawn(router.run(inbound_rx)));
+    tasks.push(runtime.spawn_scheduler());
+    tasks.push(runtime.spawn_archiver());
+    tracing::info!(
+        agents = ?config.enabled_agents(),
+        database = %switchboard_store::redact_url(&config.database_url),
+        "switchboard is running; Ctrl-C stops it"
+    );
+    Ok(Gateway {
+        runtime,
+        #[cfg(feature = "bench")]
+        hub,
+        tasks,
+        fences,
+    })
+}
+
+/// This instance's heartbeat: expired prompts are edited; taken for dead,
+/// it stops every turn and run it still had.
+fn heartbeat(
+    runtime: &Arc<switchboard_runtime::Runtime>,
+    router: &Arc<Router>,
+    prompts: crate::channels::ChannelSet,
+) -> tokio::task::JoinHandle<()> {
     let (stale_router, stale_runtime) = (router.clone(), runtime.clone());
-    tasks.push(crate::instance::spawn_heartbeat(
+    crate::instance::spawn_heartbeat(
         runtime.store().clone(),
         "run",
         move |rows| {
@@ -114,40 +150,15 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
                 "stopped every turn and run of this instance (their waiting approvals close with them)"
             );
         },
-    ));
-    // Messages written to the local API before the router runs wait in
-    // the inbound queue.
-    if !local_aliases.is_empty() || config.web.console {
-        let console = config
-            .web
-            .console
-            .then(|| crate::console::Console::new((*runtime).clone(), broker, router.clone(), health));
-        tasks.extend(crate::web::serve(&config, &hub, &local_aliases, console).await?);
-    }
-    router.resume(pending).await;
+    )
+}
+
+/// Inbox upkeep: messages adopted from stopped instances go to the router.
+fn upkeep(runtime: &Arc<switchboard_runtime::Runtime>, router: &Arc<Router>) -> tokio::task::JoinHandle<()> {
     let adopter = router.clone();
-    tasks.push(crate::inbox::upkeep::spawn(
-        runtime.store().clone(),
-        config.clone(),
-        move |pending| {
-            let router = adopter.clone();
-            Box::pin(async move { router.resume(pending).await })
-        },
-    ));
-    tasks.push(tokio::spawn(router.run(inbound_rx)));
-    tasks.push(runtime.spawn_scheduler());
-    tasks.push(runtime.spawn_archiver());
-    tracing::info!(
-        agents = ?config.enabled_agents(),
-        database = %switchboard_store::redact_url(&config.database_url),
-        "switchboard is running; Ctrl-C stops it"
-    );
-    Ok(Gateway {
-        runtime,
-        #[cfg(feature = "bench")]
-        hub,
-        tasks,
-        fences,
+    crate::inbox::upkeep::spawn(runtime.store().clone(), runtime.config().clone(), move |pending| {
+        let router = adopter.clone();
+        Box::pin(async move { router.resume(pending).await })
     })
 }
 

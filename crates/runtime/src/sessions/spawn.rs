@@ -40,28 +40,13 @@ impl Tool for SessionsSpawn {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
         let core = ctx.core.clone();
-        if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
-            return ToolResult::fail(PAUSED);
-        }
         let config = &core.config;
         let root = ctx.root_agent();
         let root_cfg = &config.agents[&root].subagents;
-        let agent_id = args.agent_id.clone().unwrap_or_else(|| ctx.agent.clone());
-        let allowed = super::allowed_agents(config, &root);
-        if !allowed.contains(&agent_id) {
-            return ToolResult::fail(format!(
-                "agentId '{agent_id}' is not allowed by [agents.{root}.subagents].allow_agents; allowed: {}",
-                allowed.join(", ")
-            ));
-        }
-        let depth = ctx.scope.spawn_depth + 1;
-        let max_depth = ctx.scope.max_spawn_depth.max(1);
-        if depth > max_depth {
-            return ToolResult::fail(format!(
-                "sessions_spawn: spawn depth limit reached ({}/{max_depth}); raise [agents.{root}.subagents].max_spawn_depth",
-                ctx.scope.spawn_depth
-            ));
-        }
+        let (agent_id, depth, max_depth) = match admissible(ctx, &args) {
+            Ok(v) => v,
+            Err(why) => return ToolResult::fail(why),
+        };
         // Held until the child is recorded: parallel spawns count one by one.
         let turn = core.live.spawn_turn(&ctx.session_key).await;
         let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
@@ -79,17 +64,7 @@ impl Tool for SessionsSpawn {
         }
         let target = &config.agents[&agent_id];
         let default_provider = root_cfg.model.clone().unwrap_or_else(|| target.model_provider.clone());
-        let mut warning = None;
-        let provider = match args.model.as_deref() {
-            Some(m) if config.providers.contains_key(m) => m.to_string(),
-            Some(m) => {
-                warning = Some(format!(
-                    "unknown model '{m}'; using the default provider '{default_provider}'"
-                ));
-                default_provider
-            }
-            None => default_provider,
-        };
+        let (provider, warning) = provider_for(config, args.model.as_deref(), default_provider);
         let chain = match core.providers.chain_for(&provider) {
             Ok(c) => c,
             Err(e) => return ToolResult::fail(format!("sessions_spawn failed: {e}")),
@@ -124,15 +99,7 @@ impl Tool for SessionsSpawn {
             return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
         }
         drop(turn);
-        let mut system_prompt = target.system_prompt.clone();
-        for file in ["AGENTS.md", "TOOLS.md"] {
-            if let Ok(text) = std::fs::read_to_string(policy.workspace.join(file)) {
-                system_prompt.push_str(&format!("\n\n# {file}\n{text}"));
-            }
-        }
-        if let Some(level) = args.thinking.as_deref() {
-            system_prompt.push_str(&format!("\n\nThinking effort requested: {level}."));
-        }
+        let system_prompt = system_prompt(&target.system_prompt, &policy.workspace, args.thinking.as_deref());
         let Some(base) = core.agent_parts(&agent_id, session_key.clone(), chain) else {
             return ToolResult::fail(format!("sessions_spawn: agent '{agent_id}' is not configured"));
         };
@@ -195,4 +162,59 @@ fn child_registry(
         }
     }
     r
+}
+
+/// Whether this run may spawn a child session now: the agent it names (or
+/// its own), at which spawn depth, out of how many; the refusal otherwise.
+fn admissible(ctx: &ToolContext, args: &Args) -> Result<(String, u32, u32), String> {
+    let core = &ctx.core;
+    if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
+        return Err(PAUSED.to_string());
+    }
+    let root = ctx.root_agent();
+    let agent_id = args.agent_id.clone().unwrap_or_else(|| ctx.agent.clone());
+    let allowed = super::allowed_agents(&core.config, &root);
+    if !allowed.contains(&agent_id) {
+        return Err(format!(
+            "agentId '{agent_id}' is not allowed by [agents.{root}.subagents].allow_agents; allowed: {}",
+            allowed.join(", ")
+        ));
+    }
+    let depth = ctx.scope.spawn_depth + 1;
+    let max_depth = ctx.scope.max_spawn_depth.max(1);
+    if depth > max_depth {
+        return Err(format!(
+            "sessions_spawn: spawn depth limit reached ({}/{max_depth}); raise [agents.{root}.subagents].max_spawn_depth",
+            ctx.scope.spawn_depth
+        ));
+    }
+    Ok((agent_id, depth, max_depth))
+}
+
+/// The provider the child uses: the one asked for when it exists, else the
+/// default (with a warning for the model).
+fn provider_for(config: &switchboard_config::Config, asked: Option<&str>, default: String) -> (String, Option<String>) {
+    match asked {
+        Some(m) if config.providers.contains_key(m) => (m.to_string(), None),
+        Some(m) => {
+            let warning = format!("unknown model '{m}'; using the default provider '{default}'");
+            (default, Some(warning))
+        }
+        None => (default, None),
+    }
+}
+
+/// The child's system prompt: the agent's, its workspace's `AGENTS.md` and
+/// `TOOLS.md`, and the thinking effort asked for.
+fn system_prompt(base: &str, workspace: &std::path::Path, thinking: Option<&str>) -> String {
+    let mut prompt = base.to_string();
+    for file in ["AGENTS.md", "TOOLS.md"] {
+        if let Ok(text) = std::fs::read_to_string(workspace.join(file)) {
+            prompt.push_str(&format!("\n\n# {file}\n{text}"));
+        }
+    }
+    if let Some(level) = thinking {
+        prompt.push_str(&format!("\n\nThinking effort requested: {level}."));
+    }
+    prompt
 }

@@ -19,13 +19,50 @@ async fn postgres_url() -> Option<String> {
     Some(format!("{base}/{name}"))
 }
 
-async fn postgres_store() -> Option<Store> {
-    Some(Store::open(&postgres_url().await?).await.unwrap())
+/// `$test` (an async fn taking a database URL) as two tests: on a fresh
+/// SQLite file (in a folder that does not exist yet), and on a fresh
+/// PostgreSQL database when `SWITCHBOARD_TEST_POSTGRES_URL` names a server.
+macro_rules! on_both_backends {
+    ($name:ident, $test:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                let dir = tempfile::tempdir().unwrap();
+                super::$test(&format!(
+                    "sqlite://{}/nested/control_plane.db",
+                    dir.path().display()
+                ))
+                .await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some(url) = super::postgres_url().await else {
+                    eprintln!(
+                        "SWITCHBOARD_TEST_POSTGRES_URL not set; {} not exercised on PostgreSQL here",
+                        stringify!($name)
+                    );
+                    return;
+                };
+                super::$test(&url).await;
+            }
+        }
+    };
 }
 
-async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
-    let url = format!("sqlite://{}/nested/control_plane.db", dir.path().display());
-    Store::open(&url).await.unwrap()
+on_both_backends!(everything, backend);
+on_both_backends!(inbox_table, inbox);
+on_both_backends!(lease_table, leases);
+
+/// Everything the store does, then reopened: nothing is lost (and running
+/// the migrations again changes nothing).
+async fn backend(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    exercise(&store).await;
+    store.close().await;
+    let store = Store::open(url).await.unwrap();
+    assert_eq!(store.history("s1", 10).await.unwrap().len(), 1);
+    assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("42"));
 }
 
 async fn exercise(store: &Store) {
@@ -265,7 +302,8 @@ async fn run_rows(store: &Store) {
 
 /// The inbox: taken with the cursor, once per platform message id,
 /// answered with its reply queued, adopted from a gone instance, pruned.
-async fn inbox(store: &Store) {
+async fn inbox(url: &str) {
+    let store = &Store::open(url).await.unwrap();
     let message = |key: &str, platform_id: &str| NewInbound {
         key: key.into(),
         channel: "telegram.main".into(),
@@ -328,42 +366,6 @@ async fn inbox(store: &Store) {
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     assert_eq!(store.prune_inbound(1).await.unwrap(), 1);
     assert_eq!(store.inbox_counts().await.unwrap(), (1, 0));
-}
-
-#[tokio::test]
-async fn sqlite_inbox() {
-    let dir = tempfile::tempdir().unwrap();
-    inbox(&sqlite_store(&dir).await).await;
-}
-
-#[tokio::test]
-async fn postgres_inbox() {
-    let Some(store) = postgres_store().await else {
-        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL inbox not exercised here");
-        return;
-    };
-    inbox(&store).await;
-}
-
-#[tokio::test]
-async fn sqlite_backend() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = sqlite_store(&dir).await;
-    exercise(&store).await;
-    store.close().await;
-    // Reopening keeps everything (and re-running migrations is a no-op).
-    let store = sqlite_store(&dir).await;
-    assert_eq!(store.history("s1", 10).await.unwrap().len(), 1);
-    assert_eq!(store.cursor("telegram.main").await.unwrap().as_deref(), Some("42"));
-}
-
-#[tokio::test]
-async fn postgres_backend() {
-    let Some(store) = postgres_store().await else {
-        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL backend not exercised here");
-        return;
-    };
-    exercise(&store).await;
 }
 
 #[tokio::test]
@@ -457,21 +459,6 @@ async fn leases(url: &str) {
     assert!(!b.claim_cron_slot("nightly", 1_000).await.unwrap(), "fired once");
     assert!(b.claim_cron_slot("nightly", 2_000).await.unwrap());
     assert_eq!(a.leases().await.unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn sqlite_leases() {
-    let dir = tempfile::tempdir().unwrap();
-    leases(&format!("sqlite://{}/cp.db", dir.path().display())).await;
-}
-
-#[tokio::test]
-async fn postgres_leases() {
-    let Some(url) = postgres_url().await else {
-        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL leases not exercised here");
-        return;
-    };
-    leases(&url).await;
 }
 
 fn usage(tokens_in: i64, tokens_out: i64, cost_micros: i64) -> switchboard_store::CostTotals {

@@ -34,6 +34,20 @@ pub(crate) fn may_decide(user: &UserId, approvers: &[String]) -> bool {
     user.is_listed_in(approvers)
 }
 
+/// Whether `user`'s answers to approval prompts skip the per-person rate
+/// limit: an approver named by some route — or anyone, when some route
+/// lets the person who wrote decide (`inherit-originator`). Others' answers
+/// count like any message, so `/approve` cannot be used to flood.
+pub(crate) fn decides_unlimited(config: &Config, user: &UserId) -> bool {
+    config
+        .risk_profiles
+        .values()
+        .filter_map(|p| p.approval_route.as_ref())
+        .any(|r| {
+            user.is_listed_in(&r.approvers) || r.on_no_approver == switchboard_config::OnNoApprover::InheritOriginator
+        })
+}
+
 /// Whose a run is: the person who asked for it and the agent at the root
 /// of its tree (the one a person talks to).
 #[derive(Debug, Clone, PartialEq, Eq)]

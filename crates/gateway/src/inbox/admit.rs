@@ -67,9 +67,13 @@ pub(super) fn admit(
         tracing::debug!(%channel, chat = %m.address.chat, sender = %m.sender, "not mentioned in a group: ignored");
         return Admission::Drop;
     }
-    // Approvals and /stop always get through; everything else counts
-    // against the person's rate.
-    let exempt = matches!(command, Some(Command::Decide { .. } | Command::Stop));
+    // /stop, and approvers' answers, always get through; everything else
+    // counts against the person's rate (see `rights::decides_unlimited`).
+    let exempt = match command {
+        Some(Command::Stop) => true,
+        Some(Command::Decide { .. }) => crate::rights::decides_unlimited(config, &m.sender),
+        _ => false,
+    };
     if exempt {
         return Admission::Keep;
     }

@@ -130,3 +130,24 @@ allowed_users = ["*"]
     assert!(may_sign_in(&config, &UserId("tg:7".into())));
     assert!(!may_sign_in(&config, &UserId("cli:bob".into())));
 }
+
+#[test]
+fn only_approvers_answers_skip_the_rate_limit() {
+    let config = Config::from_toml_str(CONFIG, "t").unwrap();
+    assert!(decides_unlimited(&config, &UserId("cli:olga".into())));
+    assert!(decides_unlimited(&config, &UserId("cli:rita".into())));
+    assert!(
+        !decides_unlimited(&config, &UserId("cli:ann".into())),
+        "a member's /approve counts"
+    );
+    let inherit = CONFIG.replace(
+        "[risk_profiles.open]\n",
+        "[risk_profiles.open.approval_route]\non_no_approver = \"inherit-originator\"\n",
+    );
+    assert_ne!(inherit, CONFIG);
+    let config = Config::from_toml_str(&inherit, "t").unwrap();
+    assert!(
+        decides_unlimited(&config, &UserId("cli:ann".into())),
+        "the person who wrote may decide"
+    );
+}

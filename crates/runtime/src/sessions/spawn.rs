@@ -49,18 +49,8 @@ impl Tool for SessionsSpawn {
         };
         // Held until the child is recorded: parallel spawns count one by one.
         let turn = core.live.spawn_turn(&ctx.session_key).await;
-        let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
-            Ok(rows) => rows
-                .iter()
-                .filter(|r| r.kind == RunKind::SessionsSpawn && r.status == RunStatus::Running)
-                .count(),
-            Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
-        };
-        if active >= root_cfg.max_children_per_agent as usize {
-            return ToolResult::fail(format!(
-                "sessions_spawn: {active} child sessions are already active here ([agents.{root}.subagents].max_children_per_agent = {}); wait for one to end or kill it",
-                root_cfg.max_children_per_agent
-            ));
+        if let Err(why) = room_for_a_child(ctx, &root, root_cfg.max_children_per_agent).await {
+            return ToolResult::fail(why);
         }
         let target = &config.agents[&agent_id];
         let default_provider = root_cfg.model.clone().unwrap_or_else(|| target.model_provider.clone());
@@ -217,4 +207,22 @@ fn system_prompt(base: &str, workspace: &std::path::Path, thinking: Option<&str>
         prompt.push_str(&format!("\n\nThinking effort requested: {level}."));
     }
     prompt
+}
+
+/// Whether this session may start one more child: fewer than `max` of its
+/// children are running (counted while the session's spawn turn is held).
+async fn room_for_a_child(ctx: &ToolContext, root: &str, max: u32) -> Result<(), String> {
+    let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
+        Ok(rows) => rows
+            .iter()
+            .filter(|r| r.kind == RunKind::SessionsSpawn && r.status == RunStatus::Running)
+            .count(),
+        Err(e) => return Err(format!("the session registry could not be read ({e})")),
+    };
+    if active >= max as usize {
+        return Err(format!(
+            "sessions_spawn: {active} child sessions are already active here ([agents.{root}.subagents].max_children_per_agent = {max}); wait for one to end or kill it"
+        ));
+    }
+    Ok(())
 }

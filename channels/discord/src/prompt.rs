@@ -52,12 +52,17 @@ fn literal(s: &str) -> String {
 
 /// The buttons: label, style and the id a press carries.
 pub(crate) fn buttons(prompt: &ApprovalPrompt) -> serde_json::Value {
-    let button = |style: u8, choice: ApprovalChoice, word: &str| serde_json::json!({"type": 2, "style": style, "label": choice.label(), "custom_id": format!("sb:{}:{word}", prompt.id)});
-    serde_json::json!([{"type": 1, "components": [
-        button(3, ApprovalChoice::AllowOnce, "once"),
-        button(1, ApprovalChoice::Always, "always"),
-        button(4, ApprovalChoice::Deny, "deny"),
-    ]}])
+    // Discord's button styles: success (green), primary (blue), danger (red).
+    let style = |c: ApprovalChoice| match c {
+        ApprovalChoice::AllowOnce => 3,
+        ApprovalChoice::Always => 1,
+        ApprovalChoice::Deny => 4,
+    };
+    let buttons: Vec<serde_json::Value> = ApprovalChoice::ALL
+        .into_iter()
+        .map(|c| serde_json::json!({"type": 2, "style": style(c), "label": c.label(), "custom_id": c.button_data(&prompt.id)}))
+        .collect();
+    serde_json::json!([{"type": 1, "components": buttons}])
 }
 
 #[cfg(test)]

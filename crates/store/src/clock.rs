@@ -22,11 +22,6 @@ impl Store {
         crate::now_ms() + self.clock_offset.load(Ordering::Relaxed)
     }
 
-    /// How far the database's clock is ahead of this host's (ms).
-    pub fn clock_offset_ms(&self) -> i64 {
-        self.clock_offset.load(Ordering::Relaxed)
-    }
-
     /// Measure the offset between this host's clock and the database's again
     /// (PostgreSQL; nothing to do on SQLite). Returns whether the offset in
     /// use was measured now (a sample with a slow round trip is not used).

@@ -9,11 +9,11 @@ use crate::live::Live;
 use crate::policy::SecurityPolicy;
 use crate::provider::{ProviderChain, ProviderSet};
 use crate::scope::RunScope;
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::{IdentityTools, RunHost, ToolContext, ToolRegistry, ToolResult};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use switchboard_store::Store;
 use tokio::sync::mpsc::UnboundedSender;
@@ -33,9 +33,9 @@ pub struct Core {
     pub(crate) live: Live,
     /// Writes `delegate_results/*.json` one after another.
     pub(crate) artifacts: crate::artifacts::ArtifactWriter,
-    /// `delegate` bound to an identity (and whether the run may only
-    /// delegate), built once: it depends only on the configuration.
-    pub(crate) delegate_tools: Mutex<HashMap<(String, bool), crate::tools::BoundTool>>,
+    /// Tools bound to an identity (`delegate` and its roster), built once:
+    /// they depend only on the configuration.
+    pub(crate) identity_tools: IdentityTools,
     /// Kernel confinement of commands and file tools.
     pub(crate) sandbox: switchboard_sandbox::Sandbox,
 }
@@ -95,8 +95,14 @@ impl Core {
         self.policies.get(agent).map(|p| p.workspace.as_path())
     }
 
-    /// Build it, creating each agent's workspace.
-    pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
+    /// Build it, creating each agent's workspace. `tools` makes the
+    /// built-in registry; the tools that start child runs keep the
+    /// [`CoreRef`] it is given.
+    pub fn new(
+        config: Arc<Config>,
+        store: Store,
+        tools: impl FnOnce(CoreRef) -> ToolRegistry,
+    ) -> std::io::Result<Arc<Self>> {
         let providers = Arc::new(ProviderSet::from_config(&config));
         let mut policies = BTreeMap::new();
         for (alias, agent) in &config.agents {
@@ -116,17 +122,17 @@ impl Core {
         }
         let live = Live::new(config.lanes.subagent.max_concurrent as usize);
         let sandbox = crate::confinement::sandbox_of(&config.sandbox);
-        Ok(Self {
+        Ok(Arc::new_cyclic(|weak| Self {
             config,
             store,
             providers,
             policies,
-            builtin: ToolRegistry::builtin(),
+            builtin: tools(CoreRef(weak.clone())),
             live,
-            delegate_tools: Mutex::new(HashMap::new()),
+            identity_tools: IdentityTools::default(),
             artifacts: crate::artifacts::ArtifactWriter::start(),
             sandbox,
-        })
+        }))
     }
 
     /// Kernel confinement of commands and file tools (docs/security.md).
@@ -197,7 +203,9 @@ impl Core {
                 budget,
             )));
         }
-        let registry = crate::delegation::bind_delegate_tool(self, &parts.agent, parts.registry, &parts.scope);
+        let registry = parts
+            .registry
+            .for_identity(&parts.agent, parts.scope.delegate_only, &self.identity_tools);
         let ctx = Arc::new(ToolContext {
             agent: parts.agent.clone(),
             session_key: parts.session_key,
@@ -207,7 +215,7 @@ impl Core {
             providers: self.providers.names(),
             switch_to: Mutex::new(None),
             cancel: parts.cancel,
-            core: self.clone(),
+            host: self.clone(),
             scope: parts.scope,
             ceiling: registry.clone(),
             chain: parts.chain.clone(),
@@ -230,5 +238,53 @@ impl Core {
             turn: None,
             images: Vec::new(),
         }
+    }
+}
+
+/// The runtime as the tools that start child runs hold it: weakly, since
+/// the core owns its tools.
+#[derive(Clone)]
+pub struct CoreRef(Weak<Core>);
+
+impl CoreRef {
+    /// The core, or the failure to return once the runtime has shut down.
+    pub(crate) fn get(&self) -> Result<Arc<Core>, ToolResult> {
+        self.0
+            .upgrade()
+            .ok_or_else(|| ToolResult::fail("the runtime is shutting down; try again after the restart"))
+    }
+
+    /// A reference to no runtime (tests of tool sets).
+    #[cfg(test)]
+    pub(crate) fn detached() -> Self {
+        Self(Weak::new())
+    }
+
+    /// The core while it runs.
+    pub(crate) fn upgrade(&self) -> Option<Arc<Core>> {
+        self.0.upgrade()
+    }
+}
+
+/// What a run's tools and loop reach of the runtime (see [`RunHost`]).
+impl RunHost for Core {
+    fn sandbox(&self) -> &switchboard_sandbox::Sandbox {
+        &self.sandbox
+    }
+
+    fn file_poster(&self) -> Option<Arc<dyn crate::files::FilePoster>> {
+        self.live.file_poster()
+    }
+
+    fn fence(&self) -> Option<Arc<dyn crate::fence::Fence>> {
+        self.live.fence()
+    }
+
+    fn leave_note(&self, session_key: &str, text: String) {
+        self.live.leave_note(session_key, text);
+    }
+
+    fn take_notes(&self, session_key: &str) -> Vec<String> {
+        self.live.take_notes(session_key)
     }
 }

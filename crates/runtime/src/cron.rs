@@ -5,6 +5,7 @@
 //! may call `spawn_subagent` (one level).
 
 use crate::agent::{TurnError, TurnReply};
+use crate::child_run::ChildRun;
 use crate::core::RunParts;
 use crate::runtime::Runtime;
 use chrono::Utc;
@@ -14,7 +15,6 @@ use switchboard_config::CronJob;
 use switchboard_core::ChatAddress;
 use switchboard_store::NewRun;
 use switchboard_store::RunKind;
-use tracing::Instrument;
 
 /// One finished cron run.
 #[derive(Debug)]
@@ -54,8 +54,9 @@ impl Runtime {
             .await?;
         let provider = self.provider_of(&job.agent, session_key).await?;
         let mut parts = self.top_level_parts(&job.agent, &provider, session_key.to_string(), origin.clone())?;
-        core.store
-            .insert_run(&NewRun {
+        crate::child_run::record(
+            core,
+            &NewRun {
                 id: run_id.to_string(),
                 kind: RunKind::Cron,
                 root_id: run_id.to_string(),
@@ -68,16 +69,15 @@ impl Runtime {
                 task: Some(job.prompt.chars().take(500).collect()),
                 model: Some(parts.chain.primary().model().to_string()),
                 ..NewRun::default()
-            })
-            .await?;
-        parts.scope.run_id = Some(run_id.to_string());
+            },
+        )
+        .await?;
         parts.scope.root_id = Some(run_id.to_string());
         // Nobody is at a keyboard: approvals go along the agent's route, if any.
         let broker = core.route_broker_for(&parts.approval_profile.1);
-        let run = core.assemble(RunParts { broker, ..parts });
-        // Registered like every other run: a kill (chat, console, another
-        // gateway) stops it, not only marks it.
-        let _registration = core.live.register_run(run_id, &run.ctx.cancel);
+        // Registered like every other child run: a kill (chat, console,
+        // another gateway) stops it, not only marks it.
+        let child = ChildRun::begin(core, run_id, RunParts { broker, ..parts });
         let span = tracing::info_span!(
             "subagent",
             category = "cron",
@@ -86,8 +86,8 @@ impl Runtime {
             run_id,
             spawn_site = "cron"
         );
-        let result = run.run(&job.prompt).instrument(span).await;
-        crate::run_end::record(&core.store, run_id, &result, run.ctx.scope.progress.as_deref()).await;
+        let result = child.run(&job.prompt, None, span).await;
+        child.finish(&result).await;
         result
     }
 

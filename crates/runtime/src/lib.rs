@@ -6,6 +6,8 @@ pub mod agent;
 pub mod announce;
 pub mod approval;
 mod artifacts;
+mod builtin;
+mod child_run;
 mod confinement;
 pub mod core;
 pub mod cost;

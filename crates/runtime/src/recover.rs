@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn reads_change_nothing_and_writes_do_finished_or_not() {
-        let tools = ToolRegistry::builtin();
+        let tools = ToolRegistry::plain();
         let read = call("a", "file_read", r#"{"path":"notes.txt"}"#);
         let write = call("b", "file_write", r#"{"path":"out.txt","content":"x"}"#);
         let shell = call("c", "shell", r#"{"command":"ls"}"#);
@@ -150,7 +150,7 @@ mod tests {
         let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
             .await
             .unwrap();
-        let tools = ToolRegistry::builtin();
+        let tools = ToolRegistry::plain();
         let save = |turn: &'static str, ms: Vec<ChatMessage>| {
             let store = store.clone();
             async move { history::save_all(&store, "s", Some(turn), &ms).await.unwrap() }

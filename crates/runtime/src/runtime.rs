@@ -70,7 +70,7 @@ impl Runtime {
     /// (`<workspace_dir>/<agent>`).
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         Ok(Self {
-            core: Arc::new(Core::new(config, store)?),
+            core: Core::new(config, store, crate::builtin::tools)?,
         })
     }
 

@@ -148,7 +148,7 @@ impl AgentRun {
         if !matches!(effect, crate::policy::Effect::Write(_)) {
             return None;
         }
-        let fence = self.ctx.core.live.fence()?;
+        let fence = self.ctx.host.fence()?;
         let work = crate::fence::Work {
             turn: self.turn.as_deref(),
             run: self.ctx.scope.run_id.as_deref(),

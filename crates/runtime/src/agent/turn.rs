@@ -233,7 +233,7 @@ impl AgentRun {
             messages.extend(results);
             // Announcements from this session's children arrive between
             // iterations, as data.
-            for note in self.ctx.core.live.take_notes(&self.ctx.session_key) {
+            for note in self.ctx.host.take_notes(&self.ctx.session_key) {
                 messages.push(ChatMessage::user(note));
             }
             let switch = self.ctx.switch_to.lock().take();

@@ -5,6 +5,7 @@
 //! only `cancel_task` (or `/subagents kill`) stops them.
 
 use super::child::{self, Plan};
+use super::run;
 use crate::core::Core;
 use crate::progress::ProgressRecorder;
 use crate::scope::TreeBudget;
@@ -22,7 +23,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
     row.label = Some("background".into());
     // Nobody waits for it: its end is announced into the chat.
     row.announce = true;
-    let created_at = match core.store.insert_run(&row).await {
+    let created_at = match crate::child_run::record(core, &row).await {
         Ok(at) => at,
         Err(e) => {
             tracing::error!(error = %e, "cannot record a background task");
@@ -41,13 +42,20 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         .map(|n| Arc::new(TreeBudget::new(n)));
     plan.parts.scope.is_tree_root = true;
     plan.parts.scope.root_id = Some(task_id.clone());
-    let cancel = CancellationToken::new();
-    // Registered until the task ends, however it ends (a panic included).
-    let registration = core.live.register_run(&task_id, &cancel);
     let artifact_dir = core.records_dir(&ctx.agent).join("delegate_results");
     let target = plan.target.clone();
     let timeout = plan.background_timeout;
     let progress = Arc::new(ProgressRecorder::new(&task_id, core.store.clone(), timeout));
+    // Registered from now until the task ends, however it ends (a panic
+    // included): a kill before it starts running stops it too.
+    let begun = run::begin(
+        core,
+        plan,
+        &task_id,
+        CancellationToken::new(),
+        timeout,
+        Some(progress.clone()),
+    );
     let (core2, id) = (core.clone(), task_id.clone());
     tokio::spawn(async move {
         let heartbeat = {
@@ -64,17 +72,14 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
                 }
             })
         };
-        let outcome = child::execute(&core2, plan, &message, &id, cancel, timeout, Some(progress.clone())).await;
+        let outcome = begun.execute(&message).await;
         heartbeat.abort();
-        // The final progress is written with the ending; then the artifact
-        // and the announcement.
+        // The final progress is written with the ending (a kill that ended
+        // the row first gets it written after); then the artifact and the
+        // announcement.
         let last = progress.finish();
-        let end = child::run_end(&outcome, Some(&last));
-        let recorded = child::record_end(&core2, &id, outcome.status, &end).await;
-        if !recorded {
-            // A kill ended the row first: its last progress still counts.
-            progress.flush().await;
-        }
+        let end = run::run_end(&outcome, Some(&last));
+        let recorded = begun.finish(&outcome, &end).await;
         let announced = async {
             // When this ending is the one recorded, the row is known without
             // reading it back; otherwise (a cancel won) it is read.
@@ -92,7 +97,6 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
             }
         };
         tokio::join!(write_artifact(&core2, &artifact_dir, &id, &outcome.result), announced);
-        drop(registration);
         tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
     });
     ToolResult::ok(format!(

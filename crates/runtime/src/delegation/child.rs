@@ -1,21 +1,14 @@
 //! Planning and running one delegated child: the target-side gates, the
 //! bounded or independent build of its run, and the result strings.
 
-use crate::agent::{TurnError, TurnReply};
 use crate::approval::NoApprover;
 use crate::core::{Core, RunParts};
 use crate::policy::SecurityPolicy;
-use crate::progress::ProgressRecorder;
 use crate::scope::{ChildRow, RunScope, TreeBudget};
-use crate::tools::{ToolContext, ToolRegistry, ToolResult};
+use crate::tools::{ToolContext, ToolRegistry};
 use std::sync::Arc;
-use std::time::Duration;
 use switchboard_config::{DelegateMode, DelegationMode, RiskProfile};
-use switchboard_store::{NewRun, RunEnd, RunKind, RunStatus};
-use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
-
-const FALLBACK_WARNING: &str = "Warning: The delegated agent recovered through a provider fallback. Provider failure details were logged and omitted from this result.";
+use switchboard_store::{NewRun, RunKind};
 
 /// A child ready to run: its parts and what the result strings need.
 pub(crate) struct Plan {
@@ -264,151 +257,4 @@ pub(crate) fn new_run(plan: &Plan, ctx: &ToolContext, id: &str, task: &str) -> N
         model: &model,
         requester_session: &ctx.session_key,
     })
-}
-
-/// How a child ended, ready for the tool result and the run row.
-pub(crate) struct Outcome {
-    pub result: Result<String, String>,
-    pub status: RunStatus,
-    pub reply: Option<TurnReply>,
-}
-
-/// Run a planned child to its end under `cancel` and `timeout`.
-pub(crate) async fn execute(
-    core: &Arc<Core>,
-    mut plan: Plan,
-    message: &str,
-    run_id: &str,
-    cancel: CancellationToken,
-    timeout: u64,
-    progress: Option<Arc<ProgressRecorder>>,
-) -> Outcome {
-    let target = plan.target.clone();
-    let agentic = plan.agentic;
-    let mode = plan.mode;
-    plan.parts.cancel = cancel.clone();
-    plan.parts.scope.run_id = Some(run_id.to_string());
-    // A caller that brings its own recorder writes the final progress
-    // with the ending; otherwise the one `assemble` makes is flushed here.
-    let flush_here = progress.is_none();
-    plan.parts.scope.progress = progress;
-    plan.parts.scope.deadline = Some(tokio::time::Instant::now() + Duration::from_secs(timeout));
-    let run = core.assemble(plan.parts);
-    // Registered so `/subagents kill` can stop this run by id.
-    let _registration = core.live.register_run(run_id, &cancel);
-    let span =
-        tracing::info_span!("delegate", agent_alias = %target, session_key = %run.ctx.session_key, run_id, ?mode);
-    let ran = tokio::time::timeout(Duration::from_secs(timeout), run.run(message).instrument(span)).await;
-    if let Some(p) = run.ctx.scope.progress.as_ref().filter(|_| flush_here) {
-        p.flush().await;
-    }
-    match ran {
-        Err(_) => {
-            cancel.cancel();
-            Outcome {
-                result: Err(format!("Agent '{target}' timed out after {timeout}s")),
-                status: RunStatus::TimedOut,
-                reply: None,
-            }
-        }
-        Ok(Err(TurnError::Cancelled)) => Outcome {
-            result: Err(format!("Agent '{target}' failed: {}", TurnError::Cancelled)),
-            status: RunStatus::Cancelled,
-            reply: None,
-        },
-        Ok(Err(e)) => Outcome {
-            result: Err(format!("Agent '{target}' failed: {e}")),
-            status: RunStatus::Failed,
-            reply: None,
-        },
-        Ok(Ok(reply)) => {
-            let result = render_success(&target, &reply, agentic);
-            let status = if result.is_ok() {
-                RunStatus::Completed
-            } else {
-                RunStatus::Failed
-            };
-            Outcome {
-                result,
-                status,
-                reply: Some(reply),
-            }
-        }
-    }
-}
-
-/// `[Agent '<t>' (<provider_type>/<model>)]\n<answer>`, with the fallback
-/// attribution and warning when another provider served the answer.
-fn render_success(target: &str, reply: &TurnReply, agentic: bool) -> Result<String, String> {
-    if reply.text.trim().is_empty() {
-        return Err(format!(
-            "Agent '{target}' failed: model provider returned an invalid semantic completion."
-        ));
-    }
-    let Some(s) = &reply.served else {
-        return Ok(reply.text.clone());
-    };
-    if s.fell_back() {
-        let suffix = if agentic { ", agentic" } else { "" };
-        Ok(format!(
-            "[Agent '{target}' (requested: {}/{}; served: {}/{}{suffix})]\n{}\n\n{FALLBACK_WARNING}",
-            s.requested_kind.as_str(),
-            s.requested_model,
-            s.kind.as_str(),
-            s.model,
-            reply.text
-        ))
-    } else {
-        Ok(format!(
-            "[Agent '{target}' ({}/{})]\n{}",
-            s.kind.as_str(),
-            s.model,
-            reply.text
-        ))
-    }
-}
-
-/// What the run row records of `outcome`.
-pub(crate) fn run_end<'a>(outcome: &'a Outcome, progress: Option<&'a str>) -> RunEnd<'a> {
-    let (output, error) = match &outcome.result {
-        Ok(text) => (Some(text.as_str()), None),
-        Err(e) => (None, Some(e.as_str())),
-    };
-    let usage = outcome.reply.as_ref().map(|r| r.usage).unwrap_or_default();
-    RunEnd {
-        output,
-        error,
-        tokens_in: usage.input_tokens as i64,
-        tokens_out: usage.output_tokens as i64,
-        cost_micros: 0,
-        progress,
-    }
-}
-
-/// Store how a child ended (the first ending wins over a racing cancel).
-/// True when this ending is the one recorded.
-pub(crate) async fn record_end(core: &Core, run_id: &str, status: RunStatus, end: &RunEnd<'_>) -> bool {
-    match core.store.finish_run(run_id, status, end).await {
-        Ok(recorded) => recorded,
-        Err(e) => {
-            tracing::error!(run_id, error = %e, "cannot record the end of a delegated run");
-            false
-        }
-    }
-}
-
-/// A foreground delegation: the caller waits; the child dies with the turn.
-pub(crate) async fn run_foreground(core: &Arc<Core>, ctx: &ToolContext, plan: Plan, message: &str) -> ToolResult {
-    let run_id = uuid::Uuid::new_v4().to_string();
-    if let Err(e) = core.store.insert_run(&new_run(&plan, ctx, &run_id, message)).await {
-        tracing::error!(error = %e, "cannot record a delegated run");
-        return ToolResult::fail(format!("Agent '{}' failed: the run could not be recorded", plan.target));
-    }
-    let timeout = plan.foreground_timeout;
-    let outcome = execute(core, plan, message, &run_id, ctx.cancel.child_token(), timeout, None).await;
-    record_end(core, &run_id, outcome.status, &run_end(&outcome, None)).await;
-    match outcome.result {
-        Ok(text) => ToolResult::ok(text),
-        Err(e) => ToolResult::fail(e),
-    }
 }

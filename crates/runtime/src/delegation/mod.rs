@@ -12,58 +12,49 @@ mod child;
 mod manage;
 mod parallel;
 mod roster;
+mod run;
 mod tool;
 
 pub use roster::{check_reachable, reachable};
 pub use tool::DelegateTool;
 
-use crate::core::Core;
-use crate::scope::RunScope;
-use crate::tools::{BoundTool, ToolRegistry};
+use crate::core::CoreRef;
+use crate::tools::Tool;
 use std::sync::Arc;
 use switchboard_config::DelegationMode;
 
-/// Replace the registry's `delegate` entry (if the risk filter kept it) with
-/// an instance bound to `identity`: its schema lists exactly the agents
-/// `identity` can reach.
-pub fn bind_delegate_tool(core: &Arc<Core>, identity: &str, registry: ToolRegistry, scope: &RunScope) -> ToolRegistry {
-    if registry.get("delegate").is_none() {
-        return registry;
+impl DelegateTool {
+    /// The `delegate` tool before binding (so the risk filter can see its
+    /// name); each run gets the version for its identity.
+    pub fn unbound(core: CoreRef) -> Self {
+        Self {
+            core,
+            identity: String::new(),
+            roster: Vec::new(),
+            allowed: false,
+            delegate_only: false,
+        }
     }
-    // The bound instance depends only on the configuration, so it (and its
-    // schema) is built once per identity and kind of run.
-    let key = (identity.to_string(), scope.delegate_only);
-    let mut bound = core.delegate_tools.lock();
-    let tool = bound
-        .entry(key)
-        .or_insert_with(|| {
-            let allowed = core
-                .config
-                .risk_profile_of(identity)
-                .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
-            let roster = if allowed {
-                reachable(&core.config, identity).into_iter().map(|(a, _)| a).collect()
-            } else {
-                Vec::new()
-            };
-            BoundTool::new(Arc::new(DelegateTool {
-                identity: identity.to_string(),
-                roster,
-                allowed,
-                delegate_only: scope.delegate_only,
-            }))
-        })
-        .clone();
-    drop(bound);
-    registry.with_bound(tool)
-}
 
-/// The `delegate` tool before binding (so the risk filter can see its name).
-pub fn unbound() -> DelegateTool {
-    DelegateTool {
-        identity: String::new(),
-        roster: Vec::new(),
-        allowed: false,
-        delegate_only: false,
+    /// The instance for `identity`: its schema lists exactly the agents
+    /// `identity` can reach.
+    pub(crate) fn bound_to(&self, identity: &str, delegate_only: bool) -> Option<Arc<dyn Tool>> {
+        let core = self.core.upgrade()?;
+        let allowed = core
+            .config
+            .risk_profile_of(identity)
+            .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
+        let roster = if allowed {
+            reachable(&core.config, identity).into_iter().map(|(a, _)| a).collect()
+        } else {
+            Vec::new()
+        };
+        Some(Arc::new(DelegateTool {
+            core: self.core.clone(),
+            identity: identity.to_string(),
+            roster,
+            allowed,
+            delegate_only,
+        }))
     }
 }

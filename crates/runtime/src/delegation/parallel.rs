@@ -17,18 +17,6 @@ pub(crate) async fn run(
             Ok(p) => p,
             Err(e) => return (target.clone(), Err(e)),
         };
-        let run_id = uuid::Uuid::new_v4().to_string();
-        if let Err(e) = core
-            .store
-            .insert_run(&child::new_run(&plan, ctx, &run_id, message))
-            .await
-        {
-            tracing::error!(error = %e, "cannot record a parallel delegated run");
-            return (
-                target.clone(),
-                Err(format!("Agent '{target}' failed: the run could not be recorded")),
-            );
-        }
         // Children with a tool loop die with the turn; a plain model call
         // ends with its own timeout.
         let cancel = if plan.agentic {
@@ -36,10 +24,10 @@ pub(crate) async fn run(
         } else {
             tokio_util::sync::CancellationToken::new()
         };
-        let timeout = plan.foreground_timeout;
-        let outcome = child::execute(core, plan, message, &run_id, cancel, timeout, None).await;
-        child::record_end(core, &run_id, outcome.status, &child::run_end(&outcome, None)).await;
-        (target.clone(), outcome.result)
+        (
+            target.clone(),
+            super::run::run_waited(core, ctx, plan, message, cancel).await,
+        )
     });
     let results = futures::future::join_all(jobs).await;
     let blocks: Vec<String> = results

@@ -1,6 +1,7 @@
 //! The `delegate` tool: schema, argument parsing and action dispatch.
 
-use super::{background, child, manage, parallel};
+use super::{background, child, manage, parallel, run};
+use crate::core::CoreRef;
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -10,6 +11,8 @@ use switchboard_config::DelegationMode;
 /// A `delegate` instance bound to the identity whose policy and roster it
 /// uses.
 pub struct DelegateTool {
+    /// The runtime (to start children).
+    pub core: CoreRef,
     /// The agent the tool delegates for.
     pub identity: String,
     /// The agents it can reach.
@@ -66,12 +69,16 @@ impl Tool for DelegateTool {
         schema
     }
 
+    fn for_identity(&self, identity: &str, delegate_only: bool) -> Option<std::sync::Arc<dyn Tool>> {
+        self.bound_to(identity, delegate_only)
+    }
+
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match serde_json::from_value(args) {
-            Ok(a) => a,
-            Err(e) => return ToolResult::fail(format!("invalid arguments for delegate: {e}")),
+        let args: Args = crate::tools::tool_args!(self, args);
+        let core = match self.core.get() {
+            Ok(c) => c,
+            Err(e) => return e,
         };
-        let core = ctx.core.clone();
         let action = args.action.clone().unwrap_or_else(|| "delegate".into());
         if !matches!(
             action.as_str(),
@@ -130,7 +137,7 @@ impl Tool for DelegateTool {
         if args.background {
             background::start(&core, ctx, plan, message).await
         } else {
-            child::run_foreground(&core, ctx, plan, &message).await
+            run::run_foreground(&core, ctx, plan, &message).await
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the announcement to the requester.
 
 use super::ANNOUNCE_SKIP;
+use crate::child_run::ChildRun;
 use crate::core::{Core, RunParts};
 use crate::scope::RunScope;
 use crate::tools::ToolRegistry;
@@ -38,11 +39,6 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
             delete,
         } = child;
         let cancel = parts.cancel.clone();
-        let _registration = core.live.register_run(&run_id, &cancel);
-        let permit = tokio::select! {
-            p = core.live.lane.clone().acquire_owned() => p.ok(),
-            _ = cancel.cancelled() => None,
-        };
         // A tool-free run in the same session, with its own cancellation.
         let mut announce_parts = RunParts {
             registry: ToolRegistry::default(),
@@ -52,27 +48,22 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
         };
         // The announce step reads what the child did.
         announce_parts.scope.fresh_session = false;
-        let run = core.assemble(parts);
-        let span = tracing::info_span!("subagent", agent_alias = %run.ctx.agent, session_key = %run.ctx.session_key, run_id = %run_id);
+        // Registered before it waits: a kill stops it in the queue too.
+        let child = ChildRun::begin(&core, &run_id, parts);
+        let permit = tokio::select! {
+            p = core.live.lane.clone().acquire_owned() => p.ok(),
+            _ = cancel.cancelled() => None,
+        };
+        let ctx = &child.agent_run().ctx;
+        let span =
+            tracing::info_span!("subagent", agent_alias = %ctx.agent, session_key = %ctx.session_key, run_id = %run_id);
+        let timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
         // The permit is held through the announce step: both are the child's work.
         let result = match &permit {
             None => Err(crate::TurnError::Cancelled),
-            Some(_) => {
-                let fut = tracing::Instrument::instrument(run.run(&task), span);
-                if timeout_secs > 0 {
-                    match tokio::time::timeout(Duration::from_secs(timeout_secs), fut).await {
-                        Ok(r) => r,
-                        Err(_) => {
-                            cancel.cancel();
-                            Err(crate::TurnError::Timeout(timeout_secs))
-                        }
-                    }
-                } else {
-                    fut.await
-                }
-            }
+            Some(_) => child.run(&task, timeout, span).await,
         };
-        let status = crate::run_end::record(&core.store, &run_id, &result, run.ctx.scope.progress.as_deref()).await;
+        let status = child.finish(&result).await;
         let output = result.as_ref().ok().map(|r| r.text.clone());
         // The announce step runs in the child's own session, without tools,
         // and only after a success: failures are always announced.

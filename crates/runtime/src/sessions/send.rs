@@ -19,7 +19,6 @@ builtin_tool!(SessionsSend, "sessions_send", Args);
 
 impl SessionsSend {
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
-        let core = &ctx.core;
         let row = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.into_iter().find(|r| r.session_key == args.session_key),
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
@@ -32,7 +31,7 @@ impl SessionsSend {
             ctx.agent, args.message
         );
         if row.status == RunStatus::Running {
-            core.live.leave_note(&row.session_key, note);
+            ctx.host.leave_note(&row.session_key, note);
             return ToolResult::ok(format!(
                 "delivered to {} (running); it sees the message at its next step",
                 row.session_key

@@ -1,7 +1,7 @@
 //! `sessions_spawn`: start a child session; never blocks.
 
 use super::child::{self, Child};
-use crate::core::{PAUSED, RunParts};
+use crate::core::{Core, CoreRef, PAUSED, RunParts};
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
 use async_trait::async_trait;
@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 use switchboard_store::{RunKind, RunStatus};
 
 /// `sessions_spawn`: start a child session.
-pub struct SessionsSpawn;
+pub struct SessionsSpawn {
+    /// The runtime (to start the child).
+    pub core: CoreRef,
+}
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -32,18 +35,18 @@ impl Tool for SessionsSpawn {
         "sessions_spawn"
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match serde_json::from_value(args) {
-            Ok(a) => a,
-            Err(e) => return ToolResult::fail(format!("invalid arguments for sessions_spawn: {e}")),
-        };
+        let args: Args = crate::tools::tool_args!(self, args);
         let Some(task) = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
-        let core = ctx.core.clone();
+        let core = match self.core.get() {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
         let config = &core.config;
         let root = ctx.root_agent();
         let root_cfg = &config.agents[&root].subagents;
-        let (agent_id, depth, max_depth) = match admissible(ctx, &args) {
+        let (agent_id, depth, max_depth) = match admissible(&core, ctx, &args) {
             Ok(v) => v,
             Err(why) => return ToolResult::fail(why),
         };
@@ -85,7 +88,7 @@ impl Tool for SessionsSpawn {
         row.label = args.label.clone();
         // Children of the main session are announced into the chat.
         row.announce = depth < 2;
-        if let Err(e) = core.store.insert_run(&row).await {
+        if let Err(e) = crate::child_run::record(&core, &row).await {
             return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
         }
         drop(turn);
@@ -98,7 +101,6 @@ impl Tool for SessionsSpawn {
             system_prompt,
             broker: core.route_broker_for(&risk),
             scope: RunScope {
-                run_id: Some(run_id.clone()),
                 root_id: Some(row.root_id.clone()),
                 depth: ctx.scope.depth,
                 max_depth: ctx.scope.max_depth,
@@ -156,8 +158,7 @@ fn child_registry(
 
 /// Whether this run may spawn a child session now: the agent it names (or
 /// its own), at which spawn depth, out of how many; the refusal otherwise.
-fn admissible(ctx: &ToolContext, args: &Args) -> Result<(String, u32, u32), String> {
-    let core = &ctx.core;
+fn admissible(core: &Core, ctx: &ToolContext, args: &Args) -> Result<(String, u32, u32), String> {
     if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
         return Err(PAUSED.to_string());
     }

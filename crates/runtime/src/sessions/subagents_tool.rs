@@ -1,6 +1,7 @@
 //! The `subagents` tool: the model's view of its own children (list) and
 //! the means to stop one (kill), limited to this session's children.
 
+use crate::core::CoreRef;
 use crate::policy::{CommandRisk, Effect};
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
@@ -8,7 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// `subagents`: list, steer or kill this session's children.
-pub struct SubagentsTool;
+pub struct SubagentsTool {
+    /// The runtime (to stop children).
+    pub core: CoreRef,
+}
 
 #[derive(Deserialize)]
 struct Args {
@@ -30,11 +34,11 @@ impl Tool for SubagentsTool {
         }
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: Args = match serde_json::from_value(args) {
-            Ok(a) => a,
-            Err(e) => return ToolResult::fail(format!("invalid arguments for subagents: {e}")),
+        let args: Args = crate::tools::tool_args!(self, args);
+        let core = match self.core.get() {
+            Ok(c) => c,
+            Err(e) => return e,
         };
-        let core = &ctx.core;
         let rows = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
             Ok(r) => r,
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),

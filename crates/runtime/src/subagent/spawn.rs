@@ -1,6 +1,7 @@
 //! The `spawn_subagent` tool.
 
-use crate::core::RunParts;
+use crate::child_run::ChildRun;
+use crate::core::{CoreRef, RunParts};
 use crate::policy::SubAgentOverrides;
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolResult};
@@ -9,10 +10,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 use switchboard_store::RunKind;
-use tracing::Instrument;
 
 /// `spawn_subagent`: a helper run of the same agent.
-pub struct SpawnSubagent;
+pub struct SpawnSubagent {
+    /// The runtime (to start the child).
+    pub core: CoreRef,
+}
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -39,7 +42,10 @@ impl Tool for SpawnSubagent {
         if ctx.scope.is_subagent {
             return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
         }
-        let core = ctx.core.clone();
+        let core = match self.core.get() {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
         if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
             return ToolResult::fail(crate::core::PAUSED);
         }
@@ -86,7 +92,7 @@ impl Tool for SpawnSubagent {
             model: ctx.chain.primary().model(),
             requester_session: &ctx.session_key,
         });
-        if let Err(e) = core.store.insert_run(&row).await {
+        if let Err(e) = crate::child_run::record(&core, &row).await {
             return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));
         }
         let registry = core.builtin.filtered(&policy.profile).without("model_switch");
@@ -96,29 +102,31 @@ impl Tool for SpawnSubagent {
         approval.level = policy.profile.level;
         approval.block_high_risk_commands = policy.profile.block_high_risk_commands;
         approval.require_approval_for_medium_risk = policy.profile.require_approval_for_medium_risk;
-        let run = core.assemble(RunParts {
-            policy,
-            approval_profile: (base.approval_profile.0.clone(), approval),
-            registry,
-            temperature: ctx.temperature,
-            broker: Arc::new(crate::NoApprover(
-                "subagent runs have no operator; auto-approve the tool in the risk profile".into(),
-            )),
-            cancel: ctx.cancel.child_token(),
-            scope: RunScope {
-                run_id: Some(uuid.clone()),
-                is_subagent: true,
-                is_tree_root: false,
-                fresh_session: true,
-                ..ctx.scope.clone()
+        let child = ChildRun::begin(
+            &core,
+            &uuid,
+            RunParts {
+                policy,
+                approval_profile: (base.approval_profile.0.clone(), approval),
+                registry,
+                temperature: ctx.temperature,
+                broker: Arc::new(crate::NoApprover(
+                    "subagent runs have no operator; auto-approve the tool in the risk profile".into(),
+                )),
+                cancel: ctx.cancel.child_token(),
+                scope: RunScope {
+                    is_subagent: true,
+                    is_tree_root: false,
+                    fresh_session: true,
+                    ..ctx.scope.clone()
+                },
+                memory_readers,
+                ..base
             },
-            memory_readers,
-            ..base
-        });
-        let _registration = core.live.register_run(&uuid, &run.ctx.cancel);
+        );
         let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
-        let result = run.run(&prompt).instrument(span).await;
-        crate::run_end::record(&core.store, &uuid, &result, run.ctx.scope.progress.as_deref()).await;
+        let result = child.run(&prompt, None, span).await;
+        child.finish(&result).await;
         match result {
             Ok(reply) if reply.text.trim().is_empty() => ToolResult::ok("subagent completed without output"),
             Ok(reply) => ToolResult::ok(reply.text),

@@ -45,11 +45,10 @@ pub(crate) fn entry(name: &str) -> Option<&'static Entry> {
 #[cfg(test)]
 mod tests {
     use super::{CATALOG, entry};
-    use crate::tools::ToolRegistry;
 
     #[test]
     fn every_builtin_tool_has_an_entry_and_nothing_else_does() {
-        let names = ToolRegistry::builtin().names();
+        let names = crate::builtin::tools(crate::core::CoreRef::detached()).names();
         for name in &names {
             let e = entry(name).unwrap_or_else(|| panic!("no catalog entry for {name}"));
             assert!(!e.description.is_empty(), "{name}");

@@ -3,6 +3,7 @@
 mod catalog;
 mod file_read;
 mod file_write;
+mod host;
 mod memory_recall;
 mod memory_store;
 mod model_switch;
@@ -10,7 +11,8 @@ mod registry;
 mod send_file;
 mod shell;
 
-pub use registry::{BoundTool, ToolRegistry};
+pub use host::RunHost;
+pub use registry::{BoundTool, IdentityTools, ToolRegistry};
 
 use crate::policy::{Effect, SecurityPolicy};
 use async_trait::async_trait;
@@ -79,8 +81,8 @@ pub struct ToolContext {
     pub switch_to: Mutex<Option<String>>,
     /// Stops the run (tools honour it).
     pub cancel: CancellationToken,
-    /// The runtime, for tools that start child runs.
-    pub core: Arc<crate::core::Core>,
+    /// What the run may reach of the runtime (sandbox, file poster, fence, notes).
+    pub host: Arc<dyn RunHost>,
     /// Where this run sits in its tree.
     pub scope: crate::scope::RunScope,
     /// This run's own registry: the ceiling for bounded children.
@@ -110,6 +112,12 @@ pub trait Tool: Send + Sync {
     /// (built-ins: from the catalog; a tool missing there counts as high risk).
     fn effect(&self, _args: &Value) -> Effect {
         catalog::entry(self.name()).map_or(Effect::Write(crate::policy::CommandRisk::High), catalog::Entry::effect)
+    }
+    /// A version of the tool for runs acting as `identity` (inside a
+    /// bounded child when `delegate_only`), when what it offers depends on
+    /// who calls it (`delegate` lists the agents the caller can reach).
+    fn for_identity(&self, _identity: &str, _delegate_only: bool) -> Option<Arc<dyn Tool>> {
+        None
     }
     /// Run it.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;

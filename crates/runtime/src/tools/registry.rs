@@ -2,6 +2,8 @@
 
 use super::Tool;
 use crate::message::ToolSpec;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_config::RiskProfile;
 
@@ -21,6 +23,14 @@ impl BoundTool {
     }
 }
 
+/// Tools bound to an identity, by tool name, identity and whether the run
+/// may only delegate (`None`: the tool has no per-identity version).
+#[derive(Default)]
+pub struct IdentityTools(Mutex<HashMap<IdentityKey, Option<BoundTool>>>);
+
+/// A tool's name, the identity and whether the run may only delegate.
+type IdentityKey = (&'static str, String, bool);
+
 /// The tools a run offers.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
@@ -28,8 +38,9 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// Every built-in tool this crate implements.
-    pub fn builtin() -> Self {
+    /// The built-in tools that work inside the run's workspace and store
+    /// (the runtime adds those that start child runs).
+    pub fn plain() -> Self {
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(super::shell::Shell),
             Arc::new(super::file_read::FileRead),
@@ -38,18 +49,32 @@ impl ToolRegistry {
             Arc::new(super::memory_store::MemoryStore),
             Arc::new(super::memory_recall::MemoryRecall),
             Arc::new(super::model_switch::ModelSwitch),
-            Arc::new(crate::subagent::SpawnSubagent),
-            Arc::new(crate::delegation::unbound()),
-            Arc::new(crate::sessions::SessionsSpawn),
-            Arc::new(crate::sessions::SessionsList),
-            Arc::new(crate::sessions::SessionsHistory),
-            Arc::new(crate::sessions::AgentsList),
-            Arc::new(crate::sessions::SessionsSend),
-            Arc::new(crate::sessions::SubagentsTool),
         ];
         Self {
             tools: tools.into_iter().map(BoundTool::new).collect(),
         }
+    }
+
+    /// The registry for a run acting as `identity`: each tool that has a
+    /// version for it ([`Tool::for_identity`]) replaced by that version,
+    /// built once per identity and kind of run and kept in `cache`.
+    pub fn for_identity(self, identity: &str, delegate_only: bool, cache: &IdentityTools) -> Self {
+        let mut out = Vec::with_capacity(self.tools.len());
+        for bound in self.tools {
+            let key = (bound.tool.name(), identity.to_string(), delegate_only);
+            let cached = cache.0.lock().get(&key).cloned();
+            let tool = match cached {
+                Some(Some(t)) => t,
+                Some(None) => bound,
+                None => {
+                    let made = bound.tool.for_identity(identity, delegate_only).map(BoundTool::new);
+                    cache.0.lock().insert(key, made.clone());
+                    made.unwrap_or(bound)
+                }
+            };
+            out.push(tool);
+        }
+        Self { tools: out }
     }
 
     /// Add (or replace) a tool.
@@ -98,21 +123,5 @@ impl ToolRegistry {
     /// The specs of the offered tools (shared, not copied).
     pub fn specs(&self) -> Vec<Arc<ToolSpec>> {
         self.tools.iter().map(|b| b.spec.clone()).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ToolRegistry;
-
-    /// The configuration checks tool names against its own list (it cannot
-    /// depend on the runtime): that list and the registry must agree.
-    #[test]
-    fn the_configs_tool_names_are_the_registrys() {
-        let mut registry = ToolRegistry::builtin().names();
-        let mut config = switchboard_config::BUILTIN_TOOLS.to_vec();
-        registry.sort_unstable();
-        config.sort_unstable();
-        assert_eq!(registry, config);
     }
 }

@@ -27,7 +27,7 @@ impl SendFile {
                 "this run answers no chat (a scheduled job or a detached run), so there is nowhere to send a file; say where the file is instead",
             );
         };
-        let Some(poster) = ctx.core.live.file_poster() else {
+        let Some(poster) = ctx.host.file_poster() else {
             return ToolResult::fail("this gateway cannot post files; say where the file is instead");
         };
         let path = match ctx.in_workspace(&args.path) {

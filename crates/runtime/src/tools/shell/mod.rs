@@ -103,7 +103,7 @@ impl Tool for Shell {
             Err(e) => return ToolResult::fail(e),
         };
         let network = crate::confinement::network_of(ctx.policy.profile.network);
-        let mut confined = match ctx.core.sandbox().confine(&ctx.policy.workspace, network) {
+        let mut confined = match ctx.host.sandbox().confine(&ctx.policy.workspace, network) {
             Ok(c) => c,
             Err(why) => return ToolResult::fail(why),
         };

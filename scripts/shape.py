@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""The tree's shape rules (docs/architecture.md, "Shape rules"):
+
+- no Rust file over 500 lines;
+- no function over 100 lines outside tests;
+- no import circle between the modules of a crate: at each folder level,
+  the sibling modules' `crate::`/`super::` references form no cycle.
+
+Prints what breaks a rule and exits 1, or prints a one-line summary.
+`--report` prints the longest functions and files even when all is well.
+"""
+
+import os
+import re
+import sys
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAX_FILE = 500
+MAX_FN = 100
+
+
+def rust_files():
+    for top in ("crates", "channels", "src", "tests"):
+        base = os.path.join(ROOT, top)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d not in ("target", "node_modules")]
+            for name in filenames:
+                if name.endswith(".rs"):
+                    yield os.path.join(dirpath, name)
+
+
+def blank_literals(text):
+    """The text with comments, strings and char literals blanked (newlines
+    kept), so braces and paths can be counted."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif c == "r" and re.match(r'r#*"', text[i:i + 10]) and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            hashes = re.match(r"r(#*)\"", text[i:]).group(1)
+            end = text.find('"' + hashes, i + len(hashes) + 2)
+            end = n if end < 0 else end + 1 + len(hashes)
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            i = end
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(re.sub(r"[^\n]", " ", text[i:j + 1]))
+            i = j + 1
+        elif c == "'":
+            m = re.match(r"'(\\(x..|u\{[0-9a-fA-F]+\}|.)|[^\\'])'", text[i:i + 12])
+            if m:
+                out.append(" " * len(m.group(0)))
+                i += len(m.group(0))
+            else:
+                out.append(c)
+                i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def test_spans(code):
+    """Line ranges of `#[cfg(test)]` items (usually `mod tests { .. }`)."""
+    spans = []
+    for m in re.finditer(r"#\[cfg\(test\)\]", code):
+        start = code.find("{", m.end())
+        semi = code.find(";", m.end())
+        if start < 0 or (0 <= semi < start):
+            continue
+        end = matching(code, start)
+        spans.append((code.count("\n", 0, m.start()), code.count("\n", 0, end)))
+    return spans
+
+
+def matching(code, open_at):
+    depth = 0
+    for j in range(open_at, len(code)):
+        if code[j] == "{":
+            depth += 1
+        elif code[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(code) - 1
+
+
+def functions(code):
+    """(name, first line, line count) of each function with a body."""
+    for m in re.finditer(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)", code):
+        j, depth = m.end(), 0
+        while j < len(code):
+            ch = code[j]
+            if ch in "(<[":
+                depth += 1
+            elif ch in ")>]":
+                depth -= 1
+            elif ch == ";" and depth <= 0:
+                break
+            elif ch == "{" and depth <= 0:
+                end = matching(code, j)
+                first = code.count("\n", 0, m.start())
+                yield m.group(1), first + 1, code.count("\n", m.start(), end) + 1
+                break
+            j += 1
+
+
+def is_test_file(path):
+    rel = os.path.relpath(path, ROOT)
+    parts = rel.split(os.sep)
+    return parts[0] == "tests" or "tests" in parts[:-1] or "test-support" in parts or parts[-1] == "tests.rs"
+
+
+def crate_of(path):
+    """(crate root dir, module path) for a file under some crate's src/."""
+    rel = os.path.relpath(path, ROOT).split(os.sep)
+    if "src" not in rel:
+        return None
+    k = rel.index("src")
+    crate = os.sep.join(rel[:k])
+    mods = rel[k + 1:]
+    last = mods[-1][:-3]
+    mods = mods[:-1] + ([] if last in ("lib", "main", "mod") else [last])
+    return crate, tuple(mods)
+
+
+def module_edges(files):
+    """Per crate: module path -> set of referenced module paths."""
+    modules = defaultdict(set)
+    refs = defaultdict(lambda: defaultdict(set))
+    for path, code in files:
+        found = crate_of(path)
+        if not found:
+            continue
+        crate, mod = found
+        if mod and mod[0] in ("bin",):
+            continue
+        modules[crate].add(mod)
+        body = code
+        for span in test_spans(code):
+            lines = body.split("\n")
+            for k in range(span[0], min(span[1] + 1, len(lines))):
+                lines[k] = ""
+            body = "\n".join(lines)
+        for target in referenced(body, mod):
+            refs[crate][mod].add(target)
+    return modules, refs
+
+
+def referenced(body, mod):
+    """Module paths this file names through `crate::`, `super::` or `self::`."""
+    out = set()
+    flat = re.sub(r"\s+", "", body)
+    for m in re.finditer(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?", flat):
+        head, tail = m.group(1), [p for p in m.group(2).split("::") if p]
+        if head == "crate":
+            base = []
+        elif head == "super":
+            base = list(mod[:-1])
+            while tail and tail[0] == "super":
+                base, tail = base[:-1], tail[1:]
+        else:
+            base = list(mod)
+        if m.group(3):
+            inner = group_at(flat, m.end())
+            for item in split_group(inner):
+                out.add(tuple(base + tail + [p for p in item.split("::") if p and p != "self"]))
+        else:
+            out.add(tuple(base + tail))
+    return out
+
+
+def group_at(flat, start):
+    depth, j = 1, start
+    while j < len(flat) and depth:
+        depth += {"{": 1, "}": -1}.get(flat[j], 0)
+        j += 1
+    return flat[start:j - 1]
+
+
+def split_group(inner):
+    items, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        cur += ch
+    items.append(cur)
+    flat = []
+    for item in items:
+        if "{" in item:
+            head = item[: item.index("{")]
+            for sub in split_group(item[item.index("{") + 1: -1]):
+                flat.append(head + sub)
+        elif item:
+            flat.append(item)
+    return flat
+
+
+def cycles(modules, refs):
+    """Cycles among siblings: for each folder module P, an edge A -> B
+    between two children of P when something in A (or below) names B (or
+    below)."""
+    found = []
+    for crate, mods in modules.items():
+        parents = {m[:-1] for m in mods if m}
+        for parent in parents:
+            kids = {m[len(parent)] for m in mods if len(m) > len(parent) and m[: len(parent)] == parent}
+            graph = defaultdict(set)
+            for src, targets in refs[crate].items():
+                if len(src) <= len(parent) or src[: len(parent)] != parent:
+                    continue
+                a = src[len(parent)]
+                for t in targets:
+                    if len(t) > len(parent) and t[: len(parent)] == parent and t[len(parent)] in kids:
+                        b = t[len(parent)]
+                        if a != b:
+                            graph[a].add(b)
+            for comp in strongly_connected(kids, graph):
+                if len(comp) > 1:
+                    found.append((crate, "::".join(parent) or "crate", sorted(comp), graph))
+    return found
+
+
+def strongly_connected(nodes, graph):
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            out.append(comp)
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    report = "--report" in sys.argv
+    files, problems, long_fns, sizes = [], [], [], []
+    for path in sorted(rust_files()):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        code = blank_literals(text)
+        files.append((path, code))
+        rel = os.path.relpath(path, ROOT)
+        lines = text.count("\n")
+        sizes.append((lines, rel))
+        if lines > MAX_FILE:
+            problems.append(f"{rel}: {lines} lines (at most {MAX_FILE})")
+        if is_test_file(path):
+            continue
+        spans = test_spans(code)
+        for name, first, count in functions(code):
+            if any(a <= first - 1 <= b for a, b in spans):
+                continue
+            long_fns.append((count, f"{rel}:{first} {name}"))
+            if count > MAX_FN:
+                problems.append(f"{rel}:{first}: fn {name} is {count} lines (at most {MAX_FN})")
+    modules, refs = module_edges(files)
+    for crate, parent, comp, graph in cycles(modules, refs):
+        edges = ", ".join(f"{a}->{b}" for a in comp for b in sorted(graph[a]) if b in comp)
+        problems.append(f"{crate}: import circle under {parent}: {' '.join(comp)} ({edges})")
+    if report:
+        for count, where in sorted(long_fns, reverse=True)[:10]:
+            print(f"fn {count:4} {where}")
+        for lines, rel in sorted(sizes, reverse=True)[:10]:
+            print(f"file {lines:4} {rel}")
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"shape: {len(problems)} problem(s)")
+        return 1
+    print(f"shape: {len(sizes)} files, {len(long_fns)} functions outside tests, no circles")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -169,7 +169,7 @@ def module_edges(files):
 def referenced(body, mod):
     """Module paths this file names through `crate::`, `super::` or `self::`."""
     out = set()
-    flat = re.sub(r"\s+", "", body)
+    flat = re.sub(r"\s*(::|[{},])\s*", r"\1", re.sub(r"\s+", " ", body))
     for m in re.finditer(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?", flat):
         head, tail = m.group(1), [p for p in m.group(2).split("::") if p]
         if head == "crate":

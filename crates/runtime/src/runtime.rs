@@ -112,6 +112,17 @@ impl Runtime {
         }
     }
 
+    /// Archive due child-session transcripts now; returns how many were
+    /// archived (docs/delegation.md).
+    pub async fn archive_due(&self) -> usize {
+        crate::sessions::archive_due(&self.core).await
+    }
+
+    /// Archive due transcripts every 30 seconds until aborted.
+    pub fn spawn_archiver(&self) -> tokio::task::JoinHandle<()> {
+        crate::sessions::spawn_archiver(self.core.clone())
+    }
+
     /// The provider a session uses now: its `model_switch` choice or the agent's.
     pub async fn provider_of(&self, agent: &str, session_key: &str) -> Result<String, TurnError> {
         let config = &self.core.config;

@@ -6,31 +6,31 @@ use crate::approval::{ApprovalOutcome, ApprovalRequest};
 use crate::message::{ChatMessage, ToolCall};
 use crate::policy::{GateDecision, gate, is_dangerous_for_child};
 use crate::redact::summarize_args;
-use crate::tools::ToolResult;
+use crate::tools::{Tool, ToolResult};
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Tools that always run, even when called twice with the same arguments.
 const NEVER_DEDUPLICATED: &[&str] = &["spawn_subagent", "delegate", "sessions_spawn"];
 
 impl AgentRun {
-    pub(crate) async fn run_call(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> (ChatMessage, bool) {
-        let result = self.evaluate(call, seen).await;
-        tracing::info!(tool = %call.name, success = result.success, "tool call finished");
-        (ChatMessage::tool_result(call, result.to_model_text()), result.success)
-    }
-
-    async fn evaluate(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> ToolResult {
+    /// The tool `call` names and its arguments as a JSON object, unless
+    /// the tool is not offered, the arguments do not parse, or the same
+    /// call was already made this turn.
+    fn admit(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> Result<(Arc<dyn Tool>, Value), ToolResult> {
         let Some(tool) = self.registry.get(&call.name) else {
             if call.name == "spawn_subagent" {
-                return ToolResult::fail(crate::subagent::refused_by_profile(&self.ctx.agent));
+                return Err(ToolResult::fail(crate::policy::spawn_refused_by_profile(
+                    &self.ctx.agent,
+                )));
             }
-            return ToolResult::fail(format!(
+            return Err(ToolResult::fail(format!(
                 "unknown tool '{}'; available tools: {}",
                 call.name,
                 self.registry.names().join(", ")
-            ));
+            )));
         };
         let raw = if call.arguments.trim().is_empty() {
             "{}"
@@ -40,50 +40,73 @@ impl AgentRun {
         let args: Value = match serde_json::from_str(raw) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
-                return ToolResult::fail(format!("arguments for {} must be a JSON object", call.name));
+                return Err(ToolResult::fail(format!(
+                    "arguments for {} must be a JSON object",
+                    call.name
+                )));
             }
             Err(e) => {
-                return ToolResult::fail(format!(
+                return Err(ToolResult::fail(format!(
                     "malformed JSON arguments for {}: {e}; send one JSON object matching the tool's schema",
                     call.name
-                ));
+                )));
             }
         };
         if !NEVER_DEDUPLICATED.contains(&call.name.as_str()) {
             let key = format!("{}\u{0}{}", call.name, args);
             if !seen.lock().insert(key) {
-                return ToolResult::fail(format!(
+                return Err(ToolResult::fail(format!(
                     "skipped: an identical {} call was already made in this turn; use its result",
                     call.name
-                ));
+                )));
             }
         }
-        let effect = tool.effect(&args);
-        let policy = &self.ctx.policy;
+        Ok((tool.clone(), args))
+    }
+
+    /// The approval gate's decision for `call`, and whether it is a
+    /// dangerous command in a child run: such a command is asked for every
+    /// time (no "always" grant covers it, and it never makes one).
+    fn gate_call(&self, call: &ToolCall, args: &Value, effect: crate::policy::Effect) -> (GateDecision, bool) {
         let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
         let is_shell = call.name == "shell";
-        let summary = summarize_args(&args);
-        let mut decision = gate(profile_name, profile, &call.name, effect, is_shell);
-        // A dangerous command in a child is asked for every time: no
-        // "always" grant covers it, and it never makes one.
-        let mut dangerous = false;
-        if self.ctx.scope.is_child() && is_shell && !matches!(decision, GateDecision::Refuse(_)) {
-            let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-            let operator_route = profile
-                .approval_route
-                .as_ref()
-                .is_some_and(switchboard_config::ApprovalRoute::is_complete);
-            if is_dangerous_for_child(command) && !profile.subagent_auto_approve {
-                dangerous = true;
-                decision = if operator_route {
-                    GateDecision::Ask
-                } else {
-                    GateDecision::Refuse(format!(
-                        "shell refused: dangerous command in a child run; set [risk_profiles.{profile_name}].subagent_auto_approve = true or route approvals to an operator"
-                    ))
-                };
-            }
+        let decision = gate(profile_name, profile, &call.name, effect, is_shell);
+        if !self.ctx.scope.is_child() || !is_shell || matches!(decision, GateDecision::Refuse(_)) {
+            return (decision, false);
         }
+        let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+        if !is_dangerous_for_child(command) || profile.subagent_auto_approve {
+            return (decision, false);
+        }
+        let operator_route = profile
+            .approval_route
+            .as_ref()
+            .is_some_and(switchboard_config::ApprovalRoute::is_complete);
+        let decision = if operator_route {
+            GateDecision::Ask
+        } else {
+            GateDecision::Refuse(format!(
+                "shell refused: dangerous command in a child run; set [risk_profiles.{profile_name}].subagent_auto_approve = true or route approvals to an operator"
+            ))
+        };
+        (decision, true)
+    }
+
+    pub(crate) async fn run_call(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> (ChatMessage, bool) {
+        let result = self.evaluate(call, seen).await;
+        tracing::info!(tool = %call.name, success = result.success, "tool call finished");
+        (ChatMessage::tool_result(call, result.to_model_text()), result.success)
+    }
+
+    async fn evaluate(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> ToolResult {
+        let (tool, args) = match self.admit(call, seen) {
+            Ok(found) => found,
+            Err(refused) => return refused,
+        };
+        let effect = tool.effect(&args);
+        let policy = &self.ctx.policy;
+        let summary = summarize_args(&args);
+        let (decision, dangerous) = self.gate_call(call, &args, effect);
         if let GateDecision::Refuse(why) = &decision {
             return ToolResult::fail(why.clone());
         }

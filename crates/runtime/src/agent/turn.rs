@@ -70,15 +70,7 @@ impl AgentRun {
 
     async fn run_inner(&self, user_text: &str) -> Result<TurnReply, TurnError> {
         let store = &self.ctx.store;
-        let mut messages = Vec::new();
-        if !self.system_prompt.is_empty() {
-            messages.push(ChatMessage::system(self.system_prompt.clone()));
-        }
-        if !self.ctx.scope.fresh_session {
-            messages.extend(history::load(store, &self.ctx.session_key).await?);
-        }
-        let mut user = ChatMessage::user(user_text);
-        user.images.clone_from(&self.images);
+        let (mut messages, user) = self.opening(user_text).await?;
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).
         let mut user_saved = Some(Box::pin(history::save(
@@ -88,7 +80,6 @@ impl AgentRun {
             &user,
         )));
         messages.push(user.clone());
-
         let max_iterations = self.profile.max_tool_iterations;
         let specs = if self.profile.agentic {
             self.registry.specs()
@@ -102,21 +93,8 @@ impl AgentRun {
         let mut tools_completed = 0u32;
         let scope = &self.ctx.scope;
         loop {
-            let mut offer_tools = iterations < max_iterations && !specs.is_empty();
-            if let Some(tree) = &scope.tree {
-                if scope.is_tree_root {
-                    // The root spends its last slot on a tool-free completion.
-                    offer_tools &= tree.reserve_for_root() == Some(true);
-                } else if offer_tools && !tree.reserve_for_child() {
-                    return Err(TurnError::TreeBudget(tree.limit()));
-                }
-            }
-            crate::cost::check(&self.config, store, &scope.cost_chain)
-                .await
-                .map_err(|e| match e {
-                    crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
-                    crate::cost::CheckError::Store(s) => TurnError::Store(s),
-                })?;
+            let offer_tools = self.offer_tools(iterations < max_iterations && !specs.is_empty())?;
+            self.check_budget().await?;
             // Someone listening gets the answer as it is written.
             let sink = |d: Delta<'_>| {
                 self.emit(match d {
@@ -150,37 +128,11 @@ impl AgentRun {
                     .await;
             }
             // The ledger write and the transcript write share a commit.
-            let recorded = async {
-                let r = crate::cost::record(
-                    &self.config,
-                    store,
-                    &scope.cost_chain,
-                    &served.name,
-                    &served.model,
-                    response.usage,
-                );
-                if let Err(e) = r.await {
-                    tracing::error!(error = %e, "cost ledger write failed");
-                }
-            };
+            let recorded = self.record_cost(&served, response.usage);
             if response.tool_calls.is_empty() || !offer_tools {
-                let text = if response.text.trim().is_empty() && !response.tool_calls.is_empty() {
-                    format!(
-                        "(stopped after {iterations} tool iterations without a final answer; raise [runtime_profiles.{}].max_tool_iterations if the task needs more)",
-                        self.runtime_profile_name
-                    )
-                } else if response.truncated {
-                    tracing::warn!(agent = %self.ctx.agent, model = %served.model, "the answer stopped at the model's output limit");
-                    format!("{}\n\n{CUT_OFF_NOTE}", response.text.trim_end())
-                } else {
-                    response.text
-                };
+                let text = self.final_text(response, &served.model, iterations);
                 let answer = ChatMessage::assistant(text.clone());
-                let ((), saved) = tokio::join!(
-                    recorded,
-                    history::save(store, &self.ctx.session_key, self.turn.as_deref(), &answer)
-                );
-                saved?;
+                self.save_with_cost(recorded, &answer).await?;
                 return Ok(TurnReply {
                     text,
                     usage,
@@ -202,45 +154,142 @@ impl AgentRun {
                 name: None,
                 images: Vec::new(),
             };
-            let ((), saved) = tokio::join!(
-                recorded,
-                history::save(store, &self.ctx.session_key, self.turn.as_deref(), &assistant)
-            );
-            saved?;
+            self.save_with_cost(recorded, &assistant).await?;
             let results = if response.truncated {
-                // Arguments cut off mid-way are not run: the model is told.
-                tracing::warn!(agent = %self.ctx.agent, model = %served.model, "tool calls stopped at the model's output limit; not run");
-                assistant
-                    .tool_calls
-                    .iter()
-                    .map(|c| (ChatMessage::tool_result(c, INCOMPLETE_CALL.to_string()), false))
-                    .collect()
+                self.not_run(&assistant, &served.model)
             } else {
                 self.run_calls(&assistant.tool_calls, &seen).await
             };
             messages.push(assistant);
-            if self.ctx.cancel.is_cancelled() {
-                return Err(TurnError::Cancelled);
-            }
-            let results: Vec<ChatMessage> = results
-                .into_iter()
-                .map(|(message, ok)| {
-                    tools_completed += u32::from(ok);
-                    message
-                })
-                .collect();
-            history::save_all(store, &self.ctx.session_key, self.turn.as_deref(), &results).await?;
-            messages.extend(results);
-            // Announcements from this session's children arrive between
-            // iterations, as data.
-            for note in self.ctx.host.take_notes(&self.ctx.session_key) {
-                messages.push(ChatMessage::user(note));
-            }
+            tools_completed += self.take_results(results, &mut messages).await?;
             let switch = self.ctx.switch_to.lock().take();
             if let Some(name) = switch {
                 chain = self.providers.chain_for(&name)?;
             }
         }
+    }
+
+    /// The messages the first model call sees (system prompt, the
+    /// session's history unless it starts fresh, the user message), and
+    /// the user message to store.
+    async fn opening(&self, user_text: &str) -> Result<(Vec<ChatMessage>, ChatMessage), TurnError> {
+        let mut messages = Vec::new();
+        if !self.system_prompt.is_empty() {
+            messages.push(ChatMessage::system(self.system_prompt.clone()));
+        }
+        if !self.ctx.scope.fresh_session {
+            messages.extend(history::load(&self.ctx.store, &self.ctx.session_key).await?);
+        }
+        let mut user = ChatMessage::user(user_text);
+        user.images.clone_from(&self.images);
+        Ok((messages, user))
+    }
+
+    /// Tool calls whose arguments the output limit cut off are not run:
+    /// the model is told so.
+    fn not_run(&self, assistant: &ChatMessage, model: &str) -> Vec<(ChatMessage, bool)> {
+        tracing::warn!(agent = %self.ctx.agent, model, "tool calls stopped at the model's output limit; not run");
+        assistant
+            .tool_calls
+            .iter()
+            .map(|c| (ChatMessage::tool_result(c, INCOMPLETE_CALL.to_string()), false))
+            .collect()
+    }
+
+    /// Whether this model call may offer tools (`wanted`: the loop has
+    /// iterations left and tools to offer), within the tree's budget.
+    fn offer_tools(&self, wanted: bool) -> Result<bool, TurnError> {
+        let scope = &self.ctx.scope;
+        let Some(tree) = &scope.tree else {
+            return Ok(wanted);
+        };
+        if scope.is_tree_root {
+            // The root spends its last slot on a tool-free completion.
+            Ok(wanted && tree.reserve_for_root() == Some(true))
+        } else if wanted && !tree.reserve_for_child() {
+            Err(TurnError::TreeBudget(tree.limit()))
+        } else {
+            Ok(wanted)
+        }
+    }
+
+    /// The daily cost budgets of every agent the run is charged to.
+    async fn check_budget(&self) -> Result<(), TurnError> {
+        crate::cost::check(&self.config, &self.ctx.store, &self.ctx.scope.cost_chain)
+            .await
+            .map_err(|e| match e {
+                crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
+                crate::cost::CheckError::Store(s) => TurnError::Store(s),
+            })
+    }
+
+    /// Store `message` while the ledger write `recorded` runs (they share a
+    /// commit).
+    async fn save_with_cost(
+        &self,
+        recorded: impl std::future::Future<Output = ()>,
+        message: &ChatMessage,
+    ) -> Result<(), TurnError> {
+        let save = history::save(&self.ctx.store, &self.ctx.session_key, self.turn.as_deref(), message);
+        let ((), saved) = tokio::join!(recorded, save);
+        Ok(saved?)
+    }
+
+    /// The ledger write for one model call (logged, never failing the turn).
+    async fn record_cost(&self, served: &crate::provider::Served, usage: Usage) {
+        let r = crate::cost::record(
+            &self.config,
+            &self.ctx.store,
+            &self.ctx.scope.cost_chain,
+            &served.name,
+            &served.model,
+            usage,
+        );
+        if let Err(e) = r.await {
+            tracing::error!(error = %e, "cost ledger write failed");
+        }
+    }
+
+    /// The answer to return from the model's last response.
+    fn final_text(&self, response: crate::provider::ChatResponse, model: &str, iterations: u32) -> String {
+        if response.text.trim().is_empty() && !response.tool_calls.is_empty() {
+            format!(
+                "(stopped after {iterations} tool iterations without a final answer; raise [runtime_profiles.{}].max_tool_iterations if the task needs more)",
+                self.runtime_profile_name
+            )
+        } else if response.truncated {
+            tracing::warn!(agent = %self.ctx.agent, model, "the answer stopped at the model's output limit");
+            format!("{}\n\n{CUT_OFF_NOTE}", response.text.trim_end())
+        } else {
+            response.text
+        }
+    }
+
+    /// Save the tool results and add them to `messages`, then the notes
+    /// this session's children left (announcements arrive between
+    /// iterations, as data); returns how many calls succeeded.
+    async fn take_results(
+        &self,
+        results: Vec<(ChatMessage, bool)>,
+        messages: &mut Vec<ChatMessage>,
+    ) -> Result<u32, TurnError> {
+        if self.ctx.cancel.is_cancelled() {
+            return Err(TurnError::Cancelled);
+        }
+        let mut completed = 0;
+        let results: Vec<ChatMessage> = results
+            .into_iter()
+            .map(|(message, ok)| {
+                completed += u32::from(ok);
+                message
+            })
+            .collect();
+        history::save_all(&self.ctx.store, &self.ctx.session_key, self.turn.as_deref(), &results).await?;
+        messages.extend(results);
+        for note in self.ctx.host.take_notes(&self.ctx.session_key) {
+            messages.push(ChatMessage::user(note));
+        }
+        Ok(completed)
     }
 
     async fn run_calls(

@@ -2,7 +2,7 @@
 //! `await_sessions`. A caller sees only rows whose recorded delegation chain
 //! contains its alias.
 
-use super::tool::Args;
+use super::args::Args;
 use crate::core::Core;
 use crate::tools::ToolResult;
 use serde_json::{Value, json};

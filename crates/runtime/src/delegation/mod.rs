@@ -7,6 +7,7 @@
 //! its own approval route), in the foreground, in parallel, or in the
 //! background as a task row in the control plane.
 
+mod args;
 mod background;
 mod child;
 mod manage;

@@ -1,10 +1,10 @@
 //! The `delegate` tool: schema, argument parsing and action dispatch.
 
+use super::args::Args;
 use super::{background, child, manage, parallel, run};
 use crate::core::CoreRef;
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::Value;
 use switchboard_config::DelegationMode;
 
@@ -21,31 +21,6 @@ pub struct DelegateTool {
     pub allowed: bool,
     /// Inside a bounded child: delegation only, no task management.
     pub delegate_only: bool,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-pub(crate) struct Args {
-    pub action: Option<String>,
-    pub agent: Option<String>,
-    pub prompt: Option<String>,
-    pub context: Option<String>,
-    pub background: bool,
-    pub parallel: Vec<String>,
-    pub task_id: Option<String>,
-    pub task_ids: Vec<String>,
-    pub timeout_ms: Option<u64>,
-}
-
-impl Args {
-    /// The message the child receives: the prompt, then any context.
-    pub(super) fn message(&self) -> Option<String> {
-        let prompt = self.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty())?;
-        Some(match self.context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
-            Some(c) => format!("{prompt}\n\nContext:\n{c}"),
-            None => prompt.to_string(),
-        })
-    }
 }
 
 const MISSING_PROMPT: &str = "Missing or empty 'prompt' parameter";

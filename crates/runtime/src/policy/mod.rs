@@ -90,3 +90,10 @@ impl SecurityPolicy {
         }
     }
 }
+
+/// Contract 3: the risk profile does not offer `spawn_subagent`.
+pub fn spawn_refused_by_profile(parent_alias: &str) -> String {
+    format!(
+        "spawn_subagent: refused — agent '{parent_alias}' risk_profile does not list spawn_subagent in allowed_tools"
+    )
+}

@@ -4,8 +4,8 @@
 //! restart loses none of it.
 
 use crate::core::Core;
-use crate::runtime::Runtime;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 use switchboard_store::RunKind;
 use switchboard_store::now_ms;
@@ -23,43 +23,39 @@ pub(crate) async fn archive_one(core: &Core, run_id: &str, path: &Path) {
     }
 }
 
-impl Runtime {
-    /// Archive due transcripts now; returns how many were archived.
-    pub async fn archive_due(&self) -> usize {
-        let core = self.core();
-        let Ok(rows) = core.store.runs_to_archive(RunKind::SessionsSpawn, 500).await else {
-            return 0;
-        };
-        let mut done = 0;
-        for (id, agent, owners, ended_at) in rows {
-            let root: Vec<String> = serde_json::from_str(&owners).unwrap_or_default();
-            let minutes = root
-                .first()
-                .and_then(|r| core.config.agents.get(r))
-                .map(|a| a.subagents.archive_after_minutes)
-                .unwrap_or(60);
-            if ended_at + (minutes as i64) * 60_000 > now_ms() {
-                continue;
-            }
-            archive_one(
-                core,
-                &id,
-                &core.records_dir(&agent).join("sessions").join(format!("{id}.jsonl")),
-            )
-            .await;
-            done += 1;
+/// Archive due transcripts now; returns how many were archived.
+pub(crate) async fn archive_due(core: &Core) -> usize {
+    let Ok(rows) = core.store.runs_to_archive(RunKind::SessionsSpawn, 500).await else {
+        return 0;
+    };
+    let mut done = 0;
+    for (id, agent, owners, ended_at) in rows {
+        let root: Vec<String> = serde_json::from_str(&owners).unwrap_or_default();
+        let minutes = root
+            .first()
+            .and_then(|r| core.config.agents.get(r))
+            .map(|a| a.subagents.archive_after_minutes)
+            .unwrap_or(60);
+        if ended_at + (minutes as i64) * 60_000 > core.store.now_ms() {
+            continue;
         }
-        done
+        archive_one(
+            core,
+            &id,
+            &core.records_dir(&agent).join("sessions").join(format!("{id}.jsonl")),
+        )
+        .await;
+        done += 1;
     }
+    done
+}
 
-    /// Archive due transcripts every 30 seconds until aborted.
-    pub fn spawn_archiver(&self) -> tokio::task::JoinHandle<()> {
-        let runtime = self.clone();
-        tokio::spawn(async move {
-            loop {
-                runtime.archive_due().await;
-                tokio::time::sleep(Duration::from_secs(30)).await;
-            }
-        })
-    }
+/// Archive due transcripts every 30 seconds until aborted.
+pub(crate) fn spawn_archiver(core: Arc<Core>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            archive_due(&core).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+    })
 }

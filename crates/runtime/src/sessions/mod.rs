@@ -15,6 +15,7 @@ mod spawn;
 mod subagents_tool;
 
 pub use agents_list::AgentsList;
+pub(crate) use archive::{archive_due, spawn_archiver};
 pub use history::SessionsHistory;
 pub use list::SessionsList;
 pub use send::SessionsSend;

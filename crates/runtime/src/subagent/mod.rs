@@ -10,10 +10,3 @@
 mod spawn;
 
 pub use spawn::SpawnSubagent;
-
-/// Contract 3: the risk profile does not offer `spawn_subagent`.
-pub fn refused_by_profile(parent_alias: &str) -> String {
-    format!(
-        "spawn_subagent: refused — agent '{parent_alias}' risk_profile does not list spawn_subagent in allowed_tools"
-    )
-}

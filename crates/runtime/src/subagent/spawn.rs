@@ -30,12 +30,8 @@ impl Tool for SpawnSubagent {
         "spawn_subagent"
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let prompt = args
-            .get("prompt")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .unwrap_or("")
-            .to_string();
+        let args: Args = crate::tools::tool_args!(self, args);
+        let prompt = args.prompt.as_deref().map(str::trim).unwrap_or("").to_string();
         if prompt.is_empty() {
             return ToolResult::fail("Missing or empty 'prompt' parameter");
         }
@@ -49,10 +45,6 @@ impl Tool for SpawnSubagent {
         if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
             return ToolResult::fail(crate::core::PAUSED);
         }
-        let args: Args = match serde_json::from_value(args) {
-            Ok(a) => a,
-            Err(e) => return ToolResult::fail(format!("subagent spawn failed: invalid arguments: {e}")),
-        };
         let parent = ctx.agent.clone();
         let uuid = uuid::Uuid::new_v4().to_string();
         let session_key: String = switchboard_core::SessionKey::helper(&uuid).into();
@@ -61,7 +53,7 @@ impl Tool for SpawnSubagent {
         };
         let risk = base.approval_profile.1.clone();
         if !risk.offers_tool("spawn_subagent") {
-            return ToolResult::fail(super::refused_by_profile(&parent));
+            return ToolResult::fail(crate::policy::spawn_refused_by_profile(&parent));
         }
         let runtime_profile = &base.profile;
         let policy = match &args.overrides {

@@ -7,5 +7,10 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // `switchboard bench ...` in builds with the benchmarks (feature `bench`).
+    #[cfg(feature = "bench")]
+    if std::env::args().nth(1).as_deref() == Some("bench") {
+        return switchboard_bench::main();
+    }
     switchboard_gateway::cli::main()
 }

@@ -16,7 +16,7 @@ use switchboard_store::Store;
 
 /// The lease generation held for each channel this instance runs.
 #[derive(Clone, Default)]
-pub(crate) struct Fences(Arc<Mutex<HashMap<String, i64>>>);
+pub struct Fences(Arc<Mutex<HashMap<String, i64>>>);
 
 impl Fences {
     /// The generation `channel` is held at here, if it is.

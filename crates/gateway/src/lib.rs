@@ -6,18 +6,6 @@
 mod adapters;
 mod approvals;
 mod approvals_cmd;
-#[cfg(feature = "bench")]
-mod bench;
-#[cfg(feature = "bench")]
-mod bench_cluster;
-#[cfg(feature = "bench")]
-mod bench_console;
-#[cfg(feature = "bench")]
-mod bench_discord;
-#[cfg(feature = "bench")]
-mod bench_matrix;
-#[cfg(feature = "bench")]
-mod bench_stream;
 mod bootstrap;
 mod channels;
 mod chat;
@@ -29,6 +17,7 @@ mod cli_channel;
 mod cluster;
 mod commands;
 mod console;
+pub mod embed;
 mod fence;
 mod files;
 mod inbox;

@@ -23,7 +23,7 @@ fn backoff_ms(attempts: i64) -> i64 {
 
 /// Deliver due announcements until the task is aborted: those of channels
 /// this instance runs (another instance delivers the rest).
-pub(crate) fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences) -> tokio::task::JoinHandle<()> {
+pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             // Register interest before reading, so a row queued meanwhile wakes us.

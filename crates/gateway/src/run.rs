@@ -13,10 +13,10 @@ use switchboard_config::Config;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// A started gateway: its channels, runtime and background tasks.
-pub(crate) struct Gateway {
+pub struct Gateway {
+    /// The agent runtime it runs.
     pub runtime: Arc<switchboard_runtime::Runtime>,
-    /// The local channels, for benchmarks that write into them directly.
-    #[cfg(feature = "bench")]
+    /// The local channels, for embedders that write into them directly.
     pub hub: switchboard_channel_local::LocalHub,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     fences: crate::cluster::Fences,
@@ -24,7 +24,7 @@ pub(crate) struct Gateway {
 
 impl Gateway {
     /// Stop every background task, give the channels up and close the store.
-    pub(crate) async fn stop(self) {
+    pub async fn stop(self) {
         for t in &self.tasks {
             t.abort();
         }
@@ -37,7 +37,7 @@ impl Gateway {
 }
 
 /// Start everything `run` runs, from the configuration at `config_path`.
-pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
+pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let started = bootstrap::start(config_path, "run").await?;
     let runtime = started.runtime.clone();
     let config = runtime.config().clone();
@@ -119,7 +119,6 @@ pub(crate) async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     );
     Ok(Gateway {
         runtime,
-        #[cfg(feature = "bench")]
         hub,
         tasks,
         fences,

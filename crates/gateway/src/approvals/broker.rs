@@ -31,7 +31,9 @@ struct Target {
     approvers: Vec<String>,
 }
 
-pub(crate) struct RouteBroker {
+/// Carries approval prompts to the ops rooms named by `approval_route`s
+/// and settles them with the approvers' decisions (docs/approvals.md).
+pub struct RouteBroker {
     config: Arc<Config>,
     store: Store,
     channels: ChannelSet,
@@ -40,7 +42,7 @@ pub(crate) struct RouteBroker {
 
 /// One person's answer to a request: who (as the platform proved), where
 /// they answered, and what they chose.
-pub(crate) struct Ballot<'a> {
+pub struct Ballot<'a> {
     /// The person.
     pub(crate) user: &'a UserId,
     /// Where the answer came from.
@@ -53,7 +55,7 @@ pub(crate) struct Ballot<'a> {
 
 impl<'a> Ballot<'a> {
     /// An answer without a reason.
-    pub(crate) fn new(user: &'a UserId, from: &'a ChatAddress, choice: ApprovalChoice) -> Self {
+    pub fn new(user: &'a UserId, from: &'a ChatAddress, choice: ApprovalChoice) -> Self {
         Self {
             user,
             from: Via::Chat(from),
@@ -162,7 +164,8 @@ fn status_of(choice: ApprovalChoice) -> ApprovalStatus {
 }
 
 impl RouteBroker {
-    pub(crate) fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
+    /// A broker posting prompts through `channels`.
+    pub fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
         Self {
             config,
             store,
@@ -226,7 +229,7 @@ impl RouteBroker {
     /// conditional write (of two gateways deciding at once exactly one
     /// wins); only then is the waiting tool call woken — here, or on the
     /// gateway it waits on — and the person told.
-    pub(crate) async fn decide(&self, id: &str, ballot: Ballot<'_>) -> String {
+    pub async fn decide(&self, id: &str, ballot: Ballot<'_>) -> String {
         let Ballot {
             user,
             from,

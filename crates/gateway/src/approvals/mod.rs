@@ -6,6 +6,6 @@ mod broker;
 mod expire;
 mod record;
 
-pub(crate) use broker::{Ballot, RouteBroker};
+pub use broker::{Ballot, RouteBroker};
 pub(crate) use expire::update_expired_prompts;
 pub(crate) use record::{prompt_of, store_request};

@@ -10,14 +10,16 @@ use std::time::Duration;
 use switchboard_core::{Channel, ChannelError, MessageRef, Outbound};
 
 #[derive(Clone, Default)]
-pub(crate) struct ChannelSet {
+/// The running channels, by configured name.
+pub struct ChannelSet {
     channels: BTreeMap<String, Arc<dyn Channel>>,
     /// What sends and the adapters' own reports say of each connection.
     health: Arc<HealthBoard>,
 }
 
 impl ChannelSet {
-    pub(crate) fn insert(&mut self, channel: Arc<dyn Channel>) {
+    /// Add (or replace) a channel.
+    pub fn insert(&mut self, channel: Arc<dyn Channel>) {
         self.channels.insert(channel.name().to_string(), channel);
     }
 

@@ -2,7 +2,7 @@
 //! Discord (REST + gateway websocket) and an instant scripted model, all
 //! in this process.
 
-use crate::bench::{instant_setup, percentile};
+use crate::common::{instant_setup, percentile};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use switchboard_test_support::discord::{FakeDiscord, user};
@@ -24,7 +24,7 @@ pub(crate) async fn discord(messages: usize, burst: usize) -> anyhow::Result<Exi
         ),
     )
     .await?;
-    let gw = crate::run::start(&path).await?;
+    let gw = switchboard_gateway::embed::start(&path).await?;
     dc.wait_sessions(1, 0, 30).await;
     let wait_for = |n: usize| {
         let dc = &dc;
@@ -74,5 +74,5 @@ pub(crate) async fn discord(messages: usize, burst: usize) -> anyhow::Result<Exi
         all.as_secs_f64() * 1e3,
         burst as f64 / all.as_secs_f64()
     );
-    crate::bench::finish(gw, &dir, &model, messages + burst).await
+    crate::common::finish(gw, &dir, &model, messages + burst).await
 }

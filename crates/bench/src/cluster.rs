@@ -5,7 +5,7 @@
 //! instances, and cross-instance approval latency (decision typed to
 //! another instance → the tool's reply).
 
-use crate::bench::percentile;
+use crate::common::percentile;
 use serde_json::{Value, json};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -127,18 +127,46 @@ pub(crate) async fn cluster(
     messages: usize,
     approvals: usize,
 ) -> anyhow::Result<ExitCode> {
-    let url = fresh_database(database).await?;
-    let tg = FakeTelegram::start().await;
-    let model = ScriptedModel::start().await;
-    model.without_recording();
-    let dir = std::env::temp_dir().join(format!("switchboard-bench-cluster-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir)?;
-    let route = switchboard_test_support::config::ops_route("cli:alice");
-    let config = dir.join("template.toml");
-    std::fs::write(
-        &config,
-        format!(
-            r#"database_url = "{url}"
+    let bench = Bench::start(database).await?;
+    let mut nodes = Vec::new();
+    for n in 0..3 {
+        nodes.push(bench.node(n).await?);
+    }
+    println!(
+        "cluster: 3 switchboard run processes on PostgreSQL, lease_secs = {LEASE_SECS}, loopback Telegram, instant model"
+    );
+
+    failover(&bench, &mut nodes, kills).await?;
+    throughput(&bench, &mut nodes, messages).await?;
+    approvals_across(&bench, &mut nodes, approvals).await?;
+    let replies = bench.tg.sent();
+    let asked = bench.tg.last_update_id();
+    println!(
+        "  the bot sent {} messages for {asked} updates (each answered once; approval prompts go to a local chat)",
+        replies.len()
+    );
+    drop(nodes);
+    bench.store.close().await;
+    std::fs::remove_dir_all(&bench.dir).ok();
+    Ok(ExitCode::SUCCESS)
+}
+
+impl Bench {
+    /// A fresh database, the loopback Telegram and model, and the
+    /// configuration every node starts from.
+    async fn start(database: &str) -> anyhow::Result<Self> {
+        let url = fresh_database(database).await?;
+        let tg = FakeTelegram::start().await;
+        let model = ScriptedModel::start().await;
+        model.without_recording();
+        let dir = std::env::temp_dir().join(format!("switchboard-bench-cluster-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir)?;
+        let route = switchboard_test_support::config::ops_route("cli:alice");
+        let config = dir.join("template.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"database_url = "{url}"
 [cluster]
 lease_secs = {LEASE_SECS}
 [providers.p]
@@ -164,30 +192,26 @@ allowed_users = ["*"]
 [channels.local.ops]
 allowed_users = ["cli:alice"]
 "#,
-            model = model.url(),
-            tg = tg.url()
-        ),
-    )?;
-    let bench = Bench {
-        dir: dir.clone(),
-        config,
-        store: Store::open(&url).await?,
-        tg,
-        model,
-        http: reqwest::Client::new(),
-    };
-    let mut nodes = Vec::new();
-    for n in 0..3 {
-        nodes.push(bench.node(n).await?);
+                model = model.url(),
+                tg = tg.url()
+            ),
+        )?;
+        Ok(Bench {
+            dir: dir.clone(),
+            config,
+            store: Store::open(&url).await?,
+            tg,
+            model,
+            http: reqwest::Client::new(),
+        })
     }
-    println!(
-        "cluster: 3 switchboard run processes on PostgreSQL, lease_secs = {LEASE_SECS}, loopback Telegram, instant model"
-    );
+}
 
-    // Failover: kill the owner, time the first reply after it.
+/// Failover: kill the owner, time the first reply after it.
+async fn failover(bench: &Bench, nodes: &mut Vec<Node>, kills: usize) -> anyhow::Result<()> {
     let mut failovers = Vec::with_capacity(kills);
     for k in 0..kills {
-        let pid = bench.owner_pid(&nodes).await?;
+        let pid = bench.owner_pid(nodes).await?;
         bench.model.push(Step::text("ok").when_last_contains("kill"));
         let before = bench.tg.sent().len();
         bench.tg.message(
@@ -228,7 +252,11 @@ allowed_users = ["cli:alice"]
         );
     }
 
-    // Throughput through the one bot, with three instances and with one.
+    Ok(())
+}
+
+/// Throughput through the one bot, with three instances and with one.
+async fn throughput(bench: &Bench, nodes: &mut Vec<Node>, messages: usize) -> anyhow::Result<()> {
     for alive in [3usize, 1] {
         // Let the last replies' delivered marks land before stopping
         // nodes: a node killed between Telegram taking a reply and the
@@ -238,7 +266,7 @@ allowed_users = ["cli:alice"]
         while nodes.len() > alive {
             drop(nodes.pop());
         }
-        bench.owner_pid(&nodes).await?;
+        bench.owner_pid(nodes).await?;
         for _ in 0..messages {
             bench.model.push(Step::text("ok").when_last_contains("all at once"));
         }
@@ -259,11 +287,15 @@ allowed_users = ["cli:alice"]
         );
     }
 
-    // Cross-instance approvals: asked on the owner, decided on another.
+    Ok(())
+}
+
+/// Cross-instance approvals: asked on the owner, decided on another.
+async fn approvals_across(bench: &Bench, nodes: &mut Vec<Node>, approvals: usize) -> anyhow::Result<()> {
     while nodes.len() < 2 {
         nodes.push(bench.node(100 + nodes.len()).await?);
     }
-    let pid = bench.owner_pid(&nodes).await?;
+    let pid = bench.owner_pid(nodes).await?;
     let (owner, other) = if nodes[0].child.id() == pid { (0, 1) } else { (1, 0) };
     let mut decisions = Vec::with_capacity(approvals);
     for i in 0..approvals {
@@ -327,14 +359,5 @@ allowed_users = ["cli:alice"]
             percentile(&decisions, 0.99)
         );
     }
-    let replies = bench.tg.sent();
-    let asked = bench.tg.last_update_id();
-    println!(
-        "  the bot sent {} messages for {asked} updates (each answered once; approval prompts go to a local chat)",
-        replies.len()
-    );
-    drop(nodes);
-    bench.store.close().await;
-    std::fs::remove_dir_all(&dir).ok();
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

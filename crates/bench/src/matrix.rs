@@ -3,7 +3,7 @@
 //! echo bot written against the raw client-server API, so the difference
 //! is what Switchboard (adapter, router, runtime, store) adds per message.
 
-use crate::bench::{instant_setup, percentile};
+use crate::common::{instant_setup, percentile};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -134,7 +134,7 @@ pub(crate) async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyho
         ),
     )?;
     let started = Instant::now();
-    let gw = crate::run::start(&path).await?;
+    let gw = switchboard_gateway::embed::start(&path).await?;
     let start_ms = started.elapsed().as_secs_f64() * 1e3;
     spawn_echo(echo).await;
     let mut events = ann.watch();
@@ -148,5 +148,5 @@ pub(crate) async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyho
     report("switchboard", &bot_result, burst);
     let added = percentile(&bot_result.micros, 0.5) - percentile(&echo_result.micros, 0.5);
     println!("  added by switchboard per message (p50 difference): {added:.2} ms");
-    crate::bench::finish(gw, &dir, &model, messages + burst).await
+    crate::common::finish(gw, &dir, &model, messages + burst).await
 }

@@ -5,7 +5,7 @@
 //! `tree` more runs recorded (nested four deep), the run tree page and its
 //! live fragment are timed end to end (store read and HTML rendering).
 
-use crate::bench::{instant_setup, percentile};
+use crate::common::{instant_setup, percentile};
 use futures::StreamExt;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -74,7 +74,7 @@ pub(crate) async fn console(live: usize, changes: usize, tree: usize) -> anyhow:
         "[web]\nlisten = \"127.0.0.1:{port}\"\nconsole = true\nconsole_users = [\"cli:bench\"]\n[channels.local.bench]\nallowed_users = [\"*\"]\n"
     );
     let (model, dir, path) = instant_setup(0, "local.bench", &extra).await?;
-    let gw = crate::run::start(&path).await?;
+    let gw = switchboard_gateway::embed::start(&path).await?;
     let store = gw.runtime.store().clone();
     let base = format!("http://127.0.0.1:{port}");
     let (session, _) = store.create_console_session("cli:bench", 3_600_000).await?;

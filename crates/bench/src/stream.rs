@@ -4,7 +4,7 @@
 //! made (drafts, or edits of one message on a Bot API without drafts) and
 //! their rate against Telegram's one per second, and the messages posted.
 
-use crate::bench::instant_setup;
+use crate::common::instant_setup;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
@@ -18,7 +18,7 @@ pub(crate) async fn stream(words: usize, seconds: u64, runs: usize) -> anyhow::R
         &switchboard_test_support::config::telegram_main(&tg.url()),
     )
     .await?;
-    let gw = crate::run::start(&path).await?;
+    let gw = switchboard_gateway::embed::start(&path).await?;
     let answer: String = switchboard_test_support::words("w", words);
     let every = Duration::from_secs(seconds) / words.max(1) as u32;
     println!(

@@ -1,0 +1,91 @@
+//! What the benchmarks share: quantiles, a gateway on an instant model,
+//! the closing lines of an adapter benchmark, scratch folders, RSS.
+
+use std::process::ExitCode;
+
+/// The `p` quantile of sorted microsecond samples, in milliseconds.
+pub(crate) fn percentile(sorted_micros: &[u64], p: f64) -> f64 {
+    let i = ((sorted_micros.len() as f64 * p) as usize).min(sorted_micros.len() - 1);
+    sorted_micros[i] as f64 / 1000.0
+}
+
+/// A scripted model answering `replies` requests at once, and a config in
+/// a new folder whose agent `main` uses it and answers on `channel`; `extra`
+/// adds the channel's own tables. Returns the model, the folder and the config path.
+pub(crate) async fn instant_setup(
+    replies: usize,
+    channel: &str,
+    extra: &str,
+) -> anyhow::Result<(
+    switchboard_test_support::ScriptedModel,
+    std::path::PathBuf,
+    std::path::PathBuf,
+)> {
+    use switchboard_test_support::{ScriptedModel, Step};
+    let model = ScriptedModel::start().await;
+    model.without_recording();
+    for _ in 0..replies {
+        model.push(Step::text("ok"));
+    }
+    let dir = tempfile_dir()?;
+    let config = format!(
+        r#"database_url = "sqlite://{d}/cp.db"
+workspace_dir = "{d}/ws"
+[providers.p]
+kind = "openai"
+base_url = "{url}"
+model = "instant"
+max_retries = 0
+[agents.main]
+model_provider = "p"
+channels = ["{channel}"]
+[risk_profiles.default]
+level = "full"
+# Benchmarks measure throughput: no per-person rate, a deep queue.
+[limits]
+messages_per_minute = 0
+session_queue = 1000
+{extra}"#,
+        d = dir.display(),
+        url = model.url()
+    );
+    let path = dir.join("switchboard.toml");
+    std::fs::write(&path, config)?;
+    Ok((model, dir, path))
+}
+
+/// The last lines of an adapter benchmark: model requests per message
+/// (1.00 when nothing was asked twice); then stop the gateway and remove
+/// its folder.
+pub(crate) async fn finish(
+    gw: switchboard_gateway::embed::Gateway,
+    dir: &std::path::Path,
+    model: &switchboard_test_support::ScriptedModel,
+    messages: usize,
+) -> anyhow::Result<ExitCode> {
+    println!(
+        "  model requests per message: {:.2}",
+        model.served() as f64 / messages.max(1) as f64
+    );
+    gw.stop().await;
+    std::fs::remove_dir_all(dir).ok();
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("switchboard-bench-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+pub(crate) fn rss_mib(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}

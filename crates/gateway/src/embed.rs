@@ -1,0 +1,21 @@
+//! The gateway as a library: what a program embedding it (the benchmarks in
+//! `crates/bench`, a host that runs it in-process) starts and drives.
+//! Everything else in this crate is private to it.
+
+pub use crate::approvals::{Ballot, RouteBroker};
+pub use crate::channels::ChannelSet;
+pub use crate::cluster::Fences;
+pub use crate::outbox::spawn as spawn_outbox;
+pub use crate::run::{Gateway, start};
+
+/// What the `switchboard` binary does to its process before anything
+/// else (transparent huge pages off: docs/architecture.md, memory).
+pub fn prepare_process() {
+    switchboard_runtime::process::disable_transparent_huge_pages();
+}
+
+/// Logs to stderr as text at `level` unless `SWITCHBOARD_LOG`/`RUST_LOG`
+/// say otherwise.
+pub fn init_logging(level: &str) {
+    crate::logging::init(crate::logging::Format::Text, level);
+}

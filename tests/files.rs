@@ -1,6 +1,6 @@
 //! Files in and out of chats through the real `switchboard run` on the
 //! loopback Telegram Bot API: a photo with a caption reaches a vision
-//! agent as an image plus the caption (and is saved under `inbox/`); a
+//! agent as an image plus the caption (and is saved under `received/`); a
 //! 30 MiB document is refused politely while its caption is answered;
 //! `send_file` posts a file in a forum topic; a failed upload still lets
 //! the text answer through. Discord and Matrix: `discord_files.rs`,
@@ -82,8 +82,8 @@ async fn a_photo_with_a_caption_reaches_a_vision_agent_as_an_image_plus_the_capt
         .nth(1)
         .and_then(|l| l.split(':').next())
         .expect("the saved path is named");
-    assert!(path.starts_with("inbox/"), "{path}");
-    let saved = std::fs::read(sandbox.path().join("workspace/main").join(path)).expect("saved under inbox/");
+    assert!(path.starts_with("received/"), "{path}");
+    let saved = std::fs::read(sandbox.path().join("workspace/main").join(path)).expect("saved under received/");
     assert_eq!(saved, data);
 }
 
@@ -97,7 +97,7 @@ async fn without_vision_a_photo_is_saved_and_described_but_not_shown() {
     let request = &model.requests()[0];
     let text = last_message_text(request);
     assert!(text.starts_with("[Files sent with this message"), "{text}");
-    assert!(text.contains("inbox/") && !text.contains("you can see it"), "{text}");
+    assert!(text.contains("received/") && !text.contains("you can see it"), "{text}");
     assert!(
         !request.to_string().contains("image_url"),
         "no image content without vision"

@@ -19,7 +19,7 @@ pub(crate) struct Started {
 /// `role` is `run` or `chat` (a second `run` on one SQLite file is refused).
 pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Started> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::instance::set_lease(config.cluster.lease_secs);
+    crate::cluster::instance::set_lease(config.cluster.lease_secs);
     // Probing the kernel takes a few milliseconds: off the start path.
     let sandbox = config.sandbox.clone();
     std::thread::spawn(move || crate::sandbox_report::log_at_start(&sandbox));
@@ -32,7 +32,7 @@ pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Star
     // This process is an instance of the control plane; what instances
     // that are gone left running is reclaimed (never a live one's).
     store
-        .register_instance(&crate::instance::host(), std::process::id(), role)
+        .register_instance(&crate::cluster::instance::host(), std::process::id(), role)
         .await
         .with_context(|| "registering this process in the control plane")?;
     if role == "run"
@@ -41,7 +41,7 @@ pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Star
         let _ = store.unregister_instance().await;
         return Err(e);
     }
-    let expired = crate::instance::sweep(&store).await?;
+    let expired = crate::cluster::instance::sweep(&store).await?;
     let runtime = Runtime::new(Arc::new(config), store).with_context(|| "creating agent workspaces (workspace_dir)")?;
     Ok(Started {
         runtime: Arc::new(runtime),

@@ -5,8 +5,8 @@
 pub use crate::approvals::{Ballot, RouteBroker};
 pub use crate::channels::ChannelSet;
 pub use crate::cluster::Fences;
-pub use crate::outbox::spawn as spawn_outbox;
 pub use crate::run::{Gateway, start};
+pub use crate::service::outbox::spawn as spawn_outbox;
 
 /// What the `switchboard` binary does to its process before anything
 /// else (transparent huge pages off: docs/architecture.md, memory).
@@ -17,5 +17,5 @@ pub fn prepare_process() {
 /// Logs to stderr as text at `level` unless `SWITCHBOARD_LOG`/`RUST_LOG`
 /// say otherwise.
 pub fn init_logging(level: &str) {
-    crate::logging::init(crate::logging::Format::Text, level);
+    crate::cli::logging::init(crate::cli::logging::Format::Text, level);
 }

@@ -5,34 +5,17 @@
 
 mod adapters;
 mod approvals;
-mod approvals_cmd;
 mod bootstrap;
 mod channels;
-mod chat;
-mod chat_stream;
-mod check;
 pub mod cli;
-mod cli_broker;
-mod cli_channel;
 mod cluster;
 mod commands;
 mod console;
 pub mod embed;
-mod fence;
-mod files;
-mod inbox;
-mod instance;
-mod logging;
-mod outbox;
-mod reply;
 mod rights;
-mod router;
 mod run;
 mod sandbox_report;
-mod status_cmd;
-mod stream_out;
-mod taken;
-mod terminal_text;
+mod service;
 #[cfg(test)]
 mod test_peers;
 mod web;

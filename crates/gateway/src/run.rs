@@ -4,7 +4,7 @@
 
 use crate::approvals::{RouteBroker, update_expired_prompts};
 use crate::bootstrap;
-use crate::router::Router;
+use crate::service::router::Router;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -50,12 +50,12 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let health = channels.health().clone();
     // Messages a stopped process had taken but not answered; read before
     // any channel starts, so they are not mixed up with new ones.
-    let pending = crate::inbox::upkeep::adopt(runtime.store(), &config).await?;
+    let pending = crate::service::inbox::upkeep::adopt(runtime.store(), &config).await?;
     // Channels are listening before the local API accepts anything, so no
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
     let fences = crate::cluster::Fences::default();
-    let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::inbox::GatewayIntake::new(
+    let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::service::inbox::GatewayIntake::new(
         runtime.store().clone(),
         config.clone(),
         channels.clone(),
@@ -82,21 +82,23 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.clone(),
     ));
     runtime.set_route_broker(broker.clone());
-    runtime.set_file_poster(Arc::new(crate::files::ChannelFiles::new(channels.clone())));
+    runtime.set_file_poster(Arc::new(crate::service::files::ChannelFiles::new(channels.clone())));
     // Decisions and stops typed to other gateways of the cluster (woken by
     // PostgreSQL notifications, and polled).
     tasks.extend(runtime.store().spawn_listener());
     tasks.push(broker.clone().spawn_remote_decisions());
     tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;
-    tasks.push(crate::outbox::spawn(
+    tasks.push(crate::service::outbox::spawn(
         runtime.store().clone(),
         channels.clone(),
         fences.clone(),
     ));
     let prompts = channels.clone();
     let router = Router::new((*runtime).clone(), channels, broker.clone());
-    runtime.set_fence(Arc::new(crate::fence::StoreFence::new(runtime.store().clone())));
+    runtime.set_fence(Arc::new(crate::cluster::fence::StoreFence::new(
+        runtime.store().clone(),
+    )));
     tasks.push(heartbeat(&runtime, &router, prompts));
     // Messages written to the local API before the router runs wait in
     // the inbound queue.
@@ -133,7 +135,7 @@ fn heartbeat(
     prompts: crate::channels::ChannelSet,
 ) -> tokio::task::JoinHandle<()> {
     let (stale_router, stale_runtime) = (router.clone(), runtime.clone());
-    crate::instance::spawn_heartbeat(
+    crate::cluster::instance::spawn_heartbeat(
         runtime.store().clone(),
         "run",
         move |rows| {
@@ -155,7 +157,7 @@ fn heartbeat(
 /// Inbox upkeep: messages adopted from stopped instances go to the router.
 fn upkeep(runtime: &Arc<switchboard_runtime::Runtime>, router: &Arc<Router>) -> tokio::task::JoinHandle<()> {
     let adopter = router.clone();
-    crate::inbox::upkeep::spawn(runtime.store().clone(), runtime.config().clone(), move |pending| {
+    crate::service::inbox::upkeep::spawn(runtime.store().clone(), runtime.config().clone(), move |pending| {
         let router = adopter.clone();
         Box::pin(async move { router.resume(pending).await })
     })

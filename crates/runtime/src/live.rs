@@ -102,7 +102,7 @@ impl Live {
     /// Leave a note (a steering message, a child's result) for the running
     /// loop of `session_key`, read at its next step. Not to be confused
     /// with the gateway's inbox (the durable table of messages people
-    /// sent) or a workspace's `inbox/` folder (files received).
+    /// sent) or a workspace's `received/` folder (files received).
     pub fn leave_note(&self, session_key: &str, text: String) {
         self.notes.lock().entry(session_key.to_string()).or_default().push(text);
     }

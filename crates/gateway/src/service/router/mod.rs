@@ -11,7 +11,7 @@ mod session;
 use crate::approvals::{Ballot, RouteBroker};
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
-use crate::taken::Taken;
+use crate::service::taken::Taken;
 use parking_lot::Mutex;
 pub(crate) use session::TurnNow;
 use session::{Queued, Session};
@@ -105,7 +105,7 @@ impl Router {
     }
 
     async fn answer(&self, to: &Taken, text: String) {
-        crate::reply::answer(&self.channels, self.runtime.store(), to, text).await;
+        crate::service::reply::answer(&self.channels, self.runtime.store(), to, text).await;
     }
 
     /// Run a slash command and answer with its outcome.
@@ -139,7 +139,7 @@ impl Router {
                 } else {
                     commands::console_link::SignIn::answer(&self.runtime, &m.sender, m.direct).await
                 };
-                crate::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
+                crate::service::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
             other => {
                 let Some(agent) = agent_for(&config, &channel) else {

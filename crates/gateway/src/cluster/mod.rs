@@ -7,6 +7,9 @@
 //! of the lease they were read under, so a stale owner cannot move them.
 //! Local channels (and the terminal) belong to their process: no lease.
 
+pub(crate) mod fence;
+pub(crate) mod instance;
+
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,7 +66,7 @@ impl Keeper {
     /// start, so a single gateway's channels are up before it serves.
     pub(crate) async fn step(&mut self) {
         let name = self.channel.name().to_string();
-        let lease = crate::instance::lease();
+        let lease = crate::cluster::instance::lease();
         match self.held {
             None => self.take(&name, lease).await,
             Some((generation, renewed)) => match self.store.renew_lease(&name, generation).await {
@@ -115,7 +118,7 @@ impl Keeper {
     pub(crate) fn spawn(mut self) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(crate::instance::heartbeat()).await;
+                tokio::time::sleep(crate::cluster::instance::heartbeat()).await;
                 self.step().await;
             }
         })
@@ -139,10 +142,12 @@ pub(crate) async fn refuse_second_run_on_sqlite(store: &Store, database_url: &st
     if !database_url.starts_with("sqlite:") {
         return Ok(());
     }
-    let here = crate::instance::host();
+    let here = crate::cluster::instance::host();
     let now = store.now_ms();
     let other = store.instances().await?.into_iter().find(|i| {
-        i.role == "run" && Some(i.id.as_str()) != store.instance_id() && !crate::instance::is_dead(i, &here, now)
+        i.role == "run"
+            && Some(i.id.as_str()) != store.instance_id()
+            && !crate::cluster::instance::is_dead(i, &here, now)
     });
     if let Some(i) = other {
         anyhow::bail!(

@@ -54,7 +54,7 @@ pub(crate) fn spawn(
                 }
                 last_prune = Some(tokio::time::Instant::now());
             }
-            tokio::time::sleep(crate::instance::heartbeat()).await;
+            tokio::time::sleep(crate::cluster::instance::heartbeat()).await;
             match adopt(&store, &config).await {
                 Ok(pending) => resume(pending).await,
                 Err(e) => tracing::error!(error = %e, "cannot adopt messages of stopped instances"),

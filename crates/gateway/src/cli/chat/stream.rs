@@ -19,7 +19,7 @@ impl Shown {
         if self.text.is_empty() && !self.open {
             print!("{agent}> ");
         }
-        print!("{}", crate::terminal_text::clean(piece));
+        print!("{}", crate::cli::chat::text::clean(piece));
         let _ = std::io::stdout().flush();
         self.text.push_str(piece);
         self.open = true;
@@ -47,11 +47,11 @@ impl Shown {
             .or_else(|| answer.strip_prefix(self.text.trim_end()));
         match rest {
             Some(rest) if !self.text.is_empty() => {
-                println!("{}", crate::terminal_text::clean(rest));
+                println!("{}", crate::cli::chat::text::clean(rest));
             }
             _ => {
                 self.end_line();
-                println!("{agent}> {}", crate::terminal_text::clean(answer));
+                println!("{agent}> {}", crate::cli::chat::text::clean(answer));
             }
         }
         self.open = false;

@@ -2,9 +2,14 @@
 //! through the built-in `cli` channel. Lines typed while a turn runs are
 //! queued, except approval answers and `/stop`, which act at once.
 
+mod broker;
+mod channel;
+mod stream;
+mod text;
+
 use crate::bootstrap;
 use crate::channels::ChannelSet;
-use crate::cli_broker::CliBroker;
+use crate::cli::chat::broker::CliBroker;
 use crate::commands::{self, Command, CommandContext};
 use std::collections::VecDeque;
 use std::io::IsTerminal;
@@ -38,7 +43,7 @@ struct Terminal {
     queue: VecDeque<String>,
     running: Option<Running>,
     interactive: bool,
-    shown: crate::chat_stream::Shown,
+    shown: crate::cli::chat::stream::Shown,
 }
 
 /// What a typed line asks of the loop.
@@ -49,7 +54,8 @@ enum Flow {
 
 pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Result<ExitCode> {
     let runtime = bootstrap::start(config_path, "chat").await?.runtime;
-    let heartbeat = crate::instance::spawn_heartbeat(runtime.store().clone(), "chat", |_| Box::pin(async {}), || ());
+    let heartbeat =
+        crate::cluster::instance::spawn_heartbeat(runtime.store().clone(), "chat", |_| Box::pin(async {}), || ());
     let agent = pick_agent(&runtime, agent)?;
     let login = std::env::var("USER")
         .ok()
@@ -64,10 +70,10 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
 
     // Announcements of background work started here print in this terminal.
     let mut channels = ChannelSet::default();
-    channels.insert(Arc::new(crate::cli_channel::CliChannel { login: login.clone() }));
+    channels.insert(Arc::new(crate::cli::chat::channel::CliChannel { login: login.clone() }));
     // Files the agent sends are saved here; `/attach` files are read here.
-    runtime.set_file_poster(Arc::new(crate::files::ChannelFiles::new(channels.clone())));
-    let delivery = crate::outbox::spawn(
+    runtime.set_file_poster(Arc::new(crate::service::files::ChannelFiles::new(channels.clone())));
+    let delivery = crate::service::outbox::spawn(
         runtime.store().clone(),
         channels.clone(),
         crate::cluster::Fences::default(),
@@ -94,7 +100,7 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
         queue: VecDeque::new(),
         running: None,
         interactive: std::io::stdin().is_terminal(),
-        shown: crate::chat_stream::Shown::default(),
+        shown: crate::cli::chat::stream::Shown::default(),
     };
     let mut stdin_open = true;
     t.prompt(true);
@@ -145,7 +151,7 @@ impl Terminal {
     async fn work_through_queue(&mut self) {
         while self.running.is_none() {
             let Some(line) = self.queue.pop_front() else { break };
-            if let Some(attached) = crate::files::terminal::attach(&line) {
+            if let Some(attached) = crate::service::files::terminal::attach(&line) {
                 match attached {
                     Ok((file, caption)) => {
                         let message = (&self.address, &self.sender, file, caption);
@@ -162,15 +168,15 @@ impl Terminal {
             match commands::parse(&line) {
                 Some(cmd) => {
                     let answer = self.command(cmd).await;
-                    println!("{}", crate::terminal_text::clean(&answer));
+                    println!("{}", crate::cli::chat::text::clean(&answer));
                     self.prompt(self.queue.is_empty());
                 }
-                None => self.start(crate::files::inbound::Prepared::text(line)),
+                None => self.start(crate::service::files::inbound::Prepared::text(line)),
             }
         }
     }
 
-    fn start(&mut self, message: crate::files::inbound::Prepared) {
+    fn start(&mut self, message: crate::service::files::inbound::Prepared) {
         let at = (self.agent.as_str(), self.session_key.as_str(), &self.address);
         self.running = Some(start_turn(&self.runtime, at, message, &self.broker, &self.events));
     }
@@ -234,7 +240,7 @@ impl Terminal {
         match event {
             TurnEvent::ToolStarted { name, summary } => {
                 self.shown.end_line();
-                println!("  [tool] {name} {}", crate::terminal_text::clean(&summary));
+                println!("  [tool] {name} {}", crate::cli::chat::text::clean(&summary));
             }
             TurnEvent::ToolFinished { name, success } => {
                 println!("  [tool] {name}: {}", if success { "ok" } else { "failed" });
@@ -268,7 +274,7 @@ async fn attach_message(
     terminal: &ChannelSet,
     agent: &str,
     (address, sender, file, caption): (&ChatAddress, &UserId, switchboard_core::Attachment, String),
-) -> crate::files::inbound::Prepared {
+) -> crate::service::files::inbound::Prepared {
     let message = switchboard_core::Inbound {
         mentioned: true,
         direct: true,
@@ -276,13 +282,13 @@ async fn attach_message(
         ..switchboard_core::Inbound::new(address.clone(), sender.clone(), caption)
     };
     let key = uuid::Uuid::new_v4().simple().to_string();
-    crate::files::inbound::prepare(runtime, terminal, agent, &message, &key).await
+    crate::service::files::inbound::prepare(runtime, terminal, agent, &message, &key).await
 }
 
 fn start_turn(
     runtime: &Arc<Runtime>,
     (agent, session_key, address): (&str, &str, &ChatAddress),
-    message: crate::files::inbound::Prepared,
+    message: crate::service::files::inbound::Prepared,
     broker: &Arc<CliBroker>,
     events: &mpsc::UnboundedSender<TurnEvent>,
 ) -> Running {

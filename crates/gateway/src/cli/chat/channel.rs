@@ -41,7 +41,7 @@ impl Channel for CliChannel {
 
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError> {
         self.mine(&message.address.chat)?;
-        println!("[announcement]\n{}", crate::terminal_text::clean(&message.text));
+        println!("[announcement]\n{}", crate::cli::chat::text::clean(&message.text));
         Ok(vec![MessageRef {
             chat: message.address.chat.clone(),
             id: String::new(),
@@ -72,17 +72,17 @@ impl Channel for CliChannel {
     /// Saved under `downloads/` in the current folder, and said.
     async fn send_file(&self, file: &OutboundFile) -> Result<MessageRef, ChannelError> {
         self.mine(&file.address.chat)?;
-        let dir = std::path::Path::new(crate::files::terminal::DOWNLOADS);
-        let saved = crate::files::terminal::save_download(dir, &file.name, &file.data)
+        let dir = std::path::Path::new(crate::service::files::terminal::DOWNLOADS);
+        let saved = crate::service::files::terminal::save_download(dir, &file.name, &file.data)
             .map_err(|e| ChannelError::Permanent(format!("cannot save the file in {}: {e}", dir.display())))?;
         let size = switchboard_runtime::files::human_size(file.data.len() as u64);
         println!(
             "  [file] {} ({size}) saved to {}",
-            crate::terminal_text::clean(&file.name),
-            crate::terminal_text::clean(&saved.display().to_string())
+            crate::cli::chat::text::clean(&file.name),
+            crate::cli::chat::text::clean(&saved.display().to_string())
         );
         if let Some(caption) = &file.caption {
-            println!("  {}", crate::terminal_text::clean(caption));
+            println!("  {}", crate::cli::chat::text::clean(caption));
         }
         Ok(MessageRef {
             chat: file.address.chat.clone(),

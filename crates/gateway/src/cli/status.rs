@@ -8,14 +8,14 @@ use switchboard_store::Store;
 
 pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::instance::set_lease(config.cluster.lease_secs);
+    crate::cluster::instance::set_lease(config.cluster.lease_secs);
     let store = Store::open(&config.database_url).await?;
     let now = store.now_ms();
-    let here = crate::instance::host();
+    let here = crate::cluster::instance::host();
     let instances = store.instances().await?;
     println!("instances ({}):", instances.len());
     for i in &instances {
-        let state = if crate::instance::is_dead(i, &here, now) {
+        let state = if crate::cluster::instance::is_dead(i, &here, now) {
             "dead"
         } else {
             "live"
@@ -32,7 +32,7 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     }
     let leases = store.leases().await?;
     println!("channels ({}):", leases.len());
-    let lease_ms = crate::instance::lease().as_millis() as i64;
+    let lease_ms = crate::cluster::instance::lease().as_millis() as i64;
     for l in &leases {
         let age = now - l.renewed_at;
         let held = if age <= lease_ms { "held" } else { "free" };

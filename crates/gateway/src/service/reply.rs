@@ -11,7 +11,7 @@
 //! of at-least-once left.)
 
 use crate::channels::ChannelSet;
-use crate::taken::Taken;
+use crate::service::taken::Taken;
 use switchboard_core::{ChannelError, Outbound};
 use switchboard_store::{QueuedReply, Store};
 
@@ -148,7 +148,7 @@ mod tests {
         assert_eq!(kept.len(), 1);
         assert!(kept[0].run_id.starts_with("reply:"), "{}", kept[0].run_id);
 
-        let worker = crate::outbox::spawn(store.clone(), channels.clone(), crate::cluster::Fences::default());
+        let worker = crate::service::outbox::spawn(store.clone(), channels.clone(), crate::cluster::Fences::default());
         team.set_down(false);
         for _ in 0..50 {
             if team.events_after(0).len() >= 2 {

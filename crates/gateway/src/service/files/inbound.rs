@@ -1,6 +1,6 @@
 //! Files people attach: fetched through the channel that received them
 //! (up to `[attachments] max_bytes`), saved in the agent's workspace under
-//! `inbox/`, and described to the model after the message's text; pictures
+//! `received/`, and described to the model after the message's text; pictures
 //! are also shown as images to agents with `vision`. A file that is too
 //! large or cannot be fetched is told to the person and to the model, and
 //! the message is answered anyway: its text is never lost.
@@ -111,7 +111,7 @@ async fn prepare_message(
             format!("{} Your message is answered without it.", refused.join(" ")),
         );
         notice.reply_to = m.message_id.clone();
-        crate::reply::deliver(channels, store, &notice, NOTICE_ATTEMPTS).await;
+        crate::service::reply::deliver(channels, store, &notice, NOTICE_ATTEMPTS).await;
     }
     prepared
 }
@@ -158,7 +158,7 @@ async fn take(
     // One message's files share its key; a message answered again after a
     // restart writes the same names.
     let tag: String = key.chars().take(8).collect();
-    let path = format!("inbox/{tag}-{i}-{name}");
+    let path = format!("received/{tag}-{i}-{name}");
     let data = save(to.workspace, &path, data)
         .await
         .map_err(|e| format!("it could not be saved ({e})"))?;
@@ -172,7 +172,7 @@ async fn save(workspace: &Path, path: &str, data: Vec<u8>) -> std::io::Result<Ve
     use std::io::Write;
     let (root, path) = (workspace.to_path_buf(), path.to_string());
     switchboard_sandbox::fs::confined(workspace, switchboard_sandbox::fs::Access::ReadWrite, move || {
-        std::fs::create_dir_all(root.join("inbox"))?;
+        std::fs::create_dir_all(root.join("received"))?;
         let target = switchboard_runtime::policy::resolve_in_workspace(&root, &path, &[])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let mut file = switchboard_sandbox::fs::open_regular(
@@ -221,15 +221,15 @@ mod tests {
         let (workspace, outside) = (root.path().join("ws"), root.path().join("outside"));
         std::fs::create_dir_all(&workspace).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
-        save(&workspace, "inbox/ok.txt", b"in".to_vec()).await.unwrap();
-        assert_eq!(std::fs::read(workspace.join("inbox/ok.txt")).unwrap(), b"in");
-        // The agent made `inbox/x.txt` a link to a file outside...
-        std::os::unix::fs::symlink(outside.join("target"), workspace.join("inbox/x.txt")).unwrap();
-        assert!(save(&workspace, "inbox/x.txt", b"evil".to_vec()).await.is_err());
+        save(&workspace, "received/ok.txt", b"in".to_vec()).await.unwrap();
+        assert_eq!(std::fs::read(workspace.join("received/ok.txt")).unwrap(), b"in");
+        // The agent made `received/x.txt` a link to a file outside...
+        std::os::unix::fs::symlink(outside.join("target"), workspace.join("received/x.txt")).unwrap();
+        assert!(save(&workspace, "received/x.txt", b"evil".to_vec()).await.is_err());
         // ...or `inbox` itself a link to a folder outside.
-        std::fs::remove_dir_all(workspace.join("inbox")).unwrap();
-        std::os::unix::fs::symlink(&outside, workspace.join("inbox")).unwrap();
-        assert!(save(&workspace, "inbox/y.txt", b"evil".to_vec()).await.is_err());
+        std::fs::remove_dir_all(workspace.join("received")).unwrap();
+        std::os::unix::fs::symlink(&outside, workspace.join("received")).unwrap();
+        assert!(save(&workspace, "received/y.txt", b"evil".to_vec()).await.is_err());
         assert_eq!(
             std::fs::read_dir(&outside).unwrap().count(),
             0,

@@ -5,7 +5,7 @@
 //! history is in the control plane and read back on the next message).
 
 use super::Router;
-use crate::taken::Taken;
+use crate::service::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,13 +66,13 @@ impl Router {
     }
 
     /// A stream for the answer to `m`, when its channel and chat want one.
-    fn stream_for(&self, m: &switchboard_core::Inbound) -> Option<crate::stream_out::StreamOut> {
+    fn stream_for(&self, m: &switchboard_core::Inbound) -> Option<crate::service::stream_out::StreamOut> {
         let channel = self.channels.get(&m.address.channel)?;
         let limits = channel.streaming()?;
         if !self.runtime.config().channels.streams(&m.address.channel, m.direct) {
             return None;
         }
-        Some(crate::stream_out::StreamOut::new(
+        Some(crate::service::stream_out::StreamOut::new(
             channel.clone(),
             (m.address.clone(), m.direct),
             m.message_id.clone(),
@@ -209,7 +209,7 @@ impl Router {
             None => (None, None),
         };
         // Its files fetched, saved and described (see `files::inbound`).
-        let files = crate::files::inbound::prepare(&self.runtime, &self.channels, agent, m, &t.key).await;
+        let files = crate::service::files::inbound::prepare(&self.runtime, &self.channels, agent, m, &t.key).await;
         let result = self
             .runtime
             .run_turn(TurnRequest {
@@ -226,7 +226,7 @@ impl Router {
             })
             .await;
         let streamed = match feeder {
-            Some(f) => f.await.ok().filter(crate::stream_out::StreamOut::has_shown),
+            Some(f) => f.await.ok().filter(crate::service::stream_out::StreamOut::has_shown),
             None => None,
         };
         current.lock().take();
@@ -250,7 +250,7 @@ impl Router {
                 s.finish(&text).await
             };
             if shown {
-                crate::reply::answered_in_place(self.runtime.store(), t).await;
+                crate::service::reply::answered_in_place(self.runtime.store(), t).await;
                 return;
             }
         }

@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 /// Tries of a refusal notice before it goes to the outbox.
 const TELL_ATTEMPTS: u32 = 3;
 
-pub(crate) use crate::taken::Taken;
+pub(crate) use crate::service::taken::Taken;
 
 pub(crate) struct GatewayIntake {
     store: Store,
@@ -62,7 +62,7 @@ impl GatewayIntake {
         let mut out = Outbound::new(to.address.clone(), text);
         out.reply_to = to.message_id.clone();
         let (channels, store) = (self.channels.clone(), self.store.clone());
-        tokio::spawn(async move { crate::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
+        tokio::spawn(async move { crate::service::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
     }
 
     /// Tell a stranger once, best effort: no retry, nothing queued.

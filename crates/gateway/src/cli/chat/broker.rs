@@ -108,7 +108,7 @@ impl ApprovalBroker for CliBroker {
         *self.pending.lock() = Some(Pending { id: req.id.clone(), tx });
         println!(
             "{}\nAllow? [y] once / [a] always (this run) / [n] deny",
-            crate::terminal_text::clean(&prompt.render_text())
+            crate::cli::chat::text::clean(&prompt.render_text())
         );
         let answer = tokio::time::timeout(Duration::from_secs(req.timeout_secs), rx).await;
         self.pending.lock().take();

@@ -1,7 +1,13 @@
 //! The `switchboard` command line: parse the arguments, start the async
 //! runtime and run the subcommand.
 
-use crate::{approvals_cmd, chat, check, logging, run, status_cmd};
+mod approvals;
+pub(crate) mod chat;
+mod check;
+pub(crate) mod logging;
+mod status;
+
+use crate::run;
 use clap::{Parser, Subcommand};
 
 use std::path::PathBuf;
@@ -90,8 +96,8 @@ pub fn main() -> ExitCode {
             Command::Check { config } => check::run(&config),
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,
-            Command::Approvals { config, limit } => approvals_cmd::run(&config, limit).await,
-            Command::Status { config } => status_cmd::run(&config).await,
+            Command::Approvals { config, limit } => approvals::run(&config, limit).await,
+            Command::Status { config } => status::run(&config).await,
             Command::Bench { .. } => bench_command().await,
         }
     });

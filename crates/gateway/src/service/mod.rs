@@ -1,0 +1,14 @@
+//! The message service: what happens between a channel handing a message
+//! in and the answer going out. `inbox` takes inbound messages durably and
+//! admits them, `router` runs each conversation's turns, `reply` and
+//! `stream_out` shape what goes back, `outbox` delivers it (retried,
+//! exactly once per key), `taken` remembers what this process is working on, `files` saves
+//! what people send and posts what agents send.
+
+pub(crate) mod files;
+pub(crate) mod inbox;
+pub(crate) mod outbox;
+pub(crate) mod reply;
+pub(crate) mod router;
+pub(crate) mod stream_out;
+pub(crate) mod taken;

@@ -386,7 +386,7 @@ async fn the_run_tree_updates_live_kill_cascades_and_costs_match_the_ledger() {
     .await
     .unwrap();
     let day = switchboard_store::utc_day(switchboard_store::now_ms());
-    let ledger = store.total_cost(&day).await.unwrap();
+    let ledger = store.costs().total(&day).await.unwrap();
     assert!(ledger.cost_micros > 0, "prices are configured, so calls cost something");
     assert_eq!(shown.as_i64(), Some(ledger.cost_micros));
     let per_agent: i64 = alice

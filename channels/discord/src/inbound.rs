@@ -1,6 +1,6 @@
 //! What people send, as Switchboard's `Inbound`: messages (with the bot's
-//! mention cut out), button presses and application commands (as the
-//! text commands they stand for). Pure functions of the payload and of
+//! mention cut out), button presses (`Action::Decide`) and application
+//! commands (`Action::Command`). Pure functions of the payload and of
 //! where the message sits, so one odd message can only be skipped.
 
 use crate::commands;

@@ -119,6 +119,7 @@ pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
     for i in 0..n {
         let t = Instant::now();
         store
+            .outbox()
             .enqueue_announcement(
                 &format!("lat-{i}"),
                 "local.team",
@@ -145,6 +146,7 @@ pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
     for i in 0..n {
         store
+            .outbox()
             .enqueue_announcement(
                 &format!("tp-{i}"),
                 "local.team",

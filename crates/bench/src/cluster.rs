@@ -80,7 +80,7 @@ impl Bench {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let now = switchboard_store::now_ms();
-            if let Some(l) = self.store.lease("telegram.main").await?
+            if let Some(l) = self.store.leases().get("telegram.main").await?
                 && now - l.renewed_at < (LEASE_SECS * 1000) as i64
                 && let Some(i) = self.store.instances().await?.into_iter().find(|i| i.id == l.owner)
                 && let Ok(pid) = u32::try_from(i.pid)

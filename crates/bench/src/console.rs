@@ -47,7 +47,8 @@ async fn record_runs(store: &Store, prefix: &str, n: usize) -> anyhow::Result<Ve
         for depth in 0..4.min(n - ids.len()) {
             let id = format!("{prefix}-{i}-{depth}");
             store
-                .insert_run(&run(id.clone(), parent.clone(), &root, depth as i64))
+                .runs()
+                .insert(&run(id.clone(), parent.clone(), &root, depth as i64))
                 .await?;
             parent = Some(id.clone());
             ids.push(id);
@@ -77,7 +78,7 @@ pub(crate) async fn console(live: usize, changes: usize, tree: usize) -> anyhow:
     let gw = switchboard_gateway::embed::start(&path).await?;
     let store = gw.runtime.store().clone();
     let base = format!("http://127.0.0.1:{port}");
-    let (session, _) = store.create_console_session("cli:bench", 3_600_000).await?;
+    let (session, _) = store.console().create_session("cli:bench", 3_600_000).await?;
     let cookie = format!("sb_console={session}");
     let http = reqwest::Client::new();
 
@@ -109,7 +110,7 @@ pub(crate) async fn console(live: usize, changes: usize, tree: usize) -> anyhow:
         let id = &running[i % running.len()];
         let progress = format!(r#"{{"iterations":{i},"tokens_in":{},"tokens_out":5}}"#, i * 10);
         let t = Instant::now();
-        store.set_run_progress(id, &progress).await?;
+        store.runs().set_progress(id, &progress).await?;
         loop {
             let seen = tokio::time::timeout(Duration::from_secs(5), rx.recv())
                 .await

@@ -53,7 +53,7 @@ pub struct RiskProfile {
     pub delegation_policy: DelegationPolicy,
     /// Children's commands that are dangerous for a child go through the normal gate instead of always needing an operator (default false).
     pub subagent_auto_approve: bool,
-    /// Where requests go; without a complete route a request is denied, unless `on_no_approver = "inherit-originator"` (default none).
+    /// Where requests go; without a complete route a request is unavailable (the tool is not run), unless `on_no_approver = "inherit-originator"` (default none).
     pub approval_route: Option<ApprovalRoute>,
     /// The network commands have: `none`, `loopback` (their own, not the host's) or `any` (default `none`).
     pub network: crate::NetworkAccess,

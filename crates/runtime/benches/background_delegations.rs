@@ -100,7 +100,8 @@ impl Bench {
         loop {
             let done = (self
                 .store
-                .count_runs(RunKind::Delegate, RunStatus::Completed)
+                .runs()
+                .count(RunKind::Delegate, RunStatus::Completed)
                 .await
                 .unwrap()
                 - before) as usize;
@@ -112,7 +113,8 @@ impl Bench {
             }
             let failed = self
                 .store
-                .count_runs(RunKind::Delegate, RunStatus::Failed)
+                .runs()
+                .count(RunKind::Delegate, RunStatus::Failed)
                 .await
                 .unwrap();
             assert_eq!(failed, 0, "some background tasks failed");

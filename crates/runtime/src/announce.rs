@@ -68,7 +68,7 @@ pub fn render_with(row: &RunRow, result: Option<&str>) -> String {
 /// Queue the announcement of run `run_id` into the chat it came from.
 /// Returns false when the run has no originating chat or was queued before.
 pub async fn announce_run(store: &Store, run_id: &str) -> Result<bool, StoreError> {
-    match store.run(run_id).await? {
+    match store.runs().get(run_id).await? {
         Some(row) => announce_row(store, &row).await,
         None => Ok(false),
     }
@@ -78,10 +78,11 @@ pub async fn announce_run(store: &Store, run_id: &str) -> Result<bool, StoreErro
 pub async fn announce_row(store: &Store, row: &RunRow) -> Result<bool, StoreError> {
     let (Some(channel), Some(chat)) = (&row.origin_channel, &row.origin_chat) else {
         tracing::info!(run_id = %row.id, "finished run has no originating chat; nothing to announce");
-        store.announcement_not_needed(&row.id).await?;
+        store.runs().announcement_not_needed(&row.id).await?;
         return Ok(false);
     };
     store
+        .outbox()
         .enqueue_announcement(&row.id, channel, chat, row.origin_thread.as_deref(), &render(row))
         .await
 }

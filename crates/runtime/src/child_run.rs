@@ -23,7 +23,7 @@ pub(crate) struct ChildRun {
 
 /// Record the start of a child run; returns when it was created.
 pub(crate) async fn record(core: &Core, row: &NewRun) -> Result<i64, StoreError> {
-    core.store.insert_run(row).await
+    core.store.runs().insert(row).await
 }
 
 impl ChildRun {
@@ -83,7 +83,7 @@ impl ChildRun {
     /// and status). True when this ending is the one recorded; the last
     /// progress is written unless the ending carries it and won.
     pub(crate) async fn finish_as(self, status: RunStatus, end: &RunEnd<'_>) -> bool {
-        let recorded = match self.core.store.finish_run(&self.id, status, end).await {
+        let recorded = match self.core.store.runs().finish(&self.id, status, end).await {
             Ok(recorded) => recorded,
             Err(e) => {
                 tracing::error!(run_id = %self.id, error = %e, "cannot record the end of a child run");

@@ -1,7 +1,8 @@
 //! The shared heart of the runtime: configuration, store, providers,
 //! per-agent policies, the built-in tools, running background tasks, and
 //! the assembly of an [`AgentRun`] from its parts. Tools that start child
-//! runs (`spawn_subagent`, `delegate`) reach it through their context.
+//! runs (`spawn_subagent`, `delegate`, `sessions_spawn`) hold it through a
+//! [`CoreRef`]; every tool gets the narrower [`RunHost`] in its context.
 
 use crate::agent::{AgentRun, TurnEvent};
 use crate::approval::{ApprovalBroker, NoApprover, RunGrants};
@@ -140,7 +141,7 @@ impl Core {
         &self.sandbox
     }
 
-    /// The live registry: running children, pause, lanes, inboxes.
+    /// The live registry: running children, pause, lanes, notes for running loops.
     pub fn live(&self) -> &Live {
         &self.live
     }

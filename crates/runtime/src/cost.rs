@@ -44,9 +44,9 @@ pub async fn record(
         tokens_out: usage.output_tokens as i64,
         cost_micros: micros as i64,
     };
-    store.record_cost(agent, provider, &day, usage_row).await?;
+    store.costs().record(agent, provider, &day, usage_row).await?;
     if micros > 0 {
-        store.attribute_cost(cost_chain, &day, micros as i64).await?;
+        store.costs().attribute(cost_chain, &day, micros as i64).await?;
     }
     Ok(micros)
 }
@@ -61,7 +61,7 @@ pub async fn check(config: &Config, store: &Store, cost_chain: &[String]) -> Res
         if cap_cents == 0 {
             continue;
         }
-        let spent = store.attributed_cost(agent, &day).await? as u64;
+        let spent = store.costs().attributed(agent, &day).await? as u64;
         if spent >= cap_cents * 10_000 {
             let profile = config
                 .agents
@@ -77,7 +77,7 @@ pub async fn check(config: &Config, store: &Store, cost_chain: &[String]) -> Res
     if !config.cost.enabled {
         return Ok(());
     }
-    let today = store.total_cost(&day).await?.cost_micros as f64 / 1e6;
+    let today = store.costs().total(&day).await?.cost_micros as f64 / 1e6;
     if today >= config.cost.daily_limit_usd {
         return Err(BudgetExceeded(format!(
             "the daily cost limit of ${:.2} is reached ([cost].daily_limit_usd); it resets at UTC midnight",
@@ -85,7 +85,7 @@ pub async fn check(config: &Config, store: &Store, cost_chain: &[String]) -> Res
         ))
         .into());
     }
-    let month = store.total_cost(&day[..7]).await?.cost_micros as f64 / 1e6;
+    let month = store.costs().total(&day[..7]).await?.cost_micros as f64 / 1e6;
     if month >= config.cost.monthly_limit_usd {
         return Err(BudgetExceeded(format!(
             "the monthly cost limit of ${:.2} is reached ([cost].monthly_limit_usd)",

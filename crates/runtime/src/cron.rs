@@ -44,7 +44,8 @@ impl Runtime {
         let core = self.core();
         let origin = job.delivery().map(|(ch, chat)| ChatAddress::new(ch, chat));
         core.store
-            .ensure_session(
+            .sessions()
+            .ensure(
                 session_key,
                 &job.agent,
                 origin.as_ref().map(|o| o.channel.as_str()),
@@ -119,7 +120,7 @@ impl Runtime {
                         // the slot fires it.
                         // The slot is the scheduled second (croner keeps the
                         // sub-second part of "now" in its answer).
-                        match rt.store().claim_cron_slot(&job.id, at.timestamp()).await {
+                        match rt.store().leases().claim_cron_slot(&job.id, at.timestamp()).await {
                             Ok(true) => {}
                             Ok(false) => {
                                 tracing::debug!(cron_job_id = %job.id, "another instance fired this slot");

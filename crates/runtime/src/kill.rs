@@ -13,7 +13,7 @@ impl Core {
         let mut tree = Vec::new();
         let mut queue = roots;
         while let Some(r) = queue.pop() {
-            match self.store.child_runs(&r.id).await {
+            match self.store.runs().children(&r.id).await {
                 Ok(kids) => queue.extend(kids),
                 Err(e) => tracing::error!(run_id = %r.id, error = %e, "cannot read a run's children"),
             }
@@ -25,7 +25,10 @@ impl Core {
                 error: Some(reason),
                 ..RunEnd::default()
             };
-            if matches!(self.store.finish_run(&r.id, RunStatus::Cancelled, &end).await, Ok(true)) {
+            if matches!(
+                self.store.runs().finish(&r.id, RunStatus::Cancelled, &end).await,
+                Ok(true)
+            ) {
                 killed.push(r.id[..8.min(r.id.len())].to_string());
             }
         }

@@ -111,7 +111,7 @@ impl ProgressRecorder {
     }
 
     async fn write(&self, json: String) {
-        if let Err(e) = self.store.set_run_progress(&self.run_id, &json).await {
+        if let Err(e) = self.store.runs().set_progress(&self.run_id, &json).await {
             tracing::warn!(run_id = %self.run_id, error = %e, "progress write failed");
         }
     }

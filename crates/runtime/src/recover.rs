@@ -45,7 +45,7 @@ pub async fn recover_turn(
     session_key: &str,
     turn: &str,
 ) -> Result<Recovery, StoreError> {
-    let stored = store.turn_messages(session_key, turn).await?;
+    let stored = store.sessions().turn_messages(session_key, turn).await?;
     let messages: Vec<ChatMessage> = stored
         .iter()
         .filter_map(|m| serde_json::from_str(&m.body).ok())
@@ -62,7 +62,7 @@ pub async fn recover_turn(
         _ => {}
     }
     if done.is_empty() {
-        store.forget_turn(session_key, turn).await?;
+        store.sessions().forget_turn(session_key, turn).await?;
         return Ok(Recovery::Rerun);
     }
     let note = ChatMessage::assistant(format!("{NOTE} {}. It was not run again.)", done.join("; ")));
@@ -186,18 +186,18 @@ mod tests {
             Recovery::Rerun
         );
         assert!(
-            store.turn_messages("s", "reading").await.unwrap().is_empty(),
+            store.sessions().turn_messages("s", "reading").await.unwrap().is_empty(),
             "dropped for the re-run"
         );
         let first = recover_turn(&store, &tools, "s", "writing").await.unwrap();
         assert!(matches!(&first, Recovery::Interrupted(d) if d.len() == 1), "{first:?}");
         assert_eq!(
-            store.turn_messages("s", "writing").await.unwrap().len(),
+            store.sessions().turn_messages("s", "writing").await.unwrap().len(),
             3,
             "the note is kept"
         );
         // A second crash before the person was told: same verdict, one note.
         assert_eq!(recover_turn(&store, &tools, "s", "writing").await.unwrap(), first);
-        assert_eq!(store.turn_messages("s", "writing").await.unwrap().len(), 3);
+        assert_eq!(store.sessions().turn_messages("s", "writing").await.unwrap().len(), 3);
     }
 }

@@ -36,7 +36,7 @@ pub(crate) async fn record(
         cost_micros: 0,
         progress: None,
     };
-    if let Err(e) = store.finish_run(run_id, status, &end).await {
+    if let Err(e) = store.runs().finish(run_id, status, &end).await {
         tracing::error!(run_id, error = %e, "cannot record the end of a run");
     }
     if let Some(p) = progress {

@@ -133,7 +133,8 @@ impl Runtime {
         let switched = self
             .core
             .store
-            .session(session_key)
+            .sessions()
+            .get(session_key)
             .await?
             .and_then(|s| s.model_override);
         Ok(switched
@@ -155,7 +156,8 @@ impl Runtime {
         let origin = request.origin.as_ref();
         self.core
             .store
-            .ensure_session(
+            .sessions()
+            .ensure(
                 &request.session_key,
                 &request.agent,
                 origin.map(|o| o.channel.as_str()),
@@ -163,7 +165,7 @@ impl Runtime {
                 origin.and_then(|o| o.thread.as_deref()),
             )
             .await?;
-        self.core.store.touch_session(&request.session_key).await?;
+        self.core.store.sessions().touch(&request.session_key).await?;
         let provider = self.provider_of(&request.agent, &request.session_key).await?;
         let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;

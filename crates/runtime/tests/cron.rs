@@ -23,11 +23,11 @@ async fn a_cron_run_is_top_level_and_may_spawn_once() {
     assert_eq!(run.result.unwrap().text, "Night summary: 3 incidents.");
     assert_eq!(run.session_key, format!("cron-{}", run.run_id));
     let store = h.runtime.store();
-    let row = store.run(&run.run_id).await.unwrap().unwrap();
+    let row = store.runs().get(&run.run_id).await.unwrap().unwrap();
     assert_eq!((row.kind.as_str(), row.status.as_str()), ("cron", "completed"));
     assert_eq!(row.output.as_deref(), Some("Night summary: 3 incidents."));
     assert_eq!(row.origin_channel.as_deref(), Some("cli"));
-    let spawned = store.runs_owned_by(RunKind::SpawnSubagent, "main", 5).await.unwrap();
+    let spawned = store.runs().owned_by(RunKind::SpawnSubagent, "main", 5).await.unwrap();
     assert_eq!(spawned.len(), 1);
     assert_eq!(spawned[0].parent_id.as_deref(), Some(run.run_id.as_str()));
     assert_eq!(spawned[0].status.as_str(), "completed");
@@ -54,7 +54,7 @@ async fn killing_a_cron_run_stops_it() {
     let running = tokio::spawn(async move { runtime.run_cron_job(&job).await });
     let store = h.runtime.store();
     let row = loop {
-        let rows = store.runs_owned_by(RunKind::Cron, "main", 5).await.unwrap();
+        let rows = store.runs().owned_by(RunKind::Cron, "main", 5).await.unwrap();
         if let Some(r) = rows.into_iter().next() {
             break r;
         }
@@ -70,8 +70,8 @@ async fn killing_a_cron_run_stops_it() {
     assert!(run.result.is_err(), "{:?}", run.result);
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert_eq!(model.requests().len(), 1, "nothing after the kill");
-    let remembered = store.memory_recall(&["main".to_string()], "late", 5).await.unwrap();
+    let remembered = store.memory().recall(&["main".to_string()], "late", 5).await.unwrap();
     assert!(remembered.is_empty(), "the late tool call never ran");
-    let row = store.run(&row.id).await.unwrap().unwrap();
+    let row = store.runs().get(&row.id).await.unwrap().unwrap();
     assert_eq!(row.status.as_str(), "cancelled");
 }

@@ -137,7 +137,7 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
     let results = tool_results(f2.ops.requests().last().unwrap());
     assert_eq!(results[0], error(&format!("No result found for task_id '{id}'")));
     assert_eq!(results[1], error(&format!("No result found for task_id '{id}'")));
-    let row = f2.h.runtime.store().run(&id).await.unwrap().unwrap();
+    let row = f2.h.runtime.store().runs().get(&id).await.unwrap().unwrap();
     assert_eq!(row.status.as_str(), "running", "the task must still be running");
 }
 

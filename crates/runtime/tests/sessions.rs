@@ -34,12 +34,12 @@ async fn spawn_returns_at_once_and_the_result_is_announced_in_the_thread() {
     );
     assert_eq!(key, format!("agent:worker:subagent:{run_id}"));
     assert_eq!(
-        f.store().run(&run_id).await.unwrap().unwrap().status.as_str(),
+        f.store().runs().get(&run_id).await.unwrap().unwrap().status.as_str(),
         "running",
         "the turn did not wait"
     );
     assert_eq!(f.wait_ended(&run_id).await, "completed");
-    let due = f.store().due_announcements(10).await.unwrap();
+    let due = f.store().outbox().due(10).await.unwrap();
     assert_eq!(due.len(), 1);
     let a = &due[0];
     assert_eq!(
@@ -58,7 +58,12 @@ async fn spawn_returns_at_once_and_the_result_is_announced_in_the_thread() {
         a.body
     );
     // The main session received it as fenced data.
-    let history = f.store().history("agent:main:local.team:general:t1", 50).await.unwrap();
+    let history = f
+        .store()
+        .sessions()
+        .history("agent:main:local.team:general:t1", 50)
+        .await
+        .unwrap();
     let last: Value = serde_json::from_str(&history.last().unwrap().body).unwrap();
     assert!(
         last["content"]
@@ -99,10 +104,10 @@ async fn announce_skip_posts_nothing() {
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(
-        f.store().run(&run_id).await.unwrap().unwrap().status.as_str(),
+        f.store().runs().get(&run_id).await.unwrap().unwrap().status.as_str(),
         "completed"
     );
-    assert!(f.store().announcements_of(&run_id).await.unwrap().is_empty());
+    assert!(f.store().outbox().of_run(&run_id).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -143,18 +148,19 @@ async fn a_depth_two_result_reaches_the_user_only_through_its_orchestrator() {
     assert_eq!(f.wait_ended(&orchestrator).await, "completed");
     let runs = f
         .store()
-        .runs_owned_by(RunKind::SessionsSpawn, "main", 10)
+        .runs()
+        .owned_by(RunKind::SessionsSpawn, "main", 10)
         .await
         .unwrap();
     assert_eq!(runs.len(), 2);
     let leaf = runs.iter().find(|r| r.depth == 2).unwrap();
     assert!(
-        f.store().announcements_of(&leaf.id).await.unwrap().is_empty(),
+        f.store().outbox().of_run(&leaf.id).await.unwrap().is_empty(),
         "the leaf never posts to the chat"
     );
-    let due = f.store().due_announcements(10).await.unwrap();
+    let due = f.store().outbox().due(10).await.unwrap();
     assert_eq!(due.len(), 1);
-    assert_eq!(due[0].run_id, orchestrator);
+    assert_eq!(due[0].delivery_key, orchestrator);
     assert!(
         due[0]
             .body
@@ -366,7 +372,7 @@ async fn the_parent_can_message_list_and_kill_its_children() {
     f.main.push(Step::text("killed").when_last_contains("killed 1 run(s)"));
     assert_eq!(f.turn("kill it").await, "killed");
     assert_eq!(
-        f.store().run(&run_id).await.unwrap().unwrap().status.as_str(),
+        f.store().runs().get(&run_id).await.unwrap().unwrap().status.as_str(),
         "cancelled"
     );
     for _ in 0..50 {
@@ -412,19 +418,19 @@ async fn a_late_leaf_result_wakes_its_finished_orchestrator_and_reaches_the_chat
     let (orchestrator, _) = accepted(&last_tool_result(&f.main));
     let mut due = Vec::new();
     for _ in 0..200 {
-        due = f.store().due_announcements(10).await.unwrap();
+        due = f.store().outbox().due(10).await.unwrap();
         if due.len() == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert_eq!(due.len(), 2, "{due:?}");
-    assert_eq!(due[0].run_id, orchestrator);
+    assert_eq!(due[0].delivery_key, orchestrator);
     assert!(due[0].body.contains("Result: The leaf is running."), "{}", due[0].body);
     assert!(
-        due[1].run_id.ends_with(&format!(">{orchestrator}")),
+        due[1].delivery_key.ends_with(&format!(">{orchestrator}")),
         "{}",
-        due[1].run_id
+        due[1].delivery_key
     );
     assert!(
         due[1].body.contains("Result: Late result: the leaf found 42."),

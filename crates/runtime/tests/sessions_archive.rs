@@ -35,8 +35,8 @@ async fn run_timeout_agents_md_and_archiving_after_the_delay() {
     let (slow, _) = accepted(&results[0]);
     let (quick, _) = accepted(&results[1]);
     assert_eq!(f.wait_ended(&slow).await, "timed_out");
-    let due = f.store().due_announcements(10).await.unwrap();
-    let timeout = due.iter().find(|a| a.run_id == slow).unwrap();
+    let due = f.store().outbox().due(10).await.unwrap();
+    let timeout = due.iter().find(|a| a.delivery_key == slow).unwrap();
     assert!(
         timeout
             .body

@@ -63,7 +63,7 @@ async fn streams_text_and_runs_tools(config: String, model: &ScriptedModel) {
     assert_eq!(reqs.len(), 2);
     assert!(reqs.iter().all(|r| r["stream"] == json!(true)), "both calls streamed");
     // The tool call's arguments came in two halves and ran whole.
-    let stored = h.runtime.store().memory_recall(&["main".into()], "lang", 5).await;
+    let stored = h.runtime.store().memory().recall(&["main".into()], "lang", 5).await;
     assert_eq!(stored.unwrap()[0].content, "rust, since 2015");
     assert!(reply.usage.output_tokens > 0, "usage is read from the stream");
 }

@@ -104,7 +104,8 @@ async fn a_subagent_cannot_spawn_and_inherits_identity() {
     let rows = h
         .runtime
         .store()
-        .memory_recall(&["main".into()], "from-child", 5)
+        .memory()
+        .recall(&["main".into()], "from-child", 5)
         .await
         .unwrap();
     assert_eq!(rows[0].agent, "main");
@@ -249,7 +250,7 @@ async fn aborting_a_turn_stops_agentic_children_but_not_background_tasks() {
     stopper.await.unwrap();
     assert!(matches!(err, TurnError::Cancelled), "{err}");
     let store = h.runtime.store();
-    let rows = store.runs_owned_by(RunKind::Delegate, "main", 10).await.unwrap();
+    let rows = store.runs().owned_by(RunKind::Delegate, "main", 10).await.unwrap();
     let fg = rows.iter().find(|r| r.task.as_deref() == Some("fg-job")).unwrap();
     assert_eq!(fg.status.as_str(), "cancelled");
     // The hanging model call was abandoned, not waited for.
@@ -268,7 +269,7 @@ async fn aborting_a_turn_stops_agentic_children_but_not_background_tasks() {
         .clone();
     let mut status = String::new();
     for _ in 0..100 {
-        status = store.run(&bg_id).await.unwrap().unwrap().status.to_string();
+        status = store.runs().get(&bg_id).await.unwrap().unwrap().status.to_string();
         if status != "running" {
             break;
         }
@@ -303,14 +304,14 @@ async fn aborting_stops_parallel_children_and_spawned_subagents() {
     let err = h.turn_with("work", none(), cancel).await.unwrap_err();
     assert!(matches!(err, TurnError::Cancelled));
     let store = h.runtime.store();
-    let delegates = store.runs_owned_by(RunKind::Delegate, "main", 10).await.unwrap();
+    let delegates = store.runs().owned_by(RunKind::Delegate, "main", 10).await.unwrap();
     assert_eq!(delegates.len(), 2);
     assert!(
         delegates.iter().all(|r| r.status == RunStatus::Cancelled),
         "{:?}",
         delegates.iter().map(|r| &r.status).collect::<Vec<_>>()
     );
-    let subs = store.runs_owned_by(RunKind::SpawnSubagent, "main", 10).await.unwrap();
+    let subs = store.runs().owned_by(RunKind::SpawnSubagent, "main", 10).await.unwrap();
     assert_eq!(subs[0].status.as_str(), "cancelled");
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(reviewer.in_flight() + main.in_flight(), 0, "no model call left running");
@@ -378,9 +379,18 @@ async fn a_bounded_descendants_spend_blocks_the_ancestor() {
     );
     assert_eq!(main.requests().len(), 1, "the ancestor made no further model call");
     let day = switchboard_store::utc_day(switchboard_store::now_ms());
-    let spent = h.runtime.store().agent_cost("reviewer", &day).await.unwrap();
+    let spent = h.runtime.store().costs().of_agent("reviewer", &day).await.unwrap();
     assert_eq!(spent.cost_micros, 100_000, "metered under the target's alias");
-    assert_eq!(h.runtime.store().agent_cost("main", &day).await.unwrap().cost_micros, 0);
+    assert_eq!(
+        h.runtime
+            .store()
+            .costs()
+            .of_agent("main", &day)
+            .await
+            .unwrap()
+            .cost_micros,
+        0
+    );
 }
 
 #[tokio::test]
@@ -397,17 +407,26 @@ async fn background_rows_become_lost_after_a_restart() {
     let id = h
         .runtime
         .store()
-        .runs_owned_by(RunKind::Delegate, "main", 1)
+        .runs()
+        .owned_by(RunKind::Delegate, "main", 1)
         .await
         .unwrap()[0]
         .id
         .clone();
     assert_eq!(
-        h.runtime.store().run(&id).await.unwrap().unwrap().status.as_str(),
+        h.runtime
+            .store()
+            .runs()
+            .get(&id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status
+            .as_str(),
         "running"
     );
     // A new process opening the same control plane settles what was left.
     let store = switchboard_store::Store::open(&url).await.unwrap();
     assert_eq!(store.reclaim(&[]).await.unwrap().lost_runs, vec![id.clone()]);
-    assert_eq!(store.run(&id).await.unwrap().unwrap().status.as_str(), "lost");
+    assert_eq!(store.runs().get(&id).await.unwrap().unwrap().status.as_str(), "lost");
 }

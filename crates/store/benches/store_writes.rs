@@ -17,12 +17,13 @@ async fn main() {
     let store = Store::open(&format!("sqlite://{}/cp.db", dir.path().display()))
         .await
         .unwrap();
-    store.ensure_session("s", "main", None, None, None).await.unwrap();
+    store.sessions().ensure("s", "main", None, None, None).await.unwrap();
 
     let t = Instant::now();
     for i in 0..n {
         store
-            .append_message("s", "user", &format!("message {i}"))
+            .sessions()
+            .append("s", "user", &format!("message {i}"))
             .await
             .unwrap();
     }
@@ -35,7 +36,8 @@ async fn main() {
         tasks.push(tokio::spawn(async move {
             for i in (w..n).step_by(64) {
                 store
-                    .append_message("s", "user", &format!("message {i}"))
+                    .sessions()
+                    .append("s", "user", &format!("message {i}"))
                     .await
                     .unwrap();
             }
@@ -48,7 +50,7 @@ async fn main() {
 
     let rows: Vec<(&str, String)> = (0..n).map(|i| ("user", format!("message {i}"))).collect();
     let t = Instant::now();
-    store.append_messages("s", &rows).await.unwrap();
+    store.sessions().append_all("s", &rows).await.unwrap();
     report("one transaction", n, t);
 
     // The same inserts through sqlx's native SQLite driver, for comparison

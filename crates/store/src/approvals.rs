@@ -141,10 +141,10 @@ impl<'a> ApprovalEnd<'a> {
     }
 }
 
-impl Store {
+impl<'s> Approvals<'s> {
     /// Record a new pending request.
-    pub async fn insert_approval(&self, a: &NewApproval<'_>) -> Result<(), StoreError> {
-        self.exec(
+    pub async fn insert(self, a: &NewApproval<'_>) -> Result<(), StoreError> {
+        self.0.exec(
             Stmt::new(
                 "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
                                     status, deadline_at, created_at, instance_id, approvers, requested_by)
@@ -161,51 +161,53 @@ impl Store {
             .bind(a.chat)
             .bind(a.thread)
             .bind(a.deadline_at)
-            .bind(self.now_ms())
-            .bind(self.instance_id())
+            .bind(self.0.now_ms())
+            .bind(self.0.instance_id())
             .bind(a.approvers)
             .bind(a.requested_by),
         )
         .await?;
-        self.changed(crate::Change::Approval(a.id.to_string()));
+        self.0.changed(crate::Change::Approval(a.id.to_string()));
         Ok(())
     }
 
     /// Remember where the prompt of request `id` was posted.
-    pub async fn set_approval_prompt(&self, id: &str, prompt_message: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
-                .bind(prompt_message)
-                .bind(id),
-        )
-        .await?;
+    pub async fn set_prompt(self, id: &str, prompt_message: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new("UPDATE approvals SET prompt_message = $1 WHERE id = $2")
+                    .bind(prompt_message)
+                    .bind(id),
+            )
+            .await?;
         Ok(())
     }
 
     /// Record how a pending request ended. Returns false when it was no
     /// longer pending (someone else decided first).
-    pub async fn decide_approval(&self, id: &str, end: &ApprovalEnd<'_>) -> Result<bool, StoreError> {
+    pub async fn decide(self, id: &str, end: &ApprovalEnd<'_>) -> Result<bool, StoreError> {
         let done = self
+            .0
             .exec(
                 Stmt::new(
                     "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decided_from = $4, reason = $5
              WHERE id = $6 AND status = 'pending'",
                 )
                 .bind(end.status.as_str())
-                .bind(self.now_ms())
+                .bind(self.0.now_ms())
                 .bind(end.by)
                 .bind(end.from)
                 .bind(end.reason)
                 .bind(id),
             )
             .await?;
-        self.changed(crate::Change::Approval(id.to_string()));
+        self.0.changed(crate::Change::Approval(id.to_string()));
         Ok(done == 1)
     }
 
     /// Request `id`, if stored.
-    pub async fn approval(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
+    pub async fn get(self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
             format!("SELECT {COLUMNS} FROM approvals WHERE id = $1")
         ))
         .bind(id)
@@ -214,8 +216,8 @@ impl Store {
     }
 
     /// Requests still waiting for a decision, oldest first.
-    pub async fn pending_approvals(&self) -> Result<Vec<ApprovalRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
+    pub async fn pending(self) -> Result<Vec<ApprovalRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
             format!("SELECT {COLUMNS} FROM approvals WHERE status = 'pending' ORDER BY created_at, id")
         ))
         .fetch_all(p)
@@ -223,12 +225,23 @@ impl Store {
     }
 
     /// The most recent requests, newest first.
-    pub async fn recent_approvals(&self, limit: i64) -> Result<Vec<ApprovalRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
+    pub async fn recent(self, limit: i64) -> Result<Vec<ApprovalRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
             format!("SELECT {COLUMNS} FROM approvals ORDER BY created_at DESC, id LIMIT $1")
         ))
         .bind(limit)
         .fetch_all(p)
         .await)?)
+    }
+}
+
+/// Approval requests and decisions (`approvals`).
+#[derive(Clone, Copy)]
+pub struct Approvals<'s>(&'s Store);
+
+impl Store {
+    /// Approval requests and decisions (`approvals`).
+    pub fn approvals(&self) -> Approvals<'_> {
+        Approvals(self)
     }
 }

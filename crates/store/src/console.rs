@@ -30,30 +30,31 @@ fn digest(secret: &str) -> String {
         .collect()
 }
 
-impl Store {
+impl<'s> Console<'s> {
     /// Mint a sign-in link token for `user_id`, valid for `ttl_ms`.
-    pub async fn create_console_link(&self, user_id: &str, ttl_ms: i64) -> Result<String, StoreError> {
+    pub async fn create_link(self, user_id: &str, ttl_ms: i64) -> Result<String, StoreError> {
         let token = console_secret();
-        let now = self.now_ms();
-        self.exec(
-            Stmt::new(
-                "INSERT INTO console_links (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        let now = self.0.now_ms();
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO console_links (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(digest(&token))
+                .bind(user_id)
+                .bind(now)
+                .bind(now + ttl_ms),
             )
-            .bind(digest(&token))
-            .bind(user_id)
-            .bind(now)
-            .bind(now + ttl_ms),
-        )
-        .await?;
+            .await?;
         Ok(token)
     }
 
     /// Use link `token` once: the person it was minted for, or `None` when
     /// it is unknown, used or expired. Old links are swept on the way.
-    pub async fn use_console_link(&self, token: &str) -> Result<Option<String>, StoreError> {
-        let now = self.now_ms();
+    pub async fn use_link(self, token: &str) -> Result<Option<String>, StoreError> {
+        let now = self.0.now_ms();
         let hash = digest(token);
-        let used = self
+        let used = self.0
             .exec(
                 Stmt::new(
                     "UPDATE console_links SET used_at = $1 WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1",
@@ -63,7 +64,7 @@ impl Store {
             )
             .await?;
         let user = if used == 1 {
-            read!(self, |p| sqlx::query_scalar(
+            read!(self.0, |p| sqlx::query_scalar(
                 "SELECT user_id FROM console_links WHERE token_hash = $1"
             )
             .bind(&hash)
@@ -73,16 +74,17 @@ impl Store {
             None
         };
         // Links are short-lived: forget those a day past their end.
-        self.exec(Stmt::new("DELETE FROM console_links WHERE expires_at < $1").bind(now - 86_400_000))
+        self.0
+            .exec(Stmt::new("DELETE FROM console_links WHERE expires_at < $1").bind(now - 86_400_000))
             .await?;
         Ok(user)
     }
 
     /// Open a browser session for `user_id` lasting `ttl_ms`: (session id, CSRF token).
-    pub async fn create_console_session(&self, user_id: &str, ttl_ms: i64) -> Result<(String, String), StoreError> {
+    pub async fn create_session(self, user_id: &str, ttl_ms: i64) -> Result<(String, String), StoreError> {
         let (id, csrf) = (console_secret(), console_secret());
-        let now = self.now_ms();
-        self.exec(
+        let now = self.0.now_ms();
+        self.0.exec(
             Stmt::new(
                 "INSERT INTO console_sessions (id_hash, user_id, csrf, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
             )
@@ -93,25 +95,27 @@ impl Store {
             .bind(now + ttl_ms),
         )
         .await?;
-        self.exec(Stmt::new("DELETE FROM console_sessions WHERE expires_at < $1").bind(now))
+        self.0
+            .exec(Stmt::new("DELETE FROM console_sessions WHERE expires_at < $1").bind(now))
             .await?;
         Ok((id, csrf))
     }
 
     /// End session `id` (signing out, or a person who may no longer sign in).
-    pub async fn end_console_session(&self, id: &str) -> Result<(), StoreError> {
-        self.exec(Stmt::new("DELETE FROM console_sessions WHERE id_hash = $1").bind(digest(id)))
+    pub async fn end_session(self, id: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(Stmt::new("DELETE FROM console_sessions WHERE id_hash = $1").bind(digest(id)))
             .await?;
         Ok(())
     }
 
     /// The live session `id`, if any.
-    pub async fn console_session(&self, id: &str) -> Result<Option<ConsoleSession>, StoreError> {
-        let row: Option<(String, String, i64)> = read!(self, |p| sqlx::query_as(
+    pub async fn session(self, id: &str) -> Result<Option<ConsoleSession>, StoreError> {
+        let row: Option<(String, String, i64)> = read!(self.0, |p| sqlx::query_as(
             "SELECT user_id, csrf, expires_at FROM console_sessions WHERE id_hash = $1 AND expires_at > $2"
         )
         .bind(digest(id))
-        .bind(self.now_ms())
+        .bind(self.0.now_ms())
         .fetch_optional(p)
         .await)?;
         Ok(row.map(|(user_id, csrf, expires_at)| ConsoleSession {
@@ -132,5 +136,16 @@ mod tests {
             digest("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+}
+
+/// Console sign-in links and sessions.
+#[derive(Clone, Copy)]
+pub struct Console<'s>(&'s Store);
+
+impl Store {
+    /// Console sign-in links and sessions.
+    pub fn console(&self) -> Console<'_> {
+        Console(self)
     }
 }

@@ -61,16 +61,10 @@ macro_rules! upsert {
     };
 }
 
-impl Store {
+impl<'s> Costs<'s> {
     /// Add one model call's usage to `agent`'s ledger and `provider`'s
     /// for `day` (one transaction).
-    pub async fn record_cost(
-        &self,
-        agent: &str,
-        provider: &str,
-        day: &str,
-        usage: CostTotals,
-    ) -> Result<(), StoreError> {
+    pub async fn record(self, agent: &str, provider: &str, day: &str, usage: CostTotals) -> Result<(), StoreError> {
         let add = |sql: &'static str, who: &str| {
             Stmt::new(sql)
                 .bind(who.to_string())
@@ -80,18 +74,19 @@ impl Store {
                 .bind(usage.tokens_out)
                 .bind(usage.cost_micros)
         };
-        self.exec_all(vec![
-            add(upsert!("cost_ledger", "agent"), agent),
-            add(upsert!("provider_cost", "provider"), provider),
-        ])
-        .await?;
+        self.0
+            .exec_all(vec![
+                add(upsert!("cost_ledger", "agent"), agent),
+                add(upsert!("provider_cost", "provider"), provider),
+            ])
+            .await?;
         Ok(())
     }
 
     /// Totals per agent (own spend) and per provider for the days whose
     /// `YYYY-MM-DD` starts with `prefix` (a day, or a month `YYYY-MM`).
-    pub async fn cost_breakdown(
-        &self,
+    pub async fn breakdown(
+        self,
         prefix: &str,
     ) -> Result<(Vec<(String, CostTotals)>, Vec<(String, CostTotals)>), StoreError> {
         let like = format!("{prefix}%");
@@ -104,12 +99,12 @@ impl Store {
         };
         let (agents_sql, providers_sql) = (sum("cost_ledger", "agent"), sum("provider_cost", "provider"));
         let agents: Vec<(String, i64, i64, i64, i64)> =
-            read!(self, |p| sqlx::query_as(AssertSqlSafe(agents_sql.clone()))
+            read!(self.0, |p| sqlx::query_as(AssertSqlSafe(agents_sql.clone()))
                 .bind(&like)
                 .fetch_all(p)
                 .await)?;
         let providers: Vec<(String, i64, i64, i64, i64)> =
-            read!(self, |p| sqlx::query_as(AssertSqlSafe(providers_sql.clone()))
+            read!(self.0, |p| sqlx::query_as(AssertSqlSafe(providers_sql.clone()))
                 .bind(&like)
                 .fetch_all(p)
                 .await)?;
@@ -133,9 +128,9 @@ impl Store {
 
     /// Spend counted against each agent's cap (its own and its bounded
     /// descendants') for the days starting with `prefix`.
-    pub async fn attributed_breakdown(&self, prefix: &str) -> Result<Vec<(String, i64)>, StoreError> {
+    pub async fn attributed_breakdown(self, prefix: &str) -> Result<Vec<(String, i64)>, StoreError> {
         let like = format!("{prefix}%");
-        Ok(read!(self, |p| {
+        Ok(read!(self.0, |p| {
             sqlx::query_as(
             "SELECT agent, CAST(SUM(cost_micros) AS BIGINT) FROM cost_attribution WHERE day LIKE $1 GROUP BY agent ORDER BY agent"
         )
@@ -146,8 +141,8 @@ impl Store {
     }
 
     /// One agent's totals for a day.
-    pub async fn agent_cost(&self, agent: &str, day: &str) -> Result<CostTotals, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, CostTotals>(
+    pub async fn of_agent(self, agent: &str, day: &str) -> Result<CostTotals, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, CostTotals>(
             "SELECT calls, tokens_in, tokens_out, cost_micros FROM cost_ledger WHERE agent = $1 AND day = $2",
         )
         .bind(agent)
@@ -159,8 +154,8 @@ impl Store {
 
     /// Every agent's totals for days whose name starts with `prefix`
     /// (`2026-11-30` for a day, `2026-11` for a month).
-    pub async fn total_cost(&self, prefix: &str) -> Result<CostTotals, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, CostTotals>(
+    pub async fn total(self, prefix: &str) -> Result<CostTotals, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, CostTotals>(
             "SELECT CAST(COALESCE(SUM(calls), 0) AS BIGINT) AS calls,
                     CAST(COALESCE(SUM(tokens_in), 0) AS BIGINT) AS tokens_in,
                     CAST(COALESCE(SUM(tokens_out), 0) AS BIGINT) AS tokens_out,
@@ -173,12 +168,12 @@ impl Store {
     }
 }
 
-impl Store {
+impl<'s> Costs<'s> {
     /// Count `cost_micros` against the daily cap of each agent in `agents`
     /// (the spender and its bounded ancestors).
-    pub async fn attribute_cost(&self, agents: &[String], day: &str, cost_micros: i64) -> Result<(), StoreError> {
+    pub async fn attribute(self, agents: &[String], day: &str, cost_micros: i64) -> Result<(), StoreError> {
         for agent in agents {
-            self.exec(Stmt::new(
+            self.0.exec(Stmt::new(
                 "INSERT INTO cost_attribution (agent, day, cost_micros) VALUES ($1, $2, $3)
                  ON CONFLICT (agent, day) DO UPDATE SET cost_micros = cost_attribution.cost_micros + excluded.cost_micros",
             )
@@ -190,8 +185,8 @@ impl Store {
     }
 
     /// Spend counted against `agent`'s cap on `day`.
-    pub async fn attributed_cost(&self, agent: &str, day: &str) -> Result<i64, StoreError> {
-        Ok(read!(self, |p| sqlx::query_scalar::<_, i64>(
+    pub async fn attributed(self, agent: &str, day: &str) -> Result<i64, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_scalar::<_, i64>(
             "SELECT cost_micros FROM cost_attribution WHERE agent = $1 AND day = $2"
         )
         .bind(agent)
@@ -212,5 +207,16 @@ mod tests {
         assert_eq!(utc_day(1_795_996_800_000), "2026-11-30");
         assert_eq!(utc_day(1_795_996_800_000 - 1), "2026-11-29");
         assert_eq!(utc_day(951_782_400_000), "2000-02-29");
+    }
+}
+
+/// The cost ledger (`cost_ledger`, `cost_attribution`).
+#[derive(Clone, Copy)]
+pub struct Costs<'s>(&'s Store);
+
+impl Store {
+    /// The cost ledger (`cost_ledger`, `cost_attribution`).
+    pub fn costs(&self) -> Costs<'_> {
+        Costs(self)
     }
 }

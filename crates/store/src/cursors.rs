@@ -4,10 +4,10 @@
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 
-impl Store {
+impl<'s> Cursors<'s> {
     /// Where `channel` resumes, if it ran before.
-    pub async fn cursor(&self, channel: &str) -> Result<Option<String>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_scalar(
+    pub async fn get(self, channel: &str) -> Result<Option<String>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_scalar(
             "SELECT cursor FROM channel_cursors WHERE channel = $1"
         )
         .bind(channel)
@@ -16,8 +16,8 @@ impl Store {
     }
 
     /// Move `channel`'s resume position.
-    pub async fn set_cursor(&self, channel: &str, cursor: &str) -> Result<(), StoreError> {
-        self.exec(cursor_stmt(channel, cursor)).await?;
+    pub async fn set(self, channel: &str, cursor: &str) -> Result<(), StoreError> {
+        self.0.exec(cursor_stmt(channel, cursor)).await?;
         Ok(())
     }
 }
@@ -31,4 +31,15 @@ pub(crate) fn cursor_stmt(channel: &str, cursor: &str) -> Stmt {
     .bind(channel)
     .bind(cursor)
     .bind(crate::now_ms())
+}
+
+/// Channel cursors (`cursors`).
+#[derive(Clone, Copy)]
+pub struct Cursors<'s>(&'s Store);
+
+impl Store {
+    /// Channel cursors (`cursors`).
+    pub fn cursors(&self) -> Cursors<'_> {
+        Cursors(self)
+    }
 }

@@ -2,6 +2,7 @@
 
 /// What went wrong in the control plane.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// `database_url` is neither SQLite nor PostgreSQL.
     #[error("unsupported database_url '{0}'; use sqlite://PATH or postgres://...")]

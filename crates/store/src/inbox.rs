@@ -7,6 +7,7 @@
 //! crash before finds the message still pending. The platform's message id
 //! is unique per chat, so a redelivered message is taken once.
 
+use crate::outbox::OutboxStatus;
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 use sqlx::FromRow;
@@ -65,20 +66,20 @@ pub fn reply_key(key: &str) -> String {
     format!("reply:{key}")
 }
 
-impl Store {
+impl<'s> Inbox<'s> {
     /// Take `messages` of `channel` and move its cursor to `cursor` (when
     /// given), all in one transaction. For each message: whether it is new
     /// (false for one taken before: a redelivery).
-    pub async fn take_inbound(
-        &self,
+    pub async fn take(
+        self,
         channel: &str,
         messages: &[NewInbound],
         cursor: Option<&str>,
         fence: Option<i64>,
     ) -> Result<Vec<bool>, StoreError> {
-        let now = self.now_ms();
+        let now = self.0.now_ms();
         // The fenced cursor goes first: a lost lease fails the take at once.
-        let fenced = match (cursor, fence, self.instance_id()) {
+        let fenced = match (cursor, fence, self.0.instance_id()) {
             (Some(c), Some(g), Some(me)) => Some(crate::leases::fenced_cursor_stmt(channel, c, me, g)),
             _ => None,
         };
@@ -95,7 +96,7 @@ impl Store {
             .bind(&m.platform_id)
             .bind(&m.sender)
             .bind(&m.body)
-            .bind(self.instance_id())
+            .bind(self.0.instance_id())
             .bind(now)
         }));
         if let (Some(c), None) = (cursor, fence) {
@@ -104,7 +105,7 @@ impl Store {
         if stmts.is_empty() {
             return Ok(Vec::new());
         }
-        let changed = self.exec_all(stmts).await?;
+        let changed = self.0.exec_all(stmts).await?;
         Ok(changed
             .iter()
             .skip(skip)
@@ -116,11 +117,11 @@ impl Store {
     /// Mark inbox row `key` answered and queue `reply` (when there is one),
     /// in one transaction. The reply is this instance's to deliver now
     /// (then `reply_delivered`, or `reply_to_outbox` when it cannot).
-    pub async fn finish_inbound(&self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<bool, StoreError> {
-        let now = self.now_ms();
+    pub async fn finish(self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<bool, StoreError> {
+        let now = self.0.now_ms();
         // Only while the row is still this instance's: one that stalled
         // past its lease and lost the row to another sends nothing.
-        let done = match self.instance_id() {
+        let done = match self.0.instance_id() {
             Some(me) => Stmt::new(
                 "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id = $3
                  AND EXISTS (SELECT 1 FROM instances me WHERE me.id = $3)",
@@ -138,10 +139,10 @@ impl Store {
         if let Some(r) = reply {
             stmts.push(
                 Stmt::new(
-                    "INSERT INTO outbox (run_id, channel, chat, thread, reply_to, body, status, attempts, next_attempt_at, created_at, instance_id)
+                    "INSERT INTO outbox (delivery_key, channel, chat, thread, reply_to, body, status, attempts, next_attempt_at, created_at, instance_id)
                      SELECT $1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9
                      WHERE EXISTS (SELECT 1 FROM inbox WHERE key = $10 AND status = 'done' AND done_at = $8)
-                     ON CONFLICT (run_id) DO NOTHING",
+                     ON CONFLICT (delivery_key) DO NOTHING",
                 )
                 .bind(reply_key(key))
                 .bind(r.channel)
@@ -151,18 +152,18 @@ impl Store {
                 .bind(r.body)
                 .bind(now + DELIVERY_LEASE_MS)
                 .bind(now)
-                .bind(self.instance_id())
+                .bind(self.0.instance_id())
                 .bind(key),
             );
         }
-        let changed = self.exec_all(stmts).await?;
+        let changed = self.0.exec_all(stmts).await?;
         Ok(changed.first() == Some(&1))
     }
 
     /// Whether child run `id` may still act here: running and this
     /// instance's, or not a recorded run at all.
-    pub async fn run_still_mine(&self, id: &str) -> Result<bool, StoreError> {
-        let row: Option<(String, Option<String>)> = read!(self, |p| {
+    pub async fn run_still_mine(self, id: &str) -> Result<bool, StoreError> {
+        let row: Option<(String, Option<String>)> = read!(self.0, |p| {
             sqlx::query_as(
             "SELECT CASE WHEN instance_id IS NULL OR EXISTS (SELECT 1 FROM instances i WHERE i.id = runs.instance_id)
                     THEN status ELSE 'orphaned' END, instance_id FROM runs WHERE id = $1"
@@ -173,44 +174,44 @@ impl Store {
         })?;
         Ok(match row {
             None => true,
-            Some((status, owner)) => status == "running" && owner.as_deref() == self.instance_id(),
+            Some((status, owner)) => status == "running" && owner.as_deref() == self.0.instance_id(),
         })
     }
 
     /// Whether inbox row `key` is still pending and this instance's (a
     /// row of no instance counts as this one's when this one has no id).
-    pub async fn inbox_still_mine(&self, key: &str) -> Result<bool, StoreError> {
+    pub async fn still_mine(self, key: &str) -> Result<bool, StoreError> {
         // The row names this instance, and this instance is registered
         // still (one taken for dead must not act before it notices).
-        let owner: Option<Option<String>> = read!(self, |p| sqlx::query_scalar(
+        let owner: Option<Option<String>> = read!(self.0, |p| sqlx::query_scalar(
             "SELECT instance_id FROM inbox WHERE key = $1 AND status = 'pending'
              AND (instance_id IS NULL OR EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id))"
         )
         .bind(key)
         .fetch_optional(p)
         .await)?;
-        Ok(matches!(owner, Some(o) if o.as_deref() == self.instance_id()))
+        Ok(matches!(owner, Some(o) if o.as_deref() == self.0.instance_id()))
     }
 
     /// The reply to inbox row `key` was delivered.
-    pub async fn reply_delivered(&self, key: &str) -> Result<(), StoreError> {
-        self.end_reply(key, "delivered", None).await
+    pub async fn reply_delivered(self, key: &str) -> Result<(), StoreError> {
+        self.end_reply(key, OutboxStatus::Delivered, None).await
     }
 
     /// The reply to inbox row `key` was refused for good (the platform
     /// will not take it); kept for the record, not retried.
-    pub async fn reply_refused(&self, key: &str, error: &str) -> Result<(), StoreError> {
-        self.end_reply(key, "refused", Some(error)).await
+    pub async fn reply_refused(self, key: &str, error: &str) -> Result<(), StoreError> {
+        self.end_reply(key, OutboxStatus::Refused, Some(error)).await
     }
 
-    async fn end_reply(&self, key: &str, status: &str, error: Option<&str>) -> Result<(), StoreError> {
-        self.exec(
+    async fn end_reply(self, key: &str, status: OutboxStatus, error: Option<&str>) -> Result<(), StoreError> {
+        self.0.exec(
             Stmt::new(
                 "UPDATE outbox SET status = $1, delivered_at = $2, attempts = attempts + 1, last_error = $3, instance_id = NULL
-                 WHERE run_id = $4",
+                 WHERE delivery_key = $4",
             )
-            .bind(status)
-            .bind(self.now_ms())
+            .bind(status.as_str())
+            .bind(self.0.now_ms())
             .bind(error)
             .bind(reply_key(key)),
         )
@@ -220,29 +221,29 @@ impl Store {
 
     /// The reply to inbox row `key` could not be delivered now: the outbox
     /// worker takes it over.
-    pub async fn reply_to_outbox(&self, key: &str, error: &str) -> Result<(), StoreError> {
-        self.exec(
+    pub async fn reply_to_outbox(self, key: &str, error: &str) -> Result<(), StoreError> {
+        self.0.exec(
             Stmt::new(
                 "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
-                 WHERE run_id = $3 AND status = 'pending'",
+                 WHERE delivery_key = $3 AND status = 'pending'",
             )
-            .bind(self.now_ms())
+            .bind(self.0.now_ms())
             .bind(error)
             .bind(reply_key(key)),
         )
         .await?;
-        self.wake_outbox();
+        self.0.wake_outbox();
         Ok(())
     }
 
     /// Make the pending messages of instances that are gone (or of no
     /// instance) this instance's, and return them oldest first. Only a
     /// process that routes messages (`run`) adopts them.
-    pub async fn adopt_orphan_inbound(&self) -> Result<Vec<InboxRow>, StoreError> {
-        let Some(me) = self.instance_id() else {
+    pub async fn adopt_orphans(self) -> Result<Vec<InboxRow>, StoreError> {
+        let Some(me) = self.0.instance_id() else {
             return Ok(Vec::new());
         };
-        let orphans: Vec<InboxRow> = read!(self, |p| sqlx::query_as::<_, InboxRow>(
+        let orphans: Vec<InboxRow> = read!(self.0, |p| sqlx::query_as::<_, InboxRow>(
             "SELECT key, body, received_at FROM inbox WHERE status = 'pending' AND (instance_id IS NULL
              OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id)) ORDER BY id"
         )
@@ -265,7 +266,7 @@ impl Store {
                 .bind(&r.key)
             })
             .collect();
-        let changed = self.exec_all(stmts).await?;
+        let changed = self.0.exec_all(stmts).await?;
         Ok(orphans
             .into_iter()
             .zip(changed)
@@ -275,21 +276,34 @@ impl Store {
     }
 
     /// Forget answered messages older than `retention_ms`.
-    pub async fn prune_inbound(&self, retention_ms: i64) -> Result<u64, StoreError> {
-        self.exec(
-            Stmt::new("DELETE FROM inbox WHERE status = 'done' AND done_at < $1").bind(self.now_ms() - retention_ms),
-        )
-        .await
+    pub async fn prune(self, retention_ms: i64) -> Result<u64, StoreError> {
+        self.0
+            .exec(
+                Stmt::new("DELETE FROM inbox WHERE status = 'done' AND done_at < $1")
+                    .bind(self.0.now_ms() - retention_ms),
+            )
+            .await
     }
 
     /// How many rows the inbox holds (`pending`, `done`), for tests and status.
-    pub async fn inbox_counts(&self) -> Result<(i64, i64), StoreError> {
-        let rows: Vec<(String, i64)> = read!(self, |p| sqlx::query_as(
+    pub async fn counts(self) -> Result<(i64, i64), StoreError> {
+        let rows: Vec<(String, i64)> = read!(self.0, |p| sqlx::query_as(
             "SELECT status, COUNT(*) FROM inbox GROUP BY status"
         )
         .fetch_all(p)
         .await)?;
         let of = |s: &str| rows.iter().find(|(k, _)| k == s).map_or(0, |(_, n)| *n);
         Ok((of("pending"), of("done")))
+    }
+}
+
+/// The durable inbound table (`inbox`): messages taken, answered, adopted.
+#[derive(Clone, Copy)]
+pub struct Inbox<'s>(&'s Store);
+
+impl Store {
+    /// The durable inbound table (`inbox`): messages taken, answered, adopted.
+    pub fn inbox(&self) -> Inbox<'_> {
+        Inbox(self)
     }
 }

@@ -186,7 +186,7 @@ impl Store {
         .await)?;
         for r in &expired_approvals {
             let end = crate::ApprovalEnd::unattended(crate::ApprovalStatus::Expired, "the gateway restarted");
-            self.decide_approval(&r.id, &end).await?;
+            self.approvals().decide(&r.id, &end).await?;
         }
         Ok(Reclaimed {
             lost_runs,

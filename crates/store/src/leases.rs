@@ -19,44 +19,46 @@ pub struct LeaseRow {
     pub renewed_at: i64,
 }
 
-impl Store {
+impl<'s> Leases<'s> {
     /// Take `channel`'s lease when it is free (never held, released, or not
     /// renewed for `lease_ms`), or keep it when this instance holds it.
     /// Returns the generation this instance holds, if it does.
-    pub async fn acquire_lease(&self, channel: &str, lease_ms: i64) -> Result<Option<i64>, StoreError> {
-        let Some(me) = self.instance_id() else {
+    pub async fn acquire(self, channel: &str, lease_ms: i64) -> Result<Option<i64>, StoreError> {
+        let Some(me) = self.0.instance_id() else {
             return Ok(None);
         };
-        let now = self.now_ms();
-        self.exec(
-            Stmt::new(
-                "INSERT INTO channel_leases (channel, owner, generation, renewed_at) VALUES ($1, $2, 1, $3)
+        let now = self.0.now_ms();
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO channel_leases (channel, owner, generation, renewed_at) VALUES ($1, $2, 1, $3)
                  ON CONFLICT (channel) DO UPDATE SET owner = excluded.owner,
                      generation = channel_leases.generation + 1, renewed_at = excluded.renewed_at
                  WHERE channel_leases.owner <> excluded.owner AND channel_leases.renewed_at < $4",
+                )
+                .bind(channel)
+                .bind(me)
+                .bind(now)
+                .bind(now - lease_ms),
             )
-            .bind(channel)
-            .bind(me)
-            .bind(now)
-            .bind(now - lease_ms),
-        )
-        .await?;
-        let row = self.lease(channel).await?;
+            .await?;
+        let row = self.get(channel).await?;
         Ok(row.filter(|r| r.owner == me).map(|r| r.generation))
     }
 
     /// Renew this instance's lease of `channel` at `generation`; false when
     /// it was lost (another instance took it).
-    pub async fn renew_lease(&self, channel: &str, generation: i64) -> Result<bool, StoreError> {
-        let Some(me) = self.instance_id() else {
+    pub async fn renew(self, channel: &str, generation: i64) -> Result<bool, StoreError> {
+        let Some(me) = self.0.instance_id() else {
             return Ok(false);
         };
         let n = self
+            .0
             .exec(
                 Stmt::new(
                     "UPDATE channel_leases SET renewed_at = $1 WHERE channel = $2 AND owner = $3 AND generation = $4",
                 )
-                .bind(self.now_ms())
+                .bind(self.0.now_ms())
                 .bind(channel)
                 .bind(me)
                 .bind(generation),
@@ -67,9 +69,9 @@ impl Store {
 
     /// Give `channel` up at once (a clean stop): another instance may take
     /// it without waiting for the lease to run out.
-    pub async fn release_lease(&self, channel: &str, generation: i64) -> Result<(), StoreError> {
-        if let Some(me) = self.instance_id() {
-            self.exec(
+    pub async fn release(self, channel: &str, generation: i64) -> Result<(), StoreError> {
+        if let Some(me) = self.0.instance_id() {
+            self.0.exec(
                 Stmt::new(
                     "UPDATE channel_leases SET renewed_at = 0 WHERE channel = $1 AND owner = $2 AND generation = $3",
                 )
@@ -83,8 +85,8 @@ impl Store {
     }
 
     /// `channel`'s lease, if it was ever taken.
-    pub async fn lease(&self, channel: &str) -> Result<Option<LeaseRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, LeaseRow>(
+    pub async fn get(self, channel: &str) -> Result<Option<LeaseRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, LeaseRow>(
             "SELECT channel, owner, generation, renewed_at FROM channel_leases WHERE channel = $1"
         )
         .bind(channel)
@@ -93,8 +95,8 @@ impl Store {
     }
 
     /// Every lease, by channel.
-    pub async fn leases(&self) -> Result<Vec<LeaseRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, LeaseRow>(
+    pub async fn all(self) -> Result<Vec<LeaseRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, LeaseRow>(
             "SELECT channel, owner, generation, renewed_at FROM channel_leases ORDER BY channel"
         )
         .fetch_all(p)
@@ -103,8 +105,9 @@ impl Store {
 
     /// Claim cron job `job`'s slot `slot` (its scheduled second) for this
     /// instance; false when another instance fired it already.
-    pub async fn claim_cron_slot(&self, job: &str, slot: i64) -> Result<bool, StoreError> {
+    pub async fn claim_cron_slot(self, job: &str, slot: i64) -> Result<bool, StoreError> {
         let n = self
+            .0
             .exec(
                 Stmt::new(
                     "INSERT INTO cron_slots (job, slot, instance_id, fired_at) VALUES ($1, $2, $3, $4)
@@ -112,8 +115,8 @@ impl Store {
                 )
                 .bind(job)
                 .bind(slot)
-                .bind(self.instance_id().unwrap_or(""))
-                .bind(self.now_ms()),
+                .bind(self.0.instance_id().unwrap_or(""))
+                .bind(self.0.now_ms()),
             )
             .await?;
         Ok(n == 1)
@@ -136,4 +139,15 @@ pub(crate) fn fenced_cursor_stmt(channel: &str, cursor: &str, owner: &str, gener
     .bind(owner)
     .bind(generation)
     .required()
+}
+
+/// Channel leases and cron slots (`leases`).
+#[derive(Clone, Copy)]
+pub struct Leases<'s>(&'s Store);
+
+impl Store {
+    /// Channel leases and cron slots (`leases`).
+    pub fn leases(&self) -> Leases<'_> {
+        Leases(self)
+    }
 }

@@ -49,7 +49,7 @@ pub use inbox::{InboxRow, NewInbound, QueuedReply, reply_key};
 pub use instances::{InstanceRow, Reclaimed};
 pub use leases::LeaseRow;
 pub use memory::MemoryRow;
-pub use outbox::OutboxRow;
+pub use outbox::{OutboxRow, OutboxStatus};
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
 pub use sessions::{SessionInfo, StoredMessage};
 

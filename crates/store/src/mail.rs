@@ -5,25 +5,26 @@
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 
-impl Store {
+impl<'s> Mail<'s> {
     /// Set cluster-wide flag `name` (e.g. `paused`).
-    pub async fn set_flag(&self, name: &str, value: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new(
-                "INSERT INTO cluster_flags (name, value, updated_at) VALUES ($1, $2, $3)
+    pub async fn set_flag(self, name: &str, value: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO cluster_flags (name, value, updated_at) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                )
+                .bind(name)
+                .bind(value)
+                .bind(self.0.now_ms()),
             )
-            .bind(name)
-            .bind(value)
-            .bind(self.now_ms()),
-        )
-        .await?;
+            .await?;
         Ok(())
     }
 
     /// Every cluster-wide flag whose name starts with `prefix`: (name, value).
-    pub async fn flags_starting_with(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as(
+    pub async fn flags_starting_with(self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as(
             "SELECT name, value FROM cluster_flags WHERE substr(name, 1, length($1)) = $1"
         )
         .bind(prefix)
@@ -33,25 +34,28 @@ impl Store {
 
     /// Leave `body` for the running child of session `session_key`, which
     /// instance `instance` runs.
-    pub async fn mail_child(&self, instance: &str, session_key: &str, body: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("INSERT INTO child_mail (instance_id, session_key, body, created_at) VALUES ($1, $2, $3, $4)")
+    pub async fn send_to_child(self, instance: &str, session_key: &str, body: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO child_mail (instance_id, session_key, body, created_at) VALUES ($1, $2, $3, $4)",
+                )
                 .bind(instance)
                 .bind(session_key)
                 .bind(body)
-                .bind(self.now_ms()),
-        )
-        .await?;
+                .bind(self.0.now_ms()),
+            )
+            .await?;
         Ok(())
     }
 
     /// Take the messages left for children this instance runs, oldest
     /// first: (session key, body).
-    pub async fn take_child_mail(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let Some(me) = self.instance_id() else {
+    pub async fn take_child_mail(self) -> Result<Vec<(String, String)>, StoreError> {
+        let Some(me) = self.0.instance_id() else {
             return Ok(Vec::new());
         };
-        let rows: Vec<(i64, String, String)> = read!(self, |p| sqlx::query_as(
+        let rows: Vec<(i64, String, String)> = read!(self.0, |p| sqlx::query_as(
             "SELECT id, session_key, body FROM child_mail WHERE instance_id = $1 ORDER BY id"
         )
         .bind(me)
@@ -64,7 +68,18 @@ impl Store {
             .iter()
             .map(|(id, _, _)| Stmt::new("DELETE FROM child_mail WHERE id = $1").bind(*id))
             .collect();
-        self.exec_all(taken).await?;
+        self.0.exec_all(taken).await?;
         Ok(rows.into_iter().map(|(_, k, b)| (k, b)).collect())
+    }
+}
+
+/// Flags and mail between instances.
+#[derive(Clone, Copy)]
+pub struct Mail<'s>(&'s Store);
+
+impl Store {
+    /// Flags and mail between instances.
+    pub fn mail(&self) -> Mail<'_> {
+        Mail(self)
     }
 }

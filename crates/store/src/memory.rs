@@ -17,33 +17,29 @@ pub struct MemoryRow {
     pub updated_at: i64,
 }
 
-impl Store {
+impl<'s> Memory<'s> {
     /// Store or replace `agent`'s memory under `key`.
-    pub async fn memory_store(&self, agent: &str, key: &str, content: &str) -> Result<(), StoreError> {
-        let now = self.now_ms();
-        self.exec(
-            Stmt::new(
-                "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
+    pub async fn put(self, agent: &str, key: &str, content: &str) -> Result<(), StoreError> {
+        let now = self.0.now_ms();
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO memories (agent, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (agent, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+                )
+                .bind(agent)
+                .bind(key)
+                .bind(content)
+                .bind(now)
+                .bind(now),
             )
-            .bind(agent)
-            .bind(key)
-            .bind(content)
-            .bind(now)
-            .bind(now),
-        )
-        .await?;
+            .await?;
         Ok(())
     }
 
     /// Rows of the given agents whose key or content contains `query`
     /// (case-insensitive; empty query = all), newest first.
-    pub async fn memory_recall(
-        &self,
-        agents: &[String],
-        query: &str,
-        limit: i64,
-    ) -> Result<Vec<MemoryRow>, StoreError> {
+    pub async fn recall(self, agents: &[String], query: &str, limit: i64) -> Result<Vec<MemoryRow>, StoreError> {
         if agents.is_empty() {
             return Ok(Vec::new());
         }
@@ -56,7 +52,7 @@ impl Store {
             agents.len() + 2
         );
         let pattern = format!("%{}%", escape_like(&query.to_lowercase()));
-        Ok(read!(self, |p| {
+        Ok(read!(self.0, |p| {
             let mut q = sqlx::query_as::<_, MemoryRow>(AssertSqlSafe(sql)).bind(pattern);
             for a in agents {
                 q = q.bind(a.as_str());
@@ -71,4 +67,15 @@ impl Store {
 /// enough by being dropped.
 fn escape_like(s: &str) -> String {
     s.replace(['%', '_'], "")
+}
+
+/// Agent memory (`memory`).
+#[derive(Clone, Copy)]
+pub struct Memory<'s>(&'s Store);
+
+impl Store {
+    /// Agent memory (`memory`).
+    pub fn memory(&self) -> Memory<'_> {
+        Memory(self)
+    }
 }

@@ -224,12 +224,12 @@ const COLUMNS: &str =
     origin_thread, label, task, model, status, heartbeat_at, progress, created_at, started_at, ended_at, tokens_in,
     tokens_out, cost_micros, output, error, requester, requester_session, instance_id";
 
-impl Store {
+impl<'s> Runs<'s> {
     /// Record a run that starts now; returns its `created_at`.
-    pub async fn insert_run(&self, r: &NewRun) -> Result<i64, StoreError> {
-        let now = self.now_ms();
+    pub async fn insert(self, r: &NewRun) -> Result<i64, StoreError> {
+        let now = self.0.now_ms();
         let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        self.exec(Stmt::new(
+        self.0.exec(Stmt::new(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
                                origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester,
                                requester_session, instance_id, announce)
@@ -254,22 +254,22 @@ impl Store {
         .bind(now)
         .bind(&r.requester)
         .bind(&r.requester_session)
-        .bind(self.instance_id())
+        .bind(self.0.instance_id())
         .bind(r.announce.then_some("pending"))).await?;
-        self.changed(crate::Change::Run(r.id.clone()));
+        self.0.changed(crate::Change::Run(r.id.clone()));
         Ok(now)
     }
 
     /// Finish a running run. Returns false when it had already ended (a
     /// cancel raced the completion): the first ending wins.
-    pub async fn finish_run(&self, id: &str, status: RunStatus, end: &RunEnd<'_>) -> Result<bool, StoreError> {
-        let done = self.exec(Stmt::new(
+    pub async fn finish(self, id: &str, status: RunStatus, end: &RunEnd<'_>) -> Result<bool, StoreError> {
+        let done = self.0.exec(Stmt::new(
             "UPDATE runs SET status = $1, ended_at = $2, output = $3, error = $4, tokens_in = $5, tokens_out = $6,
                              cost_micros = $7, progress = COALESCE($8, progress)
              WHERE id = $9 AND status = 'running'",
         )
         .bind(status.as_str())
-        .bind(self.now_ms())
+        .bind(self.0.now_ms())
         .bind(end.output)
         .bind(end.error)
         .bind(end.tokens_in)
@@ -277,37 +277,39 @@ impl Store {
         .bind(end.cost_micros)
         .bind(end.progress)
         .bind(id)).await?;
-        self.changed(crate::Change::Run(id.to_string()));
+        self.0.changed(crate::Change::Run(id.to_string()));
         Ok(done == 1)
     }
 
     /// Say run `id` is alive.
-    pub async fn heartbeat_run(&self, id: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
-                .bind(self.now_ms())
-                .bind(id),
-        )
-        .await?;
+    pub async fn heartbeat(self, id: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new("UPDATE runs SET heartbeat_at = $1 WHERE id = $2 AND status = 'running'")
+                    .bind(self.0.now_ms())
+                    .bind(id),
+            )
+            .await?;
         Ok(())
     }
 
     /// Store a run's progress object (JSON) and refresh its heartbeat.
-    pub async fn set_run_progress(&self, id: &str, progress_json: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3")
-                .bind(progress_json)
-                .bind(self.now_ms())
-                .bind(id),
-        )
-        .await?;
-        self.changed(crate::Change::Run(id.to_string()));
+    pub async fn set_progress(self, id: &str, progress_json: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new("UPDATE runs SET progress = $1, heartbeat_at = $2 WHERE id = $3")
+                    .bind(progress_json)
+                    .bind(self.0.now_ms())
+                    .bind(id),
+            )
+            .await?;
+        self.0.changed(crate::Change::Run(id.to_string()));
         Ok(())
     }
 
     /// Run `id`, if recorded.
-    pub async fn run(&self, id: &str) -> Result<Option<RunRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+    pub async fn get(self, id: &str) -> Result<Option<RunRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE id = $1"
         )))
         .bind(id)
@@ -316,9 +318,9 @@ impl Store {
     }
 
     /// Runs of `kind` whose owner chain contains `alias`, newest first.
-    pub async fn runs_owned_by(&self, kind: RunKind, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+    pub async fn owned_by(self, kind: RunKind, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
         let needle = serde_json::to_string(alias).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ORDER BY created_at DESC, id LIMIT $3"
         )))
         .bind(kind.as_str())
@@ -330,14 +332,14 @@ impl Store {
 
     /// Child runs asked for in one chat: running ones, and those that ended
     /// after `ended_after` (ms), oldest first.
-    pub async fn runs_in_chat(
-        &self,
+    pub async fn in_chat(
+        self,
         channel: &str,
         chat: &str,
         ended_after: i64,
         limit: i64,
     ) -> Result<Vec<RunRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE origin_channel = $1 AND origin_chat = $2 AND kind <> 'cron'
                AND (status = 'running' OR ended_at >= $3) ORDER BY created_at, id LIMIT $4"
         )))
@@ -350,8 +352,8 @@ impl Store {
     }
 
     /// Runs a session asked for with `sessions_spawn`, newest first.
-    pub async fn runs_of_session(&self, session_key: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+    pub async fn of_session(self, session_key: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE requester_session = $1 ORDER BY created_at DESC, id LIMIT $2"
         )))
         .bind(session_key)
@@ -361,12 +363,8 @@ impl Store {
     }
 
     /// Ended runs of `kind` whose transcript is not archived yet: (id, agent, owner_chain, ended_at).
-    pub async fn runs_to_archive(
-        &self,
-        kind: RunKind,
-        limit: i64,
-    ) -> Result<Vec<(String, String, String, i64)>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, (String, String, String, i64)>(
+    pub async fn to_archive(self, kind: RunKind, limit: i64) -> Result<Vec<(String, String, String, i64)>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, (String, String, String, i64)>(
             "SELECT id, agent, owner_chain, ended_at FROM runs
              WHERE kind = $1 AND status <> 'running' AND archived_at IS NULL AND ended_at IS NOT NULL
              ORDER BY ended_at LIMIT $2"
@@ -378,20 +376,21 @@ impl Store {
     }
 
     /// Run `id`'s transcript was archived.
-    pub async fn mark_archived(&self, id: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("UPDATE runs SET archived_at = $1 WHERE id = $2")
-                .bind(self.now_ms())
-                .bind(id),
-        )
-        .await?;
+    pub async fn mark_archived(self, id: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new("UPDATE runs SET archived_at = $1 WHERE id = $2")
+                    .bind(self.0.now_ms())
+                    .bind(id),
+            )
+            .await?;
         Ok(())
     }
 
     /// Runs for the operator console: every running one and every one
     /// created since `since` (Unix ms), newest first, at most `limit`.
-    pub async fn console_runs(&self, since: i64, limit: i64) -> Result<Vec<RunRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+    pub async fn recent(self, since: i64, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE status = 'running' OR created_at >= $1
              ORDER BY created_at DESC, id LIMIT $2"
         )))
@@ -402,8 +401,8 @@ impl Store {
     }
 
     /// Direct children of a run.
-    pub async fn child_runs(&self, parent_id: &str) -> Result<Vec<RunRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+    pub async fn children(self, parent_id: &str) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE parent_id = $1 ORDER BY created_at, id"
         )))
         .bind(parent_id)
@@ -412,8 +411,8 @@ impl Store {
     }
 
     /// How many runs of `kind` have `status`.
-    pub async fn count_runs(&self, kind: RunKind, status: RunStatus) -> Result<i64, StoreError> {
-        Ok(read!(self, |p| sqlx::query_scalar(
+    pub async fn count(self, kind: RunKind, status: RunStatus) -> Result<i64, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_scalar(
             "SELECT COUNT(*) FROM runs WHERE kind = $1 AND status = $2"
         )
         .bind(kind.as_str())
@@ -424,8 +423,8 @@ impl Store {
 
     /// Ended runs whose announcement was never queued (a crash came
     /// between their end and it), oldest first.
-    pub async fn unannounced_runs(&self) -> Result<Vec<RunRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+    pub async fn unannounced(self) -> Result<Vec<RunRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE announce = 'pending' AND status <> 'running' ORDER BY ended_at, id"
         )))
         .fetch_all(p)
@@ -434,8 +433,9 @@ impl Store {
 
     /// A run's announcement was left out on purpose (an announce step
     /// answered `ANNOUNCE_SKIP`, or it went to a parent session instead).
-    pub async fn announcement_not_needed(&self, run_id: &str) -> Result<(), StoreError> {
-        self.exec(Stmt::new("UPDATE runs SET announce = 'done' WHERE id = $1 AND announce = 'pending'").bind(run_id))
+    pub async fn announcement_not_needed(self, run_id: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(Stmt::new("UPDATE runs SET announce = 'done' WHERE id = $1 AND announce = 'pending'").bind(run_id))
             .await?;
         Ok(())
     }
@@ -443,16 +443,27 @@ impl Store {
     /// Runs of this instance cancelled in the control plane since `since`
     /// (Unix ms) — by `/subagents kill` or `/stop` typed to another
     /// gateway; this instance stops their work.
-    pub async fn cancelled_since(&self, since: i64) -> Result<Vec<String>, StoreError> {
-        let Some(me) = self.instance_id() else {
+    pub async fn cancelled_since(self, since: i64) -> Result<Vec<String>, StoreError> {
+        let Some(me) = self.0.instance_id() else {
             return Ok(Vec::new());
         };
-        Ok(read!(self, |p| sqlx::query_scalar(
+        Ok(read!(self.0, |p| sqlx::query_scalar(
             "SELECT id FROM runs WHERE instance_id = $1 AND status = 'cancelled' AND ended_at >= $2"
         )
         .bind(me)
         .bind(since)
         .fetch_all(p)
         .await)?)
+    }
+}
+
+/// The run registry (`runs`): every child run, its tree, status and ending.
+#[derive(Clone, Copy)]
+pub struct Runs<'s>(&'s Store);
+
+impl Store {
+    /// The run registry (`runs`): every child run, its tree, status and ending.
+    pub fn runs(&self) -> Runs<'_> {
+        Runs(self)
     }
 }

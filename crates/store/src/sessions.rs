@@ -41,37 +41,38 @@ pub struct StoredMessage {
     pub created_at: i64,
 }
 
-impl Store {
+impl<'s> Sessions<'s> {
     /// Create the session if it does not exist yet.
-    pub async fn ensure_session(
-        &self,
+    pub async fn ensure(
+        self,
         key: &str,
         agent: &str,
         channel: Option<&str>,
         chat: Option<&str>,
         thread: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = self.now_ms();
-        self.exec(
-            Stmt::new(
-                "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
+        let now = self.0.now_ms();
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO NOTHING",
+                )
+                .bind(key)
+                .bind(agent)
+                .bind(channel)
+                .bind(chat)
+                .bind(thread)
+                .bind(now)
+                .bind(now),
             )
-            .bind(key)
-            .bind(agent)
-            .bind(channel)
-            .bind(chat)
-            .bind(thread)
-            .bind(now)
-            .bind(now),
-        )
-        .await?;
+            .await?;
         Ok(())
     }
 
     /// Session `key`, if stored.
-    pub async fn session(&self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, SessionInfo>(
+    pub async fn get(self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, SessionInfo>(
             "SELECT key, agent, channel, chat, thread, model_override, history_from, created_at, updated_at
              FROM sessions WHERE key = $1",
         )
@@ -81,28 +82,27 @@ impl Store {
     }
 
     /// Append one message to a session's transcript.
-    pub async fn append_message(&self, session_key: &str, role: &str, body: &str) -> Result<(), StoreError> {
-        self.append_turn_messages(session_key, None, &[(role, body.to_string())])
-            .await
+    pub async fn append(self, session_key: &str, role: &str, body: &str) -> Result<(), StoreError> {
+        self.append_turn(session_key, None, &[(role, body.to_string())]).await
     }
 
     /// Append several messages at once (a turn's tool results): one
     /// transaction, so all or none are stored.
-    pub async fn append_messages(&self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
-        self.append_turn_messages(session_key, None, messages).await
+    pub async fn append_all(self, session_key: &str, messages: &[(&str, String)]) -> Result<(), StoreError> {
+        self.append_turn(session_key, None, messages).await
     }
 
     /// Append messages of the turn `turn` (the inbound message that started
     /// it), so what an interrupted turn did can be found after a crash.
-    pub async fn append_turn_messages(
-        &self,
+    pub async fn append_turn(
+        self,
         session_key: &str,
         turn: Option<&str>,
         messages: &[(&str, String)],
     ) -> Result<(), StoreError> {
         const INSERT: &str =
             "INSERT INTO messages (session_key, role, body, created_at, turn) VALUES ($1, $2, $3, $4, $5)";
-        let now = self.now_ms();
+        let now = self.0.now_ms();
         let stmts = messages
             .iter()
             .map(|(role, body)| {
@@ -114,13 +114,13 @@ impl Store {
                     .bind(turn)
             })
             .collect();
-        self.exec_all(stmts).await?;
+        self.0.exec_all(stmts).await?;
         Ok(())
     }
 
     /// The transcript messages of one turn, oldest first.
-    pub async fn turn_messages(&self, session_key: &str, turn: &str) -> Result<Vec<StoredMessage>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, StoredMessage>(
+    pub async fn turn_messages(self, session_key: &str, turn: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(
             "SELECT id, role, body, created_at FROM messages WHERE session_key = $1 AND turn = $2 ORDER BY id",
         )
         .bind(session_key)
@@ -131,30 +131,32 @@ impl Store {
 
     /// Forget what an interrupted turn wrote to the transcript (it is run
     /// again from the start).
-    pub async fn forget_turn(&self, session_key: &str, turn: &str) -> Result<u64, StoreError> {
-        self.exec(
-            Stmt::new("DELETE FROM messages WHERE session_key = $1 AND turn = $2")
-                .bind(session_key)
-                .bind(turn),
-        )
-        .await
+    pub async fn forget_turn(self, session_key: &str, turn: &str) -> Result<u64, StoreError> {
+        self.0
+            .exec(
+                Stmt::new("DELETE FROM messages WHERE session_key = $1 AND turn = $2")
+                    .bind(session_key)
+                    .bind(turn),
+            )
+            .await
     }
 
     /// Mark a session as used now (once per turn, not per message).
-    pub async fn touch_session(&self, key: &str) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("UPDATE sessions SET updated_at = $1 WHERE key = $2")
-                .bind(self.now_ms())
-                .bind(key),
-        )
-        .await?;
+    pub async fn touch(self, key: &str) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new("UPDATE sessions SET updated_at = $1 WHERE key = $2")
+                    .bind(self.0.now_ms())
+                    .bind(key),
+            )
+            .await?;
         Ok(())
     }
 
     /// The current conversation of a session (since the last `/new`), oldest
     /// first, at most the last `limit` messages.
-    pub async fn history(&self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
-        let mut rows = read!(self, |p| sqlx::query_as::<_, StoredMessage>(
+    pub async fn history(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
+        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
              WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
@@ -169,32 +171,45 @@ impl Store {
     }
 
     /// Start a fresh conversation; the old transcript stays stored.
-    pub async fn reset_session(&self, key: &str) -> Result<(), StoreError> {
-        let last: Option<i64> = read!(self, |p| sqlx::query_scalar(
+    pub async fn reset(self, key: &str) -> Result<(), StoreError> {
+        let last: Option<i64> = read!(self.0, |p| sqlx::query_scalar(
             "SELECT MAX(id) FROM messages WHERE session_key = $1"
         )
         .bind(key)
         .fetch_one(p)
         .await)?;
-        self.exec(
-            Stmt::new("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
-                .bind(last.unwrap_or(0))
-                .bind(self.now_ms())
-                .bind(key),
-        )
-        .await?;
+        self.0
+            .exec(
+                Stmt::new("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
+                    .bind(last.unwrap_or(0))
+                    .bind(self.0.now_ms())
+                    .bind(key),
+            )
+            .await?;
         Ok(())
     }
 
     /// Remember (or clear) the provider a session switched to with `model_switch`.
-    pub async fn set_model_override(&self, key: &str, provider: Option<&str>) -> Result<(), StoreError> {
-        self.exec(
-            Stmt::new("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
-                .bind(provider)
-                .bind(self.now_ms())
-                .bind(key),
-        )
-        .await?;
+    pub async fn set_model_override(self, key: &str, provider: Option<&str>) -> Result<(), StoreError> {
+        self.0
+            .exec(
+                Stmt::new("UPDATE sessions SET model_override = $1, updated_at = $2 WHERE key = $3")
+                    .bind(provider)
+                    .bind(self.0.now_ms())
+                    .bind(key),
+            )
+            .await?;
         Ok(())
+    }
+}
+
+/// Conversations and their transcripts (`sessions`, `messages`).
+#[derive(Clone, Copy)]
+pub struct Sessions<'s>(&'s Store);
+
+impl Store {
+    /// Conversations and their transcripts (`sessions`, `messages`).
+    pub fn sessions(&self) -> Sessions<'_> {
+        Sessions(self)
     }
 }

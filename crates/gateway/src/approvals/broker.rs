@@ -11,13 +11,16 @@ use std::time::Duration;
 use switchboard_config::{Config, OnNoApprover};
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptEdit, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
-use switchboard_store::{ApprovalEnd, ApprovalRow, ApprovalStatus, Store, now_ms};
+use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
+use words::{decided, decision_of, no_longer_pending, refusal, status_of};
 
-struct Decision {
-    choice: ApprovalChoice,
-    by: String,
-    reason: Option<String>,
+mod words;
+
+pub(super) struct Decision {
+    pub(super) choice: ApprovalChoice,
+    pub(super) by: String,
+    pub(super) reason: Option<String>,
 }
 
 struct Pending {
@@ -98,71 +101,6 @@ impl std::fmt::Display for Via<'_> {
 /// gateway.
 const REMOTE_POLL: Duration = Duration::from_millis(100);
 
-/// Why `user` may not decide request `id` from `from`, if they may not. An
-/// approver is recognised only on the platform that vouches for their id:
-/// `tg:7` typed into a local chat is not tg:7.
-fn refusal(id: &str, user: &UserId, from: Via<'_>, approvers: &[String]) -> Option<String> {
-    if let Via::Chat(from) = from
-        && !user.belongs_to(&from.channel)
-    {
-        return Some(format!(
-            "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
-            from.channel
-        ));
-    }
-    if !crate::rights::may_decide(user, approvers) {
-        return Some(format!(
-            "{user} may not decide approval {id}: only its approvers can. The request stays open."
-        ));
-    }
-    None
-}
-
-/// What the person who decided is told.
-fn decided(id: &str, choice: ApprovalChoice) -> String {
-    match choice {
-        ApprovalChoice::AllowOnce => format!("Approval {id}: allowed once."),
-        ApprovalChoice::Always => format!("Approval {id}: allowed for the rest of this run."),
-        ApprovalChoice::Deny => format!("Approval {id}: denied."),
-    }
-}
-
-/// The decision a decided row records; `None` for one that ended
-/// otherwise (expired, cancelled, unavailable).
-fn decision_of(row: ApprovalRow) -> Option<Decision> {
-    let choice = match row.status {
-        ApprovalStatus::Approved => ApprovalChoice::AllowOnce,
-        ApprovalStatus::ApprovedAlways => ApprovalChoice::Always,
-        ApprovalStatus::Denied => ApprovalChoice::Deny,
-        _ => return None,
-    };
-    Some(Decision {
-        choice,
-        by: row.decided_by.unwrap_or_default(),
-        reason: row.reason,
-    })
-}
-
-/// What a person is told about a request that ended before their answer.
-fn no_longer_pending(row: &ApprovalRow) -> String {
-    match &row.decided_by {
-        Some(by) if !by.is_empty() => format!(
-            "Approval {} is no longer pending: it was {} by {by}.",
-            row.id, row.status
-        ),
-        _ => format!("Approval {} is no longer pending: it was {}.", row.id, row.status),
-    }
-}
-
-/// The stored status of a choice.
-fn status_of(choice: ApprovalChoice) -> ApprovalStatus {
-    match choice {
-        ApprovalChoice::AllowOnce => ApprovalStatus::Approved,
-        ApprovalChoice::Always => ApprovalStatus::ApprovedAlways,
-        ApprovalChoice::Deny => ApprovalStatus::Denied,
-    }
-}
-
 impl RouteBroker {
     /// A broker posting prompts through `channels`.
     pub fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
@@ -239,7 +177,7 @@ impl RouteBroker {
         let waiting_here = self.pending.lock().get(id).map(|p| p.approvers.clone());
         let approvers = match waiting_here {
             Some(approvers) => approvers,
-            None => match self.store.approval(id).await {
+            None => match self.store.approvals().get(id).await {
                 Ok(Some(row)) if row.status == ApprovalStatus::Pending => crate::rights::approvers_of(&row),
                 // Decided, expired or cancelled already: say which.
                 Ok(Some(row)) => return no_longer_pending(&row),
@@ -256,10 +194,10 @@ impl RouteBroker {
             from: Some(&from_text),
             reason: reason.as_deref(),
         };
-        match self.store.decide_approval(id, &end).await {
+        match self.store.approvals().decide(id, &end).await {
             Ok(true) => {}
             Ok(false) => {
-                return match self.store.approval(id).await {
+                return match self.store.approvals().get(id).await {
                     Ok(Some(row)) => no_longer_pending(&row),
                     _ => format!("No approval request '{id}' is waiting."),
                 };
@@ -289,7 +227,7 @@ impl RouteBroker {
     pub(crate) async fn collect_remote_decisions(&self) {
         let waiting: Vec<String> = self.pending.lock().keys().cloned().collect();
         for id in waiting {
-            let row = match self.store.approval(&id).await {
+            let row = match self.store.approvals().get(&id).await {
                 Ok(Some(row)) if row.status != ApprovalStatus::Pending => row,
                 _ => continue,
             };
@@ -321,7 +259,7 @@ impl RouteBroker {
     }
 
     async fn record(&self, id: &str, end: ApprovalEnd<'_>) {
-        if let Err(e) = self.store.decide_approval(id, &end).await {
+        if let Err(e) = self.store.approvals().decide(id, &end).await {
             tracing::error!(approval = id, error = %e, "cannot store an approval decision");
         }
     }
@@ -356,7 +294,8 @@ impl Drop for CancelOnDrop<'_> {
         let (id, message, prompt) = (self.id.clone(), self.message.clone(), self.prompt.clone());
         tokio::spawn(async move {
             if let Err(e) = store
-                .decide_approval(
+                .approvals()
+                .decide(
                     &id,
                     &ApprovalEnd::unattended(ApprovalStatus::Cancelled, "the run that asked was stopped"),
                 )
@@ -418,7 +357,7 @@ impl ApprovalBroker for RouteBroker {
                 return ApprovalOutcome::Unavailable { why };
             }
         };
-        if let Err(e) = self.store.set_approval_prompt(&req.id, &message.id).await {
+        if let Err(e) = self.store.approvals().set_prompt(&req.id, &message.id).await {
             tracing::warn!(error = %e, "cannot store the prompt's message id");
         }
         // If the run stops while waiting (this future is dropped), the
@@ -446,12 +385,13 @@ impl ApprovalBroker for RouteBroker {
                 // recorded a moment before the deadline stands.
                 match self
                     .store
-                    .decide_approval(&req.id, &ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out"))
+                    .approvals()
+                    .decide(&req.id, &ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out"))
                     .await
                 {
                     Ok(true) => {}
                     Ok(false) => {
-                        let row = self.store.approval(&req.id).await.ok().flatten();
+                        let row = self.store.approvals().get(&req.id).await.ok().flatten();
                         if let Some(d) = row.and_then(decision_of) {
                             return self.act_on(&req.id, channel, &message, &prompt, d).await;
                         }

@@ -17,7 +17,8 @@ pub(crate) async fn store_request(
     let chain = req.caller_chain.join(" > ");
     let approvers = serde_json::to_string(approvers).unwrap_or_else(|_| "[]".into());
     store
-        .insert_approval(&NewApproval {
+        .approvals()
+        .insert(&NewApproval {
             id: &req.id,
             run_id: req.run_id.as_deref(),
             requested_by: req.requested_by.as_deref(),

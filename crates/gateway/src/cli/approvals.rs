@@ -8,7 +8,7 @@ use switchboard_store::Store;
 pub(crate) async fn run(config_path: &Path, limit: i64) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
     let store = Store::open(&config.database_url).await?;
-    let rows = store.recent_approvals(limit).await?;
+    let rows = store.approvals().recent(limit).await?;
     if rows.is_empty() {
         println!("No approval requests recorded.");
     }

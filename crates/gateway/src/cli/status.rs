@@ -30,7 +30,7 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             (now - i.heartbeat_at) as f64 / 1000.0
         );
     }
-    let leases = store.leases().await?;
+    let leases = store.leases().all().await?;
     println!("channels ({}):", leases.len());
     let lease_ms = crate::cluster::instance::lease().as_millis() as i64;
     for l in &leases {
@@ -44,8 +44,8 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             age as f64 / 1000.0
         );
     }
-    let (pending, done) = store.inbox_counts().await?;
-    let queued = store.outbox_counts().await?;
+    let (pending, done) = store.inbox().counts().await?;
+    let queued = store.outbox().pending().await?;
     println!("inbox: {pending} pending, {done} answered (kept for redeliveries)");
     println!("outbox: {queued} queued");
     store.close().await;

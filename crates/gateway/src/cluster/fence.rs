@@ -29,12 +29,12 @@ impl Fence for StoreFence {
             "the control plane cannot be read, so it is not certain this gateway still owns the work".to_string()
         };
         if let Some(turn) = work.turn
-            && !self.store.inbox_still_mine(turn).await.map_err(unknown)?
+            && !self.store.inbox().still_mine(turn).await.map_err(unknown)?
         {
             return Err(ADOPTED.into());
         }
         if let Some(run) = work.run
-            && !self.store.run_still_mine(run).await.map_err(unknown)?
+            && !self.store.inbox().run_still_mine(run).await.map_err(unknown)?
         {
             return Err(ADOPTED.into());
         }

@@ -92,7 +92,7 @@ pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard
         );
     }
     // Runs just lost are among these when they are announced kinds.
-    for r in store.unannounced_runs().await? {
+    for r in store.runs().unannounced().await? {
         tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");
         switchboard_runtime::announce::announce_row(store, &r).await?;
     }
@@ -212,18 +212,26 @@ mod sweep_tests {
             .register_instance(&host(), std::process::id(), "run")
             .await
             .unwrap();
-        store.insert_run(&run("child-1", true)).await.unwrap();
-        store.insert_run(&run("quiet-1", false)).await.unwrap();
+        store.runs().insert(&run("child-1", true)).await.unwrap();
+        store.runs().insert(&run("quiet-1", false)).await.unwrap();
         let end = RunEnd {
             output: Some("done"),
             ..RunEnd::default()
         };
-        store.finish_run("child-1", RunStatus::Completed, &end).await.unwrap();
-        store.finish_run("quiet-1", RunStatus::Completed, &end).await.unwrap();
+        store
+            .runs()
+            .finish("child-1", RunStatus::Completed, &end)
+            .await
+            .unwrap();
+        store
+            .runs()
+            .finish("quiet-1", RunStatus::Completed, &end)
+            .await
+            .unwrap();
         sweep(store).await.unwrap();
         sweep(store).await.unwrap();
-        let queued = store.due_announcements(10).await.unwrap();
-        let ids: Vec<&str> = queued.iter().map(|r| r.run_id.as_str()).collect();
+        let queued = store.outbox().due(10).await.unwrap();
+        let ids: Vec<&str> = queued.iter().map(|r| r.delivery_key.as_str()).collect();
         assert_eq!(ids, ["child-1"], "announced once; a run that is not announced stays so");
         assert!(
             queued[0].body.starts_with("Status: success\nResult: done"),
@@ -241,14 +249,14 @@ mod sweep_tests {
         live.register_instance(&host(), std::process::id(), "run")
             .await
             .unwrap();
-        live.insert_run(&run("live-1", true)).await.unwrap();
+        live.runs().insert(&run("live-1", true)).await.unwrap();
         // A process on this host that has crashed: its pid is gone.
         let crashed = switchboard_store::Store::open(&url).await.unwrap();
         crashed
             .register_instance(&host(), i32::MAX as u32, "run")
             .await
             .unwrap();
-        crashed.insert_run(&run("crashed-1", true)).await.unwrap();
+        crashed.runs().insert(&run("crashed-1", true)).await.unwrap();
         // A second process starts on the same database file.
         let second = switchboard_store::Store::open(&url).await.unwrap();
         second
@@ -256,10 +264,16 @@ mod sweep_tests {
             .await
             .unwrap();
         sweep(&second).await.unwrap();
-        assert_eq!(second.run("live-1").await.unwrap().unwrap().status.as_str(), "running");
-        assert_eq!(second.run("crashed-1").await.unwrap().unwrap().status.as_str(), "lost");
-        let queued = second.due_announcements(10).await.unwrap();
-        let ids: Vec<&str> = queued.iter().map(|r| r.run_id.as_str()).collect();
+        assert_eq!(
+            second.runs().get("live-1").await.unwrap().unwrap().status.as_str(),
+            "running"
+        );
+        assert_eq!(
+            second.runs().get("crashed-1").await.unwrap().unwrap().status.as_str(),
+            "lost"
+        );
+        let queued = second.outbox().due(10).await.unwrap();
+        let ids: Vec<&str> = queued.iter().map(|r| r.delivery_key.as_str()).collect();
         assert_eq!(ids, ["crashed-1"]);
         assert!(queued[0].body.contains("run lost"), "{}", queued[0].body);
     }

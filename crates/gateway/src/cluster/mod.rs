@@ -69,7 +69,7 @@ impl Keeper {
         let lease = crate::cluster::instance::lease();
         match self.held {
             None => self.take(&name, lease).await,
-            Some((generation, renewed)) => match self.store.renew_lease(&name, generation).await {
+            Some((generation, renewed)) => match self.store.leases().renew(&name, generation).await {
                 Ok(true) => self.held = Some((generation, Instant::now())),
                 Ok(false) => {
                     tracing::warn!(channel = %name, generation, "another instance took the channel; stopping it here");
@@ -88,7 +88,7 @@ impl Keeper {
 
     async fn take(&mut self, name: &str, lease: std::time::Duration) {
         let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-        match self.store.acquire_lease(name, lease_ms).await {
+        match self.store.leases().acquire(name, lease_ms).await {
             Ok(Some(generation)) => {
                 self.fences.0.lock().insert(name.to_string(), generation);
                 match self.channel.start(self.intake.clone()).await {
@@ -99,7 +99,7 @@ impl Keeper {
                     Err(e) => {
                         tracing::error!(channel = %name, error = %e, "the channel failed to start; giving it up for now");
                         self.fences.0.lock().remove(name);
-                        let _ = self.store.release_lease(name, generation).await;
+                        let _ = self.store.leases().release(name, generation).await;
                     }
                 }
             }
@@ -130,7 +130,7 @@ impl Keeper {
 pub(crate) async fn release_all(store: &Store, fences: &Fences) {
     let held: Vec<(String, i64)> = fences.0.lock().drain().collect();
     for (name, generation) in held {
-        if let Err(e) = store.release_lease(&name, generation).await {
+        if let Err(e) = store.leases().release(&name, generation).await {
             tracing::warn!(channel = %name, error = %e, "cannot release the channel's lease");
         }
     }
@@ -178,6 +178,7 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
             follow_the_cluster(&runtime).await;
             match runtime
                 .store()
+                .runs()
                 .cancelled_since(since - REMOTE_STOPS.as_millis() as i64)
                 .await
             {
@@ -202,6 +203,7 @@ async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
     let live = runtime.core().live();
     // Every pause flag in one read: `paused` and `paused:<agent>`.
     match store
+        .mail()
         .flags_starting_with(crate::commands::subagents::pause_flag(None).as_str())
         .await
     {
@@ -229,7 +231,7 @@ async fn follow_the_cluster(runtime: &switchboard_runtime::Runtime) {
         }
         Err(e) => tracing::warn!(error = %e, "cannot read the cluster's pause flags"),
     }
-    match store.take_child_mail().await {
+    match store.mail().take_child_mail().await {
         Ok(mail) => {
             for (session_key, body) in mail {
                 live.leave_note(&session_key, body);

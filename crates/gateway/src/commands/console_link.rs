@@ -25,7 +25,7 @@ impl SignIn {
         if !direct {
             return "Sign-in links are sent only in a direct chat: send /console to me in a direct message.".into();
         }
-        match runtime.store().create_console_link(user.as_str(), LINK_TTL_MS).await {
+        match runtime.store().console().create_link(user.as_str(), LINK_TTL_MS).await {
             Ok(token) => format!(
                 "Your operator console sign-in link (one use, valid 10 minutes; do not share it):\n{}/console/signin#{token}",
                 config.web.base_url()

@@ -38,7 +38,7 @@ pub(crate) async fn stop_session_children(
     sender: &UserId,
     everyone: bool,
 ) -> usize {
-    let rows = match runtime.store().runs_of_session(session_key, 100).await {
+    let rows = match runtime.store().runs().of_session(session_key, 100).await {
         Ok(rows) => rows
             .into_iter()
             .filter(|r| r.status == RunStatus::Running && r.kind == RunKind::SessionsSpawn)

@@ -4,7 +4,7 @@
 use super::CommandContext;
 
 pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
-    match ctx.runtime.store().reset_session(ctx.session_key).await {
+    match ctx.runtime.store().sessions().reset(ctx.session_key).await {
         Ok(()) => "Started a fresh conversation.".into(),
         Err(e) => {
             tracing::error!(error = %e, "reset_session failed");

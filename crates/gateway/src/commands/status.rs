@@ -15,7 +15,8 @@ pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
     let cost = ctx
         .runtime
         .store()
-        .agent_cost(ctx.agent, &day)
+        .costs()
+        .of_agent(ctx.agent, &day)
         .await
         .unwrap_or_default();
     format!(

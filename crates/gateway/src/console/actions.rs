@@ -31,7 +31,7 @@ pub(crate) async fn decide(
         )
             .into_response();
     };
-    match console.runtime.store().approval(&id).await {
+    match console.runtime.store().approvals().get(&id).await {
         Ok(Some(row)) if !rights::may_decide(&viewer.user, &rights::approvers_of(&row)) => {
             return forbidden(format!(
                 "{} may not decide approval {id}: only its approvers can. The request stays open.",
@@ -56,7 +56,7 @@ pub(crate) async fn kill(
     Acting(viewer): Acting,
     Path(id): Path<String>,
 ) -> Response {
-    let row = match console.runtime.store().run(&id).await {
+    let row = match console.runtime.store().runs().get(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return (StatusCode::NOT_FOUND, format!("No run '{id}'.")).into_response(),
         Err(e) => return unavailable(&e),

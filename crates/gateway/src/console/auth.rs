@@ -33,7 +33,7 @@ impl Viewer {
     /// Whether this viewer's session still stands (not signed out, and the
     /// person may still sign in); `false` when the store cannot say.
     pub(crate) async fn still_signed_in(&self, console: &Console) -> bool {
-        match console.runtime.store().console_session(&self.session).await {
+        match console.runtime.store().console().session(&self.session).await {
             Ok(Some(s)) => crate::rights::may_sign_in(console.runtime.config(), &UserId(s.user_id)),
             _ => false,
         }
@@ -99,12 +99,12 @@ impl FromRequestParts<Arc<Console>> for Viewer {
         };
         let id = session_cookie(&parts.headers).ok_or_else(refused)?;
         let store = console.runtime.store();
-        match store.console_session(&id).await {
+        match store.console().session(&id).await {
             // Someone taken off console_users and every route since they
             // signed in is out at their next request.
             Ok(Some(s)) if !crate::rights::may_sign_in(console.runtime.config(), &UserId(s.user_id.clone())) => {
                 tracing::warn!(user = %s.user_id, "a console session of someone who may no longer sign in was ended");
-                if let Err(e) = store.end_console_session(&id).await {
+                if let Err(e) = store.console().end_session(&id).await {
                     tracing::error!(error = %e, "cannot end a console session");
                 }
                 Err(refused())
@@ -130,7 +130,7 @@ pub(crate) async fn confirm() -> Response {
 
 /// `POST /console/signout`: end this session.
 pub(crate) async fn sign_out(State(console): State<Arc<Console>>, Acting(viewer): Acting) -> Response {
-    if let Err(e) = console.runtime.store().end_console_session(&viewer.session).await {
+    if let Err(e) = console.runtime.store().console().end_session(&viewer.session).await {
         return super::unavailable(&e);
     }
     tracing::info!(user = %viewer.user, "signed out of the operator console");
@@ -153,7 +153,7 @@ pub(crate) struct SignInForm {
 /// `POST /console/signin`: use the link once and open a session.
 pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): Form<SignInForm>) -> Response {
     let store = console.runtime.store();
-    let used = match store.use_console_link(&form.token).await {
+    let used = match store.console().use_link(&form.token).await {
         Ok(u) => u,
         Err(e) => return super::unavailable(&e),
     };
@@ -167,7 +167,7 @@ pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): For
         )
             .into_response();
     };
-    let (id, _csrf) = match store.create_console_session(&user, SESSION_TTL_MS).await {
+    let (id, _csrf) = match store.console().create_session(&user, SESSION_TTL_MS).await {
         Ok(s) => s,
         Err(e) => return super::unavailable(&e),
     };

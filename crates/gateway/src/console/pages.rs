@@ -121,7 +121,7 @@ fn run_html(console: &Console, viewer: &Viewer, n: &RunNode) -> Markup {
 /// `GET /console/runs/{id}`: one run, its progress and its transcript.
 pub(crate) async fn run(State(console): State<Arc<Console>>, viewer: Viewer, Path(id): Path<String>) -> Response {
     let store = console.runtime.store();
-    let row = match store.run(&id).await {
+    let row = match store.runs().get(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => {
             return (
@@ -132,7 +132,7 @@ pub(crate) async fn run(State(console): State<Arc<Console>>, viewer: Viewer, Pat
         }
         Err(e) => return unavailable(&e),
     };
-    let messages = match store.history(&row.session_key, 200).await {
+    let messages = match store.sessions().history(&row.session_key, 200).await {
         Ok(m) => m,
         Err(e) => return unavailable(&e),
     };
@@ -227,7 +227,7 @@ pub(crate) async fn approvals(
     Query(filter): Query<AuditFilter>,
 ) -> Response {
     let store = console.runtime.store();
-    let (pending, recent) = match (store.pending_approvals().await, store.recent_approvals(1000).await) {
+    let (pending, recent) = match (store.approvals().pending().await, store.approvals().recent(1000).await) {
         (Ok(p), Ok(r)) => (p, r),
         (Err(e), _) | (_, Err(e)) => return unavailable(&e),
     };
@@ -276,7 +276,7 @@ pub(crate) async fn approvals(
 
 /// `GET /console/fragment/approvals`: the pending list alone.
 pub(crate) async fn approvals_fragment(State(console): State<Arc<Console>>, viewer: Viewer) -> Response {
-    match console.runtime.store().pending_approvals().await {
+    match console.runtime.store().approvals().pending().await {
         Ok(p) => pending_html(&viewer, &p, console.runtime.store().now_ms()).into_response(),
         Err(e) => unavailable(&e),
     }
@@ -324,11 +324,11 @@ pub(crate) async fn costs(State(console): State<Arc<Console>>, viewer: Viewer) -
     let month = today[..7].to_string();
     let mut tables = Vec::new();
     for (label, prefix) in [("Today", today.as_str()), ("This month", month.as_str())] {
-        let (agents, providers) = match store.cost_breakdown(prefix).await {
+        let (agents, providers) = match store.costs().breakdown(prefix).await {
             Ok(b) => b,
             Err(e) => return unavailable(&e),
         };
-        let attributed = match store.attributed_breakdown(prefix).await {
+        let attributed = match store.costs().attributed_breakdown(prefix).await {
             Ok(a) => a,
             Err(e) => return unavailable(&e),
         };
@@ -374,7 +374,7 @@ pub(crate) async fn costs(State(console): State<Arc<Console>>, viewer: Viewer) -
 
 /// `GET /console/health`: channels, outbox backlog and model providers.
 pub(crate) async fn health(State(console): State<Arc<Console>>, viewer: Viewer) -> Response {
-    let backlog = match console.runtime.store().outbox_counts().await {
+    let backlog = match console.runtime.store().outbox().pending().await {
         Ok(n) => n,
         Err(e) => return unavailable(&e),
     };

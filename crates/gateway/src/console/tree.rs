@@ -101,9 +101,10 @@ pub(crate) struct ChatGroup {
 /// The whole tree: chats with something running first, then by name.
 pub(crate) async fn collect(console: &Console) -> Result<Vec<ChatGroup>, StoreError> {
     let store = console.runtime.store();
-    let rows = store.console_runs(store.now_ms() - RECENT_MS, MAX_RUNS).await?;
+    let rows = store.runs().recent(store.now_ms() - RECENT_MS, MAX_RUNS).await?;
     let waiting: HashSet<String> = store
-        .pending_approvals()
+        .approvals()
+        .pending()
         .await?
         .into_iter()
         .filter_map(|a| a.run_id)

@@ -28,7 +28,7 @@ pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences)
         loop {
             // Register interest before reading, so a row queued meanwhile wakes us.
             let queued = store.outbox_queued();
-            match store.due_announcements(100).await {
+            match store.outbox().due(100).await {
                 Ok(rows) => {
                     for row in rows.into_iter().filter(|r| fences.runs(&r.channel)) {
                         deliver(&store, &channels, row).await;
@@ -54,37 +54,39 @@ async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
         Some(ch) => {
             let mut out = Outbound::new(address, row.body.clone());
             out.reply_to = row.reply_to.clone();
-            out.delivery_key = Some(row.run_id.clone());
+            out.delivery_key = Some(row.delivery_key.clone());
             ch.send(&out).await.map(|_| ())
         }
     };
     let result = match outcome {
-        Ok(()) => store.mark_announced(row.id).await,
+        Ok(()) => store.outbox().mark_delivered(row.id).await,
         Err(ChannelError::RateLimited(secs)) => {
             store
-                .retry_announcement(row.id, (secs as i64).max(1) * 1000, "rate limited")
+                .outbox()
+                .retry(row.id, (secs as i64).max(1) * 1000, "rate limited")
                 .await
         }
         Err(e @ (ChannelError::Permanent(_) | ChannelError::Unsupported(_))) if row.attempts + 1 >= GIVE_UP_AFTER => {
             tracing::error!(
-                run_id = %row.run_id,
+                run_id = %row.delivery_key,
                 channel = %row.channel,
                 chat = %row.chat,
                 attempts = row.attempts + 1,
                 error = %e,
                 "outbox row given up: the channel refused it for good"
             );
-            store.give_up_announcement(row.id, &e.to_string()).await
+            store.outbox().give_up(row.id, &e.to_string()).await
         }
         Err(e) => {
-            tracing::warn!(run_id = %row.run_id, attempts = row.attempts + 1, error = %e, "announcement not delivered yet");
+            tracing::warn!(run_id = %row.delivery_key, attempts = row.attempts + 1, error = %e, "announcement not delivered yet");
             store
-                .retry_announcement(row.id, backoff_ms(row.attempts), &e.to_string())
+                .outbox()
+                .retry(row.id, backoff_ms(row.attempts), &e.to_string())
                 .await
         }
     };
     if let Err(e) = result {
-        tracing::error!(run_id = %row.run_id, error = %e, "cannot update the outbox");
+        tracing::error!(key = %row.delivery_key, error = %e, "cannot update the outbox");
     }
 }
 

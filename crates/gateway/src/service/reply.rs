@@ -31,7 +31,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
         reply_to: out.reply_to.as_deref(),
         body: &out.text,
     };
-    match store.finish_inbound(&to.key, Some(&queued)).await {
+    match store.inbox().finish(&to.key, Some(&queued)).await {
         Ok(true) => {}
         Ok(false) => {
             // Not this instance's any more (it stalled past its lease and
@@ -47,14 +47,14 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
         }
     }
     let marked = match channels.send(&out, SEND_ATTEMPTS).await {
-        Ok(_) => store.reply_delivered(&to.key).await,
+        Ok(_) => store.inbox().reply_delivered(&to.key).await,
         Err(ChannelError::Permanent(e)) => {
             tracing::error!(channel = %address.channel, error = %e, "reply refused by the channel; not retried");
-            store.reply_refused(&to.key, &e).await
+            store.inbox().reply_refused(&to.key, &e).await
         }
         Err(e) => {
             tracing::warn!(channel = %address.channel, error = %e, "reply not delivered yet; the outbox keeps trying");
-            store.reply_to_outbox(&to.key, &e.to_string()).await
+            store.inbox().reply_to_outbox(&to.key, &e.to_string()).await
         }
     };
     if let Err(e) = marked {
@@ -66,7 +66,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
 /// (its answer is on screen already, or must not be stored).
 /// False when the message is no longer this instance's (another adopted it).
 pub(crate) async fn answered_in_place(store: &Store, to: &Taken) -> bool {
-    match store.finish_inbound(&to.key, None).await {
+    match store.inbox().finish(&to.key, None).await {
         Ok(mine) => mine,
         Err(e) => {
             tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
@@ -106,6 +106,7 @@ pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound
     let key = format!("reply:{}", uuid::Uuid::new_v4());
     let address = &out.address;
     let queued = store
+        .outbox()
         .enqueue_announcement(
             &key,
             &address.channel,
@@ -140,13 +141,13 @@ mod tests {
 
         // Up: sent at once, nothing kept.
         assert!(deliver(channels, store, &Outbound::new(address.clone(), "first"), 2).await);
-        assert_eq!(store.due_announcements(10).await.unwrap().len(), 0);
+        assert_eq!(store.outbox().due(10).await.unwrap().len(), 0);
 
         team.set_down(true);
         assert!(!deliver(channels, store, &Outbound::new(address.clone(), "second"), 2).await);
-        let kept = store.due_announcements(10).await.unwrap();
+        let kept = store.outbox().due(10).await.unwrap();
         assert_eq!(kept.len(), 1);
-        assert!(kept[0].run_id.starts_with("reply:"), "{}", kept[0].run_id);
+        assert!(kept[0].delivery_key.starts_with("reply:"), "{}", kept[0].delivery_key);
 
         let worker = crate::service::outbox::spawn(store.clone(), channels.clone(), crate::cluster::Fences::default());
         team.set_down(false);

@@ -10,7 +10,7 @@ const HISTORY_LIMIT: i64 = 200;
 /// results whose call was cut off, and an assistant tool call whose results
 /// are missing (a crash mid-turn) is dropped.
 pub(crate) async fn load(store: &Store, session_key: &str) -> Result<Vec<ChatMessage>, StoreError> {
-    let rows = store.history(session_key, HISTORY_LIMIT).await?;
+    let rows = store.sessions().history(session_key, HISTORY_LIMIT).await?;
     let mut out: Vec<ChatMessage> = Vec::with_capacity(rows.len());
     for row in rows {
         match serde_json::from_str::<ChatMessage>(&row.body) {
@@ -76,7 +76,7 @@ pub(crate) async fn save_all(
         let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         rows.push((m.role.as_str(), body));
     }
-    store.append_turn_messages(session_key, turn, &rows).await
+    store.sessions().append_turn(session_key, turn, &rows).await
 }
 
 #[cfg(test)]

@@ -52,6 +52,7 @@ pub struct TurnReply {
 
 /// Why a turn ended without an answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TurnError {
     /// No such agent.
     #[error("unknown agent '{0}'")]

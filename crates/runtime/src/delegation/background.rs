@@ -66,7 +66,7 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
                 loop {
                     tick.tick().await;
-                    if let Err(e) = store.heartbeat_run(&id).await {
+                    if let Err(e) = store.runs().heartbeat(&id).await {
                         tracing::warn!(run_id = %id, error = %e, "heartbeat failed");
                     }
                 }

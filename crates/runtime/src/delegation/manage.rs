@@ -19,7 +19,7 @@ fn not_found(id: &str) -> ToolResult {
 
 /// The row, if it is a delegate task `caller` may see.
 async fn visible(core: &Core, caller: &str, id: &str) -> Result<Option<RunRow>, ToolResult> {
-    match core.store.run(id).await {
+    match core.store.runs().get(id).await {
         Ok(Some(row)) if row.kind == RunKind::Delegate && row.owners().iter().any(|o| o == caller) => Ok(Some(row)),
         Ok(_) => Ok(None),
         Err(e) => {
@@ -66,7 +66,7 @@ pub(crate) async fn check_result(core: &Core, caller: &str, args: &Args) -> Tool
 }
 
 pub(crate) async fn list_results(core: &Core, caller: &str) -> ToolResult {
-    match core.store.runs_owned_by(RunKind::Delegate, caller, 100).await {
+    match core.store.runs().owned_by(RunKind::Delegate, caller, 100).await {
         Ok(rows) => {
             let items: Vec<Value> = rows
                 .iter()
@@ -99,7 +99,7 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
         error: Some("cancelled by cancel_task"),
         ..RunEnd::default()
     };
-    let recorded = core.store.finish_run(id, RunStatus::Cancelled, &end).await;
+    let recorded = core.store.runs().finish(id, RunStatus::Cancelled, &end).await;
     let token = core.live.unregister_run(id);
     if let Some(t) = token {
         t.cancel();

@@ -69,6 +69,7 @@ pub struct ChatResponse {
 
 /// Why a model call failed (never with endpoints, keys or bodies).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// The server could not be reached.
     #[error("model provider '{0}' could not be reached (is the model server running? check [providers.{0}].base_url)")]

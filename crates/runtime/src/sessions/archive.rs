@@ -18,14 +18,14 @@ pub(crate) async fn archive_one(core: &Core, run_id: &str, path: &Path) {
             return;
         }
     }
-    if let Err(e) = core.store.mark_archived(run_id).await {
+    if let Err(e) = core.store.runs().mark_archived(run_id).await {
         tracing::warn!(run_id, error = %e, "cannot record an archived transcript");
     }
 }
 
 /// Archive due transcripts now; returns how many were archived.
 pub(crate) async fn archive_due(core: &Core) -> usize {
-    let Ok(rows) = core.store.runs_to_archive(RunKind::SessionsSpawn, 500).await else {
+    let Ok(rows) = core.store.runs().to_archive(RunKind::SessionsSpawn, 500).await else {
         return 0;
     };
     let mut done = 0;

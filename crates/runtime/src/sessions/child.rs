@@ -84,7 +84,7 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
             deliver(&core, &run_id, &requester_session, depth, &text).await;
         } else {
             tracing::info!(run_id, "announce step answered ANNOUNCE_SKIP; nothing posted");
-            if let Err(e) = core.store.announcement_not_needed(&run_id).await {
+            if let Err(e) = core.store.runs().announcement_not_needed(&run_id).await {
                 tracing::warn!(run_id, error = %e, "cannot record that nothing is announced");
             }
         }
@@ -97,7 +97,7 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
 /// children announce into their parent session. Either way the parent
 /// session receives the result as fenced, untrusted data.
 async fn deliver(core: &Arc<Core>, run_id: &str, requester_session: &str, depth: u32, text: &str) {
-    let Ok(Some(row)) = core.store.run(run_id).await else {
+    let Ok(Some(row)) = core.store.runs().get(run_id).await else {
         return;
     };
     let body = crate::announce::render_with(&row, (!text.trim().is_empty()).then_some(text));
@@ -131,7 +131,7 @@ fn relay(
         );
         let note = crate::message::ChatMessage::user(data.clone());
         if let Ok(json) = serde_json::to_string(&note)
-            && let Err(e) = core.store.append_message(&requester_session, "user", &json).await
+            && let Err(e) = core.store.sessions().append(&requester_session, "user", &json).await
         {
             tracing::warn!(run_id = %row.id, error = %e, "cannot add the announcement to the parent session");
         }
@@ -139,6 +139,7 @@ fn relay(
             if let (Some(channel), Some(chat)) = (&row.origin_channel, &row.origin_chat) {
                 let queued = core
                     .store
+                    .outbox()
                     .enqueue_announcement(&key, channel, chat, row.origin_thread.as_deref(), &body)
                     .await;
                 if let Err(e) = queued {
@@ -148,7 +149,7 @@ fn relay(
             return;
         }
         let parent = match row.parent_id.as_deref() {
-            Some(id) => core.store.run(id).await.ok().flatten(),
+            Some(id) => core.store.runs().get(id).await.ok().flatten(),
             None => None,
         };
         let Some(parent) = parent.filter(|p| p.status != RunStatus::Running) else {
@@ -207,12 +208,12 @@ async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
 /// records folder (`Core::records_dir`, out of the tools' reach);
 /// with `cleanup = "delete"`, archive it right away.
 pub(crate) async fn write_transcript(core: &Core, run_id: &str, delete: bool) {
-    let Ok(Some(row)) = core.store.run(run_id).await else {
+    let Ok(Some(row)) = core.store.runs().get(run_id).await else {
         return;
     };
     let dir = core.records_dir(&row.agent).join("sessions");
     let path = dir.join(format!("{run_id}.jsonl"));
-    let body = match core.store.history(&row.session_key, 10_000).await {
+    let body = match core.store.sessions().history(&row.session_key, 10_000).await {
         Ok(rows) => rows.into_iter().map(|r| r.body).collect::<Vec<_>>().join("\n"),
         Err(e) => {
             tracing::warn!(run_id, error = %e, "cannot read a transcript");

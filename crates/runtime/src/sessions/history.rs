@@ -19,7 +19,7 @@ builtin_tool!(SessionsHistory, "sessions_history", Args);
 
 impl SessionsHistory {
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
-        let mine = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
+        let mine = match ctx.store.runs().of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.iter().any(|r| r.session_key == args.session_key),
             Err(_) => false,
         };
@@ -27,7 +27,7 @@ impl SessionsHistory {
             return ToolResult::fail(format!("No child session '{}' of this session", args.session_key));
         }
         let limit = args.limit.unwrap_or(20).clamp(1, 200);
-        match ctx.store.history(&args.session_key, limit).await {
+        match ctx.store.sessions().history(&args.session_key, limit).await {
             Ok(rows) => {
                 let messages: Vec<Value> = rows.iter().filter_map(|r| serde_json::from_str(&r.body).ok()).collect();
                 ToolResult::ok(json!({ "messages": messages }).to_string())

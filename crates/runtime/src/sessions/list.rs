@@ -10,7 +10,7 @@ builtin_tool!(SessionsList, "sessions_list");
 
 impl SessionsList {
     async fn run(&self, _: serde::de::IgnoredAny, ctx: &ToolContext) -> ToolResult {
-        match ctx.store.runs_of_session(&ctx.session_key, 50).await {
+        match ctx.store.runs().of_session(&ctx.session_key, 50).await {
             Ok(rows) => ToolResult::ok(
                 json!({"sessions": rows.iter().map(|r| json!({
                     "runId": r.id, "childSessionKey": r.session_key, "agentId": r.agent,

@@ -19,7 +19,7 @@ builtin_tool!(SessionsSend, "sessions_send", Args);
 
 impl SessionsSend {
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
-        let row = match ctx.store.runs_of_session(&ctx.session_key, 200).await {
+        let row = match ctx.store.runs().of_session(&ctx.session_key, 200).await {
             Ok(rows) => rows.into_iter().find(|r| r.session_key == args.session_key),
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
         };

@@ -213,7 +213,7 @@ fn system_prompt(base: &str, workspace: &std::path::Path, thinking: Option<&str>
 /// Whether this session may start one more child: fewer than `max` of its
 /// children are running (counted while the session's spawn turn is held).
 async fn room_for_a_child(ctx: &ToolContext, root: &str, max: u32) -> Result<(), String> {
-    let active = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
+    let active = match ctx.store.runs().of_session(&ctx.session_key, 100).await {
         Ok(rows) => rows
             .iter()
             .filter(|r| r.kind == RunKind::SessionsSpawn && r.status == RunStatus::Running)

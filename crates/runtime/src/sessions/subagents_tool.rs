@@ -39,7 +39,7 @@ impl Tool for SubagentsTool {
             Ok(c) => c,
             Err(e) => return e,
         };
-        let rows = match ctx.store.runs_of_session(&ctx.session_key, 100).await {
+        let rows = match ctx.store.runs().of_session(&ctx.session_key, 100).await {
             Ok(r) => r,
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),
         };

@@ -19,7 +19,7 @@ builtin_tool!(MemoryRecall, "memory_recall", Args);
 impl MemoryRecall {
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult {
         let limit = args.limit.unwrap_or(10).clamp(1, 50);
-        match ctx.store.memory_recall(&ctx.memory_readers, &args.query, limit).await {
+        match ctx.store.memory().recall(&ctx.memory_readers, &args.query, limit).await {
             Ok(rows) if rows.is_empty() => ToolResult::ok("no matching memories"),
             Ok(rows) => ToolResult::ok(
                 rows.iter()

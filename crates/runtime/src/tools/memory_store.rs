@@ -18,7 +18,7 @@ impl MemoryStore {
         if args.key.trim().is_empty() {
             return ToolResult::fail("'key' must not be empty");
         }
-        match ctx.store.memory_store(&ctx.agent, args.key.trim(), &args.content).await {
+        match ctx.store.memory().put(&ctx.agent, args.key.trim(), &args.content).await {
             Ok(()) => ToolResult::ok(format!("stored memory '{}'", args.key.trim())),
             Err(e) => {
                 tracing::error!(error = %e, "memory_store failed");

@@ -23,6 +23,7 @@ impl ModelSwitch {
         }
         if let Err(e) = ctx
             .store
+            .sessions()
             .set_model_override(&ctx.session_key, Some(&args.provider))
             .await
         {

@@ -77,8 +77,8 @@ impl Fx {
 
     pub(crate) async fn wait_ended(&self, run_id: &str) -> String {
         for _ in 0..200 {
-            let r = self.store().run(run_id).await.unwrap().unwrap();
-            if r.status != RunStatus::Running && !self.store().announcements_of(run_id).await.unwrap().is_empty() {
+            let r = self.store().runs().get(run_id).await.unwrap().unwrap();
+            if r.status != RunStatus::Running && !self.store().outbox().of_run(run_id).await.unwrap().is_empty() {
                 return r.status.to_string();
             }
             tokio::time::sleep(Duration::from_millis(25)).await;

@@ -78,7 +78,7 @@ async fn a_decision_counts_only_from_the_platform_of_the_id() {
         .await;
     assert_eq!(answer, "Approval ab12: allowed once.");
     assert_eq!(rx.try_recv().unwrap().by, "tg:7");
-    let row = peers.store.approval("ab12").await.unwrap().unwrap();
+    let row = peers.store.approvals().get("ab12").await.unwrap().unwrap();
     assert_eq!(
         (row.status, row.decided_by.as_deref()),
         (ApprovalStatus::Approved, Some("tg:7")),
@@ -103,7 +103,7 @@ async fn of_two_decisions_at_once_the_recorded_one_stands() {
         from: Some("local.team"),
         reason: None,
     };
-    assert!(peers.store.decide_approval("race1", &denied).await.unwrap());
+    assert!(peers.store.approvals().decide("race1", &denied).await.unwrap());
     // ...then this one's "allow" arrives: the deny stands.
     let ops = ChatAddress::new("local.team", "ops");
     let answer = broker
@@ -114,7 +114,7 @@ async fn of_two_decisions_at_once_the_recorded_one_stands() {
         .await;
     assert_eq!(answer, "Approval race1 is no longer pending: it was denied by cli:x.");
     assert!(rx.try_recv().is_err(), "the losing decision wakes nobody");
-    let row = peers.store.approval("race1").await.unwrap().unwrap();
+    let row = peers.store.approvals().get("race1").await.unwrap().unwrap();
     assert_eq!(
         (row.status, row.decided_by.as_deref()),
         (ApprovalStatus::Denied, Some("cli:x"))

@@ -158,7 +158,8 @@ impl ApprovalBroker for CliBroker {
         .then_some(self.user.as_str());
         if let Err(e) = self
             .store
-            .decide_approval(
+            .approvals()
+            .decide(
                 &req.id,
                 &ApprovalEnd {
                     status,

@@ -8,7 +8,7 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str, limit: usize, 
         Ok(r) => r,
         Err(e) => return e,
     };
-    let rows = match ctx.runtime.store().history(&r.session_key, 400).await {
+    let rows = match ctx.runtime.store().sessions().history(&r.session_key, 400).await {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!(error = %e, "cannot read a transcript");

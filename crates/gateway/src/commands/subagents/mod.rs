@@ -101,7 +101,8 @@ pub(crate) async fn children(ctx: &CommandContext<'_>) -> Result<Vec<RunRow>, St
     let mut rows = ctx
         .runtime
         .store()
-        .runs_in_chat(
+        .runs()
+        .in_chat(
             &ctx.address.channel,
             &ctx.address.chat,
             ctx.runtime.store().now_ms() - RECENT_MS,
@@ -209,10 +210,10 @@ mod tests {
             requester_session: None,
             announce: false,
         };
-        let old = peers.store.insert_run(&run("older-run")).await.unwrap();
+        let old = peers.store.runs().insert(&run("older-run")).await.unwrap();
         let sent_at = old + 1;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        peers.store.insert_run(&run("newer-run")).await.unwrap();
+        peers.store.runs().insert(&run("newer-run")).await.unwrap();
         let ctx = CommandContext {
             runtime: &runtime,
             agent: "main",

@@ -42,7 +42,7 @@ pub(crate) async fn set_paused(runtime: &switchboard_runtime::Runtime, scope: Pa
     // Every gateway sharing the control plane follows the flag (this one
     // too: it is written first, so its own watcher never reads it stale).
     let store = runtime.store();
-    if let Err(e) = store.set_flag(&flag(agent), if pause { "1" } else { "0" }).await {
+    if let Err(e) = store.mail().set_flag(&flag(agent), if pause { "1" } else { "0" }).await {
         // Not recorded, the other gateways (and this one's watcher) would
         // undo it: say so rather than pretend.
         tracing::error!(error = %e, "cannot share the pause with the other gateways");

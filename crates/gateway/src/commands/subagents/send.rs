@@ -40,7 +40,7 @@ pub(crate) async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) 
         && let Some(there) = r.instance_id.as_deref().filter(|i| Some(*i) != store.instance_id())
     {
         // Running on another gateway: it moves the message to the child.
-        if let Err(e) = store.mail_child(there, &r.session_key, &note).await {
+        if let Err(e) = store.mail().send_to_child(there, &r.session_key, &note).await {
             tracing::error!(error = %e, "cannot leave a message for a child on another gateway");
             return Plan::Done(format!("Could not reach {short} on the gateway running it; try again."));
         }

@@ -83,7 +83,11 @@ impl GatewayIntake {
 #[async_trait]
 impl Intake for GatewayIntake {
     async fn cursor(&self, channel: &str) -> Result<Option<String>, IntakeError> {
-        self.store.cursor(channel).await.map_err(|e| IntakeError(e.to_string()))
+        self.store
+            .cursors()
+            .get(channel)
+            .await
+            .map_err(|e| IntakeError(e.to_string()))
     }
 
     fn connection(&self, channel: &str, state: Result<(), String>) {
@@ -136,7 +140,7 @@ impl Intake for GatewayIntake {
         }
         let fresh = self
             .store
-            .take_inbound(channel, &rows, cursor.as_deref(), self.fences.of(channel))
+            .inbox().take(channel, &rows, cursor.as_deref(), self.fences.of(channel))
             .await
             .map_err(|e| {
                 tracing::error!(%channel, error = %e, "cannot write to the inbox; the channel will offer the messages again");

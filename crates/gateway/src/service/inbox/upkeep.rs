@@ -18,17 +18,17 @@ const PRUNE_EVERY: Duration = Duration::from_secs(600);
 /// sender the configuration no longer allows are closed unanswered.
 pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, StoreError> {
     let mut taken = Vec::new();
-    for row in store.adopt_orphan_inbound().await? {
+    for row in store.inbox().adopt_orphans().await? {
         let key = row.key.clone();
         match Taken::recovered(row) {
             Ok(t) if still_allowed(config, &t.m) => taken.push(t),
             Ok(t) => {
                 tracing::warn!(channel = %t.m.address.channel, sender = %t.m.sender, "a message taken before the restart is from a sender no longer allowed; not answered");
-                store.finish_inbound(&key, None).await?;
+                store.inbox().finish(&key, None).await?;
             }
             Err(e) => {
                 tracing::error!(error = %e, "an inbox row cannot be read; closed unanswered");
-                store.finish_inbound(&key, None).await?;
+                store.inbox().finish(&key, None).await?;
             }
         }
     }
@@ -47,7 +47,7 @@ pub(crate) fn spawn(
         let mut last_prune: Option<tokio::time::Instant> = None;
         loop {
             if last_prune.is_none_or(|t| t.elapsed() >= PRUNE_EVERY) {
-                match store.prune_inbound(retention_ms).await {
+                match store.inbox().prune(retention_ms).await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(rows = n, "answered inbox messages pruned"),
                     Err(e) => tracing::error!(error = %e, "cannot prune the inbox"),

@@ -1,6 +1,7 @@
 //! The outbox worker against a local channel that goes down and comes back.
 
 use super::*;
+use switchboard_store::OutboxStatus;
 
 #[tokio::test]
 async fn an_announcement_waits_out_an_outage_and_arrives_once() {
@@ -9,26 +10,28 @@ async fn an_announcement_waits_out_an_outage_and_arrives_once() {
     team.set_down(true);
     assert!(
         store
+            .outbox()
             .enqueue_announcement("run-1", "local.team", "general", Some("t1"), "Status: success")
             .await
             .unwrap()
     );
     assert!(
         !store
+            .outbox()
             .enqueue_announcement("run-1", "local.team", "general", Some("t1"), "again")
             .await
             .unwrap()
     );
     let worker = spawn(store.clone(), channels, crate::cluster::Fences::default());
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let (status, attempts) = store.announcements_of("run-1").await.unwrap()[0].clone();
-    assert_eq!(status, "pending");
+    let (status, attempts) = store.outbox().of_run("run-1").await.unwrap()[0];
+    assert_eq!(status, OutboxStatus::Pending);
     assert!(attempts >= 1, "delivery was tried");
     assert!(team.events_after(0).is_empty());
     team.set_down(false);
     let mut delivered = false;
     for _ in 0..60 {
-        if store.announcements_of("run-1").await.unwrap()[0].0 == "delivered" {
+        if store.outbox().of_run("run-1").await.unwrap()[0].0 == OutboxStatus::Delivered {
             delivered = true;
             break;
         }
@@ -79,14 +82,15 @@ async fn a_row_refused_for_good_is_given_up_after_a_few_tries() {
     let mut channels = peers.channels.clone();
     channels.insert(std::sync::Arc::new(Refusing));
     store
+        .outbox()
         .enqueue_announcement("run-gone", "local.gone", "nowhere", None, "Status: success")
         .await
         .unwrap();
     let worker = spawn(store.clone(), channels, crate::cluster::Fences::default());
-    let mut last = (String::new(), 0);
+    let mut last = (OutboxStatus::Pending, 0);
     for _ in 0..200 {
-        last = store.announcements_of("run-gone").await.unwrap()[0].clone();
-        if last.0 == "failed" {
+        last = store.outbox().of_run("run-gone").await.unwrap()[0];
+        if last.0 == OutboxStatus::Failed {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -94,8 +98,8 @@ async fn a_row_refused_for_good_is_given_up_after_a_few_tries() {
     worker.abort();
     assert_eq!(
         last,
-        ("failed".to_string(), GIVE_UP_AFTER),
+        (OutboxStatus::Failed, GIVE_UP_AFTER),
         "given up after {GIVE_UP_AFTER} refusals"
     );
-    assert_eq!(store.outbox_counts().await.unwrap(), 0, "nothing left queued");
+    assert_eq!(store.outbox().pending().await.unwrap(), 0, "nothing left queued");
 }

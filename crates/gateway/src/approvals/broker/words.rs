@@ -1,0 +1,70 @@
+//! What the broker tells people, and how choices map to stored statuses.
+
+use super::{Decision, Via};
+use switchboard_core::{ApprovalChoice, UserId};
+use switchboard_store::{ApprovalRow, ApprovalStatus};
+
+/// Why `user` may not decide request `id` from `from`, if they may not. An
+/// approver is recognised only on the platform that vouches for their id:
+/// `tg:7` typed into a local chat is not tg:7.
+pub(super) fn refusal(id: &str, user: &UserId, from: Via<'_>, approvers: &[String]) -> Option<String> {
+    if let Via::Chat(from) = from
+        && !user.belongs_to(&from.channel)
+    {
+        return Some(format!(
+            "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
+            from.channel
+        ));
+    }
+    if !crate::rights::may_decide(user, approvers) {
+        return Some(format!(
+            "{user} may not decide approval {id}: only its approvers can. The request stays open."
+        ));
+    }
+    None
+}
+
+/// What the person who decided is told.
+pub(super) fn decided(id: &str, choice: ApprovalChoice) -> String {
+    match choice {
+        ApprovalChoice::AllowOnce => format!("Approval {id}: allowed once."),
+        ApprovalChoice::Always => format!("Approval {id}: allowed for the rest of this run."),
+        ApprovalChoice::Deny => format!("Approval {id}: denied."),
+    }
+}
+
+/// The decision a decided row records; `None` for one that ended
+/// otherwise (expired, cancelled, unavailable).
+pub(super) fn decision_of(row: ApprovalRow) -> Option<Decision> {
+    let choice = match row.status {
+        ApprovalStatus::Approved => ApprovalChoice::AllowOnce,
+        ApprovalStatus::ApprovedAlways => ApprovalChoice::Always,
+        ApprovalStatus::Denied => ApprovalChoice::Deny,
+        _ => return None,
+    };
+    Some(Decision {
+        choice,
+        by: row.decided_by.unwrap_or_default(),
+        reason: row.reason,
+    })
+}
+
+/// What a person is told about a request that ended before their answer.
+pub(super) fn no_longer_pending(row: &ApprovalRow) -> String {
+    match &row.decided_by {
+        Some(by) if !by.is_empty() => format!(
+            "Approval {} is no longer pending: it was {} by {by}.",
+            row.id, row.status
+        ),
+        _ => format!("Approval {} is no longer pending: it was {}.", row.id, row.status),
+    }
+}
+
+/// The stored status of a choice.
+pub(super) fn status_of(choice: ApprovalChoice) -> ApprovalStatus {
+    match choice {
+        ApprovalChoice::AllowOnce => ApprovalStatus::Approved,
+        ApprovalChoice::Always => ApprovalStatus::ApprovedAlways,
+        ApprovalChoice::Deny => ApprovalStatus::Denied,
+    }
+}

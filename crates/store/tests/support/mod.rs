@@ -1,0 +1,47 @@
+//! What the store's test files share: a fresh PostgreSQL database per
+//! test, and the macro that runs one test on both backends.
+
+/// A fresh database on the PostgreSQL test server, if there is one.
+pub(crate) async fn postgres_url() -> Option<String> {
+    let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
+    let name = format!("sb_test_{}", uuid::Uuid::new_v4().simple());
+    let pool = sqlx::PgPool::connect(&admin).await.expect("postgres admin connection");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (base, _) = admin.rsplit_once('/').unwrap();
+    Some(format!("{base}/{name}"))
+}
+
+/// `$test` (an async fn taking a database URL) as two tests: on a fresh
+/// SQLite file (in a folder that does not exist yet), and on a fresh
+/// PostgreSQL database when `SWITCHBOARD_TEST_POSTGRES_URL` names a server.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($name:ident, $test:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                let dir = tempfile::tempdir().unwrap();
+                super::$test(&format!(
+                    "sqlite://{}/nested/control_plane.db",
+                    dir.path().display()
+                ))
+                .await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some(url) = $crate::support::postgres_url().await else {
+                    eprintln!(
+                        "SWITCHBOARD_TEST_POSTGRES_URL not set; {} not exercised on PostgreSQL here",
+                        stringify!($name)
+                    );
+                    return;
+                };
+                super::$test(&url).await;
+            }
+        }
+    };
+}

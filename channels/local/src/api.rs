@@ -251,24 +251,42 @@ fn acting_as(caller: &Caller, claimed: &str) -> Result<String, Box<Response>> {
     }
 }
 
+/// Channel `alias` and the person a caller speaks as there (see
+/// `acting_as`); a caller with a token joins `chat` first (a direct chat
+/// when `direct`). The response to send instead when any of it is refused.
+fn speaker(
+    hub: &LocalHub,
+    alias: &str,
+    caller: &Caller,
+    claimed: &str,
+    chat: &str,
+    direct: bool,
+) -> Result<(Arc<LocalChannel>, String), Box<Response>> {
+    let Some(ch) = hub.channel(alias) else {
+        return Err(Box::new(unknown(alias)));
+    };
+    let user = acting_as(caller, claimed)?;
+    if caller.0.is_some()
+        && let Err(e) = ch.join(chat, &user, direct)
+    {
+        return Err(Box::new(
+            (StatusCode::FORBIDDEN, Json(json!({ "error": e }))).into_response(),
+        ));
+    }
+    Ok((ch.clone(), user))
+}
+
 async fn send(
     State(hub): State<LocalHub>,
     Path(alias): Path<String>,
     Extension(caller): Extension<Caller>,
     Json(mut body): Json<Send>,
 ) -> Response {
-    let Some(ch) = hub.channel(&alias) else {
-        return unknown(&alias);
-    };
-    body.user = match acting_as(&caller, &body.user) {
-        Ok(u) => u,
+    let (ch, user) = match speaker(&hub, &alias, &caller, &body.user, &body.chat, body.direct) {
+        Ok(found) => found,
         Err(refused) => return *refused,
     };
-    if caller.0.is_some()
-        && let Err(e) = ch.join(&body.chat, &body.user, body.direct)
-    {
-        return (StatusCode::FORBIDDEN, Json(json!({ "error": e }))).into_response();
-    }
+    body.user = user;
     let message_id = format!(
         "in-{}",
         std::time::SystemTime::now()
@@ -292,18 +310,11 @@ async fn press(
     Extension(caller): Extension<Caller>,
     Json(mut body): Json<Press>,
 ) -> Response {
-    let Some(ch) = hub.channel(&alias) else {
-        return unknown(&alias);
-    };
-    body.user = match acting_as(&caller, &body.user) {
-        Ok(u) => u,
+    let (ch, user) = match speaker(&hub, &alias, &caller, &body.user, &body.chat, false) {
+        Ok(found) => found,
         Err(refused) => return *refused,
     };
-    if caller.0.is_some()
-        && let Err(e) = ch.join(&body.chat, &body.user, false)
-    {
-        return (StatusCode::FORBIDDEN, Json(json!({ "error": e }))).into_response();
-    }
+    body.user = user;
     // A button press reaches the gateway as a decision, never as text.
     let Some(choice) = ApprovalChoice::from_word(&body.choice) else {
         return bad(format!(

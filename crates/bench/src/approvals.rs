@@ -4,7 +4,7 @@
 //! returned — as p50/p99 over N sequential requests. `announce`: child
 //! completion to announcement delivered, and outbox throughput.
 
-use crate::common::{percentile, tempfile_dir};
+use crate::common::{print_quantiles, tempfile_dir};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,16 +83,8 @@ allowed_users = ["cli:alice"]
         );
     }
     approver.abort();
-    micros.sort_unstable();
-    let pct = |p: f64| percentile(&micros, p);
     println!("approval round trip (instant approver), n={n}");
-    println!(
-        "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
-        pct(0.5),
-        pct(0.9),
-        pct(0.99),
-        pct(1.0)
-    );
+    print_quantiles(&mut micros);
     println!("  store writes per round trip: {:.1}", store.writes() as f64 / n as f64);
     std::fs::remove_dir_all(&dir).ok();
     Ok(ExitCode::SUCCESS)
@@ -132,16 +124,8 @@ pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
         seen = events.last().map(|e| e.seq).unwrap_or(seen);
         micros.push(t.elapsed().as_micros() as u64);
     }
-    micros.sort_unstable();
-    let pct = |p: f64| percentile(&micros, p);
     println!("announcement latency (queued -> delivered to a local channel), n={n}");
-    println!(
-        "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
-        pct(0.5),
-        pct(0.9),
-        pct(0.99),
-        pct(1.0)
-    );
+    print_quantiles(&mut micros);
 
     let t = Instant::now();
     for i in 0..n {

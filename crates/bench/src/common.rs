@@ -9,6 +9,20 @@ pub(crate) fn percentile(sorted_micros: &[u64], p: f64) -> f64 {
     sorted_micros[i] as f64 / 1000.0
 }
 
+/// Sort the microsecond samples and print p50, p90, p99 and max in
+/// milliseconds on one line.
+pub(crate) fn print_quantiles(micros: &mut [u64]) {
+    micros.sort_unstable();
+    let pct = |p: f64| percentile(micros, p);
+    println!(
+        "  p50 {:>7.2} ms   p90 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms",
+        pct(0.5),
+        pct(0.9),
+        pct(0.99),
+        pct(1.0)
+    );
+}
+
 /// A scripted model answering `replies` requests at once, and a config in
 /// a new folder whose agent `main` uses it and answers on `channel`; `extra`
 /// adds the channel's own tables. Returns the model, the folder and the config path.

@@ -166,32 +166,36 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
                 "agent aliases may only use letters, digits, '-' and '_'",
             ));
         }
-        if !c.providers.contains_key(&a.model_provider) {
-            v.push(Problem::new(
-                at("model_provider"),
-                format!(
-                    "unknown provider '{}'; define [providers.{}]",
-                    a.model_provider, a.model_provider
-                ),
-            ));
-        }
-        if !c.risk_profiles.contains_key(&a.risk_profile) {
-            v.push(Problem::new(
-                at("risk_profile"),
-                format!(
-                    "unknown risk profile '{}'; define [risk_profiles.{}]",
-                    a.risk_profile, a.risk_profile
-                ),
-            ));
-        }
-        if !c.runtime_profiles.contains_key(&a.runtime_profile) {
-            v.push(Problem::new(
-                at("runtime_profile"),
-                format!(
-                    "unknown runtime profile '{}'; define [runtime_profiles.{}]",
-                    a.runtime_profile, a.runtime_profile
-                ),
-            ));
+        let references = [
+            (
+                "model_provider",
+                "provider",
+                "providers",
+                &a.model_provider,
+                c.providers.contains_key(&a.model_provider),
+            ),
+            (
+                "risk_profile",
+                "risk profile",
+                "risk_profiles",
+                &a.risk_profile,
+                c.risk_profiles.contains_key(&a.risk_profile),
+            ),
+            (
+                "runtime_profile",
+                "runtime profile",
+                "runtime_profiles",
+                &a.runtime_profile,
+                c.runtime_profiles.contains_key(&a.runtime_profile),
+            ),
+        ];
+        for (key, what, table, value, known) in references {
+            if !known {
+                v.push(Problem::new(
+                    at(key),
+                    format!("unknown {what} '{value}'; define [{table}.{value}]"),
+                ));
+            }
         }
         for (i, ch) in a.channels.iter().enumerate() {
             if !c.channels.knows(ch) {

@@ -23,10 +23,7 @@ pub(crate) fn operates(config: &Config, user: &UserId, agent: &str) -> bool {
 
 /// The people who may decide request `a` (named by its route when it was made).
 pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
-    a.approvers
-        .as_deref()
-        .and_then(|j| serde_json::from_str(j).ok())
-        .unwrap_or_default()
+    a.approvers.clone()
 }
 
 /// Whether `user` may decide a request whose route named `approvers`.
@@ -59,10 +56,9 @@ pub(crate) struct RunOwner {
 impl RunOwner {
     /// The owner of run `r`.
     pub(crate) fn of(r: &RunRow) -> Self {
-        let chain: Vec<String> = serde_json::from_str(&r.owner_chain).unwrap_or_default();
         Self {
             requester: r.requester.clone(),
-            root_agent: chain.into_iter().next().unwrap_or_else(|| r.agent.clone()),
+            root_agent: r.owner_chain.first().cloned().unwrap_or_else(|| r.agent.clone()),
         }
     }
 }

@@ -8,18 +8,6 @@ use std::sync::Arc;
 use switchboard_runtime::{ApprovalOutcome, NoApprover};
 use switchboard_test_support::{ScriptedModel, Step, offered_tools};
 
-const PROFILE: &str = r#"
-[agents.main]
-model_provider = "primary"
-system_prompt = "You are terse."
-
-[risk_profiles.default]
-level = "supervised"
-auto_approve = ["file_read", "file_write", "memory_store", "memory_recall", "shell"]
-allowed_commands = ["ls", "echo", "cat"]
-excluded_tools = ["model_switch"]
-"#;
-
 #[tokio::test]
 async fn multi_step_loop_with_shell_file_and_memory() {
     let model = ScriptedModel::start().await;

@@ -9,18 +9,6 @@ use std::sync::Arc;
 use switchboard_runtime::NoApprover;
 use switchboard_test_support::{ScriptedModel, Step};
 
-const PROFILE: &str = r#"
-[agents.main]
-model_provider = "primary"
-system_prompt = "You are terse."
-
-[risk_profiles.default]
-level = "supervised"
-auto_approve = ["file_read", "file_write", "memory_store", "memory_recall", "shell"]
-allowed_commands = ["ls", "echo", "cat"]
-excluded_tools = ["model_switch"]
-"#;
-
 #[tokio::test]
 async fn many_calls_in_one_answer_keep_their_order() {
     let model = ScriptedModel::start().await;

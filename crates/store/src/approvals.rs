@@ -44,8 +44,8 @@ pub struct NewApproval<'a> {
     pub requested_by: Option<&'a str>,
     /// The agent whose tool call waits.
     pub agent: &'a str,
-    /// Callers of a delegated run, root first (JSON list).
-    pub caller_chain: &'a str,
+    /// Callers of a delegated run, root first.
+    pub caller_chain: &'a [String],
     /// The tool to run.
     pub tool: &'a str,
     /// Its arguments, redacted.
@@ -60,9 +60,9 @@ pub struct NewApproval<'a> {
     pub thread: Option<&'a str>,
     /// When the request expires (Unix ms).
     pub deadline_at: i64,
-    /// Who may decide it (a JSON list of ids), so that any instance can
-    /// check a decision typed to it.
-    pub approvers: &'a str,
+    /// Who may decide it, so that any instance can check a decision typed
+    /// to it.
+    pub approvers: &'a [String],
 }
 
 /// A stored request and its outcome.
@@ -74,8 +74,9 @@ pub struct ApprovalRow {
     pub run_id: Option<String>,
     /// The agent whose tool call waits.
     pub agent: String,
-    /// Callers of a delegated run, root first (JSON list).
-    pub caller_chain: String,
+    /// Callers of a delegated run, root first.
+    #[sqlx(try_from = "crate::list::StoredList")]
+    pub caller_chain: Vec<String>,
     /// The tool to run.
     pub tool: String,
     /// Its arguments, redacted.
@@ -105,8 +106,9 @@ pub struct ApprovalRow {
     pub decided_from: Option<String>,
     /// The reason given with a denial.
     pub reason: Option<String>,
-    /// Who may decide it (a JSON list of ids; none for older rows).
-    pub approvers: Option<String>,
+    /// Who may decide it (empty for rows older than the column).
+    #[sqlx(try_from = "crate::list::StoredList")]
+    pub approvers: Vec<String>,
     /// The person whose message started the work that asks.
     pub requested_by: Option<String>,
 }
@@ -153,7 +155,7 @@ impl<'s> Approvals<'s> {
             .bind(a.id)
             .bind(a.run_id)
             .bind(a.agent)
-            .bind(a.caller_chain)
+            .bind(crate::list::encode(a.caller_chain))
             .bind(a.tool)
             .bind(a.summary)
             .bind(a.risk)
@@ -163,7 +165,7 @@ impl<'s> Approvals<'s> {
             .bind(a.deadline_at)
             .bind(self.0.now_ms())
             .bind(self.0.instance_id())
-            .bind(a.approvers)
+            .bind(crate::list::encode(a.approvers))
             .bind(a.requested_by),
         )
         .await?;

@@ -31,6 +31,7 @@ mod error;
 mod inbox;
 mod instances;
 mod leases;
+mod list;
 mod mail;
 mod memory;
 mod outbox;

@@ -106,8 +106,9 @@ pub struct RunRow {
     pub parent_id: Option<String>,
     /// The root of its tree.
     pub root_id: String,
-    /// Callers, root first (JSON list in rows).
-    pub owner_chain: String,
+    /// Callers, root first.
+    #[sqlx(try_from = "crate::list::StoredList")]
+    pub owner_chain: Vec<String>,
     /// Delegation depth below the person's turn.
     pub depth: i64,
     /// The agent it runs as.
@@ -167,7 +168,7 @@ impl NewRun {
             kind: self.kind,
             parent_id: self.parent_id.clone(),
             root_id: self.root_id.clone(),
-            owner_chain: serde_json::to_string(&self.owner_chain).unwrap_or_default(),
+            owner_chain: self.owner_chain.clone(),
             depth: self.depth,
             agent: self.agent.clone(),
             session_key: self.session_key.clone(),
@@ -192,13 +193,6 @@ impl NewRun {
             requester_session: self.requester_session.clone(),
             instance_id: None,
         }
-    }
-}
-
-impl RunRow {
-    /// The owner chain as aliases.
-    pub fn owners(&self) -> Vec<String> {
-        serde_json::from_str(&self.owner_chain).unwrap_or_default()
     }
 }
 
@@ -228,7 +222,7 @@ impl<'s> Runs<'s> {
     /// Record a run that starts now; returns its `created_at`.
     pub async fn insert(self, r: &NewRun) -> Result<i64, StoreError> {
         let now = self.0.now_ms();
-        let chain = serde_json::to_string(&r.owner_chain).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let chain = crate::list::encode(&r.owner_chain);
         self.0.exec(Stmt::new(
             "INSERT INTO runs (id, kind, parent_id, root_id, owner_chain, depth, agent, session_key, origin_channel,
                                origin_chat, origin_thread, label, task, model, status, heartbeat_at, created_at, started_at, requester,
@@ -363,8 +357,12 @@ impl<'s> Runs<'s> {
     }
 
     /// Ended runs of `kind` whose transcript is not archived yet: (id, agent, owner_chain, ended_at).
-    pub async fn to_archive(self, kind: RunKind, limit: i64) -> Result<Vec<(String, String, String, i64)>, StoreError> {
-        Ok(read!(self.0, |p| sqlx::query_as::<_, (String, String, String, i64)>(
+    pub async fn to_archive(
+        self,
+        kind: RunKind,
+        limit: i64,
+    ) -> Result<Vec<(String, String, Vec<String>, i64)>, StoreError> {
+        let rows = read!(self.0, |p| sqlx::query_as::<_, (String, String, String, i64)>(
             "SELECT id, agent, owner_chain, ended_at FROM runs
              WHERE kind = $1 AND status <> 'running' AND archived_at IS NULL AND ended_at IS NOT NULL
              ORDER BY ended_at LIMIT $2"
@@ -372,7 +370,13 @@ impl<'s> Runs<'s> {
         .bind(kind.as_str())
         .bind(limit)
         .fetch_all(p)
-        .await)?)
+        .await)?;
+        rows.into_iter()
+            .map(|(id, agent, owners, ended)| {
+                let owners = crate::list::decode(Some(&owners)).map_err(StoreError::Corrupt)?;
+                Ok((id, agent, owners, ended))
+            })
+            .collect()
     }
 
     /// Run `id`'s transcript was archived.

@@ -131,14 +131,14 @@ async fn exercise(store: &Store) {
                 run_id: None,
                 requested_by: Some("cli:bob"),
                 agent: "main",
-                caller_chain: "main",
+                caller_chain: &["main".to_string()],
                 tool: "shell",
                 summary: "ls",
                 risk: "medium",
                 channel: Some("cli"),
                 chat: Some("local"),
                 thread: None,
-                approvers: "[\"cli:ops\"]",
+                approvers: &["cli:ops".to_string()],
                 deadline_at: 0,
             })
             .await
@@ -180,6 +180,12 @@ async fn exercise(store: &Store) {
     assert_eq!(
         store.approvals().get("a2").await.unwrap().unwrap().status,
         ApprovalStatus::Expired
+    );
+    // The list columns come back as lists.
+    let a2 = store.approvals().get("a2").await.unwrap().unwrap();
+    assert_eq!(
+        (a2.caller_chain, a2.approvers),
+        (vec!["main".to_string()], vec!["cli:ops".to_string()])
     );
     assert_eq!(
         store

@@ -28,12 +28,7 @@ pub(crate) async fn update_expired_prompts(channels: &ChannelSet, rows: &[Approv
         let prompt = ApprovalPrompt {
             id: row.id.clone(),
             agent: row.agent.clone(),
-            caller_chain: row
-                .caller_chain
-                .split(" > ")
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
+            caller_chain: row.caller_chain.clone(),
             tool: row.tool.clone(),
             summary: row.summary.clone(),
             risk: row.risk.clone(),

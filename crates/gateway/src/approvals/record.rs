@@ -14,8 +14,6 @@ pub(crate) async fn store_request(
     approvers: &[String],
     deadline_ms: i64,
 ) -> Result<(), StoreError> {
-    let chain = req.caller_chain.join(" > ");
-    let approvers = serde_json::to_string(approvers).unwrap_or_else(|_| "[]".into());
     store
         .approvals()
         .insert(&NewApproval {
@@ -23,7 +21,7 @@ pub(crate) async fn store_request(
             run_id: req.run_id.as_deref(),
             requested_by: req.requested_by.as_deref(),
             agent: &req.agent,
-            caller_chain: &chain,
+            caller_chain: &req.caller_chain,
             tool: &req.tool,
             summary: &req.summary,
             risk: &req.risk,
@@ -31,7 +29,7 @@ pub(crate) async fn store_request(
             chat: Some(&at.chat),
             thread: at.thread.as_deref(),
             deadline_at: deadline_ms,
-            approvers: &approvers,
+            approvers,
         })
         .await
 }

@@ -300,7 +300,7 @@ fn pending_html(viewer: &Viewer, pending: &[switchboard_store::ApprovalRow], now
                     div.summary { (a.summary) }
                     div.meta {
                         "asked by " (a.requested_by.as_deref().unwrap_or("(scheduled)"))
-                        @if !a.caller_chain.is_empty() { " via " (a.caller_chain) }
+                        @if !a.caller_chain.is_empty() { " via " (a.caller_chain.join(" > ")) }
                         @if let (Some(ch), Some(chat)) = (&a.channel, &a.chat) { " · prompt in " (ch) ":" (chat) }
                         " · approvers " (approvers.join(", "))
                     }

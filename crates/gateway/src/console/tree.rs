@@ -197,7 +197,7 @@ mod tests {
             kind: RunKind::Delegate,
             parent_id: parent.map(Into::into),
             root_id: parent.unwrap_or(id).into(),
-            owner_chain: "[]".into(),
+            owner_chain: Vec::new(),
             depth: 1,
             agent: "main".into(),
             session_key: format!("s:{id}"),

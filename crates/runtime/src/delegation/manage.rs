@@ -20,7 +20,7 @@ fn not_found(id: &str) -> ToolResult {
 /// The row, if it is a delegate task `caller` may see.
 async fn visible(core: &Core, caller: &str, id: &str) -> Result<Option<RunRow>, ToolResult> {
     match core.store.runs().get(id).await {
-        Ok(Some(row)) if row.kind == RunKind::Delegate && row.owners().iter().any(|o| o == caller) => Ok(Some(row)),
+        Ok(Some(row)) if row.kind == RunKind::Delegate && row.owner_chain.iter().any(|o| o == caller) => Ok(Some(row)),
         Ok(_) => Ok(None),
         Err(e) => {
             tracing::error!(error = %e, "task lookup failed");

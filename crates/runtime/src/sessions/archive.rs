@@ -30,8 +30,7 @@ pub(crate) async fn archive_due(core: &Core) -> usize {
     };
     let mut done = 0;
     for (id, agent, owners, ended_at) in rows {
-        let root: Vec<String> = serde_json::from_str(&owners).unwrap_or_default();
-        let minutes = root
+        let minutes = owners
             .first()
             .and_then(|r| core.config.agents.get(r))
             .map(|a| a.subagents.archive_after_minutes)

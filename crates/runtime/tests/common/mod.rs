@@ -139,3 +139,17 @@ pub(crate) fn last_tool_result(model: &switchboard_test_support::ScriptedModel) 
     let last = reqs.last().expect("a request");
     tool_results(last).pop().expect("a tool result")
 }
+
+/// Agent `main` on provider `primary`, supervised, with the plain tools
+/// auto-approved (the tool-loop suites).
+pub(crate) const PROFILE: &str = r#"
+[agents.main]
+model_provider = "primary"
+system_prompt = "You are terse."
+
+[risk_profiles.default]
+level = "supervised"
+auto_approve = ["file_read", "file_write", "memory_store", "memory_recall", "shell"]
+allowed_commands = ["ls", "echo", "cat"]
+excluded_tools = ["model_switch"]
+"#;

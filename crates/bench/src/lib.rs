@@ -10,6 +10,7 @@ mod console;
 mod discord;
 mod gateway;
 mod matrix;
+mod regress;
 mod stream;
 mod telegram;
 
@@ -98,6 +99,39 @@ enum BenchCommand {
         #[arg(long, default_value_t = 10)]
         rooms: usize,
     },
+    /// The regression bench: an old and a new `switchboard` binary and the
+    /// raw relay (the floor), each its own process against a loopback Bot
+    /// API and an instant model, alternately; one table of medians,
+    /// spreads and ratios (scripts/bench-regress.sh builds the binaries).
+    Compare {
+        /// The earlier build's binary.
+        #[arg(long)]
+        old: Option<std::path::PathBuf>,
+        /// The build under test (default: this binary).
+        #[arg(long)]
+        new: Option<std::path::PathBuf>,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long, default_value_t = 50)]
+        sequential: usize,
+        #[arg(long, default_value_t = 200)]
+        burst: usize,
+        #[arg(long, default_value_t = 1000)]
+        big_burst: usize,
+        /// Seconds of idleness measured after start-up (RSS, CPU).
+        #[arg(long, default_value_t = 10)]
+        idle_secs: u64,
+    },
+    /// The raw relay `compare` measures as the floor: long-poll, one model
+    /// request, post the answer; nothing stored (runs until killed).
+    Relay {
+        #[arg(long)]
+        api: String,
+        #[arg(long, default_value = "123:BENCH")]
+        token: String,
+        #[arg(long)]
+        model: String,
+    },
     /// The whole gateway against an instant model: start-up, DM latency, bursts, RSS.
     Gateway {
         #[arg(long, default_value_t = 1000)]
@@ -144,6 +178,24 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Discord { messages, burst } => discord::discord(messages, burst).await,
         BenchCommand::Console { live, changes, tree } => console::console(live, changes, tree).await,
         BenchCommand::Stream { words, seconds, runs } => stream::stream(words, seconds, runs).await,
+        BenchCommand::Compare {
+            old,
+            new,
+            runs,
+            sequential,
+            burst,
+            big_burst,
+            idle_secs,
+        } => {
+            let sizes = regress::Sizes {
+                sequential,
+                burst,
+                big_burst,
+                idle_secs,
+            };
+            regress::compare(regress::Compare { old, new, runs, sizes }).await
+        }
+        BenchCommand::Relay { api, token, model } => regress::relay::relay(&api, &token, &model).await,
         BenchCommand::Cluster {
             database,
             kills,

@@ -262,6 +262,12 @@ impl FakeTelegram {
             .collect()
     }
 
+    /// How many messages the bot sent, without copying them (benchmarks).
+    pub fn sent_count(&self) -> usize {
+        let s = self.shared.state.lock().unwrap();
+        s.calls.iter().filter(|(m, _)| m == "sendmessage").count()
+    }
+
     /// Messages the bot sent (sendMessage results, as Telegram returned them).
     pub fn sent(&self) -> Vec<Value> {
         self.calls("sendmessage")

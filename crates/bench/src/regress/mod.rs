@@ -1,0 +1,120 @@
+//! `switchboard bench compare`: the regression bench. Two builds of the
+//! gateway (`--old`, `--new`) and the raw relay (the floor) run one after
+//! another, `--runs` times, each as its own process against the same
+//! loopback Bot API and instant model; the table gives each measure's
+//! median and spread, and the ratios new/old, new/floor and old/floor.
+//! `scripts/bench-regress.sh REV` builds both and calls it
+//! (docs/performance.md).
+
+pub(crate) mod relay;
+mod trial;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+pub(crate) use trial::Sizes;
+use trial::{MEASURES, Measures, Target};
+
+/// What to compare and how much.
+pub(crate) struct Compare {
+    pub old: Option<PathBuf>,
+    pub new: Option<PathBuf>,
+    pub runs: usize,
+    pub sizes: Sizes,
+}
+
+/// Run the comparison and print its table.
+pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
+    let me = std::env::current_exe()?;
+    let gateway = |label: &str, program: PathBuf| Target {
+        label: label.to_string(),
+        program,
+        args: ["run", "--config", "{config}"].map(String::from).to_vec(),
+    };
+    let mut targets = vec![Target {
+        label: "floor".into(),
+        program: me.clone(),
+        args: ["bench", "relay", "--api", "{api}", "--model", "{model}"]
+            .map(String::from)
+            .to_vec(),
+    }];
+    if let Some(old) = c.old {
+        targets.push(gateway("old", old));
+    }
+    targets.push(gateway("new", c.new.unwrap_or(me)));
+    let s = c.sizes;
+    println!(
+        "regression bench: {} run(s); {} sequential DMs, bursts of {} and {} people, {} s idle; loopback Bot API, instant model",
+        c.runs, s.sequential, s.burst, s.big_burst, s.idle_secs
+    );
+    let mut results: Vec<Vec<Measures>> = vec![Vec::new(); targets.len()];
+    for run in 0..c.runs {
+        // Alternate the order so drift of the machine spreads over all.
+        let order: Vec<usize> = if run % 2 == 0 {
+            (0..targets.len()).collect()
+        } else {
+            (0..targets.len()).rev().collect()
+        };
+        for i in order {
+            let m = trial::run(&targets[i], s).await?;
+            eprintln!("  run {} {}: {}", run + 1, targets[i].label, one_line(&m));
+            results[i].push(m);
+        }
+    }
+    print_table(&targets, &results);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn one_line(m: &Measures) -> String {
+    m.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(" ")
+}
+
+/// Median, minimum and maximum of measure `k` over the runs.
+fn stats(runs: &[Measures], k: usize) -> (f64, f64, f64) {
+    let mut v: Vec<f64> = runs.iter().map(|m| m[k]).collect();
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn print_table(targets: &[Target], results: &[Vec<Measures>]) {
+    let col = |t: &str| results.iter().zip(targets).position(|(_, x)| x.label == t);
+    let (floor, old, new) = (col("floor"), col("old"), col("new"));
+    let mut header = format!("| {:<28} | {:<11} |", "measure", "unit");
+    for t in targets {
+        header.push_str(&format!(" {:<22} |", format!("{} median (min–max)", t.label)));
+    }
+    let ratios: Vec<(&str, Option<usize>, Option<usize>)> = vec![
+        ("new/old", new, old),
+        ("new/floor", new, floor),
+        ("old/floor", old, floor),
+    ]
+    .into_iter()
+    .filter(|(_, a, b)| a.is_some() && b.is_some())
+    .collect();
+    for (name, _, _) in &ratios {
+        header.push_str(&format!(" {name:<9} |"));
+    }
+    println!("{header}");
+    println!(
+        "{}",
+        header
+            .chars()
+            .map(|ch| if ch == '|' { '|' } else { '-' })
+            .collect::<String>()
+    );
+    for (k, (measure, unit)) in MEASURES.iter().enumerate() {
+        let mut row = format!("| {measure:<28} | {unit:<11} |");
+        for r in results {
+            let (median, lo, hi) = stats(r, k);
+            row.push_str(&format!(" {:<22} |", format!("{median:.2} ({lo:.2}–{hi:.2})")));
+        }
+        for (_, a, b) in &ratios {
+            let (x, y) = (
+                stats(&results[a.unwrap_or(0)], k).0,
+                stats(&results[b.unwrap_or(0)], k).0,
+            );
+            let ratio = if y > 0.0 { format!("{:.2}", x / y) } else { "—".into() };
+            row.push_str(&format!(" {ratio:<9} |"));
+        }
+        println!("{row}");
+    }
+}

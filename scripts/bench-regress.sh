@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The regression bench: `./scripts/bench-regress.sh [REV] [compare options]`.
+#
+# Builds this tree and REV (default: HEAD~1) in release mode with the
+# benchmarks, then runs `switchboard bench compare`: both gateways and the
+# raw relay (the floor), alternately, against the same loopback peers,
+# and prints the table docs/performance.md explains. REV is built first in
+# the same target folder (dependencies are shared) and its binary copied
+# aside before this tree's build replaces it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev="${1:-HEAD~1}"
+shift || true
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+work="$(mktemp -d)"
+trap 'git worktree remove --force "$work/old" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+echo "==> building $rev (release, --features bench)" >&2
+git worktree add --detach "$work/old" "$rev" >/dev/null
+(cd "$work/old" && CARGO_TARGET_DIR="$target" cargo build --release --features bench --bin switchboard)
+cp "$target/release/switchboard" "$work/switchboard-old"
+echo "==> building this tree (release, --features bench)" >&2
+CARGO_TARGET_DIR="$target" cargo build --release --features bench --bin switchboard
+
+"$target/release/switchboard" bench compare --old "$work/switchboard-old" --new "$target/release/switchboard" "$@"

@@ -6,7 +6,10 @@
 # raw relay (the floor), alternately, against the same loopback peers,
 # and prints the table docs/performance.md explains. REV is built first in
 # the same target folder (dependencies are shared) and its binary copied
-# aside before this tree's build replaces it.
+# aside before this tree's build replaces it. Cargo names the project's own
+# crates by their path inside the workspace, so the two trees' crates land
+# on the same files: each build first cleans them (never the dependencies)
+# so that neither reuses the other's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev="${1:-HEAD~1}"
@@ -15,11 +18,21 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 work="$(mktemp -d)"
 trap 'git worktree remove --force "$work/old" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
+# Build the tree in the current folder, its own crates rebuilt from scratch.
+build() {
+    local members
+    members=$(cargo metadata --no-deps --format-version 1 |
+        python3 -c 'import json, sys; print(" ".join("-p " + p["name"] for p in json.load(sys.stdin)["packages"]))')
+    # shellcheck disable=SC2086
+    CARGO_TARGET_DIR="$target" cargo clean --release $members >/dev/null 2>&1 || true
+    CARGO_TARGET_DIR="$target" cargo build --release --features bench --bin switchboard
+}
+
 echo "==> building $rev (release, --features bench)" >&2
 git worktree add --detach "$work/old" "$rev" >/dev/null
-(cd "$work/old" && CARGO_TARGET_DIR="$target" cargo build --release --features bench --bin switchboard)
+(cd "$work/old" && build)
 cp "$target/release/switchboard" "$work/switchboard-old"
 echo "==> building this tree (release, --features bench)" >&2
-CARGO_TARGET_DIR="$target" cargo build --release --features bench --bin switchboard
+build
 
 "$target/release/switchboard" bench compare --old "$work/switchboard-old" --new "$target/release/switchboard" "$@"

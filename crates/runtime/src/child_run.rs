@@ -80,9 +80,14 @@ impl ChildRun {
     }
 
     /// Record an ending the caller rendered itself (a delegation's answer
-    /// and status). True when this ending is the one recorded; the last
-    /// progress is written unless the ending carries it and won.
+    /// and status). True when this ending is the one recorded. The last
+    /// progress is written first, unless the ending carries it (then it is
+    /// written after, only when a racing kill ended the run first).
     pub(crate) async fn finish_as(self, status: RunStatus, end: &RunEnd<'_>) -> bool {
+        let progress = self.run.ctx.scope.progress.as_ref();
+        if let Some(p) = progress.filter(|_| end.progress.is_none()) {
+            p.flush().await;
+        }
         let recorded = match self.core.store.runs().finish(&self.id, status, end).await {
             Ok(recorded) => recorded,
             Err(e) => {
@@ -90,14 +95,7 @@ impl ChildRun {
                 false
             }
         };
-        if let Some(p) = self
-            .run
-            .ctx
-            .scope
-            .progress
-            .as_ref()
-            .filter(|_| !recorded || end.progress.is_none())
-        {
+        if let Some(p) = progress.filter(|_| !recorded && end.progress.is_some()) {
             p.flush().await;
         }
         recorded

@@ -75,7 +75,7 @@ pub struct ApprovalRow {
     /// The agent whose tool call waits.
     pub agent: String,
     /// Callers of a delegated run, root first.
-    #[sqlx(try_from = "crate::list::StoredList")]
+    #[sqlx(try_from = "crate::list::StoredChain")]
     pub caller_chain: Vec<String>,
     /// The tool to run.
     pub tool: String,

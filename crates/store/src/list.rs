@@ -1,6 +1,10 @@
 //! List columns (`runs.owner_chain`, `approvals.caller_chain`,
 //! `approvals.approvers`): one encoding, a JSON array of strings, written
 //! by [`encode`] and decoded once, when a row is read, into `Vec<String>`.
+//!
+//! A value that does not decode never fails the read it is part of (one
+//! odd row must not stop start-up or a sweep): it reads as an empty list,
+//! which fails closed (no approver, no owner), and a warning is logged.
 
 /// A list column as stored; NULL reads as an empty list.
 #[derive(sqlx::Type)]
@@ -10,19 +14,34 @@ pub(crate) struct StoredList(Option<String>);
 impl TryFrom<StoredList> for Vec<String> {
     type Error = String;
     fn try_from(stored: StoredList) -> Result<Self, String> {
-        decode(stored.0.as_deref())
+        Ok(decode(stored.0.as_deref()).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "a stored list does not decode; read as empty");
+            Vec::new()
+        }))
     }
 }
 
-/// The list a column holds. Caller chains written before the lists were
-/// unified read as `a > b`.
+/// A caller chain as stored: a list column, or (rows written before the
+/// lists were unified) `a > b`.
+#[derive(sqlx::Type)]
+#[sqlx(transparent)]
+pub(crate) struct StoredChain(Option<String>);
+
+impl TryFrom<StoredChain> for Vec<String> {
+    type Error = String;
+    fn try_from(stored: StoredChain) -> Result<Self, String> {
+        match stored.0.as_deref().map(str::trim) {
+            Some(t) if !t.is_empty() && !t.starts_with('[') => Ok(t.split(" > ").map(str::to_string).collect()),
+            _ => Vec::try_from(StoredList(stored.0)),
+        }
+    }
+}
+
+/// The list a column holds.
 pub(crate) fn decode(text: Option<&str>) -> Result<Vec<String>, String> {
     match text.map(str::trim) {
         None | Some("") => Ok(Vec::new()),
-        Some(t) if t.starts_with('[') => {
-            serde_json::from_str(t).map_err(|e| format!("a list column is not a JSON list of strings: {e}"))
-        }
-        Some(t) => Ok(t.split(" > ").map(str::to_string).collect()),
+        Some(t) => serde_json::from_str(t).map_err(|e| format!("not a JSON list of strings: {e}")),
     }
 }
 
@@ -33,18 +52,38 @@ pub(crate) fn encode(list: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode, encode};
+    use super::{StoredChain, StoredList, decode, encode};
+
+    fn list(s: Option<&str>) -> Vec<String> {
+        Vec::try_from(StoredList(s.map(str::to_string))).unwrap()
+    }
+
+    fn chain(s: Option<&str>) -> Vec<String> {
+        Vec::try_from(StoredChain(s.map(str::to_string))).unwrap()
+    }
 
     #[test]
-    fn lists_round_trip_and_old_chains_still_read() {
-        let list = vec!["main".to_string(), "reviewer \"x\"".to_string()];
-        assert_eq!(decode(Some(&encode(&list))), Ok(list));
-        assert_eq!(decode(None), Ok(Vec::new()));
-        assert_eq!(decode(Some("")), Ok(Vec::new()));
+    fn lists_round_trip_and_odd_values_read_as_empty() {
+        let names = vec!["main".to_string(), "reviewer \"x\"".to_string()];
+        assert_eq!(decode(Some(&encode(&names))), Ok(names.clone()));
+        assert_eq!(list(Some(&encode(&names))), names);
+        assert!(list(None).is_empty() && list(Some("")).is_empty());
+        // Neither a broken list nor a bare word lets anyone in.
+        assert!(list(Some("[not json")).is_empty());
+        assert!(list(Some("*")).is_empty());
+        assert!(list(Some("[1, 2]")).is_empty());
+    }
+
+    #[test]
+    fn caller_chains_read_both_encodings() {
         assert_eq!(
-            decode(Some("main > worker")),
-            Ok(vec!["main".to_string(), "worker".to_string()])
+            chain(Some("main > worker")),
+            vec!["main".to_string(), "worker".to_string()]
         );
-        assert!(decode(Some("[not json")).is_err());
+        assert_eq!(
+            chain(Some(r#"["main","worker"]"#)),
+            vec!["main".to_string(), "worker".to_string()]
+        );
+        assert!(chain(None).is_empty() && chain(Some("[broken")).is_empty());
     }
 }

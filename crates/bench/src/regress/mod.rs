@@ -68,11 +68,18 @@ fn one_line(m: &Measures) -> String {
     m.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(" ")
 }
 
-/// Median, minimum and maximum of measure `k` over the runs.
+/// Median (of the middle two for an even count), minimum and maximum of
+/// measure `k` over the runs.
 fn stats(runs: &[Measures], k: usize) -> (f64, f64, f64) {
     let mut v: Vec<f64> = runs.iter().map(|m| m[k]).collect();
     v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median, v[0], v[n - 1])
 }
 
 fn print_table(targets: &[Target], results: &[Vec<Measures>]) {

@@ -204,8 +204,10 @@ impl AgentRun {
             return Ok(wanted);
         };
         if scope.is_tree_root {
-            // The root spends its last slot on a tool-free completion.
-            Ok(wanted && tree.reserve_for_root() == Some(true))
+            // The root spends a slot on every call (its last on a tool-free
+            // completion).
+            let reserved = tree.reserve_for_root() == Some(true);
+            Ok(wanted && reserved)
         } else if wanted && !tree.reserve_for_child() {
             Err(TurnError::TreeBudget(tree.limit()))
         } else {

@@ -42,12 +42,26 @@ pub(crate) async fn instant_setup(
         model.push(Step::text("ok"));
     }
     let dir = tempfile_dir()?;
+    let path = write_config(&dir, &model.url(), channel, extra)?;
+    Ok((model, dir, path))
+}
+
+/// `switchboard.toml` in `dir`: SQLite there, agent `main` on the model at
+/// `model_url` answering on `channel`, no per-person rate and a deep
+/// queue (benchmarks measure throughput); `extra` adds the channel's own
+/// tables. Returns its path.
+pub(crate) fn write_config(
+    dir: &std::path::Path,
+    model_url: &str,
+    channel: &str,
+    extra: &str,
+) -> anyhow::Result<std::path::PathBuf> {
     let config = format!(
         r#"database_url = "sqlite://{d}/cp.db"
 workspace_dir = "{d}/ws"
 [providers.p]
 kind = "openai"
-base_url = "{url}"
+base_url = "{model_url}"
 model = "instant"
 max_retries = 0
 [agents.main]
@@ -55,17 +69,15 @@ model_provider = "p"
 channels = ["{channel}"]
 [risk_profiles.default]
 level = "full"
-# Benchmarks measure throughput: no per-person rate, a deep queue.
 [limits]
 messages_per_minute = 0
 session_queue = 1000
 {extra}"#,
         d = dir.display(),
-        url = model.url()
     );
     let path = dir.join("switchboard.toml");
     std::fs::write(&path, config)?;
-    Ok((model, dir, path))
+    Ok(path)
 }
 
 /// The last lines of an adapter benchmark: model requests per message

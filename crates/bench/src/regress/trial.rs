@@ -3,7 +3,7 @@
 //! model in this process, measured from outside as a person and an
 //! operator would see it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use switchboard_test_support::ScriptedModel;
@@ -65,7 +65,11 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
     model.without_recording().echo_after(Duration::ZERO);
     let dir = std::env::temp_dir().join(format!("switchboard-regress-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir)?;
-    let config = write_config(&dir, &tg.url(), &model.url())?;
+    let telegram = format!(
+        "[channels.telegram.main]\nbot_token = \"{TOKEN}\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+        tg.url()
+    );
+    let config = crate::common::write_config(&dir, &model.url(), "telegram.main", &telegram)?;
     let args: Vec<String> = target
         .args
         .iter()
@@ -104,35 +108,6 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
     drop(process);
     std::fs::remove_dir_all(&dir).ok();
     Ok([startup, idle_rss, idle_cpu, p50, p90, first, second, after])
-}
-
-fn write_config(dir: &Path, api: &str, model: &str) -> anyhow::Result<PathBuf> {
-    let config = format!(
-        r#"database_url = "sqlite://{d}/cp.db"
-workspace_dir = "{d}/ws"
-[providers.p]
-kind = "openai"
-base_url = "{model}"
-model = "instant"
-max_retries = 0
-[agents.main]
-model_provider = "p"
-channels = ["telegram.main"]
-[risk_profiles.default]
-level = "full"
-[limits]
-messages_per_minute = 0
-session_queue = 1000
-[channels.telegram.main]
-bot_token = "{TOKEN}"
-api_url = "{api}"
-allowed_users = ["*"]
-"#,
-        d = dir.display()
-    );
-    let path = dir.join("switchboard.toml");
-    std::fs::write(&path, config)?;
-    Ok(path)
 }
 
 /// Wait until the bot has sent `n` messages in all (at most a minute).

@@ -313,15 +313,21 @@ impl<'s> Runs<'s> {
 
     /// Runs of `kind` whose owner chain contains `alias`, newest first.
     pub async fn owned_by(self, kind: RunKind, alias: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
+        // The alias as a JSON string, with LIKE's wildcards taken literally
+        // (`a_b` must not match `axb`).
         let needle = serde_json::to_string(alias).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ORDER BY created_at DESC, id LIMIT $3"
+        let needle = needle.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        let mut rows = read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ESCAPE '\\'
+             ORDER BY created_at DESC, id LIMIT $3"
         )))
         .bind(kind.as_str())
         .bind(format!("%{needle}%"))
         .bind(limit)
         .fetch_all(p)
-        .await)?)
+        .await)?;
+        rows.retain(|r| r.owner_chain.iter().any(|o| o == alias));
+        Ok(rows)
     }
 
     /// Child runs asked for in one chat: running ones, and those that ended

@@ -265,6 +265,20 @@ async fn run_rows(store: &Store) {
         announce: true,
     };
     let created_at = store.runs().insert(&new).await.unwrap();
+    // Owners are matched exactly: `_` and `%` in an alias are not wildcards.
+    let lookalike = NewRun {
+        id: "r-lookalike".into(),
+        owner_chain: vec!["mXin".into()],
+        ..new.clone()
+    };
+    store.runs().insert(&lookalike).await.unwrap();
+    let owned = |alias: &'static str| async move {
+        let rows = store.runs().owned_by(RunKind::Delegate, alias, 10).await.unwrap();
+        rows.into_iter().map(|r| r.id).collect::<Vec<_>>()
+    };
+    assert_eq!(owned("main").await, vec!["r1".to_string()]);
+    assert_eq!(owned("mXin").await, vec!["r-lookalike".to_string()]);
+    assert!(owned("m_in").await.is_empty() && owned("m%").await.is_empty());
     let end = RunEnd {
         output: Some("all fine"),
         error: None,

@@ -44,6 +44,10 @@ impl Tool for DelegateTool {
         schema
     }
 
+    fn binds_per_identity(&self) -> bool {
+        true
+    }
+
     fn for_identity(&self, identity: &str, delegate_only: bool) -> Option<std::sync::Arc<dyn Tool>> {
         self.bound_to(identity, delegate_only)
     }

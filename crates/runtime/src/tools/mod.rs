@@ -113,9 +113,13 @@ pub trait Tool: Send + Sync {
     fn effect(&self, _args: &Value) -> Effect {
         catalog::entry(self.name()).map_or(Effect::Write(crate::policy::CommandRisk::High), catalog::Entry::effect)
     }
-    /// A version of the tool for runs acting as `identity` (inside a
-    /// bounded child when `delegate_only`), when what it offers depends on
-    /// who calls it (`delegate` lists the agents the caller can reach).
+    /// Whether what it offers depends on who calls it (`delegate` lists
+    /// the agents the caller can reach): runs then get [`Tool::for_identity`].
+    fn binds_per_identity(&self) -> bool {
+        false
+    }
+    /// Its version for runs acting as `identity` (inside a bounded child
+    /// when `delegate_only`); `None` keeps the tool as it is.
     fn for_identity(&self, _identity: &str, _delegate_only: bool) -> Option<Arc<dyn Tool>> {
         None
     }

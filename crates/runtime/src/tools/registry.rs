@@ -13,20 +13,27 @@ use switchboard_config::RiskProfile;
 pub struct BoundTool {
     tool: Arc<dyn Tool>,
     spec: Arc<ToolSpec>,
+    /// Whether runs get a version of it for their identity.
+    per_identity: bool,
 }
 
 impl BoundTool {
     /// Bind `tool` with its spec built once.
     pub fn new(tool: Arc<dyn Tool>) -> Self {
         let spec = Arc::new(ToolSpec::new(tool.name(), tool.description(), &tool.parameters()));
-        Self { tool, spec }
+        let per_identity = tool.binds_per_identity();
+        Self {
+            tool,
+            spec,
+            per_identity,
+        }
     }
 }
 
 /// Tools bound to an identity, by tool name, identity and whether the run
-/// may only delegate (`None`: the tool has no per-identity version).
+/// may only delegate.
 #[derive(Default)]
-pub struct IdentityTools(Mutex<HashMap<IdentityKey, Option<BoundTool>>>);
+pub struct IdentityTools(Mutex<HashMap<IdentityKey, BoundTool>>);
 
 /// A tool's name, the identity and whether the run may only delegate.
 type IdentityKey = (&'static str, String, bool);
@@ -55,26 +62,22 @@ impl ToolRegistry {
         }
     }
 
-    /// The registry for a run acting as `identity`: each tool that has a
-    /// version for it ([`Tool::for_identity`]) replaced by that version,
-    /// built once per identity and kind of run and kept in `cache`.
-    pub fn for_identity(self, identity: &str, delegate_only: bool, cache: &IdentityTools) -> Self {
-        let mut out = Vec::with_capacity(self.tools.len());
-        for bound in self.tools {
+    /// The registry for a run acting as `identity`: each tool that binds
+    /// per identity ([`Tool::binds_per_identity`]) replaced by its version
+    /// for it, built once per identity and kind of run and kept in `cache`.
+    /// The other tools are passed through untouched.
+    pub fn for_identity(mut self, identity: &str, delegate_only: bool, cache: &IdentityTools) -> Self {
+        for bound in self.tools.iter_mut().filter(|b| b.per_identity) {
             let key = (bound.tool.name(), identity.to_string(), delegate_only);
-            let cached = cache.0.lock().get(&key).cloned();
-            let tool = match cached {
-                Some(Some(t)) => t,
-                Some(None) => bound,
-                None => {
-                    let made = bound.tool.for_identity(identity, delegate_only).map(BoundTool::new);
-                    cache.0.lock().insert(key, made.clone());
-                    made.unwrap_or(bound)
-                }
-            };
-            out.push(tool);
+            let mut cached = cache.0.lock();
+            if let Some(made) = cached.get(&key) {
+                *bound = made.clone();
+            } else if let Some(made) = bound.tool.for_identity(identity, delegate_only).map(BoundTool::new) {
+                cached.insert(key, made.clone());
+                *bound = made;
+            }
         }
-        Self { tools: out }
+        self
     }
 
     /// Add (or replace) a tool.

@@ -148,20 +148,7 @@ pub fn main() -> ExitCode {
     let args = std::iter::once("switchboard bench".to_string()).chain(std::env::args().skip(2));
     let bench = Bench::parse_from(args);
     switchboard_gateway::embed::init_logging("error");
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match rt.block_on(run(bench.which)) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    switchboard_gateway::embed::run_to_exit(run(bench.which))
 }
 
 async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {

@@ -84,14 +84,7 @@ pub fn main() -> ExitCode {
         Command::Run { .. } => "info",
     };
     logging::init(cli.log_format, level);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = rt.block_on(async {
+    run_to_exit(async {
         match cli.command {
             Command::Check { config } => check::run(&config),
             Command::Chat { config, agent } => chat::run(&config, agent).await,
@@ -100,8 +93,20 @@ pub fn main() -> ExitCode {
             Command::Status { config } => status::run(&config).await,
             Command::Bench { .. } => bench_command().await,
         }
-    });
-    match result {
+    })
+}
+
+/// Run `work` on a multi-threaded async runtime; its exit code, or
+/// failure with the error on stderr.
+pub fn run_to_exit(work: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(work) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -83,9 +83,9 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     ));
     runtime.set_route_broker(broker.clone());
     runtime.set_file_poster(Arc::new(crate::service::files::ChannelFiles::new(channels.clone())));
-    // Decisions and stops typed to other gateways of the cluster (woken by
-    // PostgreSQL notifications, and polled).
-    tasks.extend(runtime.store().spawn_listener());
+    // Decisions and stops typed to other gateways of the cluster, and
+    // outbox rows they queued, wake the watchers (see the store's signals).
+    tasks.push(runtime.store().spawn_listener());
     tasks.push(broker.clone().spawn_remote_decisions());
     tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;

@@ -80,6 +80,8 @@ pub(crate) enum Pools {
     Sqlite {
         read: SqlitePool,
         writer: std::sync::Arc<sqlite_writer::SqliteWriter>,
+        /// The database file (other processes' writes are seen through it).
+        path: String,
     },
     Postgres(PgPool),
 }
@@ -89,13 +91,10 @@ pub(crate) enum Pools {
 pub struct Store {
     pools: Pools,
     writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Woken when this process queues an announcement (other processes
-    /// sharing a PostgreSQL control plane are found by polling).
-    outbox_ready: std::sync::Arc<tokio::sync::Notify>,
+    /// Who waits for what (see `signals`).
+    wakes: std::sync::Arc<signals::Wakes>,
     /// What changed in this process, for live views (see `changes`).
     changes: tokio::sync::broadcast::Sender<Change>,
-    /// Woken by other gateways' signals (see `signals`).
-    signals: std::sync::Arc<tokio::sync::Notify>,
     /// This process's registration (see `instances`), once made. A new
     /// id replaces it when the other gateways took this one for dead; the
     /// few bytes of each id are kept for the process's life (`&'static`).
@@ -143,6 +142,7 @@ impl Store {
                 Pools::Sqlite {
                     read,
                     writer: std::sync::Arc::new(writer),
+                    path: sqlite_path(&url).to_string(),
                 }
             }
             Backend::Postgres => {
@@ -158,9 +158,8 @@ impl Store {
         let store = Store {
             pools,
             writes: Default::default(),
-            outbox_ready: Default::default(),
+            wakes: Default::default(),
             changes: tokio::sync::broadcast::channel(1024).0,
-            signals: Default::default(),
             instance: Default::default(),
             clock_offset: Default::default(),
         };
@@ -221,16 +220,6 @@ impl Store {
         }
     }
 
-    /// Resolves when an announcement is queued by this process after this
-    /// call (the future registers at creation, before it is first polled).
-    pub fn outbox_queued(&self) -> tokio::sync::futures::Notified<'_> {
-        self.outbox_ready.notified()
-    }
-
-    pub(crate) fn wake_outbox(&self) {
-        self.outbox_ready.notify_waiters();
-    }
-
     /// Write statements executed through this handle (and its clones).
     pub fn writes(&self) -> u64 {
         self.writes.load(std::sync::atomic::Ordering::Relaxed)
@@ -239,7 +228,7 @@ impl Store {
     /// Close every connection (flushes SQLite's WAL).
     pub async fn close(&self) {
         match &self.pools {
-            Pools::Sqlite { read, writer } => {
+            Pools::Sqlite { read, writer, .. } => {
                 writer.flush().await;
                 read.close().await;
             }

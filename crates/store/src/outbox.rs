@@ -82,6 +82,7 @@ impl<'s> Outbox<'s> {
             ])
             .await?;
         self.0.wake_outbox();
+        self.0.wake_other_outboxes().await;
         Ok(changed.first() == Some(&1))
     }
 
@@ -105,6 +106,47 @@ impl<'s> Outbox<'s> {
         .bind(limit)
         .fetch_all(p)
         .await)?)
+    }
+
+    /// Like [`Outbox::due`], for the channels named (those a worker
+    /// delivers for).
+    pub async fn due_in(self, channels: &[String], limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
+        if channels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = channels.len();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND channel IN ({}) AND next_attempt_at <= ${} ORDER BY id LIMIT ${}",
+            placeholders(1, n),
+            n + 1,
+            n + 2
+        );
+        Ok(read!(self.0, |p| {
+            let mut q = sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(sql.clone()));
+            for c in channels {
+                q = q.bind(c);
+            }
+            q.bind(self.0.now_ms()).bind(limit).fetch_all(p).await
+        })?)
+    }
+
+    /// When the next pending row of the channels named becomes due (the
+    /// database's clock, Unix ms), if any is pending.
+    pub async fn next_due_in(self, channels: &[String]) -> Result<Option<i64>, StoreError> {
+        if channels.is_empty() {
+            return Ok(None);
+        }
+        let sql = format!(
+            "SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending' AND channel IN ({})",
+            placeholders(1, channels.len())
+        );
+        Ok(read!(self.0, |p| {
+            let mut q = sqlx::query_scalar::<_, Option<i64>>(AssertSqlSafe(sql.clone()));
+            for c in channels {
+                q = q.bind(c);
+            }
+            q.fetch_one(p).await
+        })?)
     }
 
     /// Row `id` was delivered.
@@ -174,4 +216,12 @@ impl Store {
     pub fn outbox(&self) -> Outbox<'_> {
         Outbox(self)
     }
+}
+
+/// `$first, $first+1, ...` for `n` values.
+fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -97,10 +97,6 @@ impl std::fmt::Display for Via<'_> {
     }
 }
 
-/// How often requests waiting here look for decisions made on another
-/// gateway.
-const REMOTE_POLL: Duration = Duration::from_millis(100);
-
 impl RouteBroker {
     /// A broker posting prompts through `channels`.
     pub fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
@@ -243,17 +239,16 @@ impl RouteBroker {
     }
 
     /// Watch for decisions made on other gateways while requests wait here.
+    /// Woken by signals (see the store's `signals`), never on a timer of
+    /// its own; reads only while requests wait here.
     pub(crate) fn spawn_remote_decisions(self: Arc<Self>) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             loop {
                 let signalled = self.store.signalled();
-                tokio::select! {
-                    () = signalled => {}
-                    () = tokio::time::sleep(REMOTE_POLL) => {}
-                }
                 if !self.pending.lock().is_empty() {
                     self.collect_remote_decisions().await;
                 }
+                self.store.sleep_until(signalled, None).await;
             }
         })
     }

@@ -65,13 +65,15 @@ pub(crate) fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
 pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
     let this_host = host();
     let now = store.now_ms();
-    let dead: Vec<String> = store
+    let (dead, alive): (Vec<InstanceRow>, Vec<InstanceRow>) = store
         .instances()
         .await?
         .into_iter()
-        .filter(|i| Some(i.id.as_str()) != store.instance_id() && is_dead(i, &this_host, now))
-        .map(|i| i.id)
-        .collect();
+        .filter(|i| Some(i.id.as_str()) != store.instance_id())
+        .partition(|i| is_dead(i, &this_host, now));
+    // Another live process shares the database: its writes must wake ours.
+    store.note_peers(!alive.is_empty());
+    let dead: Vec<String> = dead.into_iter().map(|i| i.id).collect();
     let reclaimed = store.reclaim(&dead).await?;
     if !reclaimed.lost_runs.is_empty() {
         tracing::warn!(

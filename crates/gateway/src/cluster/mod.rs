@@ -95,6 +95,8 @@ impl Keeper {
                     Ok(()) => {
                         tracing::info!(channel = %name, generation, "this instance runs the channel now");
                         self.held = Some((generation, Instant::now()));
+                        // Its queued rows are this instance's to deliver now.
+                        self.store.wake_outbox();
                     }
                     Err(e) => {
                         tracing::error!(channel = %name, error = %e, "the channel failed to start; giving it up for now");
@@ -159,29 +161,22 @@ pub(crate) async fn refuse_second_run_on_sqlite(store: &Store, database_url: &st
     Ok(())
 }
 
-/// How often this instance looks for runs of its own that another gateway
-/// cancelled.
-const REMOTE_STOPS: std::time::Duration = std::time::Duration::from_millis(200);
+/// How far back (ms) cancellations are looked for again, for clock skew
+/// between the writer's commit and this reader's last look.
+const STOPS_OVERLAP_MS: i64 = 1_000;
 
 /// Stop the work of runs of this instance cancelled elsewhere (their rows
-/// say so; the tasks here are told).
+/// say so; the tasks here are told). Woken by signals (see the store's
+/// `signals`), never on a timer of its own.
 pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut since = runtime.store().now_ms();
+        let store = runtime.store().clone();
+        let mut since = store.now_ms();
         loop {
-            let signalled = runtime.store().signalled();
-            tokio::select! {
-                () = signalled => {}
-                () = tokio::time::sleep(REMOTE_STOPS) => {}
-            }
-            let now = runtime.store().now_ms();
+            let signalled = store.signalled();
+            let now = store.now_ms();
             follow_the_cluster(&runtime).await;
-            match runtime
-                .store()
-                .runs()
-                .cancelled_since(since - REMOTE_STOPS.as_millis() as i64)
-                .await
-            {
+            match store.runs().cancelled_since(since - STOPS_OVERLAP_MS).await {
                 Ok(ids) => {
                     for id in ids {
                         if runtime.core().live().cancel_run(&id) {
@@ -192,6 +187,7 @@ pub(crate) fn spawn_remote_stops(runtime: Arc<switchboard_runtime::Runtime>) -> 
                 }
                 Err(e) => tracing::warn!(error = %e, "cannot read runs cancelled from another gateway"),
             }
+            store.sleep_until(signalled, None).await;
         }
     })
 }

@@ -9,7 +9,6 @@ use std::time::Duration;
 use switchboard_core::{ChannelError, ChatAddress, Outbound};
 use switchboard_store::{OutboxRow, Store};
 
-const POLL: Duration = Duration::from_millis(200);
 const MAX_BACKOFF_MS: i64 = 60_000;
 
 /// Permanent refusals (the chat is gone, the bot was removed) after which
@@ -22,23 +21,45 @@ fn backoff_ms(attempts: i64) -> i64 {
 }
 
 /// Deliver due announcements until the task is aborted: those of channels
-/// this instance runs (another instance delivers the rest).
+/// this instance runs (another instance delivers the rest). Between rows
+/// it sleeps until the next one is due or a new one is queued (see the
+/// store's `signals`): nothing is read while nothing is waiting.
 pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             // Register interest before reading, so a row queued meanwhile wakes us.
             let queued = store.outbox_queued();
-            match store.outbox().due(100).await {
+            let ours: Vec<String> = channels
+                .all()
+                .map(|c| c.name().to_string())
+                .filter(|c| fences.runs(c))
+                .collect();
+            let handled = match store.outbox().due_in(&ours, 100).await {
                 Ok(rows) => {
-                    for row in rows.into_iter().filter(|r| fences.runs(&r.channel)) {
+                    let n = rows.len();
+                    for row in rows {
                         deliver(&store, &channels, row).await;
                     }
+                    n
                 }
-                Err(e) => tracing::error!(error = %e, "cannot read the outbox"),
-            }
-            tokio::select! {
-                _ = queued => {}
-                _ = tokio::time::sleep(POLL) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the outbox");
+                    0
+                }
+            };
+            let next = match store.outbox().next_due_in(&ours).await {
+                Ok(next) => next.map(|at| Duration::from_millis((at - store.now_ms()).clamp(0, MAX_BACKOFF_MS) as u64)),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the outbox");
+                    Some(Duration::from_secs(1))
+                }
+            };
+            match next {
+                // More are due: go on at once, unless none could be handled
+                // (the store refuses the updates), then not in a tight loop.
+                Some(d) if d.is_zero() && handled > 0 => continue,
+                Some(d) if d.is_zero() => store.sleep_until(queued, Some(Duration::from_secs(1))).await,
+                next => store.sleep_until(queued, next).await,
             }
         }
     })

@@ -39,6 +39,21 @@ const STREAM_PART: usize = 3500;
 
 /// How much longer than a long poll its HTTP client waits.
 const POLL_CLIENT_MARGIN: Duration = Duration::from_secs(10);
+/// Connections kept open to the Bot API between requests: a burst of
+/// replies opens as many as it needs, and those past this many are closed
+/// when done instead of staying in memory.
+const IDLE_CONNECTIONS: usize = 16;
+
+/// The Bot API client: teloxide's settings (timeouts, `TCP_NODELAY`) with
+/// the idle connections bounded. A proxy is taken from the usual
+/// `HTTPS_PROXY` / `ALL_PROXY` variables.
+fn bot(token: &str) -> Result<teloxide::Bot, String> {
+    let client = teloxide::net::default_reqwest_settings()
+        .pool_max_idle_per_host(IDLE_CONNECTIONS)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    Ok(teloxide::Bot::with_client(token, client))
+}
 
 /// Inbound button presses carry `cbq:<callback query id>` as their message
 /// id; a reply to one is shown as the answer to the press.
@@ -134,11 +149,12 @@ impl TelegramChannel {
             .map_err(|_| "api_url with the bot token is not a URL".to_string())?;
         Ok(Self {
             name: name.to_string(),
-            bot: teloxide::Bot::new(token).set_api_url(url),
+            bot: bot(token)?.set_api_url(url),
             poll_url: Arc::new(poll_url),
             poll_client,
             http: reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(10))
+                .pool_max_idle_per_host(IDLE_CONNECTIONS)
                 .build()
                 .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
             poll_timeout,

@@ -14,7 +14,8 @@ pub struct LimitsConfig {
     /// Messages one person may send per minute, across chats (0 = no limit).
     pub messages_per_minute: u32,
     /// A conversation idle this long is dropped from memory (its history
-    /// stays in the control plane and is read back on the next message).
+    /// stays in the control plane and is read back on the next message);
+    /// 0, the default, drops it as soon as its last queued turn ends.
     pub idle_session_secs: u64,
 }
 
@@ -23,7 +24,7 @@ impl Default for LimitsConfig {
         Self {
             session_queue: 10,
             messages_per_minute: 30,
-            idle_session_secs: 1800,
+            idle_session_secs: 0,
         }
     }
 }

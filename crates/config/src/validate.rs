@@ -63,9 +63,6 @@ fn limits(c: &Config, v: &mut Vec<Problem>) {
     if !(1..=1000).contains(&l.session_queue) {
         v.push(Problem::new("limits.session_queue", "must be between 1 and 1000"));
     }
-    if l.idle_session_secs == 0 {
-        v.push(Problem::new("limits.idle_session_secs", "must be at least 1"));
-    }
     if c.cluster.lease_secs < 3 {
         v.push(Problem::new(
             "cluster.lease_secs",

@@ -154,19 +154,17 @@ impl Runtime {
             return Err(TurnError::DisabledAgent(request.agent.clone()));
         }
         let origin = request.origin.as_ref();
-        self.core
-            .store
-            .sessions()
-            .ensure(
-                &request.session_key,
-                &request.agent,
-                origin.map(|o| o.channel.as_str()),
-                origin.map(|o| o.chat.as_str()),
-                origin.and_then(|o| o.thread.as_deref()),
-            )
-            .await?;
-        self.core.store.sessions().touch(&request.session_key).await?;
-        let provider = self.provider_of(&request.agent, &request.session_key).await?;
+        // The session's write and the read of its model choice overlap.
+        let started = self.core.store.sessions().turn_started(
+            &request.session_key,
+            &request.agent,
+            origin.map(|o| o.channel.as_str()),
+            origin.map(|o| o.chat.as_str()),
+            origin.and_then(|o| o.thread.as_deref()),
+        );
+        let (started, provider) = tokio::join!(started, self.provider_of(&request.agent, &request.session_key));
+        started?;
+        let provider = provider?;
         let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;
         let mut run = self.core.assemble(RunParts {

@@ -70,6 +70,35 @@ impl<'s> Sessions<'s> {
         Ok(())
     }
 
+    /// A turn of session `key` starts: the session is created if missing,
+    /// and its last activity is now (one write).
+    pub async fn turn_started(
+        self,
+        key: &str,
+        agent: &str,
+        channel: Option<&str>,
+        chat: Option<&str>,
+        thread: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let now = self.0.now_ms();
+        self.0
+            .exec(
+                Stmt::new(
+                    "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at",
+                )
+                .bind(key)
+                .bind(agent)
+                .bind(channel)
+                .bind(chat)
+                .bind(thread)
+                .bind(now)
+                .bind(now),
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Session `key`, if stored.
     pub async fn get(self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, SessionInfo>(
@@ -139,18 +168,6 @@ impl<'s> Sessions<'s> {
                     .bind(turn),
             )
             .await
-    }
-
-    /// Mark a session as used now (once per turn, not per message).
-    pub async fn touch(self, key: &str) -> Result<(), StoreError> {
-        self.0
-            .exec(
-                Stmt::new("UPDATE sessions SET updated_at = $1 WHERE key = $2")
-                    .bind(self.0.now_ms())
-                    .bind(key),
-            )
-            .await?;
-        Ok(())
     }
 
     /// The current conversation of a session (since the last `/new`), oldest

@@ -48,6 +48,31 @@ async fn exercise(store: &Store) {
     store.sessions().append("s1", "user", "after").await.unwrap();
     assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 1);
     store.sessions().set_model_override("s1", Some("backup")).await.unwrap();
+    // A turn starting on a stored session: only its activity time moves
+    // (the /new mark and the model choice stay).
+    let before = store.sessions().get("s1").await.unwrap().unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    store
+        .sessions()
+        .turn_started("s1", "other", Some("x"), Some("y"), None)
+        .await
+        .unwrap();
+    let after = store.sessions().get("s1").await.unwrap().unwrap();
+    assert!(after.updated_at > before.updated_at);
+    assert_eq!(
+        (after.agent.as_str(), after.channel.as_deref(), after.history_from),
+        ("main", Some("cli"), before.history_from)
+    );
+    assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 1);
+    store
+        .sessions()
+        .turn_started("s2", "main", None, None, None)
+        .await
+        .unwrap();
+    assert!(
+        store.sessions().get("s2").await.unwrap().is_some(),
+        "created when missing"
+    );
     assert_eq!(
         store
             .sessions()

@@ -6,6 +6,11 @@ use super::ProviderError;
 use std::time::Duration;
 use switchboard_config::{ProviderConfig, ProviderKind};
 
+/// Connections kept open to a model server between requests. A burst opens
+/// as many as it needs; past this many, each is closed when its request
+/// ends, so a burst's connections do not stay in memory.
+const IDLE_CONNECTIONS: usize = 16;
+
 pub(crate) struct HttpSettings {
     pub name: String,
     pub kind: ProviderKind,
@@ -33,6 +38,7 @@ impl HttpSettings {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(c.timeout_secs))
             .connect_timeout(Duration::from_secs(10))
+            .pool_max_idle_per_host(IDLE_CONNECTIONS)
             .build()
             .map_err(|e| ProviderError::Misconfigured(name.to_string(), e.without_url().to_string()))?;
         Ok(Self {

@@ -1,8 +1,9 @@
 //! One conversation's queue and worker: turns of a session run one after
 //! another. The queue is bounded (`[limits].session_queue`; a message past
-//! it is answered "busy" instead of piling up), and a worker idle for
-//! `[limits].idle_session_secs` ends and its session leaves memory (the
-//! history is in the control plane and read back on the next message).
+//! it is answered "busy" instead of piling up), and a worker whose queue is
+//! empty ends and its session leaves memory, at once or after
+//! `[limits].idle_session_secs` (the history is in the control plane and
+//! read back on the next message).
 
 use super::Router;
 use crate::service::taken::Taken;
@@ -104,21 +105,32 @@ impl Router {
     }
 
     /// The next message, or `None` once the session has been idle long
-    /// enough to leave memory (it is removed under the sessions lock, which
-    /// `enqueue` holds while sending, so no message is left behind).
+    /// enough to leave memory (at once by default: everything a turn needs
+    /// is read back from the store). The session is removed under the
+    /// sessions lock, which `enqueue` holds while sending, so no message is
+    /// left behind.
     async fn next(&self, session_key: &str, queue: &mut mpsc::Receiver<Queued>) -> Option<Queued> {
         let idle = Duration::from_secs(self.runtime.config().limits.idle_session_secs);
         loop {
-            match tokio::time::timeout(idle, queue.recv()).await {
-                Ok(q) => return q,
-                Err(_) => {
-                    let mut sessions = self.sessions.lock();
-                    if queue.is_empty() {
-                        sessions.remove(session_key);
-                        tracing::info!(session = %session_key, "idle session left memory");
-                        return None;
-                    }
+            let waited = if idle.is_zero() {
+                match queue.try_recv() {
+                    Ok(q) => return Some(q),
+                    Err(mpsc::error::TryRecvError::Disconnected) => return None,
+                    Err(mpsc::error::TryRecvError::Empty) => false,
                 }
+            } else {
+                match tokio::time::timeout(idle, queue.recv()).await {
+                    Ok(q) => return q,
+                    Err(_) => true,
+                }
+            };
+            let mut sessions = self.sessions.lock();
+            if queue.is_empty() {
+                sessions.remove(session_key);
+                if waited {
+                    tracing::info!(session = %session_key, "idle session left memory");
+                }
+                return None;
             }
         }
     }

@@ -70,7 +70,12 @@ async fn a_mention_starts_a_thread_that_is_the_conversation_and_dms_are_answered
         .push(Step::text("First answer.").when_last_contains("what is up"));
     w.model
         .push(Step::text("Second answer.").when_last_contains("and then"));
-    w.model.push(Step::text("DM answer.").when_last_contains("privately"));
+    // Slow enough that typing shows (a quick answer needs none).
+    w.model.push(
+        Step::text("DM answer.")
+            .when_last_contains("privately")
+            .delay(Duration::from_millis(1500)),
+    );
     w.dc.say(FakeDiscord::GENERAL, &ann, "just chatting, not for the bot");
     let asked = w.dc.say(FakeDiscord::GENERAL, &ann, &mention("what is up"));
     // The answer is in a thread started under the person's message.
@@ -96,6 +101,7 @@ async fn a_mention_starts_a_thread_that_is_the_conversation_and_dms_are_answered
         history.contains("what is up") && history.contains("First answer."),
         "{history}"
     );
+    assert_eq!(w.dc.typing_count(), 0, "quick answers show no typing");
     // A DM is always answered, in the DM.
     let dm = w.dc.dm_with(&ann);
     w.dc.say(dm, &ann, "privately now");

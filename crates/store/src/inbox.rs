@@ -193,9 +193,10 @@ impl<'s> Inbox<'s> {
         Ok(matches!(owner, Some(o) if o.as_deref() == self.0.instance_id()))
     }
 
-    /// The reply to inbox row `key` was delivered.
-    pub async fn reply_delivered(self, key: &str) -> Result<(), StoreError> {
-        self.end_reply(key, OutboxStatus::Delivered, None).await
+    /// The reply to inbox row `key` was delivered: marked with the others
+    /// delivered meanwhile, without waiting (see `marks`).
+    pub fn reply_delivered(self, key: &str) {
+        self.0.mark_delivered_soon(reply_key(key));
     }
 
     /// The reply to inbox row `key` was refused for good (the platform

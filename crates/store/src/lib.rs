@@ -33,6 +33,7 @@ mod instances;
 mod leases;
 mod list;
 mod mail;
+mod marks;
 mod memory;
 mod outbox;
 mod runs;
@@ -91,6 +92,8 @@ pub(crate) enum Pools {
 pub struct Store {
     pools: Pools,
     writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Delivered marks waiting to be written together (see `marks`).
+    marks: std::sync::Arc<marks::Marks>,
     /// Who waits for what (see `signals`).
     wakes: std::sync::Arc<signals::Wakes>,
     /// What changed in this process, for live views (see `changes`).
@@ -158,6 +161,7 @@ impl Store {
         let store = Store {
             pools,
             writes: Default::default(),
+            marks: Default::default(),
             wakes: Default::default(),
             changes: tokio::sync::broadcast::channel(1024).0,
             instance: Default::default(),
@@ -227,6 +231,7 @@ impl Store {
 
     /// Close every connection (flushes SQLite's WAL).
     pub async fn close(&self) {
+        self.flush_marks().await;
         match &self.pools {
             Pools::Sqlite { read, writer, .. } => {
                 writer.flush().await;

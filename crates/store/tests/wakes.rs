@@ -68,3 +68,84 @@ async fn outbox_channels(url: &str) {
     let both = vec!["discord.main".to_string(), "telegram.main".to_string()];
     assert_eq!(store.outbox().due_in(&both, 10).await.unwrap().len(), 1);
 }
+
+on_both_backends!(delivered_marks_together, delivered_marks);
+
+/// Delivered marks do not wait for their write: many queued at once are
+/// written in a few statements, every one lands, and `close` writes those
+/// still queued.
+async fn delivered_marks(url: &str) {
+    use switchboard_store::{NewInbound, OutboxStatus, QueuedReply, reply_key};
+    let store = Store::open(url).await.unwrap();
+    let n = 300;
+    let rows: Vec<NewInbound> = (0..n)
+        .map(|i| NewInbound {
+            key: format!("k{i}"),
+            channel: "telegram.main".into(),
+            chat: format!("{i}"),
+            platform_id: format!("{i}"),
+            sender: format!("tg:{i}"),
+            body: "{}".into(),
+        })
+        .collect();
+    store.inbox().take("telegram.main", &rows, None, None).await.unwrap();
+    for i in 0..n {
+        let chat = format!("{i}");
+        let reply = QueuedReply {
+            channel: "telegram.main",
+            chat: &chat,
+            thread: None,
+            reply_to: None,
+            body: "answer",
+        };
+        assert!(store.inbox().finish(&format!("k{i}"), Some(&reply)).await.unwrap());
+    }
+    let status = |i: usize| {
+        let store = store.clone();
+        async move { store.outbox().of_run(&reply_key(&format!("k{i}"))).await.unwrap()[0].0 }
+    };
+    let before = store.writes();
+    for i in 0..n {
+        store.inbox().reply_delivered(&format!("k{i}"));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while status(n - 1).await != OutboxStatus::Delivered {
+        assert!(std::time::Instant::now() < deadline, "the marks were never written");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for i in 0..n {
+        assert_eq!(status(i).await, OutboxStatus::Delivered, "reply {i}");
+    }
+    let writes = store.writes() - before;
+    assert!(writes <= 10, "{n} marks took {writes} writes");
+    // Queued just before a clean stop: written by `close`.
+    let reopened = Store::open(url).await.unwrap();
+    let last = NewInbound {
+        key: "k-last".into(),
+        channel: "telegram.main".into(),
+        chat: "x".into(),
+        platform_id: "x".into(),
+        sender: "tg:x".into(),
+        body: "{}".into(),
+    };
+    reopened
+        .inbox()
+        .take("telegram.main", &[last], None, None)
+        .await
+        .unwrap();
+    let reply = QueuedReply {
+        channel: "telegram.main",
+        chat: "x",
+        thread: None,
+        reply_to: None,
+        body: "last",
+    };
+    assert!(reopened.inbox().finish("k-last", Some(&reply)).await.unwrap());
+    let other = Store::open(url).await.unwrap();
+    other.inbox().reply_delivered("k-last");
+    other.close().await;
+    assert_eq!(
+        reopened.outbox().of_run(&reply_key("k-last")).await.unwrap()[0].0,
+        OutboxStatus::Delivered
+    );
+}

@@ -47,7 +47,10 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
         }
     }
     let marked = match channels.send(&out, SEND_ATTEMPTS).await {
-        Ok(_) => store.inbox().reply_delivered(&to.key).await,
+        Ok(_) => {
+            store.inbox().reply_delivered(&to.key);
+            Ok(())
+        }
         Err(ChannelError::Permanent(e)) => {
             tracing::error!(channel = %address.channel, error = %e, "reply refused by the channel; not retried");
             store.inbox().reply_refused(&to.key, &e).await

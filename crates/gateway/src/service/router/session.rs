@@ -16,6 +16,8 @@ use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// How long a turn runs before typing is shown.
+const TYPING_AFTER: Duration = Duration::from_millis(800);
 /// How often a typing notice is renewed while a turn runs.
 const TYPING_RENEWAL: Duration = Duration::from_secs(4);
 
@@ -192,11 +194,14 @@ impl Router {
         self.runtime
             .store()
             .changed(switchboard_store::Change::Turn(session_key.to_string()));
-        // Typing shows while the turn runs (platforms let it lapse after
-        // a few seconds, so it is renewed), without delaying the turn.
+        // Typing shows while a turn that takes a while runs (an answer
+        // within `TYPING_AFTER` needs none, and costs no request for it;
+        // platforms let it lapse after a few seconds, so it is renewed),
+        // without delaying the turn.
         let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
             let address = m.address.clone();
             tokio::spawn(async move {
+                tokio::time::sleep(TYPING_AFTER).await;
                 loop {
                     let _ = ch.typing(&address).await;
                     tokio::time::sleep(TYPING_RENEWAL).await;

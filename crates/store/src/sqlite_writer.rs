@@ -29,6 +29,15 @@ enum Job {
     Flush(oneshot::Sender<()>),
 }
 
+impl Job {
+    fn statements(&self) -> usize {
+        match self {
+            Job::Write(s, _) => s.len(),
+            Job::Flush(_) => 0,
+        }
+    }
+}
+
 pub(crate) struct SqliteWriter {
     jobs: mpsc::Sender<Job>,
 }
@@ -42,13 +51,18 @@ impl SqliteWriter {
         // WAL is a property of the file (set by the first open); NORMAL
         // syncs at checkpoints, not at every commit; statement journals
         // stay in memory.
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;")
-            .map_err(|e| e.to_string())?;
+        // Checkpoints are the checkpointer's (see `checkpointer`), not
+        // the commit's that happens to cross the threshold.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0;",
+        )
+        .map_err(|e| e.to_string())?;
         conn.set_prepared_statement_cache_capacity(64);
+        let checkpoints = checkpointer(path)?;
         let (jobs, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || run(conn, rx))
+            .spawn(move || run(conn, rx, checkpoints))
             .map_err(|e| format!("cannot start the SQLite writer thread: {e}"))?;
         Ok(Self { jobs })
     }
@@ -71,7 +85,8 @@ impl SqliteWriter {
     }
 }
 
-fn run(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+fn run(mut conn: Connection, rx: mpsc::Receiver<Job>, checkpoints: mpsc::SyncSender<()>) {
+    let mut since_checkpoint = 0;
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -80,8 +95,39 @@ fn run(mut conn: Connection, rx: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
+        since_checkpoint += batch.iter().map(Job::statements).sum::<usize>();
         run_batch(&mut conn, batch);
+        if since_checkpoint >= CHECKPOINT_EVERY {
+            // Full: a checkpoint is asked for already.
+            let _ = checkpoints.try_send(());
+            since_checkpoint = 0;
+        }
     }
+}
+
+/// Statements written between checkpoints (SQLite's own default is about
+/// 1,000 pages of log; a statement here changes a few).
+const CHECKPOINT_EVERY: usize = 400;
+
+/// A thread of its own that copies the log into the database when asked
+/// (`PASSIVE`: never waits for readers or the writer, which go on while it
+/// runs; with `synchronous = NORMAL` its sync is the only one, and it is
+/// off the writer's path). Ends when the writer does.
+fn checkpointer(path: &str) -> Result<mpsc::SyncSender<()>, String> {
+    let conn = Connection::open(path).map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(10)).map_err(|e| e.to_string())?;
+    let (tx, rx) = mpsc::sync_channel::<()>(1);
+    std::thread::Builder::new()
+        .name("sqlite-checkpoint".into())
+        .spawn(move || {
+            while rx.recv().is_ok() {
+                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                    tracing::warn!(error = %e, "SQLite checkpoint failed; the next one retries");
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the SQLite checkpoint thread: {e}"))?;
+    Ok(tx)
 }
 
 fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
@@ -233,6 +279,29 @@ mod tests {
             assert_eq!(t.await.unwrap(), Ok(vec![1]));
         }
         assert_eq!(keys(&path).len(), 300);
+    }
+
+    /// The log is copied into the database by the checkpoint thread (the
+    /// writer's commits never checkpoint): the file grows while writes go on.
+    #[tokio::test]
+    async fn the_checkpointer_moves_the_log_into_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, path) = writer(&dir);
+        let padding = "x".repeat(2000);
+        for i in 0..(2 * CHECKPOINT_EVERY) {
+            w.write(vec![insert(&format!("{padding}{i:05}"))]).await.unwrap();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let size = || std::fs::metadata(&path).unwrap().len();
+        while size() < 1_000_000 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never checkpointed: {} bytes",
+                size()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(keys(&path).len(), 2 * CHECKPOINT_EVERY);
     }
 
     #[tokio::test]

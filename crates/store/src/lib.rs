@@ -127,7 +127,10 @@ impl Store {
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
                     // Temporary tables and indexes of reads stay in memory.
-                    .pragma("temp_store", "memory");
+                    .pragma("temp_store", "memory")
+                    // At most 1 MiB of pages cached per connection (SQLite's
+                    // default is 2 MiB; the OS caches the file as well).
+                    .pragma("cache_size", "-1024");
                 let migrate = SqlitePoolOptions::new()
                     .max_connections(1)
                     .connect_with(options.clone())
@@ -137,8 +140,11 @@ impl Store {
                 migrate.close().await;
                 let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
                     .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
+                // Readers beyond the first close after a minute unused: a
+                // burst's connections (and their threads) do not stay.
                 let read = SqlitePoolOptions::new()
                     .max_connections(4)
+                    .idle_timeout(Duration::from_secs(60))
                     .connect_with(options)
                     .await
                     .map_err(failed)?;

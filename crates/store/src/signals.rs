@@ -190,13 +190,8 @@ async fn listen(pool: sqlx::PgPool, wakes: std::sync::Arc<Wakes>) {
 /// own, once a second, only while another process is alive.
 async fn watch_change_counter(path: String, wakes: std::sync::Arc<Wakes>) {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = match rusqlite::Connection::open_with_flags(&path, flags) {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot open the database to watch other processes' writes; they are seen at restart only");
-            return;
-        }
-    };
+    // Opened when a peer first appears: a gateway alone holds none.
+    let mut conn: Option<rusqlite::Connection> = None;
     let mut last: Option<i64> = None;
     loop {
         if !wakes.peers.load(Ordering::Relaxed) {
@@ -210,7 +205,17 @@ async fn watch_change_counter(path: String, wakes: std::sync::Arc<Wakes>) {
             wakes.outbox.notify_waiters();
         }
         tokio::time::sleep(CHANGE_COUNTER_EVERY).await;
-        match conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) {
+        if conn.is_none() {
+            match rusqlite::Connection::open_with_flags(&path, flags) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot open the database to watch other processes' writes; trying again");
+                    continue;
+                }
+            }
+        }
+        let Some(c) = &conn else { continue };
+        match c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) {
             Ok(v) => {
                 if last.is_some_and(|l| l != v) {
                     wakes.signals.notify_waiters();

@@ -54,7 +54,7 @@ impl SqliteWriter {
         // Checkpoints are the checkpointer's (see `checkpointer`), not
         // the commit's that happens to cross the threshold.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0;",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -1024;",
         )
         .map_err(|e| e.to_string())?;
         conn.set_prepared_statement_cache_capacity(64);
@@ -114,14 +114,25 @@ const CHECKPOINT_EVERY: usize = 400;
 /// runs; with `synchronous = NORMAL` its sync is the only one, and it is
 /// off the writer's path). Ends when the writer does.
 fn checkpointer(path: &str) -> Result<mpsc::SyncSender<()>, String> {
-    let conn = Connection::open(path).map_err(|e| e.to_string())?;
-    conn.busy_timeout(Duration::from_secs(10)).map_err(|e| e.to_string())?;
+    let path = path.to_string();
     let (tx, rx) = mpsc::sync_channel::<()>(1);
     std::thread::Builder::new()
         .name("sqlite-checkpoint".into())
         .spawn(move || {
+            // Opened at the first checkpoint: an idle gateway holds no
+            // connection for it.
+            let mut conn: Option<Connection> = None;
             while rx.recv().is_ok() {
-                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                let done = match &conn {
+                    Some(c) => c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())),
+                    None => Connection::open(&path).and_then(|c| {
+                        c.busy_timeout(Duration::from_secs(10))?;
+                        c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+                        conn = Some(c);
+                        Ok(())
+                    }),
+                };
+                if let Err(e) = done {
                     tracing::warn!(error = %e, "SQLite checkpoint failed; the next one retries");
                 }
             }

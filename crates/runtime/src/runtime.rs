@@ -155,13 +155,16 @@ impl Runtime {
         }
         let origin = request.origin.as_ref();
         // The session's write and the read of its model choice overlap.
-        let started = self.core.store.sessions().turn_started(
-            &request.session_key,
-            &request.agent,
-            origin.map(|o| o.channel.as_str()),
-            origin.map(|o| o.chat.as_str()),
-            origin.and_then(|o| o.thread.as_deref()),
-        );
+        let place = switchboard_store::SessionPlace {
+            channel: origin.map(|o| o.channel.as_str()),
+            chat: origin.map(|o| o.chat.as_str()),
+            thread: origin.and_then(|o| o.thread.as_deref()),
+        };
+        let started = self
+            .core
+            .store
+            .sessions()
+            .turn_started(&request.session_key, &request.agent, place);
         let (started, provider) = tokio::join!(started, self.provider_of(&request.agent, &request.session_key));
         started?;
         let provider = provider?;

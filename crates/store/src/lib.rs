@@ -53,7 +53,7 @@ pub use leases::LeaseRow;
 pub use memory::MemoryRow;
 pub use outbox::{OutboxRow, OutboxStatus};
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
-pub use sessions::{SessionInfo, StoredMessage};
+pub use sessions::{SessionInfo, SessionPlace, StoredMessage};
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgPool, PgPoolOptions};

@@ -41,6 +41,24 @@ pub struct StoredMessage {
     pub created_at: i64,
 }
 
+/// Where a session's conversation happens (none of it for sessions of
+/// no chat).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SessionPlace<'a> {
+    /// The channel instance.
+    pub channel: Option<&'a str>,
+    /// The chat in it.
+    pub chat: Option<&'a str>,
+    /// The thread or topic in the chat.
+    pub thread: Option<&'a str>,
+}
+
+const CREATE: &str = "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO NOTHING";
+const CREATE_OR_TOUCH: &str =
+    "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at";
+
 impl<'s> Sessions<'s> {
     /// Create the session if it does not exist yet.
     pub async fn ensure(
@@ -51,51 +69,33 @@ impl<'s> Sessions<'s> {
         chat: Option<&str>,
         thread: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = self.0.now_ms();
-        self.0
-            .exec(
-                Stmt::new(
-                    "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO NOTHING",
-                )
-                .bind(key)
-                .bind(agent)
-                .bind(channel)
-                .bind(chat)
-                .bind(thread)
-                .bind(now)
-                .bind(now),
-            )
-            .await?;
-        Ok(())
+        self.insert(CREATE, key, agent, SessionPlace { channel, chat, thread })
+            .await
     }
 
-    /// A turn of session `key` starts: the session is created if missing,
-    /// and its last activity is now (one write).
-    pub async fn turn_started(
+    /// A turn of session `key` of `agent` starts: the session is created
+    /// (at `place`) if missing, and its last activity is now (one write).
+    pub async fn turn_started(self, key: &str, agent: &str, place: SessionPlace<'_>) -> Result<(), StoreError> {
+        self.insert(CREATE_OR_TOUCH, key, agent, place).await
+    }
+
+    async fn insert(
         self,
+        sql: &'static str,
         key: &str,
         agent: &str,
-        channel: Option<&str>,
-        chat: Option<&str>,
-        thread: Option<&str>,
+        place: SessionPlace<'_>,
     ) -> Result<(), StoreError> {
         let now = self.0.now_ms();
-        self.0
-            .exec(
-                Stmt::new(
-                    "INSERT INTO sessions (key, agent, channel, chat, thread, history_from, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, 0, $6, $7) ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at",
-                )
-                .bind(key)
-                .bind(agent)
-                .bind(channel)
-                .bind(chat)
-                .bind(thread)
-                .bind(now)
-                .bind(now),
-            )
-            .await?;
+        let stmt = Stmt::new(sql)
+            .bind(key)
+            .bind(agent)
+            .bind(place.channel)
+            .bind(place.chat)
+            .bind(place.thread)
+            .bind(now)
+            .bind(now);
+        self.0.exec(stmt).await?;
         Ok(())
     }
 

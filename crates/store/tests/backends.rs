@@ -2,7 +2,7 @@
 //! names a server (CI starts one), on PostgreSQL.
 
 use switchboard_store::{
-    ApprovalEnd, ApprovalStatus, NewApproval, NewRun, RunEnd, RunKind, RunRow, RunStatus, Store, utc_day,
+    ApprovalEnd, ApprovalStatus, NewApproval, NewRun, RunEnd, RunKind, RunRow, RunStatus, SessionPlace, Store, utc_day,
 };
 
 mod support;
@@ -54,7 +54,15 @@ async fn exercise(store: &Store) {
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     store
         .sessions()
-        .turn_started("s1", "other", Some("x"), Some("y"), None)
+        .turn_started(
+            "s1",
+            "other",
+            SessionPlace {
+                channel: Some("x"),
+                chat: Some("y"),
+                thread: None,
+            },
+        )
         .await
         .unwrap();
     let after = store.sessions().get("s1").await.unwrap().unwrap();
@@ -66,7 +74,7 @@ async fn exercise(store: &Store) {
     assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 1);
     store
         .sessions()
-        .turn_started("s2", "main", None, None, None)
+        .turn_started("s2", "main", SessionPlace::default())
         .await
         .unwrap();
     assert!(

@@ -244,12 +244,28 @@ async fn a_restart_neither_loses_nor_repeats_updates() {
     // Written while the gateway is down: answered after the restart, once.
     tg.message(private_chat(11, "Ann"), user(11, "Ann"), "second", None, None);
     model.push(Step::text("second answer").when_last_contains("second"));
-    let _gw = Gateway::start(&sandbox, port, "probe").await;
-    let sent = tg.wait_sent(2, 20).await;
-    assert_eq!(text(&sent[1]), "second answer");
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    tg.wait_sent(2, 20).await;
+    let second = || tg.sent().iter().filter(|m| text(m) == "second answer").count();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while second() == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(tg.sent().len(), 2, "nothing was answered twice");
-    assert_eq!(model.requests().len(), 2);
+    assert_eq!(second(), 1, "the message written while down is answered once");
+    // The one window of at-least-once: the kill fell after Telegram took the
+    // first answer and before its outbox row was marked. The next start
+    // sends it again and says so; without that line, nothing is repeated.
+    let first = tg.sent().iter().filter(|m| text(m) == "first answer").count();
+    let in_doubt = gw
+        .log()
+        .contains("a reply was being delivered when its gateway process stopped");
+    assert!(
+        first == 1 || (in_doubt && first == 2),
+        "first answer sent {first} times\n{}",
+        gw.log()
+    );
+    assert_eq!(model.requests().len(), 2, "no question was asked twice");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -95,6 +95,25 @@ if [ ! -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] && [ "$(uname -m
 fi
 [ "$(uname -m)" = x86_64 ] && export SWITCHBOARD_TEST_REQUIRE_FAKETIME=1
 
+# MCP tool servers nobody here wrote, for the MCP tests: the reference
+# "everything" server (npm) and the time server (PyPI), cached outside the clone.
+MCP_PEERS="${SWITCHBOARD_MCP_PEERS:-$HOME/.cache/switchboard-mcp-peers}"
+EVERYTHING="$MCP_PEERS/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ ! -f "$EVERYTHING" ]; then
+    log "installing @modelcontextprotocol/server-everything into $MCP_PEERS"
+    mkdir -p "$MCP_PEERS"
+    (cd "$MCP_PEERS" && npm install --silent --no-audit --no-fund @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
+fi
+if ! "$MCP_PEERS/venv/bin/python" -c 'import mcp_server_time' >/dev/null 2>&1; then
+    log "installing mcp-server-time into $MCP_PEERS/venv"
+    rm -rf "$MCP_PEERS/venv"
+    python3 -m venv "$MCP_PEERS/venv"
+    "$MCP_PEERS/venv/bin/pip" install -q --disable-pip-version-check mcp-server-time==2026.10.19
+fi
+export SWITCHBOARD_TEST_MCP_EVERYTHING="$EVERYTHING"
+export SWITCHBOARD_TEST_MCP_TIME_PYTHON="$MCP_PEERS/venv/bin/python"
+export SWITCHBOARD_TEST_REQUIRE_MCP=1
+
 log "building"
 cargo build --workspace --all-targets
 log "testing"

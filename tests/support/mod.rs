@@ -7,6 +7,7 @@
 
 pub(crate) mod e2ee;
 mod gateway;
+pub(crate) mod mcp;
 
 pub(crate) use gateway::{Gateway, free_port};
 

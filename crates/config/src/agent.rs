@@ -34,6 +34,9 @@ pub struct AgentConfig {
     /// provider must accept image content; default false: described only).
     #[serde(default)]
     pub vision: bool,
+    /// `[mcp_servers.<name>]` whose tools this agent is offered (default `[]`; the risk profile's `allowed_tools` can narrow them).
+    #[serde(default)]
+    pub mcp_servers: Vec<String>,
     /// See `[agents.<name>.workspace]`.
     #[serde(default)]
     pub workspace: WorkspaceConfig,

@@ -33,7 +33,7 @@ impl AutonomyLevel {
 pub struct RiskProfile {
     /// `read_only` (no writes, no commands), `supervised` (ask for tools not in `auto_approve` and for medium-risk commands), `full` (ask only for `always_ask` tools, default `supervised`).
     pub level: AutonomyLevel,
-    /// Empty or omitted = no restriction.
+    /// Empty or omitted = no restriction; MCP tools as `server.tool` or `server.*`.
     pub allowed_tools: Vec<String>,
     /// Tools never offered (default `[]`).
     pub excluded_tools: Vec<String>,
@@ -83,8 +83,8 @@ impl RiskProfile {
     /// The risk-profile tool filter (docs/approvals.md).
     pub fn offers_tool(&self, tool: &str) -> bool {
         !self.deny_all_tools
-            && (self.allowed_tools.is_empty() || self.allowed_tools.iter().any(|t| t == tool))
-            && !self.excluded_tools.iter().any(|t| t == tool)
+            && (self.allowed_tools.is_empty() || crate::mcp::listed(&self.allowed_tools, tool))
+            && !crate::mcp::listed(&self.excluded_tools, tool)
     }
 }
 

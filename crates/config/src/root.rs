@@ -53,6 +53,9 @@ pub struct Config {
     /// Several gateways on one database.
     #[serde(default)]
     pub cluster: crate::ClusterConfig,
+    /// Model Context Protocol tool servers, see docs/mcp.md.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::McpServerConfig>,
     /// Kernel confinement of tools.
     #[serde(default)]
     pub sandbox: crate::SandboxConfig,

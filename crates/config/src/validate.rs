@@ -6,6 +6,7 @@ use crate::{Config, Problem};
 use croner::Cron;
 use std::str::FromStr;
 
+mod mcp;
 mod platforms;
 mod web;
 
@@ -40,6 +41,7 @@ pub(crate) fn validate(c: &Config) -> Vec<Problem> {
     limits(c, &mut v);
     channels(c, &mut v);
     cron(c, &mut v);
+    mcp::servers(c, &mut v);
     v
 }
 
@@ -244,19 +246,37 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
         {
             v.push(Problem::new(at("subagents.model"), format!("unknown provider '{m}'")));
         }
-        tool_names(&at("subagents.tools.deny"), &s.tools.deny, v);
-        tool_names(&at("subagents.tools.allow"), &s.tools.allow, v);
+        tool_names(c, &at("subagents.tools.deny"), &s.tools.deny, v);
+        tool_names(c, &at("subagents.tools.allow"), &s.tools.allow, v);
     }
 }
 
-fn tool_names(path: &str, names: &[String], v: &mut Vec<Problem>) {
+fn tool_names(c: &Config, path: &str, names: &[String], v: &mut Vec<Problem>) {
     for (i, t) in names.iter().enumerate() {
-        if !BUILTIN_TOOLS.contains(&t.as_str()) {
+        if BUILTIN_TOOLS.contains(&t.as_str()) {
+            continue;
+        }
+        // An MCP tool: its server must be configured (its tools are only
+        // known once it runs).
+        if let Some((server, tool)) = t.split_once('.')
+            && !tool.is_empty()
+        {
+            if c.mcp_servers.contains_key(server) {
+                continue;
+            }
             v.push(Problem::new(
                 format!("{path}[{i}]"),
-                format!("unknown tool '{t}'; known tools: {}", BUILTIN_TOOLS.join(", ")),
+                format!("'{t}' names the MCP server '{server}', which is not configured; add [mcp_servers.{server}] or remove the entry"),
             ));
+            continue;
         }
+        v.push(Problem::new(
+            format!("{path}[{i}]"),
+            format!(
+                "unknown tool '{t}'; known tools: {} (MCP tools as server.tool or server.*)",
+                BUILTIN_TOOLS.join(", ")
+            ),
+        ));
     }
 }
 
@@ -297,10 +317,10 @@ fn user_list(path: &str, users: &[String], star_ok: bool, v: &mut Vec<Problem>) 
 fn risk_profiles(c: &Config, v: &mut Vec<Problem>) {
     for (name, r) in &c.risk_profiles {
         let at = |k: &str| format!("risk_profiles.{name}.{k}");
-        tool_names(&at("allowed_tools"), &r.allowed_tools, v);
-        tool_names(&at("excluded_tools"), &r.excluded_tools, v);
-        tool_names(&at("auto_approve"), &r.auto_approve, v);
-        tool_names(&at("always_ask"), &r.always_ask, v);
+        tool_names(c, &at("allowed_tools"), &r.allowed_tools, v);
+        tool_names(c, &at("excluded_tools"), &r.excluded_tools, v);
+        tool_names(c, &at("auto_approve"), &r.auto_approve, v);
+        tool_names(c, &at("always_ask"), &r.always_ask, v);
         let Some(route) = &r.approval_route else {
             continue;
         };

@@ -42,6 +42,7 @@ const TABLES: &[(&str, &str)] = &[
     ("[attachments]", "## [attachments]"),
     ("[cluster]", "## [cluster]"),
     ("[sandbox]", "## [sandbox]"),
+    ("[mcp_servers.s]", "## [mcp_servers.&lt;name&gt;]"),
 ];
 
 /// The keys `table` accepts, from the refusal of an unknown one.

@@ -323,3 +323,60 @@ fn console_links_point_at_the_console_listener() {
     let config = Config::from_toml_str(&text, "test.toml").unwrap();
     assert_eq!(config.web.base_url(), "http://127.0.0.1:8089");
 }
+
+#[test]
+fn mcp_servers_need_one_transport_and_agents_name_known_ones() {
+    assert_problem("[mcp_servers.t]\nargs = [\"x\"]", "mcp_servers.t", "give command");
+    assert_problem(
+        "[mcp_servers.t]\ncommand = \"x\"\nurl = \"http://127.0.0.1:1/mcp\"",
+        "mcp_servers.t.url",
+        "not both",
+    );
+    assert_problem("[mcp_servers.t]\nurl = \"ftp://x\"", "mcp_servers.t.url", "not an http");
+    assert_problem(
+        "[mcp_servers.t]\nurl = \"http://127.0.0.1:1/mcp\"\nenv = { A = \"b\" }",
+        "mcp_servers.t.env",
+        "only a stdio server",
+    );
+    assert_problem(
+        "[mcp_servers.\"a.b\"]\ncommand = \"x\"",
+        "mcp_servers.a.b",
+        "only letters",
+    );
+    assert_problem(
+        "[mcp_servers.t]\ncommand = \"x\"\ntimeout_secs = 0",
+        "mcp_servers.t.timeout_secs",
+        "1 to 3600",
+    );
+    assert_problem(
+        "[mcp_servers.t]\ncommand = \"x\"\nrisk = { x = \"huge\" }",
+        "mcp_servers.t.risk.x",
+        "unknown variant",
+    );
+    // BASE's agent names a server nobody configured.
+    let text = format!("{BASE}mcp_servers = [\"tracker\"]\n");
+    let err = Config::from_toml_str(&text, "t.toml").expect_err("unknown server");
+    assert!(err.to_string().contains("agents.main.mcp_servers[0]"), "{err}");
+    assert!(err.to_string().contains("unknown MCP server 'tracker'"), "{err}");
+    // A profile may list one tool or all of a configured server's tools.
+    assert_problem(
+        "[risk_profiles.r]\nallowed_tools = [\"nope.read\"]",
+        "risk_profiles.r.allowed_tools[0]",
+        "MCP server 'nope'",
+    );
+    let ok = format!(
+        "{BASE}mcp_servers = [\"tracker\"]\n[mcp_servers.tracker]\ncommand = \"t\"\nrisk = {{ read_issue = \"read\", \"*\" = \"medium\" }}\n[risk_profiles.default]\nallowed_tools = [\"tracker.*\", \"tracker.read_issue\", \"shell\"]\n"
+    );
+    let c = Config::from_toml_str(&ok, "t.toml").expect("valid");
+    let server = &c.mcp_servers["tracker"];
+    assert_eq!(
+        server.configured_risk("read_issue"),
+        Some(switchboard_config::McpRisk::Read)
+    );
+    assert_eq!(
+        server.configured_risk("other"),
+        Some(switchboard_config::McpRisk::Medium)
+    );
+    assert!(c.risk_profiles["default"].offers_tool("tracker.create_issue"));
+    assert!(!c.risk_profiles["default"].offers_tool("other.create_issue"));
+}

@@ -136,6 +136,7 @@ pub const CATALOG: &[CommandSpec] = &[
     ),
     cmd("status", "", "Agent, model, session and today's costs", ANYONE),
     cmd("agents", "", "The configured agents", ANYONE),
+    cmd("tools", "", "The chat agent's tools, their risk and source", ANYONE),
     cmd(
         "stop",
         "",

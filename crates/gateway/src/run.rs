@@ -28,6 +28,7 @@ impl Gateway {
         for t in &self.tasks {
             t.abort();
         }
+        self.runtime.core().mcp().shutdown().await;
         crate::cluster::release_all(self.runtime.store(), &self.fences).await;
         if let Err(e) = self.runtime.store().unregister_instance().await {
             tracing::warn!(error = %e, "cannot unregister this process");
@@ -114,6 +115,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     tasks.push(tokio::spawn(router.run(inbound_rx)));
     tasks.push(runtime.spawn_scheduler());
     tasks.push(runtime.spawn_archiver());
+    runtime.core().mcp().start_eager();
     tracing::info!(
         agents = ?config.enabled_agents(),
         database = %switchboard_store::redact_url(&config.database_url),

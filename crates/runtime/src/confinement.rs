@@ -5,7 +5,7 @@ use switchboard_config::{NetworkAccess, SandboxConfig};
 use switchboard_sandbox::{Limits, Network, Sandbox, Settings};
 
 /// The sandbox `[sandbox]` describes, on this kernel.
-pub(crate) fn sandbox_of(c: &SandboxConfig) -> Sandbox {
+pub fn sandbox_of(c: &SandboxConfig) -> Sandbox {
     Sandbox::new(Settings {
         required: c.required,
         limits: Limits {

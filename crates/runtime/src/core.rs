@@ -39,6 +39,8 @@ pub struct Core {
     pub(crate) identity_tools: IdentityTools,
     /// Kernel confinement of commands and file tools.
     pub(crate) sandbox: switchboard_sandbox::Sandbox,
+    /// MCP tool servers and their tools (docs/mcp.md).
+    pub(crate) mcp: crate::tools::McpTools,
 }
 
 /// Everything that differs between one run and another.
@@ -123,6 +125,11 @@ impl Core {
         }
         let live = Live::new(config.lanes.subagent.max_concurrent as usize);
         let sandbox = crate::confinement::sandbox_of(&config.sandbox);
+        let mcp = switchboard_mcp::McpServers::new(
+            &config.mcp_servers,
+            std::path::Path::new(&config.workspace_dir),
+            &sandbox,
+        );
         Ok(Arc::new_cyclic(|weak| Self {
             config,
             store,
@@ -133,7 +140,13 @@ impl Core {
             identity_tools: IdentityTools::default(),
             artifacts: crate::artifacts::ArtifactWriter::start(),
             sandbox,
+            mcp: crate::tools::McpTools::new(mcp),
         }))
+    }
+
+    /// The MCP tool servers (docs/mcp.md).
+    pub fn mcp(&self) -> &switchboard_mcp::McpServers {
+        &self.mcp.servers
     }
 
     /// Kernel confinement of commands and file tools (docs/security.md).

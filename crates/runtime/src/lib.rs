@@ -8,7 +8,7 @@ pub mod approval;
 mod artifacts;
 mod builtin;
 mod child_run;
-mod confinement;
+pub mod confinement;
 pub mod core;
 pub mod cost;
 pub mod cron;

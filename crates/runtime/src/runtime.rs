@@ -104,11 +104,46 @@ impl Runtime {
         self.core.live.install_file_poster(poster);
     }
 
-    /// The tools `agent` is offered at top level (risk-profile filtered).
+    /// The tools `agent` is offered at top level (risk-profile filtered):
+    /// the built-ins and those of its MCP servers as last listed.
     pub fn tools_for(&self, agent: &str) -> ToolRegistry {
-        match self.core.config.risk_profile_of(agent) {
-            Some(p) => self.core.builtin.filtered(p),
-            None => ToolRegistry::default(),
+        let config = &self.core.config;
+        let (Some(profile), Some(cfg)) = (config.risk_profile_of(agent), config.agents.get(agent)) else {
+            return ToolRegistry::default();
+        };
+        self.core
+            .builtin
+            .filtered(profile)
+            .with_all(self.core.mcp.offered(&cfg.mcp_servers, profile))
+    }
+
+    /// The tools `agent` is offered, as `/tools` lists them.
+    pub fn tool_rows(&self, agent: &str) -> Vec<crate::tools::ToolRow> {
+        self.tools_for(agent).rows()
+    }
+
+    /// The MCP servers of `agent` that could not be used last, and why.
+    pub fn mcp_unavailable(&self, agent: &str) -> Vec<(String, String)> {
+        let Some(cfg) = self.core.config.agents.get(agent) else {
+            return Vec::new();
+        };
+        self.core
+            .mcp
+            .servers
+            .status()
+            .into_iter()
+            .filter(|(name, running, _)| !running && cfg.mcp_servers.contains(name))
+            .filter_map(|(name, _, why)| Some((name, why?)))
+            .collect()
+    }
+
+    /// Start the MCP servers `agent` uses that have not started yet (see
+    /// `McpServers::ready`), so its tool list is known.
+    pub async fn mcp_ready(&self, agent: &str) {
+        if let Some(cfg) = self.core.config.agents.get(agent)
+            && !cfg.mcp_servers.is_empty()
+        {
+            self.core.mcp.servers.ready(&cfg.mcp_servers).await;
         }
     }
 
@@ -165,7 +200,11 @@ impl Runtime {
             .store
             .sessions()
             .turn_started(&request.session_key, &request.agent, place);
-        let (started, provider) = tokio::join!(started, self.provider_of(&request.agent, &request.session_key));
+        let (started, provider, ()) = tokio::join!(
+            started,
+            self.provider_of(&request.agent, &request.session_key),
+            self.mcp_ready(&request.agent)
+        );
         started?;
         let provider = provider?;
         let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;

@@ -89,6 +89,11 @@ impl Sandbox {
         Self { settings }
     }
 
+    /// Its settings.
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
+
     /// What the kernel offers.
     pub fn support(&self) -> &'static Support {
         Support::get()
@@ -97,6 +102,17 @@ impl Sandbox {
     /// Prepare the confinement of a program working in `workspace`, or why
     /// it may not run (one line saying what to change).
     pub fn confine(&self, workspace: &Path, network: Network) -> Result<Confined, String> {
+        self.confine_reading(workspace, network, &[])
+    }
+
+    /// [`Sandbox::confine`] for a program that may also read and run what
+    /// lies under `also_read` (a tool server's installation, say).
+    pub fn confine_reading(
+        &self,
+        workspace: &Path,
+        network: Network,
+        also_read: &[std::path::PathBuf],
+    ) -> Result<Confined, String> {
         let tmp = tempfile::Builder::new()
             .prefix("switchboard-cmd-")
             .tempdir()
@@ -139,8 +155,8 @@ impl Sandbox {
         } else {
             Tcp::Allowed
         };
-        let ruleset =
-            rules::command(workspace, tmp.path(), tcp).map_err(|e| format!("cannot prepare the confinement: {e}"))?;
+        let ruleset = rules::command(workspace, tmp.path(), also_read, tcp)
+            .map_err(|e| format!("cannot prepare the confinement: {e}"))?;
         let cgroup = support
             .pids_cgroup
             .as_ref()
@@ -161,7 +177,11 @@ impl Sandbox {
                 )),
                 Some((libc::RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files)),
                 Some((libc::RLIMIT_FSIZE, limits.max_file_size, limits.max_file_size)),
-                Some((libc::RLIMIT_CPU, limits.max_cpu_secs, limits.max_cpu_secs + 1)),
+                Some((
+                    libc::RLIMIT_CPU,
+                    limits.max_cpu_secs,
+                    limits.max_cpu_secs.saturating_add(1),
+                )),
                 Some((libc::RLIMIT_CORE, 0, 0)),
             ]
             .into_iter()

@@ -75,7 +75,14 @@ fn strict<T: Compatible>(ruleset: T) -> T {
 
 /// The ruleset of a confined program working in `workspace` with its
 /// private temporary folder `tmp`.
-pub(crate) fn command(workspace: &Path, tmp: &Path, tcp: Tcp) -> Result<RulesetCreated, RulesetError> {
+/// `also_read`: folders it may read and run programs from besides the
+/// system's (a server's installation).
+pub(crate) fn command(
+    workspace: &Path,
+    tmp: &Path,
+    also_read: &[std::path::PathBuf],
+    tcp: Tcp,
+) -> Result<RulesetCreated, RulesetError> {
     let mut ruleset = strict(Ruleset::default()).handle_access(AccessFs::from_all(ABI_USED))?;
     if tcp == Tcp::Refused {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
@@ -85,6 +92,7 @@ pub(crate) fn command(workspace: &Path, tmp: &Path, tcp: Tcp) -> Result<RulesetC
         .create()?
         .add_rules(path_beneath_rules(SYSTEM, AccessFs::from_read(ABI_USED)))?
         .add_rules(path_beneath_rules(ETC, read()))?
+        .add_rules(path_beneath_rules(also_read, AccessFs::from_read(ABI_USED)))?
         .add_rules(path_beneath_rules(["/proc"], read()))?
         .add_rules(path_beneath_rules(DEVICES, AccessFs::ReadFile | AccessFs::WriteFile))?
         .add_rules(path_beneath_rules([workspace, tmp], read_write()))?;

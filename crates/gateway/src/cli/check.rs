@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use switchboard_config::Config;
 
-pub(crate) fn run(path: &Path) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(path: &Path, probe: bool) -> anyhow::Result<ExitCode> {
     match Config::load(path) {
         Ok(config) => {
             for w in config.warnings() {
@@ -20,6 +20,9 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<ExitCode> {
                 config.providers.len(),
                 config.channels.instances().len()
             );
+            if probe && !probe_mcp(&config).await {
+                return Ok(ExitCode::FAILURE);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -27,4 +30,29 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(2))
         }
     }
+}
+
+/// Start each enabled MCP server once, list its tools and stop it; false
+/// when one could not be used.
+async fn probe_mcp(config: &Config) -> bool {
+    let sandbox = switchboard_runtime::confinement::sandbox_of(&config.sandbox);
+    let servers = switchboard_mcp::McpServers::new(&config.mcp_servers, Path::new(&config.workspace_dir), &sandbox);
+    let mut all_ok = true;
+    for (name, server) in config.mcp_servers.iter().filter(|(_, s)| s.enabled) {
+        match servers.probe(name).await {
+            Ok(tools) => {
+                println!("mcp server {name}: ok, {} tool(s)", tools.len());
+                for t in tools {
+                    let risk = format!("{:?}", t.risk).to_lowercase();
+                    println!("  {} — risk {risk}: {}", t.display, t.one_line());
+                }
+            }
+            Err(why) => {
+                all_ok = false;
+                let how = server.url.as_deref().or(server.command.as_deref()).unwrap_or("?");
+                println!("mcp server {name} ({how}): FAILED: {why}");
+            }
+        }
+    }
+    all_ok
 }

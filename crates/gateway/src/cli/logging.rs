@@ -14,8 +14,10 @@ pub(crate) enum Format {
 
 /// matrix-sdk logs expected 404s (account data never set, rooms without
 /// encryption state) and missing key backups as errors; the Matrix adapter
-/// logs the failures that matter itself, with context.
-const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error";
+/// logs the failures that matter itself, with context. The MCP client
+/// library logs every session's setup (with the server's whole
+/// instructions) at info; the gateway says what matters about its servers.
+const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error,rmcp=warn";
 
 pub(crate) fn init(format: Format, default_level: &str) {
     let filter = std::env::var("SWITCHBOARD_LOG")

@@ -46,6 +46,9 @@ enum Command {
     Check {
         #[arg(long, default_value = "config/switchboard.toml")]
         config: PathBuf,
+        /// Also start each enabled MCP server once and list its tools.
+        #[arg(long)]
+        probe: bool,
     },
     /// The gateways sharing the control plane, who runs each channel, and
     /// the inbox and outbox backlog.
@@ -86,7 +89,7 @@ pub fn main() -> ExitCode {
     logging::init(cli.log_format, level);
     run_to_exit(async {
         match cli.command {
-            Command::Check { config } => check::run(&config),
+            Command::Check { config, probe } => check::run(&config, probe).await,
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,
             Command::Approvals { config, limit } => approvals::run(&config, limit).await,

@@ -8,6 +8,7 @@ mod help;
 mod new;
 mod status;
 pub(crate) mod subagents;
+mod tools;
 
 use switchboard_core::{Action, ApprovalChoice, ChatAddress, Inbound, UserId};
 use switchboard_runtime::Runtime;
@@ -69,6 +70,7 @@ pub(crate) enum Command {
     New,
     Status,
     Agents,
+    Tools,
     /// Handled by the conversation loop, which owns the running turn.
     Stop,
     /// A sign-in link to the operator console, answered by the router
@@ -128,6 +130,7 @@ fn named(name: &str, args: &[&str]) -> Command {
         "new" => Command::New,
         "status" => Command::Status,
         "agents" => Command::Agents,
+        "tools" => Command::Tools,
         "stop" => Command::Stop,
         "console" => Command::Console,
         "subagents" => Command::Subagents(subagents::parse(args)),
@@ -156,6 +159,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::New => new::apply(ctx).await,
         Command::Status => status::apply(ctx).await,
         Command::Agents => agents::apply(ctx),
+        Command::Tools => tools::apply(ctx).await,
         Command::Subagents(sub) => subagents::apply(sub, ctx).await,
         Command::Stop => "Nothing is running.".into(),
         Command::Console => "Send /console to me in a direct message for a sign-in link.".into(),

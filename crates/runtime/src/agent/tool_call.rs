@@ -4,7 +4,7 @@
 use super::{AgentRun, TurnEvent};
 use crate::approval::{ApprovalOutcome, ApprovalRequest};
 use crate::message::{ChatMessage, ToolCall};
-use crate::policy::{GateDecision, gate, is_dangerous_for_child};
+use crate::policy::{GateDecision, Rated, gate, is_dangerous_for_child};
 use crate::redact::summarize_args;
 use crate::tools::{Tool, ToolResult};
 use parking_lot::Mutex;
@@ -29,7 +29,7 @@ impl AgentRun {
             return Err(ToolResult::fail(format!(
                 "unknown tool '{}'; available tools: {}",
                 call.name,
-                self.registry.names().join(", ")
+                self.registry.model_names().join(", ")
             )));
         };
         let raw = if call.arguments.trim().is_empty() {
@@ -67,10 +67,17 @@ impl AgentRun {
     /// The approval gate's decision for `call`, and whether it is a
     /// dangerous command in a child run: such a command is asked for every
     /// time (no "always" grant covers it, and it never makes one).
-    fn gate_call(&self, call: &ToolCall, args: &Value, effect: crate::policy::Effect) -> (GateDecision, bool) {
+    fn gate_call(&self, tool: &dyn Tool, args: &Value, effect: crate::policy::Effect) -> (GateDecision, bool) {
         let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
-        let is_shell = call.name == "shell";
-        let decision = gate(profile_name, profile, &call.name, effect, is_shell);
+        let is_shell = tool.name() == "shell";
+        let kind = if is_shell {
+            Rated::Command
+        } else if tool.risk_rated() {
+            Rated::ByRisk
+        } else {
+            Rated::No
+        };
+        let decision = gate(profile_name, profile, tool.name(), effect, kind);
         if !self.ctx.scope.is_child() || !is_shell || matches!(decision, GateDecision::Refuse(_)) {
             return (decision, false);
         }
@@ -106,29 +113,32 @@ impl AgentRun {
         let effect = tool.effect(&args);
         let policy = &self.ctx.policy;
         let summary = summarize_args(&args);
-        let (decision, dangerous) = self.gate_call(call, &args, effect);
+        let (decision, dangerous) = self.gate_call(tool.as_ref(), &args, effect);
+        // People and the configuration know a tool by its own name (an MCP
+        // tool's `server.tool`), the model by the name it called.
+        let name = tool.name();
         if let GateDecision::Refuse(why) = &decision {
             return ToolResult::fail(why.clone());
         }
         // Work another gateway adopted is neither asked about nor run (and
         // asked again after an approval, which may have taken minutes).
-        if let Some(refused) = self.fenced(&call.name, effect).await {
+        if let Some(refused) = self.fenced(name, effect).await {
             return refused;
         }
         let mut asked = false;
         match decision {
             GateDecision::Refuse(why) => return ToolResult::fail(why),
-            GateDecision::Ask if dangerous || !self.grants.has(&call.name, effect.risk()) => {
+            GateDecision::Ask if dangerous || !self.grants.has(name, effect.risk()) => {
                 asked = true;
-                let outcome = self.ask(call, &summary, effect.risk().as_str()).await;
+                let outcome = self.ask(name, &summary, effect.risk().as_str()).await;
                 match outcome {
                     ApprovalOutcome::Approved { always, .. } => {
                         if always && !dangerous {
-                            self.grants.grant(&call.name, effect.risk());
+                            self.grants.grant(name, effect.risk());
                         }
                     }
                     other => {
-                        return ToolResult::fail(other.refusal_text(&call.name).unwrap_or_default());
+                        return ToolResult::fail(other.refusal_text(name).unwrap_or_default());
                     }
                 }
             }
@@ -142,24 +152,24 @@ impl AgentRun {
             ));
         }
         self.emit(TurnEvent::ToolStarted {
-            name: call.name.clone(),
+            name: name.to_string(),
             summary,
         });
-        if asked && let Some(refused) = self.fenced(&call.name, effect).await {
+        if asked && let Some(refused) = self.fenced(name, effect).await {
             return refused;
         }
         let progress = self.ctx.scope.progress.clone();
         if let Some(p) = &progress {
-            p.tool_started(&call.name).await;
+            p.tool_started(name).await;
         }
         // Tools honour `ctx.cancel` themselves (shell kills its process,
         // child runs end as cancelled), so each can record how it ended.
         let result = tool.execute(args, &self.ctx).await;
         if let Some(p) = &progress {
-            p.tool_finished(&call.name, result.success).await;
+            p.tool_finished(name, result.success).await;
         }
         self.emit(TurnEvent::ToolFinished {
-            name: call.name.clone(),
+            name: name.to_string(),
             success: result.success,
         });
         result
@@ -182,7 +192,7 @@ impl AgentRun {
         Some(ToolResult::fail(format!("{tool} was not run: {why}")))
     }
 
-    async fn ask(&self, call: &ToolCall, summary: &str, risk: &str) -> ApprovalOutcome {
+    async fn ask(&self, tool: &str, summary: &str, risk: &str) -> ApprovalOutcome {
         let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
         let route = profile.approval_route.clone();
         let scope = &self.ctx.scope;
@@ -202,7 +212,7 @@ impl AgentRun {
             id: short_id(),
             agent: self.ctx.agent.clone(),
             caller_chain,
-            tool: call.name.clone(),
+            tool: tool.to_string(),
             summary: summary.to_string(),
             risk: risk.to_string(),
             profile_name: profile_name.clone(),

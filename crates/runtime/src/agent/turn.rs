@@ -81,7 +81,7 @@ impl AgentRun {
         )));
         messages.push(user.clone());
         let max_iterations = self.profile.max_tool_iterations;
-        let specs = if self.profile.agentic {
+        let mut specs = if self.profile.agentic {
             self.registry.specs()
         } else {
             Vec::new()
@@ -160,6 +160,15 @@ impl AgentRun {
             } else {
                 self.run_calls(&assistant.tool_calls, &seen).await
             };
+            // A tool offered by name only is offered whole once called.
+            for call in &assistant.tool_calls {
+                if let Some(full) = self.registry.full_spec(&call.name) {
+                    specs
+                        .iter_mut()
+                        .filter(|s| s.name == call.name)
+                        .for_each(|s| *s = full.clone());
+                }
+            }
             messages.push(assistant);
             tools_completed += self.take_results(results, &mut messages).await?;
             let switch = self.ctx.switch_to.lock().take();

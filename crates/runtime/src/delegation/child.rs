@@ -234,8 +234,8 @@ fn bounded_registry(ceiling: &ToolRegistry, target: &RiskProfile) -> ToolRegistr
     }
     let mut out = ceiling.without("model_switch");
     for name in ceiling.names() {
-        let allowed = target.allowed_tools.is_empty() || target.allowed_tools.iter().any(|t| t == name);
-        let excluded = target.excluded_tools.iter().any(|t| t == name);
+        let allowed = target.allowed_tools.is_empty() || switchboard_config::listed(&target.allowed_tools, name);
+        let excluded = switchboard_config::listed(&target.excluded_tools, name);
         if !allowed || excluded {
             out = out.without(name);
         }

@@ -34,10 +34,22 @@ pub enum GateDecision {
     Refuse(String),
 }
 
+/// How the gate weighs a tool's risk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rated {
+    /// Not at all: the profile's tool lists decide.
+    No,
+    /// A command: the command-risk keys apply.
+    Command,
+    /// By its configured risk (MCP tools): auto-approval covers low risk,
+    /// medium risk unless `require_approval_for_medium_risk`, never high.
+    ByRisk,
+}
+
 /// Decide for `tool` with `effect` under `profile` (named `profile_name`).
-/// `is_shell` marks command execution, to which the command-risk keys apply.
-pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effect, is_shell: bool) -> GateDecision {
-    let listed = |list: &[String]| list.iter().any(|t| t == tool);
+pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effect, rated: Rated) -> GateDecision {
+    let is_shell = rated == Rated::Command;
+    let listed = |list: &[String]| switchboard_config::listed(list, tool);
     if profile.level == AutonomyLevel::ReadOnly && effect != Effect::Read {
         return GateDecision::Refuse(format!(
             "{tool} refused: risk profile '{profile_name}' has level = \"read_only\", which forbids writes and commands; set [risk_profiles.{profile_name}].level = \"supervised\" to allow them with approval"
@@ -59,7 +71,7 @@ pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effec
                 return GateDecision::Ask;
             }
             let risk = effect.risk();
-            if is_shell
+            if rated != Rated::No
                 && (risk == CommandRisk::High
                     || (risk == CommandRisk::Medium && profile.require_approval_for_medium_risk))
             {
@@ -87,36 +99,55 @@ mod tests {
     #[test]
     fn levels() {
         let sup = profile(AutonomyLevel::Supervised);
-        assert_eq!(gate("p", &sup, "file_read", Effect::Read, false), GateDecision::Allow);
         assert_eq!(
-            gate("p", &sup, "memory_store", Effect::Write(CommandRisk::Low), false),
-            GateDecision::Ask
-        );
-        assert_eq!(
-            gate("p", &sup, "shell", Effect::Write(CommandRisk::Low), true),
+            gate("p", &sup, "file_read", Effect::Read, Rated::No),
             GateDecision::Allow
         );
         assert_eq!(
-            gate("p", &sup, "shell", Effect::Write(CommandRisk::Medium), true),
+            gate("p", &sup, "memory_store", Effect::Write(CommandRisk::Low), Rated::No),
+            GateDecision::Ask
+        );
+        assert_eq!(
+            gate("p", &sup, "shell", Effect::Write(CommandRisk::Low), Rated::Command),
+            GateDecision::Allow
+        );
+        assert_eq!(
+            gate("p", &sup, "shell", Effect::Write(CommandRisk::Medium), Rated::Command),
             GateDecision::Ask
         );
         assert!(matches!(
-            gate("p", &sup, "shell", Effect::Write(CommandRisk::High), true),
+            gate("p", &sup, "shell", Effect::Write(CommandRisk::High), Rated::Command),
             GateDecision::Refuse(_)
         ));
         let full = profile(AutonomyLevel::Full);
         assert_eq!(
-            gate("p", &full, "shell", Effect::Write(CommandRisk::Medium), true),
+            gate("p", &full, "shell", Effect::Write(CommandRisk::Medium), Rated::Command),
             GateDecision::Allow
         );
         assert_eq!(
-            gate("p", &full, "file_write", Effect::Write(CommandRisk::Medium), false),
+            gate("p", &full, "file_write", Effect::Write(CommandRisk::Medium), Rated::No),
             GateDecision::Ask
         );
         let ro = profile(AutonomyLevel::ReadOnly);
         assert!(
-            matches!(gate("p", &ro, "file_write", Effect::Write(CommandRisk::Medium), false), GateDecision::Refuse(m) if m.contains("read_only"))
+            matches!(gate("p", &ro, "file_write", Effect::Write(CommandRisk::Medium), Rated::No), GateDecision::Refuse(m) if m.contains("read_only"))
         );
-        assert_eq!(gate("p", &ro, "file_read", Effect::Read, false), GateDecision::Allow);
+        assert_eq!(
+            gate("p", &ro, "file_read", Effect::Read, Rated::No),
+            GateDecision::Allow
+        );
+    }
+
+    #[test]
+    fn mcp_tools_are_weighed_by_their_risk_and_never_blocked_as_commands() {
+        let mut sup = profile(AutonomyLevel::Supervised);
+        sup.auto_approve = vec!["t.*".into()];
+        let at = |risk| gate("p", &sup, "t.x", Effect::Write(risk), Rated::ByRisk);
+        assert_eq!(at(CommandRisk::Low), GateDecision::Allow);
+        assert_eq!(at(CommandRisk::Medium), GateDecision::Ask);
+        assert_eq!(at(CommandRisk::High), GateDecision::Ask);
+        assert_eq!(gate("p", &sup, "t.x", Effect::Read, Rated::ByRisk), GateDecision::Allow);
+        let plain = profile(AutonomyLevel::Supervised);
+        assert_eq!(gate("p", &plain, "t.x", Effect::Read, Rated::ByRisk), GateDecision::Ask);
     }
 }

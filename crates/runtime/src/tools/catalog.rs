@@ -19,6 +19,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// The effect as the catalog words it (`read`, `low`, `medium`, `by arguments`).
+    pub(crate) fn effect_word(&self) -> &str {
+        &self.effect
+    }
+
     /// The effect of any call, for tools whose effect does not depend on
     /// the arguments; unknown or argument-dependent entries fail closed.
     pub(crate) fn effect(&self) -> Effect {

@@ -4,6 +4,8 @@ mod catalog;
 mod file_read;
 mod file_write;
 mod host;
+mod mcp;
+mod mcp_images;
 mod memory_recall;
 mod memory_store;
 mod model_switch;
@@ -12,7 +14,8 @@ mod send_file;
 mod shell;
 
 pub use host::RunHost;
-pub use registry::{BoundTool, IdentityTools, ToolRegistry};
+pub(crate) use mcp::McpTools;
+pub use registry::{BoundTool, IdentityTools, ToolRegistry, ToolRow};
 
 use crate::policy::{Effect, SecurityPolicy};
 use async_trait::async_trait;
@@ -112,6 +115,29 @@ pub trait Tool: Send + Sync {
     /// (built-ins: from the catalog; a tool missing there counts as high risk).
     fn effect(&self, _args: &Value) -> Effect {
         catalog::entry(self.name()).map_or(Effect::Write(crate::policy::CommandRisk::High), catalog::Entry::effect)
+    }
+    /// The name the model calls it by (built-ins: [`Tool::name`]; MCP
+    /// tools: a name every provider accepts).
+    fn model_name(&self) -> &str {
+        self.name()
+    }
+    /// For a tool offered briefly (name and one-line description), the
+    /// full description and schema the model gets once it has called it.
+    fn full_spec(&self) -> Option<(String, Value)> {
+        None
+    }
+    /// Whether the approval gate weighs its risk like a command's (MCP
+    /// tools: an auto-approved tool is still asked for when high risk).
+    fn risk_rated(&self) -> bool {
+        false
+    }
+    /// The risk `/tools` shows (built-ins: the catalog's word).
+    fn risk_label(&self) -> String {
+        catalog::entry(self.name()).map_or_else(|| "high".into(), |e| e.effect_word().to_string())
+    }
+    /// Where it comes from, for `/tools`.
+    fn source(&self) -> String {
+        "built in".into()
     }
     /// Whether what it offers depends on who calls it (`delegate` lists
     /// the agents the caller can reach): runs then get [`Tool::for_identity`].

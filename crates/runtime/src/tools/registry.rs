@@ -13,18 +13,29 @@ use switchboard_config::RiskProfile;
 pub struct BoundTool {
     tool: Arc<dyn Tool>,
     spec: Arc<ToolSpec>,
+    /// The whole spec of a tool offered briefly until called.
+    full: Option<Arc<ToolSpec>>,
     /// Whether runs get a version of it for their identity.
     per_identity: bool,
 }
 
 impl BoundTool {
+    /// The tool's name.
+    pub fn name(&self) -> &'static str {
+        self.tool.name()
+    }
+
     /// Bind `tool` with its spec built once.
     pub fn new(tool: Arc<dyn Tool>) -> Self {
-        let spec = Arc::new(ToolSpec::new(tool.name(), tool.description(), &tool.parameters()));
+        let spec = Arc::new(ToolSpec::new(tool.model_name(), tool.description(), &tool.parameters()));
+        let full = tool
+            .full_spec()
+            .map(|(description, parameters)| Arc::new(ToolSpec::new(tool.model_name(), description, &parameters)));
         let per_identity = tool.binds_per_identity();
         Self {
             tool,
             spec,
+            full,
             per_identity,
         }
     }
@@ -37,6 +48,17 @@ pub struct IdentityTools(Mutex<HashMap<IdentityKey, BoundTool>>);
 
 /// A tool's name, the identity and whether the run may only delegate.
 type IdentityKey = (&'static str, String, bool);
+
+/// One tool as `/tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRow {
+    /// Its name (`server.tool` for MCP tools).
+    pub name: String,
+    /// The risk the approval gate sees.
+    pub risk: String,
+    /// `built in` or `MCP server <name>`.
+    pub source: String,
+}
 
 /// The tools a run offers.
 #[derive(Clone, Default)]
@@ -108,9 +130,39 @@ impl ToolRegistry {
         }
     }
 
-    /// The tool named `name`.
+    /// Add tools whose specs are already built.
+    pub fn with_all(self, bound: impl IntoIterator<Item = BoundTool>) -> Self {
+        bound.into_iter().fold(self, Self::with_bound)
+    }
+
+    /// The tool named `name` (its own name or the one the model calls it by).
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|b| b.tool.name() == name).map(|b| &b.tool)
+        self.tools
+            .iter()
+            .find(|b| b.tool.name() == name || b.spec.name == name)
+            .map(|b| &b.tool)
+    }
+
+    /// The whole spec of the briefly offered tool the model calls `name`.
+    pub fn full_spec(&self, name: &str) -> Option<Arc<ToolSpec>> {
+        self.tools.iter().find(|b| b.spec.name == name)?.full.clone()
+    }
+
+    /// What `/tools` shows of each tool: its name, risk and source.
+    pub fn rows(&self) -> Vec<ToolRow> {
+        self.tools
+            .iter()
+            .map(|b| ToolRow {
+                name: b.tool.name().to_string(),
+                risk: b.tool.risk_label(),
+                source: b.tool.source(),
+            })
+            .collect()
+    }
+
+    /// The names the model calls the tools by.
+    pub fn model_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|b| b.spec.name.as_str()).collect()
     }
 
     /// Every tool's name.

@@ -1,0 +1,194 @@
+//! A server's tool list, read as plain JSON so one malformed tool is
+//! skipped with a warning instead of losing the whole list, and each tool's
+//! risk as the operator configured it.
+
+use crate::names::{display_name, wire_name};
+use serde_json::{Map, Value};
+use switchboard_config::{McpRisk, McpServerConfig};
+
+/// A server with more tools than this offers them by name and one-line
+/// description until called (unless `expose` names them).
+pub const FULL_SCHEMAS_UP_TO: usize = 8;
+
+/// One tool of one server, as the runtime offers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// The server's name in the configuration.
+    pub server: String,
+    /// The tool's name on the server.
+    pub name: String,
+    /// `<server>.<tool>`: the name people and the configuration use.
+    pub display: String,
+    /// The name the model calls it by (see `names`).
+    pub wire: String,
+    /// The server's description of it.
+    pub description: String,
+    /// Its arguments' JSON schema (an object schema).
+    pub schema: Value,
+    /// How the approval gate rates a call.
+    pub risk: McpRisk,
+    /// Offered by name and one-line description until first called.
+    pub brief: bool,
+}
+
+impl ToolInfo {
+    /// The required arguments `args` lacks (to tell a model that called a
+    /// briefly offered tool what to send).
+    pub fn missing_required(&self, args: &Value) -> Vec<String> {
+        let Some(required) = self.schema.get("required").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        required
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|k| args.get(*k).is_none())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The first line of the description, at most 160 characters.
+    pub fn one_line(&self) -> String {
+        let line = self.description.lines().next().unwrap_or("").trim();
+        match line.char_indices().nth(160) {
+            Some((cut, _)) => format!("{}…", &line[..cut]),
+            None => line.to_string(),
+        }
+    }
+}
+
+/// The tools of `server` from the `tools` array of `tools/list` answers;
+/// malformed entries are logged and skipped.
+pub(crate) fn tools_from(server: &str, config: &McpServerConfig, raw: &[Value]) -> Vec<ToolInfo> {
+    let mut out: Vec<ToolInfo> = Vec::new();
+    for entry in raw {
+        match one(server, config, entry) {
+            Ok(t) if out.iter().any(|o| o.wire == t.wire) => {
+                tracing::warn!(server, tool = %t.name, "an MCP tool was skipped: its name clashes with another tool's once made safe for model providers");
+            }
+            Ok(t) => out.push(t),
+            Err(why) => tracing::warn!(server, %why, "an MCP tool was skipped: its description is malformed"),
+        }
+    }
+    let many = out.len() > FULL_SCHEMAS_UP_TO;
+    for t in &mut out {
+        t.brief = match &config.expose {
+            Some(list) => !list.contains(&t.name),
+            None => many,
+        };
+    }
+    out
+}
+
+fn one(server: &str, config: &McpServerConfig, entry: &Value) -> Result<ToolInfo, String> {
+    let name = entry
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or("no name")?;
+    let schema = entry
+        .get("inputSchema")
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("{name}: inputSchema is not a JSON object"))?;
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        None => {}
+        Some(other) => return Err(format!("{name}: inputSchema has type {other}, not \"object\"")),
+    }
+    if let Some(p) = schema.get("properties")
+        && !p.is_object()
+    {
+        return Err(format!("{name}: inputSchema.properties is not an object"));
+    }
+    let mut schema: Map<String, Value> = schema.clone();
+    schema.insert("type".into(), Value::String("object".into()));
+    schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+    let description = entry
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Ok(ToolInfo {
+        server: server.to_string(),
+        name: name.to_string(),
+        display: display_name(server, name),
+        wire: wire_name(server, name),
+        description,
+        schema: Value::Object(schema),
+        risk: risk_of(config, name, entry.get("annotations")),
+        brief: false,
+    })
+}
+
+/// The tool's own `risk` entry wins. Otherwise the `"*"` entry (or `high`)
+/// is the base, and where annotations are trusted a read-only tool is
+/// `read`, a destructive one `high` and a non-destructive one at most
+/// `medium`.
+fn risk_of(config: &McpServerConfig, name: &str, annotations: Option<&Value>) -> McpRisk {
+    if let Some(r) = config.risk.get(name) {
+        return *r;
+    }
+    let base = config.risk.get("*").copied().unwrap_or(McpRisk::High);
+    let Some(a) = annotations.filter(|_| config.trust_annotations) else {
+        return base;
+    };
+    let hint = |k: &str| a.get(k).and_then(Value::as_bool);
+    match (hint("readOnlyHint"), hint("destructiveHint")) {
+        (Some(true), _) => McpRisk::Read,
+        (_, Some(true)) => McpRisk::High,
+        (_, Some(false)) => base.min(McpRisk::Medium),
+        _ => base,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config(extra: &str) -> McpServerConfig {
+        let text = format!("command = \"x\"\n{extra}");
+        toml::from_str(&text).expect("config")
+    }
+
+    #[test]
+    fn malformed_tools_are_skipped_and_the_others_kept() {
+        let raw = vec![
+            json!({"name": "ok", "description": "Does it.\nMore.", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}}),
+            json!({"name": "bad", "inputSchema": "nope"}),
+            json!({"name": "worse", "inputSchema": {"type": "array"}}),
+            json!({"inputSchema": {"type": "object"}}),
+        ];
+        let tools = tools_from("s", &config(""), &raw);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].display, "s.ok");
+        assert_eq!(tools[0].one_line(), "Does it.");
+        assert_eq!(tools[0].missing_required(&json!({})), vec!["a".to_string()]);
+        assert_eq!(tools[0].risk, McpRisk::High);
+    }
+
+    #[test]
+    fn risk_comes_from_the_operator_and_annotations_only_when_trusted() {
+        let ro = json!({"name": "look", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}});
+        let plain = tools_from("s", &config(""), std::slice::from_ref(&ro));
+        assert_eq!(plain[0].risk, McpRisk::High);
+        let trusted = tools_from("s", &config("trust_annotations = true"), std::slice::from_ref(&ro));
+        assert_eq!(trusted[0].risk, McpRisk::Read);
+        let set = tools_from(
+            "s",
+            &config("trust_annotations = true\nrisk = { look = \"medium\" }"),
+            &[ro],
+        );
+        assert_eq!(set[0].risk, McpRisk::Medium);
+    }
+
+    #[test]
+    fn many_tools_are_offered_briefly_unless_exposed() {
+        let raw: Vec<Value> = (0..20)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        assert!(tools_from("s", &config(""), &raw).iter().all(|t| t.brief));
+        let exposed = tools_from("s", &config("expose = [\"t3\"]"), &raw);
+        assert_eq!(exposed.iter().filter(|t| !t.brief).count(), 1);
+        assert!(tools_from("s", &config(""), &raw[..3]).iter().all(|t| !t.brief));
+    }
+}

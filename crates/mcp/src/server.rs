@@ -1,0 +1,264 @@
+//! One configured server, supervised: started on first use (or at start),
+//! restarted after it dies with a growing pause between attempts, one log
+//! line per outage, its tool list kept and refreshed when it says the list
+//! changed.
+
+use crate::connect::{self, Conn, Handler, Place};
+use crate::listing::{ToolInfo, tools_from};
+use crate::output::{self, CallOutput};
+use parking_lot::{Mutex, RwLock};
+use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, Request, ServerResult};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use switchboard_config::McpServerConfig;
+use switchboard_sandbox::Sandbox;
+use tokio_util::sync::CancellationToken;
+
+/// Pauses between start attempts after a failure: 1 s, 2 s, 4 s ... 60 s.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Pages of `tools/list` read at most (a server that pages forever stops there).
+const MAX_PAGES: usize = 50;
+
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) config: McpServerConfig,
+    workspace: PathBuf,
+    sandbox: Sandbox,
+    me: Weak<Server>,
+    /// The live connection; held while starting so starts never overlap.
+    conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
+    tools: RwLock<Arc<Vec<ToolInfo>>>,
+    health: Mutex<Health>,
+}
+
+#[derive(Default)]
+struct Health {
+    /// Start attempts failed in a row.
+    failures: u32,
+    /// No start is tried (except for a call) before this.
+    retry_at: Option<Instant>,
+    /// This outage was logged.
+    logged: bool,
+    /// The last reason it could not be used.
+    last_error: Option<String>,
+}
+
+impl Server {
+    pub(crate) fn new(name: &str, config: McpServerConfig, workspace: PathBuf, sandbox: Sandbox) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            name: name.to_string(),
+            config,
+            workspace,
+            sandbox,
+            me: me.clone(),
+            conn: tokio::sync::Mutex::new(None),
+            tools: RwLock::new(Arc::default()),
+            health: Mutex::new(Health::default()),
+        })
+    }
+
+    /// Its tools as last listed (empty before its first start).
+    pub(crate) fn tools(&self) -> Arc<Vec<ToolInfo>> {
+        self.tools.read().clone()
+    }
+
+    /// Whether a connection is up now.
+    pub(crate) fn is_running(&self) -> bool {
+        self.conn
+            .try_lock()
+            .map(|c| c.as_ref().is_some_and(|c| !c.is_closed()))
+            .unwrap_or(false)
+    }
+
+    /// Why it could not be used last, if it could not.
+    pub(crate) fn last_error(&self) -> Option<String> {
+        self.health.lock().last_error.clone()
+    }
+
+    /// A live connection: the current one, or a new one. Unless `now`, a
+    /// server that failed recently is not retried before its pause ends.
+    pub(crate) async fn connection(&self, now: bool) -> Result<Arc<Conn>, String> {
+        let mut slot = self.conn.lock().await;
+        if let Some(c) = slot.as_ref() {
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+            let said = connect::said_suffix(&c.stderr_tail.lock());
+            *slot = None;
+            self.outage(format!("the MCP server '{}' stopped{said}", self.name));
+        }
+        if !now {
+            let h = self.health.lock();
+            if h.retry_at.is_some_and(|t| Instant::now() < t) {
+                return Err(h.last_error.clone().unwrap_or_default());
+            }
+        }
+        let me = self.me.clone();
+        let handler = Handler {
+            on_list_changed: Arc::new(move || {
+                if let Some(server) = me.upgrade() {
+                    tokio::spawn(async move { server.refresh().await });
+                }
+            }),
+        };
+        let place = Place {
+            workspace: &self.workspace,
+            sandbox: &self.sandbox,
+        };
+        let conn = match connect::open(&self.name, &self.config, place, handler).await {
+            Ok(c) => Arc::new(c),
+            Err(why) => {
+                self.outage(why.clone());
+                return Err(why);
+            }
+        };
+        match list(&conn, &self.name, &self.config).await {
+            Ok(tools) => *self.tools.write() = Arc::new(tools),
+            Err(why) => {
+                let why = format!("the MCP server '{}' did not list its tools: {why}", self.name);
+                self.outage(why.clone());
+                return Err(why);
+            }
+        }
+        let mut h = self.health.lock();
+        if h.logged {
+            tracing::info!(server = %self.name, "MCP server is back");
+        } else {
+            tracing::info!(server = %self.name, tools = self.tools.read().len(), "MCP server started");
+        }
+        *h = Health::default();
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// Note a failure: one warning per outage, and the pause before the next try.
+    fn outage(&self, why: String) {
+        let mut h = self.health.lock();
+        if !h.logged {
+            tracing::warn!(server = %self.name, %why, "MCP server unavailable; it is started again on its next use");
+            h.logged = true;
+        }
+        h.failures = h.failures.saturating_add(1);
+        let pause = Duration::from_secs(1u64 << h.failures.min(6).saturating_sub(1)).min(MAX_BACKOFF);
+        h.retry_at = Some(Instant::now() + pause);
+        h.last_error = Some(why);
+    }
+
+    /// List the tools again (the server said they changed).
+    async fn refresh(self: Arc<Self>) {
+        let Some(conn) = self.conn.lock().await.clone() else {
+            return;
+        };
+        match list(&conn, &self.name, &self.config).await {
+            Ok(tools) => {
+                tracing::info!(server = %self.name, tools = tools.len(), "MCP server's tool list changed");
+                *self.tools.write() = Arc::new(tools);
+            }
+            Err(why) => tracing::warn!(server = %self.name, %why, "MCP server's changed tool list could not be read"),
+        }
+    }
+
+    /// Call `tool` with `args`; cancelled (and the server told so) when
+    /// `cancel` fires or `timeout_secs` pass. Errors are sentences for the model.
+    pub(crate) async fn call(&self, tool: &str, args: Value, cancel: &CancellationToken) -> Result<CallOutput, String> {
+        let conn = self.connection(true).await?;
+        let arguments = match args {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        let request = ClientRequest::CallToolRequest(Request::new(
+            CallToolRequestParams::new(tool.to_string()).with_arguments(arguments),
+        ));
+        let mut handle = conn
+            .service
+            .peer()
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.lost(&conn, &e))?;
+        let timeout = Duration::from_secs(self.config.timeout_secs);
+        let answer = tokio::select! {
+            a = &mut handle.rx => a,
+            () = tokio::time::sleep(timeout) => {
+                let _ = handle.cancel(Some("timed out".into())).await;
+                tracing::warn!(server = %self.name, tool, "MCP call timed out; the server was told to cancel it");
+                return Err(format!("{}.{tool} did not answer within {}s (timeout_secs) and was cancelled", self.name, self.config.timeout_secs));
+            }
+            () = cancel.cancelled() => {
+                let _ = handle.cancel(Some("the turn was stopped".into())).await;
+                tracing::info!(server = %self.name, tool, "MCP call cancelled; the server was told");
+                return Err(format!("{}.{tool} was cancelled: the turn was stopped", self.name));
+            }
+        };
+        match answer {
+            Ok(Ok(ServerResult::CallToolResult(r))) => {
+                Ok(output::from_result(&serde_json::to_value(r).unwrap_or_default()))
+            }
+            Ok(Ok(ServerResult::CustomResult(r))) => Ok(output::from_result(&r.0)),
+            Ok(Ok(_)) => Err(format!(
+                "{}.{tool}: the server's answer is not a tool result",
+                self.name
+            )),
+            Ok(Err(ServiceError::McpError(e))) => Err(format!("{}.{tool} failed: {}", self.name, e.message)),
+            Ok(Err(e)) => Err(self.lost(&conn, &e)),
+            Err(_) => Err(self.lost(&conn, &ServiceError::TransportClosed)),
+        }
+    }
+
+    /// The sentence for a call the connection failed under; the connection
+    /// is dropped when it is gone, so the next call starts the server again.
+    fn lost(&self, conn: &Arc<Conn>, e: &ServiceError) -> String {
+        let said = connect::said_suffix(&conn.stderr_tail.lock());
+        let why = format!("the MCP server '{}' stopped during the call ({e}){said}", self.name);
+        if conn.is_closed() || matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+            if let Ok(mut slot) = self.conn.try_lock()
+                && slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn))
+            {
+                *slot = None;
+            }
+            self.outage(why.clone());
+        }
+        format!("{why}; the next call starts it again")
+    }
+
+    /// End the session and the process.
+    pub(crate) async fn stop(&self) {
+        let conn = self.conn.lock().await.take();
+        if let Some(conn) = conn
+            && let Ok(conn) = Arc::try_unwrap(conn)
+        {
+            let _ = tokio::time::timeout(Duration::from_secs(2), conn.service.cancel()).await;
+        }
+    }
+}
+
+/// Every tool the server lists, page after page.
+async fn list(conn: &Conn, name: &str, config: &McpServerConfig) -> Result<Vec<ToolInfo>, String> {
+    let mut raw: Vec<Value> = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", Some(params)));
+        let answer = conn
+            .service
+            .peer()
+            .send_request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let page = serde_json::to_value(answer).map_err(|e| e.to_string())?;
+        if let Some(tools) = page.get("tools").and_then(Value::as_array) {
+            raw.extend(tools.iter().cloned());
+        }
+        cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_string);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(tools_from(name, config, &raw))
+}

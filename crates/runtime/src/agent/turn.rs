@@ -2,7 +2,7 @@
 
 use super::{TurnError, TurnEvent, TurnReply, history};
 use crate::approval::{ApprovalBroker, RunGrants};
-use crate::message::{ChatMessage, Role, Usage};
+use crate::message::{ChatMessage, Role, ToolCall, ToolSpec, Usage};
 use crate::provider::{ChatRequest, Delta, Deltas, ProviderChain, ProviderSet};
 use crate::tools::{ToolContext, ToolRegistry};
 use parking_lot::Mutex;
@@ -81,11 +81,7 @@ impl AgentRun {
         )));
         messages.push(user.clone());
         let max_iterations = self.profile.max_tool_iterations;
-        let mut specs = if self.profile.agentic {
-            self.registry.specs()
-        } else {
-            Vec::new()
-        };
+        let mut specs = self.offered_specs();
         let seen = Mutex::new(HashSet::new());
         let mut chain = self.chain.clone();
         let mut usage = Usage::default();
@@ -160,20 +156,33 @@ impl AgentRun {
             } else {
                 self.run_calls(&assistant.tool_calls, &seen).await
             };
-            // A tool offered by name only is offered whole once called.
-            for call in &assistant.tool_calls {
-                if let Some(full) = self.registry.full_spec(&call.name) {
-                    specs
-                        .iter_mut()
-                        .filter(|s| s.name == call.name)
-                        .for_each(|s| *s = full.clone());
-                }
-            }
+            self.unfold(&mut specs, &assistant.tool_calls);
             messages.push(assistant);
             tools_completed += self.take_results(results, &mut messages).await?;
             let switch = self.ctx.switch_to.lock().take();
             if let Some(name) = switch {
                 chain = self.providers.chain_for(&name)?;
+            }
+        }
+    }
+
+    /// The tools the model is offered (none when the profile is not agentic).
+    fn offered_specs(&self) -> Vec<Arc<ToolSpec>> {
+        if self.profile.agentic {
+            self.registry.specs()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A tool offered by name only is offered whole once called.
+    fn unfold(&self, specs: &mut [Arc<ToolSpec>], calls: &[ToolCall]) {
+        for call in calls {
+            if let Some(full) = self.registry.full_spec(&call.name) {
+                specs
+                    .iter_mut()
+                    .filter(|s| s.name == call.name)
+                    .for_each(|s| *s = full.clone());
             }
         }
     }

@@ -18,7 +18,7 @@ async fn start(table: &str) -> Option<(ScriptedModel, Sandbox, Gateway)> {
     let port = free_port();
     let head = main_agent_on(&model.url(), port, "local.team").replacen(
         "[agents.main]\n",
-        "[agents.main]\nmcp_servers = [\"everything\"]\n",
+        "[agents.main]\nmcp_servers = [\"everything\"]\nvision = true\n",
         1,
     );
     let config = format!(
@@ -85,6 +85,12 @@ async fn a_confined_stdio_server_lists_calls_and_returns_pictures() {
         .unwrap_or_else(|| panic!("no picture saved: {}", results[2]));
     let picture = std::fs::read(sandbox.path().join("workspace/main").join(saved)).expect("saved picture");
     assert!(picture.starts_with(b"\x89PNG"), "not a PNG");
+    // A vision agent is shown it from the next model call of the turn on.
+    let shown = |r: &Value| r.to_string().matches("data:image/png;base64,").count();
+    let requests = model.requests();
+    assert_eq!(shown(&requests[2]), 0);
+    assert_eq!(shown(&requests[3]), 1, "{}", requests[3]);
+    assert_eq!(shown(&requests[4]), 1, "kept for the rest of the turn");
     // The server has more than 8 tools: offered by name until called, so a
     // call without its arguments is told the schema.
     assert!(results[3].contains("needs the arguments a, b"), "{}", results[3]);

@@ -74,6 +74,11 @@ impl Server {
             .unwrap_or(false)
     }
 
+    /// Whether a start failed since it last ran.
+    pub(crate) fn ever_failed(&self) -> bool {
+        self.health.lock().failures > 0
+    }
+
     /// Why it could not be used last, if it could not.
     pub(crate) fn last_error(&self) -> Option<String> {
         self.health.lock().last_error.clone()
@@ -143,7 +148,7 @@ impl Server {
             h.logged = true;
         }
         h.failures = h.failures.saturating_add(1);
-        let pause = Duration::from_secs(1u64 << h.failures.min(6).saturating_sub(1)).min(MAX_BACKOFF);
+        let pause = Duration::from_secs(1u64 << h.failures.saturating_sub(1).min(6)).min(MAX_BACKOFF);
         h.retry_at = Some(Instant::now() + pause);
         h.last_error = Some(why);
     }

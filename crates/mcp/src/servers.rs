@@ -57,18 +57,27 @@ impl McpServers {
     }
 
     /// Make sure the servers named in `names` have been started (lazy
-    /// servers start here, on the first turn that may use them). A server
-    /// that fails is logged and left out; one that failed recently is not
-    /// tried again before its pause ends.
+    /// servers start here, on the first turn that may use them, which
+    /// waits for them once). A server that failed before is retried in the
+    /// background, after its pause: no later turn waits for a broken server.
     pub async fn ready(&self, names: &[String]) {
-        let waiting = names
-            .iter()
-            .filter_map(|n| self.servers.get(n))
-            .filter(|s| !s.is_running() && s.tools().is_empty())
-            .map(|s| async move {
-                let _ = s.connection(false).await;
-            });
-        futures::future::join_all(waiting).await;
+        let mut first = Vec::new();
+        for server in names.iter().filter_map(|n| self.servers.get(n)) {
+            if server.is_running() || !server.tools().is_empty() {
+                continue;
+            }
+            if server.ever_failed() {
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let _ = server.connection(false).await;
+                });
+            } else {
+                first.push(async move {
+                    let _ = server.connection(false).await;
+                });
+            }
+        }
+        futures::future::join_all(first).await;
     }
 
     /// The tools of the server `name` as last listed.

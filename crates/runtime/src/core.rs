@@ -234,6 +234,7 @@ impl Core {
             ceiling: registry.clone(),
             chain: parts.chain.clone(),
             temperature: parts.temperature,
+            pictures: Mutex::new(Vec::new()),
         });
         AgentRun {
             config: self.config.clone(),

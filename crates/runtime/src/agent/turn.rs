@@ -309,6 +309,14 @@ impl AgentRun {
         for note in self.ctx.host.take_notes(&self.ctx.session_key) {
             messages.push(ChatMessage::user(note));
         }
+        let pictures = std::mem::take(&mut *self.ctx.pictures.lock());
+        let vision = self.config.agents.get(&self.ctx.agent).is_some_and(|a| a.vision);
+        if vision && !pictures.is_empty() {
+            let mut shown =
+                ChatMessage::user("The pictures your tools returned (saved in the workspace as their results say):");
+            shown.images = pictures;
+            messages.push(shown);
+        }
         Ok(completed)
     }
 

@@ -24,6 +24,9 @@ pub(crate) async fn keep(ctx: &ToolContext, info: &ToolInfo, i: usize, image: &I
         Ok(p) => p,
         Err(refused) => return refused.to_model_text(),
     };
+    if let Some(picture) = crate::message::Image::new(&image.bytes) {
+        ctx.pictures.lock().push(picture);
+    }
     let bytes = image.bytes.clone();
     let saved = ctx
         .confined(Access::ReadWrite, move || {

@@ -94,6 +94,9 @@ pub struct ToolContext {
     pub chain: crate::provider::ProviderChain,
     /// Sampling temperature a same-identity child inherits.
     pub temperature: Option<f64>,
+    /// Pictures tools returned since the last model call (MCP results):
+    /// shown to an agent with `vision` at the next one.
+    pub pictures: Mutex<Vec<crate::message::Image>>,
 }
 
 /// A tool the model can call.

@@ -10,6 +10,7 @@ mod console;
 mod discord;
 mod gateway;
 mod matrix;
+mod mcp;
 mod regress;
 mod stream;
 mod telegram;
@@ -132,6 +133,20 @@ enum BenchCommand {
         #[arg(long)]
         model: String,
     },
+    /// MCP tool servers: a stdio call through the gateway's client against
+    /// raw JSON-RPC to the same server, and idle RSS with three lazy servers.
+    Mcp {
+        /// `dist/index.js` of @modelcontextprotocol/server-everything
+        /// (default: $SWITCHBOARD_TEST_MCP_EVERYTHING).
+        #[arg(long)]
+        server: Option<std::path::PathBuf>,
+        #[arg(long, default_value_t = 500)]
+        calls: usize,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long, default_value_t = 5)]
+        idle_secs: u64,
+    },
     /// The whole gateway against an instant model: start-up, DM latency, bursts, RSS.
     Gateway {
         #[arg(long, default_value_t = 1000)]
@@ -182,6 +197,12 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
             };
             regress::compare(regress::Compare { old, new, runs, sizes }).await
         }
+        BenchCommand::Mcp {
+            server,
+            calls,
+            runs,
+            idle_secs,
+        } => mcp::mcp(server, calls, runs, idle_secs).await,
         BenchCommand::Relay { api, token, model } => regress::relay::relay(&api, &token, &model).await,
         BenchCommand::Cluster {
             database,

@@ -80,11 +80,19 @@ pub(crate) fn tools_from(server: &str, config: &McpServerConfig, raw: &[Value]) 
 }
 
 fn one(server: &str, config: &McpServerConfig, entry: &Value) -> Result<ToolInfo, String> {
-    let name = entry
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .ok_or("no name")?;
+    let name = entry.get("name").and_then(Value::as_str).ok_or("no name")?;
+    // What the MCP specification asks tool names to be; anything else
+    // (markup, spaces, control characters) never reaches a chat or the console.
+    let name_ok = (1..=128).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !name_ok {
+        return Err(format!(
+            "{:?}: a tool name must be 1 to 128 letters, digits, '_', '-' or '.'",
+            name.chars().take(40).collect::<String>()
+        ));
+    }
     let schema = entry
         .get("inputSchema")
         .and_then(Value::as_object)
@@ -157,6 +165,8 @@ mod tests {
             json!({"name": "bad", "inputSchema": "nope"}),
             json!({"name": "worse", "inputSchema": {"type": "array"}}),
             json!({"inputSchema": {"type": "object"}}),
+            json!({"name": "<b>x</b>", "inputSchema": {"type": "object"}}),
+            json!({"name": "", "inputSchema": {"type": "object"}}),
         ];
         let tools = tools_from("s", &config(""), &raw);
         assert_eq!(tools.len(), 1);

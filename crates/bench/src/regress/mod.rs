@@ -11,8 +11,8 @@ mod trial;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-pub(crate) use trial::Sizes;
 use trial::{MEASURES, Measures, Target};
+pub(crate) use trial::{Running, Sizes, rss_mib};
 
 /// What to compare and how much.
 pub(crate) struct Compare {

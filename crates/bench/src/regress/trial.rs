@@ -47,7 +47,7 @@ pub(crate) struct Target {
 }
 
 /// Kills the process when the trial ends, however it ends.
-struct Running(Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -176,7 +176,7 @@ fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
 }
 
 /// A memory line of `/proc/<pid>/status`, in MiB.
-fn rss_mib(pid: u32, field: &str) -> anyhow::Result<f64> {
+pub(crate) fn rss_mib(pid: u32, field: &str) -> anyhow::Result<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let kib = status
         .lines()

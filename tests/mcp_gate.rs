@@ -116,6 +116,8 @@ for line in sys.stdin:
     if method == "initialize":
         res = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                "serverInfo": {"name": "odd", "version": "1"}}
+    elif method == "tools/list" and sys.argv[1:] == ["mute"]:
+        continue
     elif method == "tools/list":
         res = {"tools": [
             {"name": "good", "description": "Says ok", "inputSchema": {"type": "object", "properties": {}}},
@@ -125,13 +127,19 @@ for line in sys.stdin:
     else:
         res = {}
     print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": res}), flush=True)
+# Deaf to the end of its input: only the kernel stops it once the gateway is gone.
+import time
+time.sleep(600)
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_server_times_out_and_a_bad_tool_is_skipped() {
     let model = ScriptedModel::start().await;
     let port = free_port();
-    let head = with_servers(main_agent_on(&model.url(), port, "local.team"), "\"silent\", \"odd\"");
+    let head = with_servers(
+        main_agent_on(&model.url(), port, "local.team"),
+        "\"silent\", \"odd\", \"mute\"",
+    );
     let scripts = tempfile::tempdir().unwrap();
     let odd = scripts.path().join("odd.py");
     std::fs::write(&odd, ODD_SERVER).unwrap();
@@ -148,12 +156,17 @@ startup_timeout_secs = 2
 command = "/usr/bin/python3"
 args = ["{odd}"]
 read_paths = ["{dir}"]
+[mcp_servers.mute]
+command = "/usr/bin/python3"
+args = ["{odd}", "mute"]
+read_paths = ["{dir}"]
+startup_timeout_secs = 2
 "#,
         odd = odd.display(),
         dir = scripts.path().display()
     );
     let sandbox = Sandbox::new(&config);
-    let gw = Gateway::start(&sandbox, port, "team").await;
+    let mut gw = Gateway::start(&sandbox, port, "team").await;
     model.push(Step::tool_call("odd__good", json!({})));
     model.push(Step::text("fine"));
     let mut cursor = 0;
@@ -188,6 +201,10 @@ read_paths = ["{dir}"]
         text.contains("MCP server silent is unavailable: the MCP server 'silent' did not answer initialize within 2s (startup_timeout_secs)"),
         "{text}"
     );
+    assert!(
+        text.contains("MCP server mute is unavailable: the MCP server 'mute' did not list its tools: no answer to tools/list within 2s"),
+        "{text}"
+    );
 
     // `check --probe` says the same and fails.
     let out = std::process::Command::new(support::binary())
@@ -205,5 +222,20 @@ read_paths = ["{dir}"]
             "mcp server silent (/usr/bin/python3): FAILED: the MCP server 'silent' did not answer initialize within 2s"
         ),
         "{printed}"
+    );
+
+    // The gateway killed outright (no destructor runs): the server, deaf to
+    // its input closing, dies with it all the same.
+    let odd_dir = sandbox.path().join("workspace/.mcp/odd").canonicalize().unwrap();
+    assert!(!support::mcp::processes_in(&odd_dir).is_empty(), "the odd server runs");
+    gw.kill();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !support::mcp::processes_in(&odd_dir).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        support::mcp::processes_in(&odd_dir),
+        Vec::<i32>::new(),
+        "the server outlived the gateway"
     );
 }

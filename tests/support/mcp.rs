@@ -66,19 +66,29 @@ pub(crate) async fn wait_http(port: u16) {
     panic!("nothing listens on port {port}");
 }
 
+/// The processes whose working folder is `dir`.
+pub(crate) fn processes_in(dir: &Path) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (cwd == dir).then_some(pid)
+        })
+        .collect()
+}
+
 /// SIGKILL every process whose working folder is `dir`; how many.
 pub(crate) fn kill_processes_in(dir: &Path) -> usize {
-    let mut killed = 0;
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
+    processes_in(dir)
+        .into_iter()
+        .filter(|pid| {
             let status = std::process::Command::new("kill")
                 .args(["-9", &pid.to_string()])
                 .status();
-            killed += usize::from(status.is_ok_and(|s| s.success()));
-        }
-    }
-    killed
+            status.is_ok_and(|s| s.success())
+        })
+        .count()
 }

@@ -19,7 +19,7 @@ pub struct McpServerConfig {
     /// Its arguments (default `[]`).
     #[serde(default)]
     pub args: Vec<String>,
-    /// Environment variables for it, inline or `env:NAME` (default none; the gateway's own environment is not passed on except `PATH`, `HOME` and `LANG`).
+    /// Environment variables for it, inline or `env:NAME` (default none; the gateway's own environment is not passed on except `PATH` and `LANG`; `HOME` is the server's workspace, `TMPDIR` a private folder).
     #[serde(default)]
     pub env: BTreeMap<String, Secret>,
     /// The server's streamable HTTP endpoint, e.g. `http://127.0.0.1:3001/mcp`.

@@ -344,6 +344,21 @@ fn mcp_servers_need_one_transport_and_agents_name_known_ones() {
         "only letters",
     );
     assert_problem(
+        "[mcp_servers.t_]\ncommand = \"x\"",
+        "mcp_servers.t_",
+        "may not end with '_'",
+    );
+    assert_problem(
+        "[mcp_servers.t]\ncommand = \"x\"\nworkspace = \"workspace/main/notes\"",
+        "mcp_servers.t.workspace",
+        "a folder of its own",
+    );
+    assert_problem(
+        "[mcp_servers.t]\ncommand = \"x\"\nworkspace = \".\"",
+        "mcp_servers.t.workspace",
+        "a folder of its own",
+    );
+    assert_problem(
         "[mcp_servers.t]\ncommand = \"x\"\ntimeout_secs = 0",
         "mcp_servers.t.timeout_secs",
         "1 to 3600",

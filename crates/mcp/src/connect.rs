@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::McpServerConfig;
 use switchboard_sandbox::{Confined, Network, Sandbox};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// What the client does with what the server sends on its own.
 pub(crate) struct Handler {
@@ -75,6 +74,7 @@ pub(crate) async fn open(
     let startup = Duration::from_secs(config.startup_timeout_secs);
     if let Some(url) = &config.url {
         let transport = http_transport(url, config)?;
+        let url = redacted(url);
         let service = tokio::time::timeout(startup, handler.serve(transport))
             .await
             .map_err(|_| {
@@ -97,15 +97,7 @@ pub(crate) async fn open(
     };
     let stderr_tail: Arc<Mutex<String>> = Arc::default();
     if let Some(stderr) = child.stderr.take() {
-        let tail = stderr_tail.clone();
-        let server = name.to_string();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(server = %server, "{line}");
-                *tail.lock() = line.chars().take(300).collect();
-            }
-        });
+        tokio::spawn(keep_stderr_tail(name.to_string(), stderr, stderr_tail.clone()));
     }
     let service = match tokio::time::timeout(startup, handler.serve((stdout, stdin))).await {
         Ok(Ok(s)) => s,
@@ -131,6 +123,49 @@ pub(crate) async fn open(
     })
 }
 
+/// Read what the server writes to stderr in bounded pieces (a line
+/// without end costs nothing), logging lines at debug and keeping the last
+/// one, without control characters, for error messages.
+async fn keep_stderr_tail(server: String, mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+    use tokio::io::AsyncReadExt;
+    let mut chunk = vec![0u8; 4096];
+    let mut line = String::new();
+    while let Ok(n) = stderr.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        for piece in String::from_utf8_lossy(&chunk[..n]).split_inclusive('\n') {
+            if line.len() < TAIL {
+                line.extend(piece.chars().filter(|c| !c.is_control()).take(TAIL - line.len()));
+            }
+            if piece.ends_with('\n') {
+                tracing::debug!(server = %server, "{line}");
+                if !line.trim().is_empty() {
+                    *tail.lock() = std::mem::take(&mut line);
+                }
+                line.clear();
+            }
+        }
+    }
+}
+
+/// Characters of the last stderr line kept.
+const TAIL: usize = 300;
+
+/// `scheme://host:port` of `url`: said in messages instead of the whole
+/// URL, whose path or query may carry a key.
+pub fn redacted(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => format!(
+            "{}://{}{}",
+            u.scheme(),
+            u.host_str().unwrap_or("?"),
+            u.port().map(|p| format!(":{p}")).unwrap_or_default()
+        ),
+        Err(_) => "(an invalid URL)".into(),
+    }
+}
+
 /// `; it said: <line>` when the server wrote something to stderr.
 pub(crate) fn said_suffix(line: &str) -> String {
     if line.is_empty() {
@@ -153,7 +188,11 @@ fn http_transport(
             .map_err(|_| format!("the value of header {key} is not valid in HTTP"))?;
         headers.insert(name, value);
     }
+    // No redirects: headers (tokens) are never replayed to another host,
+    // and the gateway is never sent on to an address nobody configured.
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
         .connect_timeout(Duration::from_secs(config.startup_timeout_secs))
         .build()
         .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
@@ -205,6 +244,24 @@ fn spawn(name: &str, config: &McpServerConfig, place: &Place<'_>) -> Result<(tok
         cmd.env(key, value);
     }
     confined.apply(&mut cmd);
+    // The server dies with the gateway, even when the gateway is killed
+    // (kill -9 runs no destructor). Set on a runtime worker thread, which
+    // lives as long as the gateway. After the confinement's own steps: entering
+    // a user namespace clears it.
+    let parent = std::process::id();
+    // SAFETY: prctl and getppid are async-signal-safe and touch no memory
+    // of the parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                return Err(std::io::Error::other("the gateway stopped while the server started"));
+            }
+            Ok(())
+        });
+    }
     let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the MCP server '{name}' ({program}): {e}"))?;

@@ -10,6 +10,7 @@ mod output;
 mod server;
 mod servers;
 
+pub use connect::redacted as redacted_url;
 pub use listing::{FULL_SCHEMAS_UP_TO, ToolInfo};
 pub use names::{display_name, wire_name};
 pub use output::{CallOutput, ImagePart, MAX_TEXT};

@@ -10,6 +10,13 @@ use switchboard_config::{McpRisk, McpServerConfig};
 /// description until called (unless `expose` names them).
 pub const FULL_SCHEMAS_UP_TO: usize = 8;
 
+/// Tools taken from one server; the rest are skipped with a warning.
+const MAX_TOOLS: usize = 256;
+/// Characters of a description kept (it goes into every model request).
+const MAX_DESCRIPTION: usize = 2048;
+/// Bytes of an argument schema; a larger one is skipped.
+const MAX_SCHEMA: usize = 16 * 1024;
+
 /// One tool of one server, as the runtime offers it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolInfo {
@@ -60,7 +67,15 @@ impl ToolInfo {
 /// malformed entries are logged and skipped.
 pub(crate) fn tools_from(server: &str, config: &McpServerConfig, raw: &[Value]) -> Vec<ToolInfo> {
     let mut out: Vec<ToolInfo> = Vec::new();
-    for entry in raw {
+    if raw.len() > MAX_TOOLS {
+        tracing::warn!(
+            server,
+            listed = raw.len(),
+            kept = MAX_TOOLS,
+            "an MCP server lists more tools than are taken; the rest are skipped"
+        );
+    }
+    for entry in raw.iter().take(MAX_TOOLS) {
         match one(server, config, entry) {
             Ok(t) if out.iter().any(|o| o.wire == t.wire) => {
                 tracing::warn!(server, tool = %t.name, "an MCP tool was skipped: its name clashes with another tool's once made safe for model providers");
@@ -107,14 +122,25 @@ fn one(server: &str, config: &McpServerConfig, entry: &Value) -> Result<ToolInfo
     {
         return Err(format!("{name}: inputSchema.properties is not an object"));
     }
+    let size = Value::Object(schema.clone()).to_string().len();
+    if size > MAX_SCHEMA {
+        return Err(format!(
+            "{name}: its inputSchema is {size} bytes, more than {MAX_SCHEMA}"
+        ));
+    }
     let mut schema: Map<String, Value> = schema.clone();
     schema.insert("type".into(), Value::String("object".into()));
     schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
-    let description = entry
+    // Shown to the model and, its first line, to people: no control
+    // characters (terminal escapes, bidi marks) beyond line breaks.
+    let description: String = entry
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or_default()
-        .to_string();
+        .chars()
+        .filter(|c| *c == '\n' || !(c.is_control() || is_format(*c)))
+        .take(MAX_DESCRIPTION)
+        .collect();
     Ok(ToolInfo {
         server: server.to_string(),
         name: name.to_string(),
@@ -125,6 +151,11 @@ fn one(server: &str, config: &McpServerConfig, entry: &Value) -> Result<ToolInfo
         risk: risk_of(config, name, entry.get("annotations")),
         brief: false,
     })
+}
+
+/// Invisible characters that reorder or hide text (bidi controls, zero widths).
+fn is_format(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// The tool's own `risk` entry wins. Otherwise the `"*"` entry (or `high`)
@@ -167,11 +198,14 @@ mod tests {
             json!({"inputSchema": {"type": "object"}}),
             json!({"name": "<b>x</b>", "inputSchema": {"type": "object"}}),
             json!({"name": "", "inputSchema": {"type": "object"}}),
+            json!({"name": "huge", "inputSchema": {"type": "object", "description": "x".repeat(MAX_SCHEMA)}}),
         ];
         let tools = tools_from("s", &config(""), &raw);
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].display, "s.ok");
         assert_eq!(tools[0].one_line(), "Does it.");
+        let odd = json!({"name": "t", "description": "a\u{1b}]52;c;x\u{7}b\u{202E}c", "inputSchema": {}});
+        assert_eq!(tools_from("s", &config(""), &[odd])[0].description, "a]52;c;xbc");
         assert_eq!(tools[0].missing_required(&json!({})), vec!["a".to_string()]);
         assert_eq!(tools[0].risk, McpRisk::High);
     }

@@ -10,7 +10,8 @@ pub const MAX_TEXT: usize = 16 * 1024;
 
 /// Pictures kept from one result, and the largest one.
 const MAX_IMAGES: usize = 4;
-const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+/// (3 MiB: under 5 MB once in base64, the most Anthropic takes per picture.)
+const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024;
 
 /// One picture a tool returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +85,8 @@ fn image(out: &mut CallOutput, mime: Option<&str>, data: Option<&str>) -> String
     line
 }
 
-fn cap(mut text: String) -> String {
+/// `text` cut at [`MAX_TEXT`] bytes, saying how much was dropped.
+pub(crate) fn cap(mut text: String) -> String {
     if text.len() <= MAX_TEXT {
         return text;
     }

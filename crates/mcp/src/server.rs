@@ -11,14 +11,22 @@ use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, Request, 
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
-use switchboard_config::McpServerConfig;
+use switchboard_config::{McpRisk, McpServerConfig};
 use switchboard_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 /// Pauses between start attempts after a failure: 1 s, 2 s, 4 s ... 60 s.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// How long a tool-list refresh waits for more change notifications.
+const REFRESH_PAUSE: Duration = Duration::from_millis(200);
+
+/// The longest a cancellation notice may take to send (a server that
+/// stopped reading its input cannot hold a stopped turn).
+const NOTICE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Pages of `tools/list` read at most (a server that pages forever stops there).
 const MAX_PAGES: usize = 50;
@@ -33,6 +41,8 @@ pub(crate) struct Server {
     conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
     tools: RwLock<Arc<Vec<ToolInfo>>>,
     health: Mutex<Health>,
+    /// A tool-list refresh is waiting to run.
+    refresh_pending: AtomicBool,
 }
 
 #[derive(Default)]
@@ -58,6 +68,7 @@ impl Server {
             conn: tokio::sync::Mutex::new(None),
             tools: RwLock::new(Arc::default()),
             health: Mutex::new(Health::default()),
+            refresh_pending: AtomicBool::new(false),
         })
     }
 
@@ -104,9 +115,17 @@ impl Server {
         }
         let me = self.me.clone();
         let handler = Handler {
+            // Notifications are coalesced: one refresh waits at a time,
+            // however many arrive (a storm costs one listing per pause).
             on_list_changed: Arc::new(move || {
-                if let Some(server) = me.upgrade() {
-                    tokio::spawn(async move { server.refresh().await });
+                if let Some(server) = me.upgrade()
+                    && !server.refresh_pending.swap(true, Ordering::AcqRel)
+                {
+                    tokio::spawn(async move {
+                        tokio::time::sleep(REFRESH_PAUSE).await;
+                        server.refresh_pending.store(false, Ordering::Release);
+                        server.refresh().await;
+                    });
                 }
             }),
         };
@@ -121,7 +140,7 @@ impl Server {
                 return Err(why);
             }
         };
-        match list(&conn, &self.name, &self.config).await {
+        match self.list(&conn).await {
             Ok(tools) => *self.tools.write() = Arc::new(tools),
             Err(why) => {
                 let why = format!("the MCP server '{}' did not list its tools: {why}", self.name);
@@ -153,13 +172,32 @@ impl Server {
         h.last_error = Some(why);
     }
 
+    /// Its tools, within `startup_timeout_secs` (a server that answers
+    /// `initialize` and then nothing holds nobody up).
+    async fn list(&self, conn: &Conn) -> Result<Vec<ToolInfo>, String> {
+        let secs = self.config.startup_timeout_secs;
+        tokio::time::timeout(Duration::from_secs(secs), list_pages(conn, &self.name, &self.config))
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer to tools/list within {secs}s (startup_timeout_secs)")))
+    }
+
     /// List the tools again (the server said they changed).
     async fn refresh(self: Arc<Self>) {
         let Some(conn) = self.conn.lock().await.clone() else {
             return;
         };
-        match list(&conn, &self.name, &self.config).await {
-            Ok(tools) => {
+        match self.list(&conn).await {
+            Ok(mut tools) => {
+                // A tool that appears while the server runs (a renamed one,
+                // say) is rated high unless `risk` names it: a rename must
+                // not slip a dangerous tool under a milder "*" entry.
+                let before = self.tools();
+                for t in tools.iter_mut().filter(|t| !before.iter().any(|b| b.name == t.name)) {
+                    if !self.config.risk.contains_key(&t.name) && t.risk != McpRisk::High {
+                        tracing::warn!(server = %self.name, tool = %t.name, "a tool appeared while the MCP server ran; it is rated high until the gateway restarts");
+                        t.risk = McpRisk::High;
+                    }
+                }
                 tracing::info!(server = %self.name, tools = tools.len(), "MCP server's tool list changed");
                 *self.tools.write() = Arc::new(tools);
             }
@@ -170,7 +208,10 @@ impl Server {
     /// Call `tool` with `args`; cancelled (and the server told so) when
     /// `cancel` fires or `timeout_secs` pass. Errors are sentences for the model.
     pub(crate) async fn call(&self, tool: &str, args: Value, cancel: &CancellationToken) -> Result<CallOutput, String> {
-        let conn = self.connection(true).await?;
+        let conn = tokio::select! {
+            c = self.connection(true) => c?,
+            () = cancel.cancelled() => return Err(format!("{}.{tool} was cancelled: the turn was stopped", self.name)),
+        };
         let arguments = match args {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
@@ -188,12 +229,12 @@ impl Server {
         let answer = tokio::select! {
             a = &mut handle.rx => a,
             () = tokio::time::sleep(timeout) => {
-                let _ = handle.cancel(Some("timed out".into())).await;
+                let _ = tokio::time::timeout(NOTICE_TIMEOUT, handle.cancel(Some("timed out".into()))).await;
                 tracing::warn!(server = %self.name, tool, "MCP call timed out; the server was told to cancel it");
                 return Err(format!("{}.{tool} did not answer within {}s (timeout_secs) and was cancelled", self.name, self.config.timeout_secs));
             }
             () = cancel.cancelled() => {
-                let _ = handle.cancel(Some("the turn was stopped".into())).await;
+                let _ = tokio::time::timeout(NOTICE_TIMEOUT, handle.cancel(Some("the turn was stopped".into()))).await;
                 tracing::info!(server = %self.name, tool, "MCP call cancelled; the server was told");
                 return Err(format!("{}.{tool} was cancelled: the turn was stopped", self.name));
             }
@@ -207,7 +248,9 @@ impl Server {
                 "{}.{tool}: the server's answer is not a tool result",
                 self.name
             )),
-            Ok(Err(ServiceError::McpError(e))) => Err(format!("{}.{tool} failed: {}", self.name, e.message)),
+            Ok(Err(ServiceError::McpError(e))) => {
+                Err(output::cap(format!("{}.{tool} failed: {}", self.name, e.message)))
+            }
             Ok(Err(e)) => Err(self.lost(&conn, &e)),
             Err(_) => Err(self.lost(&conn, &ServiceError::TransportClosed)),
         }
@@ -226,12 +269,18 @@ impl Server {
             }
             self.outage(why.clone());
         }
-        format!("{why}; the next call starts it again")
+        output::cap(format!("{why}; the next call starts it again"))
     }
 
     /// End the session and the process.
     pub(crate) async fn stop(&self) {
-        let conn = self.conn.lock().await.take();
+        // A start under way holds the slot at most its startup timeouts;
+        // shutting down does not wait for it (the process dies with its handle).
+        let Ok(mut slot) = tokio::time::timeout(NOTICE_TIMEOUT, self.conn.lock()).await else {
+            return;
+        };
+        let conn = slot.take();
+        drop(slot);
         if let Some(conn) = conn
             && let Ok(conn) = Arc::try_unwrap(conn)
         {
@@ -241,7 +290,7 @@ impl Server {
 }
 
 /// Every tool the server lists, page after page.
-async fn list(conn: &Conn, name: &str, config: &McpServerConfig) -> Result<Vec<ToolInfo>, String> {
+async fn list_pages(conn: &Conn, name: &str, config: &McpServerConfig) -> Result<Vec<ToolInfo>, String> {
     let mut raw: Vec<Value> = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {

@@ -7,15 +7,21 @@ use crate::{Config, Problem};
 pub(super) fn servers(c: &Config, v: &mut Vec<Problem>) {
     for (name, s) in &c.mcp_servers {
         let at = |k: &str| format!("mcp_servers.{name}.{k}");
+        // `<server>__<tool>` is what the model sees: a name ending in '_'
+        // could make two servers' tools look the same.
         if name.is_empty()
+            || name.ends_with('_')
             || !name
                 .chars()
                 .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
         {
             v.push(Problem::new(
                 format!("mcp_servers.{name}"),
-                "a server name may hold only letters, digits, '_' and '-' (its tools are called <server>.<tool>)",
+                "a server name may hold only letters, digits, '_' and '-', and may not end with '_' (its tools are called <server>.<tool>)",
             ));
+        }
+        if let Some(ws) = &s.workspace {
+            own_workspace(c, &at("workspace"), ws, v);
         }
         match (&s.command, &s.url) {
             (Some(_), Some(_)) => v.push(Problem::new(
@@ -88,5 +94,35 @@ pub(super) fn servers(c: &Config, v: &mut Vec<Problem>) {
                 ));
             }
         }
+    }
+}
+
+/// A server's own folder may not hold or lie inside the agents' workspaces
+/// or records: it would read and write what agents keep apart.
+fn own_workspace(c: &Config, path: &str, ws: &str, v: &mut Vec<Problem>) {
+    // Compared as written, without `.` parts (`./x` is `x`, `.` is here).
+    let plain = |p: &str| -> std::path::PathBuf {
+        std::path::Path::new(p)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect()
+    };
+    let (ws, root) = (plain(ws), plain(&c.workspace_dir));
+    let inside_an_agent = c
+        .agents
+        .keys()
+        .map(|a| root.join(a))
+        .chain([root.join(".records")])
+        .any(|p| ws.starts_with(&p));
+    if root.starts_with(&ws) || inside_an_agent {
+        v.push(Problem::new(
+            path,
+            format!(
+                "{} holds or lies in the agents' workspaces under {}; give the server a folder of its own (default {}/.mcp/<name>)",
+                ws.display(),
+                root.display(),
+                root.display()
+            ),
+        ));
     }
 }

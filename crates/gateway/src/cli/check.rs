@@ -49,7 +49,11 @@ async fn probe_mcp(config: &Config) -> bool {
             }
             Err(why) => {
                 all_ok = false;
-                let how = server.url.as_deref().or(server.command.as_deref()).unwrap_or("?");
+                let how = match (&server.url, &server.command) {
+                    (Some(url), _) => switchboard_mcp::redacted_url(url),
+                    (None, Some(cmd)) => cmd.clone(),
+                    (None, None) => "?".into(),
+                };
                 println!("mcp server {name} ({how}): FAILED: {why}");
             }
         }

@@ -15,8 +15,15 @@ pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
     for row in rows {
         lines.push(format!("- {} — risk {}; {}", row.name, row.risk, row.source));
     }
+    // Why a server failed can name hosts and what it wrote on stderr:
+    // operators are told, others only that it is down.
+    let operator = ctx.sender_may_operate();
     for (server, why) in runtime.mcp_unavailable(ctx.agent) {
-        lines.push(format!("MCP server {server} is unavailable: {why}"));
+        if operator {
+            lines.push(format!("MCP server {server} is unavailable: {why}"));
+        } else {
+            lines.push(format!("MCP server {server} is unavailable (an operator can see why)."));
+        }
     }
     lines.join("\n")
 }

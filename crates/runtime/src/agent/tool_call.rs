@@ -53,7 +53,8 @@ impl AgentRun {
             }
         };
         if !NEVER_DEDUPLICATED.contains(&call.name.as_str()) {
-            let key = format!("{}\u{0}{}", call.name, args);
+            // By the tool's own name: the same call under its other name is the same call.
+            let key = format!("{}\u{0}{}", tool.name(), args);
             if !seen.lock().insert(key) {
                 return Err(ToolResult::fail(format!(
                     "skipped: an identical {} call was already made in this turn; use its result",

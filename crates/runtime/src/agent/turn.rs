@@ -55,6 +55,9 @@ pub struct AgentRun {
     pub images: Vec<crate::message::Image>,
 }
 
+/// The text of the message that shows a vision agent its tools' pictures.
+const PICTURES_NOTE: &str = "The pictures your tools returned (saved in the workspace as their results say):";
+
 impl AgentRun {
     pub(crate) fn emit(&self, event: TurnEvent) {
         if let Some(tx) = &self.events {
@@ -309,15 +312,23 @@ impl AgentRun {
         for note in self.ctx.host.take_notes(&self.ctx.session_key) {
             messages.push(ChatMessage::user(note));
         }
+        self.show_pictures(messages);
+        Ok(completed)
+    }
+
+    /// Pictures tools returned go to a vision agent's next model call, once
+    /// (each call of a turn would otherwise send them all again).
+    fn show_pictures(&self, messages: &mut Vec<ChatMessage>) {
         let pictures = std::mem::take(&mut *self.ctx.pictures.lock());
+        for m in messages.iter_mut().filter(|m| m.content == PICTURES_NOTE) {
+            m.images.clear();
+        }
         let vision = self.config.agents.get(&self.ctx.agent).is_some_and(|a| a.vision);
         if vision && !pictures.is_empty() {
-            let mut shown =
-                ChatMessage::user("The pictures your tools returned (saved in the workspace as their results say):");
+            let mut shown = ChatMessage::user(PICTURES_NOTE);
             shown.images = pictures;
             messages.push(shown);
         }
-        Ok(completed)
     }
 
     async fn run_calls(

@@ -188,6 +188,15 @@ fn bounded(
         Arc::new(p)
     };
     let mut registry = bounded_registry(&ctx.ceiling, risk);
+    // MCP tools only of servers the target itself is configured to use:
+    // its profile gates them, and it was never set up for the others.
+    for name in registry.names() {
+        if let Some((server, _)) = name.split_once('.')
+            && !t.mcp_servers.iter().any(|s| s == server)
+        {
+            registry = registry.without(name);
+        }
+    }
     let sub_delegation = risk.delegation_policy.mode == DelegationMode::Allow;
     if !sub_delegation || !risk.offers_tool("delegate") {
         registry = registry.without("delegate");

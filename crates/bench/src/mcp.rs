@@ -72,9 +72,42 @@ async fn gateway_calls(server: &Path, calls: usize) -> anyhow::Result<Vec<u64>> 
         micros.push(t.elapsed().as_micros() as u64);
         anyhow::ensure!(out.text == format!("Echo: m{i}"), "unexpected answer {}", out.text);
     }
+    request_sizes(&servers.tools("everything"));
     servers.shutdown().await;
     std::fs::remove_dir_all(&dir).ok();
     Ok(micros)
+}
+
+/// The `tools` array of a model request offering 20 of the server's tools
+/// (its 13, then the first 7 again under other names), whole and by name
+/// with one-line descriptions, in the OpenAI-compatible shape.
+fn request_sizes(tools: &[switchboard_mcp::ToolInfo]) {
+    if tools.is_empty() {
+        return;
+    }
+    let twenty: Vec<_> = tools.iter().cycle().take(20).enumerate().collect();
+    let spec = |name: String, description: String, parameters: Value| {
+        json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
+    };
+    let whole: Vec<Value> = twenty
+        .iter()
+        .map(|(i, t)| spec(format!("{}{i}", t.wire), t.description.clone(), t.schema.clone()))
+        .collect();
+    let brief: Vec<Value> = twenty
+        .iter()
+        .map(|(i, t)| {
+            spec(
+                format!("{}{i}", t.wire),
+                format!("{} [MCP server {}; call it to see its arguments]", t.one_line(), t.server),
+                json!({"type": "object", "properties": {}, "additionalProperties": true}),
+            )
+        })
+        .collect();
+    let (whole, brief) = (Value::from(whole).to_string().len(), Value::from(brief).to_string().len());
+    println!(
+        "  tools offered in one request, 20 tools: whole {whole} bytes, by name first {brief} bytes ({:.2}x)",
+        brief as f64 / whole as f64
+    );
 }
 
 /// The least a client does: newline-delimited JSON-RPC to the child.

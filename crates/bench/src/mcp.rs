@@ -86,9 +86,7 @@ fn request_sizes(tools: &[switchboard_mcp::ToolInfo]) {
         return;
     }
     let twenty: Vec<_> = tools.iter().cycle().take(20).enumerate().collect();
-    let spec = |name: String, description: String, parameters: Value| {
-        json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
-    };
+    let spec = |name: String, description: String, parameters: Value| json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}});
     let whole: Vec<Value> = twenty
         .iter()
         .map(|(i, t)| spec(format!("{}{i}", t.wire), t.description.clone(), t.schema.clone()))
@@ -98,12 +96,19 @@ fn request_sizes(tools: &[switchboard_mcp::ToolInfo]) {
         .map(|(i, t)| {
             spec(
                 format!("{}{i}", t.wire),
-                format!("{} [MCP server {}; call it to see its arguments]", t.one_line(), t.server),
+                format!(
+                    "{} [MCP server {}; call it to see its arguments]",
+                    t.one_line(),
+                    t.server
+                ),
                 json!({"type": "object", "properties": {}, "additionalProperties": true}),
             )
         })
         .collect();
-    let (whole, brief) = (Value::from(whole).to_string().len(), Value::from(brief).to_string().len());
+    let (whole, brief) = (
+        Value::from(whole).to_string().len(),
+        Value::from(brief).to_string().len(),
+    );
     println!(
         "  tools offered in one request, 20 tools: whole {whole} bytes, by name first {brief} bytes ({:.2}x)",
         brief as f64 / whole as f64

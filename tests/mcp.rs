@@ -13,7 +13,7 @@ use support::{Gateway, Sandbox, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step, tool_results};
 
 /// A full-autonomy agent using the server `server` configured by `table`.
-async fn start(table: &str) -> Option<(ScriptedModel, Sandbox, Gateway)> {
+async fn start(table: &str) -> (ScriptedModel, Sandbox, Gateway) {
     let model = ScriptedModel::start().await;
     let port = free_port();
     let head = main_agent_on(&model.url(), port, "local.team").replacen(
@@ -26,7 +26,7 @@ async fn start(table: &str) -> Option<(ScriptedModel, Sandbox, Gateway)> {
     );
     let sandbox = Sandbox::new(&config);
     let gw = Gateway::start(&sandbox, port, "team").await;
-    Some((model, sandbox, gw))
+    (model, sandbox, gw)
 }
 
 fn stdio_table(dist: &str) -> String {
@@ -57,12 +57,22 @@ async fn turn(model: &ScriptedModel, gw: &Gateway, cursor: &mut u64, calls: Vec<
     all[all.len() - n..].to_vec()
 }
 
+/// One turn that calls the server's `echo` with `message`; its result.
+async fn echo(model: &ScriptedModel, gw: &Gateway, cursor: &mut u64, message: &str) -> String {
+    let results = turn(
+        model,
+        gw,
+        cursor,
+        vec![("everything__echo", json!({ "message": message }))],
+    )
+    .await;
+    results.concat()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_confined_stdio_server_lists_calls_and_returns_pictures() {
     let Some(dist) = everything() else { return };
-    let Some((model, sandbox, gw)) = start(&stdio_table(&dist)).await else {
-        return;
-    };
+    let (model, sandbox, gw) = start(&stdio_table(&dist)).await;
     let mut cursor = 0;
     let results = turn(
         &model,
@@ -117,13 +127,7 @@ async fn a_confined_stdio_server_lists_calls_and_returns_pictures() {
     assert!(gw.log().contains("MCP server's tool list changed"), "{}", gw.log());
 
     // `/tools` lists them with their risk and source.
-    gw.send("team", "c1", "cli:ann", "/tools", false, true).await;
-    let listing = gw
-        .wait_for("team", &mut cursor, 20, |e| {
-            e["text"].as_str().is_some_and(|t| t.starts_with("Tools of main"))
-        })
-        .await;
-    let text = listing["text"].as_str().unwrap();
+    let text = support::mcp::tools_listing(&gw, &mut cursor).await;
     assert!(
         text.contains("- everything.echo — risk high; MCP server everything"),
         "{text}"
@@ -134,9 +138,7 @@ async fn a_confined_stdio_server_lists_calls_and_returns_pictures() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_cancels_a_long_call_and_a_killed_server_is_restarted() {
     let Some(dist) = everything() else { return };
-    let Some((model, sandbox, gw)) = start(&stdio_table(&dist)).await else {
-        return;
-    };
+    let (model, sandbox, gw) = start(&stdio_table(&dist)).await;
     let mut cursor = 0;
     // A 60-second operation, stopped a moment after it starts.
     model.push(Step::tool_call(
@@ -170,14 +172,7 @@ async fn stop_cancels_a_long_call_and_a_killed_server_is_restarted() {
     gw.wait_for("team", &mut cursor, 20, |e| e["text"].as_str() == Some("carried on"))
         .await;
     // The next call starts it again.
-    let results = turn(
-        &model,
-        &gw,
-        &mut cursor,
-        vec![("everything__echo", json!({"message": "back"}))],
-    )
-    .await;
-    assert_eq!(results, ["Echo: back"]);
+    assert_eq!(echo(&model, &gw, &mut cursor, "back").await, "Echo: back");
     assert!(gw.log().contains("MCP server is back"), "{}", gw.log());
 }
 
@@ -197,17 +192,8 @@ async fn a_streamable_http_server_with_a_bearer_token() {
     let table = format!(
         "[mcp_servers.everything]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer not-checked-by-this-server\" }}\nrisk = {{ echo = \"read\" }}\n"
     );
-    let Some((model, _sandbox, gw)) = start(&table).await else {
-        return;
-    };
+    let (model, _sandbox, gw) = start(&table).await;
     let mut cursor = 0;
-    let results = turn(
-        &model,
-        &gw,
-        &mut cursor,
-        vec![("everything__echo", json!({"message": "over http"}))],
-    )
-    .await;
-    assert_eq!(results, ["Echo: over http"]);
+    assert_eq!(echo(&model, &gw, &mut cursor, "over http").await, "Echo: over http");
     server.kill().await.ok();
 }

@@ -189,13 +189,7 @@ startup_timeout_secs = 2
     );
     assert!(log.contains("bad: inputSchema is not a JSON object"), "{log}");
 
-    gw.send("team", "c1", "cli:ann", "/tools", false, true).await;
-    let listing = gw
-        .wait_for("team", &mut cursor, 20, |e| {
-            e["text"].as_str().is_some_and(|t| t.starts_with("Tools of main"))
-        })
-        .await;
-    let text = listing["text"].as_str().unwrap();
+    let text = support::mcp::tools_listing(&gw, &mut cursor).await;
     assert!(text.contains("- odd.good — risk high; MCP server odd"), "{text}");
     assert!(
         text.contains("MCP server silent is unavailable: the MCP server 'silent' did not answer initialize within 2s (startup_timeout_secs)"),

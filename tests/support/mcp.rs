@@ -1,6 +1,7 @@
 //! The MCP servers the MCP tests run (installed by `scripts/test.sh`), and
 //! what those tests look at: offered tool specs, server processes.
 
+use super::Gateway;
 use serde_json::Value;
 use std::path::Path;
 
@@ -91,4 +92,15 @@ pub(crate) fn kill_processes_in(dir: &Path) -> usize {
             status.is_ok_and(|s| s.success())
         })
         .count()
+}
+
+/// Type `/tools` in chat `c1` of the local channel `team` as `cli:ann`; the listing.
+pub(crate) async fn tools_listing(gw: &Gateway, cursor: &mut u64) -> String {
+    gw.send("team", "c1", "cli:ann", "/tools", false, true).await;
+    let listing = gw
+        .wait_for("team", cursor, 20, |e| {
+            e["text"].as_str().is_some_and(|t| t.starts_with("Tools of main"))
+        })
+        .await;
+    listing["text"].as_str().unwrap_or_default().to_string()
 }

@@ -95,6 +95,19 @@ if [ ! -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] && [ "$(uname -m
 fi
 [ "$(uname -m)" = x86_64 ] && export SWITCHBOARD_TEST_REQUIRE_FAKETIME=1
 
+# A real Prometheus (Debian's package) scrapes a gateway in tests/operations.rs;
+# only its binary is used (the package's own service is not started).
+if [ ! -x /usr/bin/prometheus ]; then
+    log "installing Prometheus (Debian packages)"
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+    else
+        sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+    fi
+fi
+export SWITCHBOARD_TEST_PROMETHEUS=/usr/bin/prometheus
+export SWITCHBOARD_TEST_REQUIRE_PROMETHEUS=1
+
 # MCP tool servers nobody here wrote, for the MCP tests: the reference
 # "everything" server (npm) and the time server (PyPI), cached outside the clone.
 MCP_PEERS="${SWITCHBOARD_MCP_PEERS:-$HOME/.cache/switchboard-mcp-peers}"

@@ -244,6 +244,11 @@ impl Channel for DiscordChannel {
         &self.name
     }
 
+    async fn whoami(&self) -> Result<Option<String>, ChannelError> {
+        let me = self.http.get_current_user().await.map_err(|e| rest::map_err(&e))?;
+        Ok(Some(me.name.clone()))
+    }
+
     /// Read the cursor, then connect (supervised: a failed connection is
     /// made again) and hand what people send to `intake`.
     async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {

@@ -254,6 +254,37 @@ impl Channel for MatrixChannel {
         &self.inner.settings.name
     }
 
+    /// With an access token, the homeserver's `whoami`; a password is
+    /// only tried when the channel starts (a login makes a device).
+    async fn whoami(&self) -> Result<Option<String>, ChannelError> {
+        let s = &self.inner.settings;
+        let Auth::AccessToken(token) = &s.auth else {
+            return Ok(None);
+        };
+        let url = format!(
+            "{}/_matrix/client/v3/account/whoami",
+            s.homeserver.trim_end_matches('/')
+        );
+        let answer = reqwest::Client::new()
+            .get(url)
+            .bearer_auth(token)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .map_err(|e| ChannelError::Transient(format!("the homeserver could not be reached: {e}")))?;
+        let status = answer.status();
+        if !status.is_success() {
+            return Err(ChannelError::Permanent(format!(
+                "the homeserver refused the access token (HTTP {status})"
+            )));
+        }
+        let body: serde_json::Value = answer
+            .json()
+            .await
+            .map_err(|e| ChannelError::Transient(format!("unreadable whoami answer: {e}")))?;
+        Ok(body["user_id"].as_str().map(str::to_string))
+    }
+
     /// Sign in (or restore the stored session), join the configured rooms,
     /// skip history on the very first start, then sync in the background.
     /// A homeserver that cannot be reached yet does not stop the gateway:

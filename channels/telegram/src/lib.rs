@@ -194,6 +194,11 @@ impl Channel for TelegramChannel {
         &self.name
     }
 
+    async fn whoami(&self) -> Result<Option<String>, ChannelError> {
+        let me = self.bot.get_me().await.map_err(map_err)?;
+        Ok(Some(format!("@{}", me.username())))
+    }
+
     /// Learn the bot's name, register its commands, then poll: every
     /// message people send is handed to `intake`.
     async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {

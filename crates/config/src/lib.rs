@@ -16,6 +16,7 @@ mod root;
 mod runtime_profile;
 mod sandbox;
 mod secret;
+mod telemetry;
 mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
@@ -32,4 +33,5 @@ pub use root::{Config, Lane, LanesConfig, WebConfig};
 pub use runtime_profile::RuntimeProfile;
 pub use sandbox::{NetworkAccess, SandboxConfig};
 pub use secret::{Secret, SecretError};
+pub use telemetry::TelemetryConfig;
 pub use validate::BUILTIN_TOOLS;

@@ -59,6 +59,9 @@ pub struct Config {
     /// Kernel confinement of tools.
     #[serde(default)]
     pub sandbox: crate::SandboxConfig,
+    /// Metrics and health endpoints, see docs/operations.md.
+    #[serde(default)]
+    pub telemetry: crate::TelemetryConfig,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

@@ -407,6 +407,7 @@ fn cost(c: &Config, v: &mut Vec<Problem>) {
 fn channels(c: &Config, v: &mut Vec<Problem>) {
     web::web(c, v);
     web::local(c, v);
+    web::telemetry(c, v);
     platforms::telegram(c, v);
     platforms::discord(c, v);
     platforms::matrix(c, v);

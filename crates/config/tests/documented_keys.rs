@@ -43,6 +43,7 @@ const TABLES: &[(&str, &str)] = &[
     ("[cluster]", "## [cluster]"),
     ("[sandbox]", "## [sandbox]"),
     ("[mcp_servers.s]", "## [mcp_servers.&lt;name&gt;]"),
+    ("[telemetry]", "## [telemetry]"),
 ];
 
 /// The keys `table` accepts, from the refusal of an unknown one.

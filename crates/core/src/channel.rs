@@ -63,6 +63,14 @@ pub trait Channel: Send + Sync {
     /// does nothing: channels that are not leased never stop.
     async fn stop(&self) {}
 
+    /// Ask the platform who the configured credentials belong to (the
+    /// bot's account name), without starting to receive: `switchboard
+    /// doctor`'s credential check. `None`: nothing to check (a local
+    /// channel, or credentials only tried when the channel starts).
+    async fn whoami(&self) -> Result<Option<String>, ChannelError> {
+        Ok(None)
+    }
+
     /// Send text into a chat and thread, split at the platform's limit.
     async fn send(&self, message: &Outbound) -> Result<Vec<MessageRef>, ChannelError>;
 

@@ -12,6 +12,7 @@ mod cluster;
 mod commands;
 mod console;
 pub mod embed;
+mod ops;
 mod rights;
 mod run;
 mod sandbox_report;

@@ -42,6 +42,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let started = bootstrap::start(config_path, "run").await?;
     let runtime = started.runtime.clone();
     let config = runtime.config().clone();
+    switchboard_telemetry::metrics::set_enabled(config.telemetry.metrics);
 
     let crate::adapters::Adapters {
         channels,
@@ -103,13 +104,12 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     tasks.push(heartbeat(&runtime, &router, prompts));
     // Messages written to the local API before the router runs wait in
     // the inbound queue.
-    if !local_aliases.is_empty() || config.web.console {
-        let console = config
-            .web
-            .console
-            .then(|| crate::console::Console::new((*runtime).clone(), broker, router.clone(), health));
-        tasks.extend(crate::web::serve(&config, &hub, &local_aliases, console).await?);
-    }
+    let ops = Arc::new(crate::ops::Ops::new((*runtime).clone(), health.clone(), fences.clone()));
+    let console = config
+        .web
+        .console
+        .then(|| crate::console::Console::new((*runtime).clone(), broker, router.clone(), health));
+    tasks.extend(crate::web::serve(&config, &hub, &local_aliases, console, ops).await?);
     router.resume(pending).await;
     tasks.push(upkeep(&runtime, &router));
     tasks.push(tokio::spawn(router.run(inbound_rx)));

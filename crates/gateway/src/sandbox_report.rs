@@ -26,7 +26,7 @@ pub(crate) fn lines(config: &SandboxConfig) -> Vec<String> {
     out
 }
 
-fn warning(config: &SandboxConfig, support: &Support) -> Option<String> {
+pub(crate) fn warning(config: &SandboxConfig, support: &Support) -> Option<String> {
     match (support.can_confine(), config.required) {
         (true, _) => None,
         (false, true) => Some(

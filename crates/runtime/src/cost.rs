@@ -37,6 +37,7 @@ pub async fn record(
         .cost
         .price_for(provider, model)
         .cost_micros(usage.input_tokens, usage.output_tokens);
+    switchboard_telemetry::metrics::model_usage(provider, usage.input_tokens, usage.output_tokens, micros);
     let day = utc_day(now_ms());
     let usage_row = switchboard_store::CostTotals {
         calls: 1,

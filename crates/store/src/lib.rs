@@ -23,6 +23,7 @@ macro_rules! read {
 mod words;
 
 mod approvals;
+mod backup;
 mod clock;
 mod console;
 mod cost;
@@ -36,6 +37,7 @@ mod mail;
 mod marks;
 mod memory;
 mod outbox;
+mod readiness;
 mod runs;
 mod sessions;
 mod signals;
@@ -44,6 +46,7 @@ mod sqlite_writer;
 mod stmt;
 
 pub use approvals::{ApprovalEnd, ApprovalRow, ApprovalStatus, NewApproval};
+pub use backup::{BackupSummary, verify as verify_backup};
 pub use console::{ConsoleSession, console_secret};
 pub use cost::{CostTotals, utc_day};
 pub use error::StoreError;
@@ -280,6 +283,12 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
         query.to_string()
     };
     Ok((Backend::Sqlite, format!("sqlite://{path}?{query}")))
+}
+
+/// The database file of an SQLite `database_url`; `None` for PostgreSQL.
+pub fn sqlite_file(url: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
+    let (backend, url) = normalize_url(url)?;
+    Ok((backend == Backend::Sqlite).then(|| std::path::PathBuf::from(sqlite_path(&url))))
 }
 
 /// The file of a normalized `sqlite://PATH?QUERY` URL.

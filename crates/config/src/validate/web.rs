@@ -46,6 +46,25 @@ pub(super) fn web(c: &Config, v: &mut Vec<Problem>) {
     }
 }
 
+/// `[telemetry]`: the metrics listener is an address of its own.
+pub(super) fn telemetry(c: &Config, v: &mut Vec<Problem>) {
+    let Some(l) = &c.telemetry.metrics_listen else {
+        return;
+    };
+    let taken = [Some(&c.web.listen), c.web.console_listen.as_ref()];
+    match l.parse::<std::net::SocketAddr>() {
+        Ok(_) if taken.contains(&Some(l)) => v.push(Problem::new(
+            "telemetry.metrics_listen",
+            "must differ from web.listen and web.console_listen (/metrics is served there already)",
+        )),
+        Ok(_) => {}
+        Err(_) => v.push(Problem::new(
+            "telemetry.metrics_listen",
+            format!("'{l}' is not an address like 127.0.0.1:9464"),
+        )),
+    }
+}
+
 /// `[channels.local.*]`: allowed users, and a token or people (not both).
 pub(super) fn local(c: &Config, v: &mut Vec<Problem>) {
     for (alias, l) in &c.channels.local {

@@ -2,8 +2,10 @@
 //! runtime and run the subcommand.
 
 mod approvals;
+mod backup;
 pub(crate) mod chat;
 mod check;
+mod doctor;
 pub(crate) mod logging;
 mod status;
 
@@ -62,6 +64,28 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Try everything the gateway depends on (database, model providers,
+    /// channel credentials, sandbox, MCP servers) and say what to fix.
+    Doctor {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+    },
+    /// Write a checked copy of the embedded (SQLite) database to PATH while
+    /// the gateway runs.
+    Backup {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+        /// The new file (it must not exist).
+        path: PathBuf,
+    },
+    /// Put a backup back in place of the database (the gateway must be
+    /// stopped; the old file is kept beside it).
+    Restore {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+        /// The backup file.
+        path: PathBuf,
+    },
     /// The approval audit trail: who decided what, when, from where.
     Approvals {
         #[arg(long, default_value = "config/switchboard.toml")]
@@ -83,6 +107,9 @@ pub fn main() -> ExitCode {
         | Command::Check { .. }
         | Command::Approvals { .. }
         | Command::Status { .. }
+        | Command::Backup { .. }
+        | Command::Doctor { .. }
+        | Command::Restore { .. }
         | Command::Bench { .. } => "error",
         Command::Run { .. } => "info",
     };
@@ -94,6 +121,9 @@ pub fn main() -> ExitCode {
             Command::Run { config } => run::run(&config).await,
             Command::Approvals { config, limit } => approvals::run(&config, limit).await,
             Command::Status { config } => status::run(&config).await,
+            Command::Doctor { config } => doctor::run(&config).await,
+            Command::Backup { config, path } => backup::backup(&config, &path).await,
+            Command::Restore { config, path } => backup::restore(&config, &path).await,
             Command::Bench { .. } => bench_command().await,
         }
     })

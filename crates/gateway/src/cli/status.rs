@@ -44,12 +44,42 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             age as f64 / 1000.0
         );
     }
+    match store.check_ready().await {
+        Ok(()) => println!("database: reachable, every migration applied"),
+        Err(why) => println!("database: {why}"),
+    }
     let (pending, done) = store.inbox().counts().await?;
     let queued = store.outbox().pending().await?;
     println!("inbox: {pending} pending, {done} answered (kept for redeliveries)");
     println!("outbox: {queued} queued");
     store.close().await;
+    println!("{}", local_readiness(&config).await);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What this host's gateway answers on `/readyz` (its `[web].listen`).
+async fn local_readiness(config: &Config) -> String {
+    let url = format!("http://{}/readyz", config.web.listen);
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(2))
+        .build();
+    let answer = match client {
+        Ok(c) => c.get(&url).send().await,
+        Err(e) => return format!("readiness: cannot ask ({e})"),
+    };
+    match answer {
+        Ok(r) => {
+            let code = r.status().as_u16();
+            let body = r.text().await.unwrap_or_default();
+            let word = if code == 200 { "ready" } else { "NOT ready" };
+            format!(
+                "readiness of the gateway at {}: {word} {}",
+                config.web.listen,
+                body.trim()
+            )
+        }
+        Err(_) => format!("readiness: no gateway answers at {url} on this host"),
+    }
 }
 
 fn short(id: &str) -> &str {

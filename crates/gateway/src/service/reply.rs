@@ -32,7 +32,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
         body: &out.text,
     };
     match store.inbox().finish(&to.key, Some(&queued)).await {
-        Ok(true) => {}
+        Ok(true) => switchboard_telemetry::metrics::message_answered(&address.channel),
         Ok(false) => {
             // Not this instance's any more (it stalled past its lease and
             // another adopted the message): that one answers, not this.
@@ -70,7 +70,12 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
 /// False when the message is no longer this instance's (another adopted it).
 pub(crate) async fn answered_in_place(store: &Store, to: &Taken) -> bool {
     match store.inbox().finish(&to.key, None).await {
-        Ok(mine) => mine,
+        Ok(mine) => {
+            if mine {
+                switchboard_telemetry::metrics::message_answered(&to.m.address.channel);
+            }
+            mine
+        }
         Err(e) => {
             tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
             true

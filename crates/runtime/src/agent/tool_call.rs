@@ -111,24 +111,33 @@ impl AgentRun {
             Ok(found) => found,
             Err(refused) => return refused,
         };
+        let risk = tool.effect(&args).risk().as_str();
+        let (result, outcome) = self.gated(tool.as_ref(), args).await;
+        switchboard_telemetry::metrics::tool_call(tool.name(), risk, outcome);
+        result
+    }
+
+    /// Run an admitted call through the gate (and an approval when asked
+    /// for); its result and how it ended, in a word for metrics.
+    async fn gated(&self, tool: &dyn Tool, args: Value) -> (ToolResult, &'static str) {
         let effect = tool.effect(&args);
         let policy = &self.ctx.policy;
         let summary = summarize_args(&args);
-        let (decision, dangerous) = self.gate_call(tool.as_ref(), &args, effect);
+        let (decision, dangerous) = self.gate_call(tool, &args, effect);
         // People and the configuration know a tool by its own name (an MCP
         // tool's `server.tool`), the model by the name it called.
         let name = tool.name();
         if let GateDecision::Refuse(why) = &decision {
-            return ToolResult::fail(why.clone());
+            return (ToolResult::fail(why.clone()), "refused");
         }
         // Work another gateway adopted is neither asked about nor run (and
         // asked again after an approval, which may have taken minutes).
         if let Some(refused) = self.fenced(name, effect).await {
-            return refused;
+            return (refused, "refused");
         }
         let mut asked = false;
         match decision {
-            GateDecision::Refuse(why) => return ToolResult::fail(why),
+            GateDecision::Refuse(why) => return (ToolResult::fail(why), "refused"),
             GateDecision::Ask if dangerous || !self.grants.has(name, effect.risk()) => {
                 asked = true;
                 let outcome = self.ask(name, &summary, effect.risk().as_str()).await;
@@ -139,25 +148,28 @@ impl AgentRun {
                         }
                     }
                     other => {
-                        return ToolResult::fail(other.refusal_text(name).unwrap_or_default());
+                        return (ToolResult::fail(other.refusal_text(name).unwrap_or_default()), "denied");
                     }
                 }
             }
             _ => {}
         }
         if !policy.tracker.try_record_capped(policy.hourly_cap) {
-            return ToolResult::fail(format!(
-                "action budget spent: {} actions in the last hour; raise [runtime_profiles.{}].max_actions_per_hour",
-                policy.tracker.limit(),
-                self.runtime_profile_name
-            ));
+            return (
+                ToolResult::fail(format!(
+                    "action budget spent: {} actions in the last hour; raise [runtime_profiles.{}].max_actions_per_hour",
+                    policy.tracker.limit(),
+                    self.runtime_profile_name
+                )),
+                "refused",
+            );
         }
         self.emit(TurnEvent::ToolStarted {
             name: name.to_string(),
             summary,
         });
         if asked && let Some(refused) = self.fenced(name, effect).await {
-            return refused;
+            return (refused, "refused");
         }
         let progress = self.ctx.scope.progress.clone();
         if let Some(p) = &progress {
@@ -173,7 +185,8 @@ impl AgentRun {
             name: name.to_string(),
             success: result.success,
         });
-        result
+        let outcome = if result.success { "ok" } else { "error" };
+        (result, outcome)
     }
 
     /// The refusal of a side-effecting call for work this gateway no longer
@@ -224,10 +237,20 @@ impl AgentRun {
             originator_may_decide: !scope.is_child(),
             timeout_secs,
         };
-        tokio::select! {
+        switchboard_telemetry::metrics::approval_requested();
+        let asked_at = std::time::Instant::now();
+        let outcome = tokio::select! {
             o = self.broker.request(request) => o,
             _ = self.ctx.cancel.cancelled() => ApprovalOutcome::Unavailable { why: "the turn was cancelled".into() },
-        }
+        };
+        let word = match &outcome {
+            ApprovalOutcome::Approved { .. } => "approved",
+            ApprovalOutcome::Denied { .. } => "denied",
+            ApprovalOutcome::TimedOut { .. } => "expired",
+            _ => "unavailable",
+        };
+        switchboard_telemetry::metrics::approval_decided(word, asked_at.elapsed().as_secs_f64());
+        outcome
     }
 }
 

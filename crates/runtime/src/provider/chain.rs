@@ -142,7 +142,15 @@ async fn fitted_chat(link: &dyn Provider, req: &ChatRequest<'_>) -> Result<ChatR
             ..*req
         };
         let raw = super::fit::estimate(request.messages) + super::estimate_tools(request.tools);
-        match link.chat(&request).await {
+        let started = std::time::Instant::now();
+        let answer = link.chat(&request).await;
+        let outcome = match &answer {
+            Ok(_) => "ok",
+            Err(ProviderError::ContextOverflow(..)) => "context_exceeded",
+            Err(_) => "error",
+        };
+        switchboard_telemetry::metrics::model_request(link.name(), outcome, started.elapsed().as_secs_f64());
+        match answer {
             Ok(resp) => {
                 limits.calibrate(raw, resp.usage.input_tokens);
                 return Ok(resp);

@@ -228,8 +228,10 @@ impl ToolContext {
     /// `path` inside this run's workspace, or the refusal to return.
     pub(crate) fn in_workspace(&self, path: &str) -> Result<std::path::PathBuf, ToolResult> {
         let p = &self.policy;
-        crate::policy::resolve_in_workspace(&p.workspace, path, &p.forbidden_paths)
-            .map_err(|e| ToolResult::fail(e.to_string()))
+        crate::policy::resolve_in_workspace(&p.workspace, path, &p.forbidden_paths).map_err(|e| {
+            switchboard_telemetry::metrics::sandbox_refusal("path");
+            ToolResult::fail(e.to_string())
+        })
     }
 }
 

@@ -53,6 +53,9 @@ pub(crate) struct State_ {
     failing_uploads: u32,
     /// `sendMessageDraft` is unknown (a Bot API server before 9.3).
     no_drafts: bool,
+    /// The one bot token accepted, when set; others are answered 401
+    /// Unauthorized, as Telegram answers a wrong or revoked token.
+    token: Option<String>,
 }
 
 #[derive(Clone)]
@@ -140,6 +143,11 @@ impl FakeTelegram {
             let _ = axum::serve(listener, app).await;
         });
         Self { addr, shared, task }
+    }
+
+    /// Accept only `token` from now on (every token is accepted until then).
+    pub fn only_token(&self, token: &str) {
+        self.shared.state.lock().unwrap().token = Some(token.to_string());
     }
 
     /// For `[channels.telegram.x].api_url`.
@@ -382,6 +390,9 @@ async fn call(
         if s.down {
             s.refused += 1;
             return bad_gateway();
+        }
+        if s.token.as_ref().is_some_and(|t| bot[3..] != *t) {
+            return fail(401, "Unauthorized", None);
         }
     }
     let method = method.to_lowercase();

@@ -135,7 +135,7 @@ impl Intake for GatewayIntake {
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),
                 Admission::Notice(text) => tells.push((m, text, false)),
-                Admission::Drop => {}
+                Admission::Drop => switchboard_telemetry::metrics::message_refused(channel, "not_admitted"),
             }
         }
         let fresh = self
@@ -147,6 +147,7 @@ impl Intake for GatewayIntake {
                 IntakeError(e.to_string())
             })?;
         for (m, text, durable) in tells {
+            switchboard_telemetry::metrics::message_refused(channel, "not_admitted");
             if durable {
                 self.tell(&m, text);
             } else {
@@ -158,6 +159,7 @@ impl Intake for GatewayIntake {
                 tracing::info!(%channel, message = ?taken.m.message_id, "a message taken before was offered again; ignored");
                 continue;
             }
+            switchboard_telemetry::metrics::message_taken(channel);
             if self.router.send(taken).await.is_err() {
                 tracing::warn!(%channel, "the router has stopped; the message stays pending until the next start");
             }

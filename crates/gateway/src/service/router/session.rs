@@ -183,6 +183,7 @@ impl Router {
     async fn turn(&self, agent: &str, session_key: &str, t: &Taken, follow_up: Option<String>, current: &Current) {
         let m = &t.m;
         let cancel = CancellationToken::new();
+        let started = std::time::Instant::now();
         *current.lock() = Some(TurnNow {
             cancel: cancel.clone(),
             owner: m.sender.clone(),
@@ -254,6 +255,12 @@ impl Router {
             typing.abort();
         }
         let stopped = matches!(result, Err(TurnError::Cancelled));
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(TurnError::Cancelled) => "stopped",
+            Err(_) => "failed",
+        };
+        switchboard_telemetry::metrics::turn_finished(agent, outcome, started.elapsed().as_secs_f64());
         let text = match result {
             Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
             Ok(reply) => reply.text,

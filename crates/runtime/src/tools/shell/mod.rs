@@ -100,12 +100,18 @@ impl Tool for Shell {
         };
         let executable = match check_argv(&argv, ctx) {
             Ok(x) => x,
-            Err(e) => return ToolResult::fail(e),
+            Err(e) => {
+                switchboard_telemetry::metrics::sandbox_refusal("command");
+                return ToolResult::fail(e);
+            }
         };
         let network = crate::confinement::network_of(ctx.policy.profile.network);
         let mut confined = match ctx.host.sandbox().confine(&ctx.policy.workspace, network) {
             Ok(c) => c,
-            Err(why) => return ToolResult::fail(why),
+            Err(why) => {
+                switchboard_telemetry::metrics::sandbox_refusal("kernel");
+                return ToolResult::fail(why);
+            }
         };
         let mut cmd = tokio::process::Command::new(&executable);
         if argv[0] == "git" {

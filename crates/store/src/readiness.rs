@@ -1,0 +1,41 @@
+//! What an orchestrator's readiness probe and a metrics scrape ask of the
+//! store: is the database reachable with every migration this build
+//! knows applied, and how many child runs are in each state.
+
+use crate::{Backend, Store, StoreError};
+
+impl Store {
+    /// `Ok` when the database answers and every migration of this build
+    /// is applied (a newer instance may have applied more); otherwise
+    /// what is wrong, in words for an operator.
+    pub async fn check_ready(&self) -> Result<(), String> {
+        let applied: Vec<(i64, bool)> = read!(self, |p| sqlx::query_as(
+            "SELECT version, success FROM _sqlx_migrations"
+        )
+        .fetch_all(p)
+        .await)
+        .map_err(|e| format!("the database does not answer: {e}"))?;
+        let embedded = match self.backend() {
+            Backend::Sqlite => &crate::SQLITE_MIGRATIONS,
+            Backend::Postgres => &crate::POSTGRES_MIGRATIONS,
+        };
+        for m in embedded.iter() {
+            if !applied.iter().any(|(v, ok)| *v == m.version && *ok) {
+                return Err(format!(
+                    "migration {} ({}) is not applied; start `switchboard run` once to apply it",
+                    m.version, m.description
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Child runs by (kind, status, count), for metrics.
+    pub async fn run_tally(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+        Ok(read!(self, |p| sqlx::query_as(
+            "SELECT kind, status, COUNT(*) FROM runs GROUP BY kind, status ORDER BY kind, status"
+        )
+        .fetch_all(p)
+        .await)?)
+    }
+}

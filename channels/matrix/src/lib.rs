@@ -273,9 +273,14 @@ impl Channel for MatrixChannel {
             .await
             .map_err(|e| ChannelError::Transient(format!("the homeserver could not be reached: {e}")))?;
         let status = answer.status();
-        if !status.is_success() {
+        if status.as_u16() == 401 || status.as_u16() == 403 {
             return Err(ChannelError::Permanent(format!(
                 "the homeserver refused the access token (HTTP {status})"
+            )));
+        }
+        if !status.is_success() {
+            return Err(ChannelError::Transient(format!(
+                "the homeserver answered HTTP {status}"
             )));
         }
         let body: serde_json::Value = answer

@@ -12,6 +12,7 @@ mod cluster;
 mod commands;
 mod console;
 pub mod embed;
+mod live_config;
 mod ops;
 mod rights;
 mod run;

@@ -59,7 +59,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let fences = crate::cluster::Fences::default();
     let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::service::inbox::GatewayIntake::new(
         runtime.store().clone(),
-        config.clone(),
+        runtime.as_ref().into(),
         channels.clone(),
         inbound_tx,
         fences.clone(),
@@ -79,7 +79,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         }
     }
     let broker = Arc::new(RouteBroker::new(
-        config.clone(),
+        runtime.as_ref(),
         runtime.store().clone(),
         channels.clone(),
     ));
@@ -159,7 +159,7 @@ fn heartbeat(
 /// Inbox upkeep: messages adopted from stopped instances go to the router.
 fn upkeep(runtime: &Arc<switchboard_runtime::Runtime>, router: &Arc<Router>) -> tokio::task::JoinHandle<()> {
     let adopter = router.clone();
-    crate::service::inbox::upkeep::spawn(runtime.store().clone(), runtime.config().clone(), move |pending| {
+    crate::service::inbox::upkeep::spawn(runtime.store().clone(), runtime.as_ref().into(), move |pending| {
         let router = adopter.clone();
         Box::pin(async move { router.resume(pending).await })
     })

@@ -8,11 +8,11 @@ use crate::agent::{AgentRun, TurnEvent};
 use crate::approval::{ApprovalBroker, NoApprover, RunGrants};
 use crate::live::Live;
 use crate::policy::SecurityPolicy;
-use crate::provider::{ProviderChain, ProviderSet};
+use crate::provider::ProviderChain;
+use crate::rules::Rules;
 use crate::scope::RunScope;
-use crate::tools::{IdentityTools, RunHost, ToolContext, ToolRegistry, ToolResult};
+use crate::tools::{RunHost, ToolContext, ToolRegistry, ToolResult};
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
@@ -25,18 +25,14 @@ use tokio_util::sync::CancellationToken;
 /// `delegate` tools derived from them) and the live registry (`live`).
 /// Other crates go through its operations, not its fields.
 pub struct Core {
-    pub(crate) config: Arc<Config>,
+    /// The configuration and what is built from it (replaced by a reload).
+    rules: parking_lot::RwLock<Arc<Rules>>,
     pub(crate) store: Store,
-    pub(crate) providers: Arc<ProviderSet>,
-    pub(crate) policies: BTreeMap<String, Arc<SecurityPolicy>>,
     pub(crate) builtin: ToolRegistry,
     /// What changes while the gateway runs (see `live`).
     pub(crate) live: Live,
     /// Writes `delegate_results/*.json` one after another.
     pub(crate) artifacts: crate::artifacts::ArtifactWriter,
-    /// Tools bound to an identity (`delegate` and its roster), built once:
-    /// they depend only on the configuration.
-    pub(crate) identity_tools: IdentityTools,
     /// Kernel confinement of commands and file tools.
     pub(crate) sandbox: switchboard_sandbox::Sandbox,
     /// MCP tool servers and their tools (docs/mcp.md).
@@ -89,13 +85,31 @@ impl Core {
     /// `file_read` or `grep -r` in one chat cannot read what another chat's
     /// children produced. (Agent aliases cannot start with a dot.)
     pub fn records_dir(&self, agent: &str) -> PathBuf {
-        PathBuf::from(&self.config.workspace_dir).join(".records").join(agent)
+        PathBuf::from(&self.config().workspace_dir).join(".records").join(agent)
     }
 
-    /// An agent's workspace (created at start, canonical), where its
-    /// tools work and files people send it are saved.
-    pub fn workspace(&self, agent: &str) -> Option<&std::path::Path> {
-        self.policies.get(agent).map(|p| p.workspace.as_path())
+    /// An agent's workspace (created at start or reload, canonical), where
+    /// its tools work and files people send it are saved.
+    pub fn workspace(&self, agent: &str) -> Option<PathBuf> {
+        self.rules().policies.get(agent).map(|p| p.workspace.clone())
+    }
+
+    /// The configuration now in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.rules.read().config.clone()
+    }
+
+    /// The configuration and what is built from it, now.
+    pub(crate) fn rules(&self) -> Arc<Rules> {
+        self.rules.read().clone()
+    }
+
+    /// Put `config` in force for everything that starts from now on
+    /// (creating new agents' workspaces); what runs keeps its rules.
+    pub fn apply(&self, config: Arc<Config>) -> std::io::Result<()> {
+        let rules = Arc::new(Rules::build(config)?);
+        *self.rules.write() = rules;
+        Ok(())
     }
 
     /// Build it, creating each agent's workspace. `tools` makes the
@@ -106,23 +120,7 @@ impl Core {
         store: Store,
         tools: impl FnOnce(CoreRef) -> ToolRegistry,
     ) -> std::io::Result<Arc<Self>> {
-        let providers = Arc::new(ProviderSet::from_config(&config));
-        let mut policies = BTreeMap::new();
-        for (alias, agent) in &config.agents {
-            let workspace = PathBuf::from(&config.workspace_dir).join(alias);
-            std::fs::create_dir_all(&workspace)?;
-            let workspace = workspace.canonicalize()?;
-            let profile = config
-                .risk_profiles
-                .get(&agent.risk_profile)
-                .cloned()
-                .unwrap_or_default();
-            let hourly = config.runtime_profile_of(alias).max_actions_per_hour;
-            policies.insert(
-                alias.clone(),
-                Arc::new(SecurityPolicy::new(&agent.risk_profile, &profile, workspace, hourly)),
-            );
-        }
+        let rules = Rules::build(config.clone())?;
         let live = Live::new(config.lanes.subagent.max_concurrent as usize);
         let sandbox = crate::confinement::sandbox_of(&config.sandbox);
         let mcp = switchboard_mcp::McpServers::new(
@@ -131,13 +129,10 @@ impl Core {
             &sandbox,
         );
         Ok(Arc::new_cyclic(|weak| Self {
-            config,
+            rules: parking_lot::RwLock::new(Arc::new(rules)),
             store,
-            providers,
-            policies,
             builtin: tools(CoreRef(weak.clone())),
             live,
-            identity_tools: IdentityTools::default(),
             artifacts: crate::artifacts::ArtifactWriter::start(),
             sandbox,
             mcp: crate::tools::McpTools::new(mcp),
@@ -166,20 +161,22 @@ impl Core {
     /// needs (`RunParts { registry, scope, ..core.agent_parts(..) }`).
     /// `None` for an agent that is not configured.
     pub fn agent_parts(&self, agent: &str, session_key: String, chain: ProviderChain) -> Option<RunParts> {
-        let cfg = self.config.agents.get(agent)?;
-        let risk = self.config.risk_profile_of(agent).cloned().unwrap_or_default();
+        let rules = self.rules();
+        let config = &rules.config;
+        let cfg = config.agents.get(agent)?;
+        let risk = config.risk_profile_of(agent).cloned().unwrap_or_default();
         let mut memory_readers = vec![agent.to_string()];
         memory_readers.extend(cfg.workspace.read_memory_from.iter().cloned());
         Some(RunParts {
             agent: agent.to_string(),
             session_key,
-            policy: self.policies.get(agent)?.clone(),
+            policy: rules.policies.get(agent)?.clone(),
             approval_profile: (cfg.risk_profile.clone(), risk),
             registry: ToolRegistry::default(),
             chain,
             temperature: None,
             runtime_profile_name: cfg.runtime_profile.clone(),
-            profile: self.config.runtime_profile_of(agent),
+            profile: config.runtime_profile_of(agent),
             system_prompt: cfg.system_prompt.clone(),
             broker: Arc::new(NoApprover("no approver for this run".into())),
             events: None,
@@ -217,16 +214,17 @@ impl Core {
                 budget,
             )));
         }
+        let rules = self.rules();
         let registry = parts
             .registry
-            .for_identity(&parts.agent, parts.scope.delegate_only, &self.identity_tools);
+            .for_identity(&parts.agent, parts.scope.delegate_only, &rules.identity_tools);
         let ctx = Arc::new(ToolContext {
             agent: parts.agent.clone(),
             session_key: parts.session_key,
             policy: parts.policy,
             store: self.store.clone(),
             memory_readers: parts.memory_readers,
-            providers: self.providers.names(),
+            providers: rules.providers.names(),
             switch_to: Mutex::new(None),
             cancel: parts.cancel,
             host: self.clone(),
@@ -237,8 +235,8 @@ impl Core {
             pictures: Mutex::new(Vec::new()),
         });
         AgentRun {
-            config: self.config.clone(),
-            providers: self.providers.clone(),
+            config: rules.config.clone(),
+            providers: rules.providers.clone(),
             runtime_profile_name: parts.runtime_profile_name,
             profile: parts.profile,
             system_prompt: parts.system_prompt,

@@ -24,6 +24,7 @@ pub mod progress;
 pub mod provider;
 pub mod recover;
 pub mod redact;
+mod rules;
 mod run_end;
 mod runtime;
 pub mod scope;

@@ -74,9 +74,9 @@ impl Runtime {
         })
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &Arc<Config> {
-        &self.core.config
+    /// The configuration now in force (a reload replaces it).
+    pub fn config(&self) -> Arc<Config> {
+        self.core.config()
     }
 
     /// The control plane.
@@ -107,7 +107,7 @@ impl Runtime {
     /// The tools `agent` is offered at top level (risk-profile filtered):
     /// the built-ins and those of its MCP servers as last listed.
     pub fn tools_for(&self, agent: &str) -> ToolRegistry {
-        let config = &self.core.config;
+        let config = &self.core.config();
         let (Some(profile), Some(cfg)) = (config.risk_profile_of(agent), config.agents.get(agent)) else {
             return ToolRegistry::default();
         };
@@ -124,7 +124,8 @@ impl Runtime {
 
     /// The MCP servers of `agent` that could not be used last, and why.
     pub fn mcp_unavailable(&self, agent: &str) -> Vec<(String, String)> {
-        let Some(cfg) = self.core.config.agents.get(agent) else {
+        let config = &self.core.config();
+        let Some(cfg) = config.agents.get(agent) else {
             return Vec::new();
         };
         self.core
@@ -140,7 +141,7 @@ impl Runtime {
     /// Start the MCP servers `agent` uses that have not started yet (see
     /// `McpServers::ready`), so its tool list is known.
     pub async fn mcp_ready(&self, agent: &str) {
-        if let Some(cfg) = self.core.config.agents.get(agent)
+        if let Some(cfg) = self.core.config().agents.get(agent)
             && !cfg.mcp_servers.is_empty()
         {
             self.core.mcp.servers.ready(&cfg.mcp_servers).await;
@@ -160,7 +161,7 @@ impl Runtime {
 
     /// The provider a session uses now: its `model_switch` choice or the agent's.
     pub async fn provider_of(&self, agent: &str, session_key: &str) -> Result<String, TurnError> {
-        let config = &self.core.config;
+        let config = &self.core.config();
         let cfg = config
             .agents
             .get(agent)
@@ -180,7 +181,7 @@ impl Runtime {
     /// Run one turn of `request.agent` in `request.session_key`: a
     /// top-level run (depth 0), the root of its execution tree.
     pub async fn run_turn(&self, request: TurnRequest) -> Result<TurnReply, TurnError> {
-        let config = &self.core.config;
+        let config = &self.core.config();
         let agent_cfg = config
             .agents
             .get(&request.agent)
@@ -236,13 +237,12 @@ impl Runtime {
         session_key: String,
         origin: Option<ChatAddress>,
     ) -> Result<RunParts, TurnError> {
-        let agent_cfg = self
-            .core
-            .config
+        let config = self.core.config();
+        let agent_cfg = config
             .agents
             .get(agent)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
-        let chain = self.core.providers.chain_for(provider)?;
+        let chain = self.core.rules().providers.chain_for(provider)?;
         let base = self
             .core
             .agent_parts(agent, session_key, chain)

@@ -9,7 +9,6 @@ use crate::{Store, StoreError};
 use sqlx::Connection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use std::path::Path;
-use std::str::FromStr;
 
 /// What a checked copy holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,12 +32,17 @@ impl Store {
                 "backups of a PostgreSQL control plane are made with pg_dump (docs/operations.md)".into(),
             ));
         };
-        if dest.exists() {
-            return Err(StoreError::Write(format!(
-                "{} exists already; name a new file",
-                dest.display()
-            )));
+        // Made here, empty, private and new (never through a link), so the
+        // copy is nobody else's to read while it is written.
+        create_private_new(dest)?;
+        let made = self.vacuum_into(read, dest).await;
+        if made.is_err() {
+            let _ = std::fs::remove_file(dest);
         }
+        made
+    }
+
+    async fn vacuum_into(&self, read: &sqlx::SqlitePool, dest: &Path) -> Result<BackupSummary, StoreError> {
         let target = dest
             .to_str()
             .ok_or_else(|| StoreError::Write(format!("{} is not a UTF-8 path", dest.display())))?
@@ -46,14 +50,14 @@ impl Store {
         // Marks waiting to be written go into the copy too.
         self.flush_marks().await;
         sqlx::query("VACUUM INTO $1").bind(&target).execute(read).await?;
-        restrict(dest)?;
         verify(dest).await
     }
 }
 
 /// The copy at `path` opened read-only on its own: intact, with its tables.
 pub async fn verify(path: &Path) -> Result<BackupSummary, StoreError> {
-    let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
+    let options = SqliteConnectOptions::new()
+        .filename(path)
         .read_only(true)
         .create_if_missing(false);
     let mut conn = SqliteConnection::connect_with(&options).await?;
@@ -79,8 +83,37 @@ pub async fn verify(path: &Path) -> Result<BackupSummary, StoreError> {
     Ok(summary)
 }
 
-fn restrict(path: &Path) -> Result<(), StoreError> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| StoreError::Write(format!("cannot make {} private: {e}", path.display())))
+/// Create `path` empty with mode 0600; refused when anything (a file, a
+/// link) is there already.
+fn create_private_new(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map(drop)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                StoreError::Write(format!("{} exists already; name a new file", path.display()))
+            }
+            _ => StoreError::Write(format!("cannot create {}: {e}", path.display())),
+        })
+}
+
+impl Store {
+    /// Fold the WAL into the database file and empty it (SQLite; nothing
+    /// to do on PostgreSQL), so the file alone holds every commit.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        if let crate::Pools::Sqlite { read, .. } = &self.pools {
+            let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)")
+                .fetch_one(read)
+                .await?;
+            if busy != 0 {
+                return Err(StoreError::Write("another connection kept the WAL busy".into()));
+            }
+        }
+        Ok(())
+    }
 }

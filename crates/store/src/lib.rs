@@ -119,13 +119,34 @@ impl Store {
     /// commit, see `sqlite_writer`) while reads use a pool (WAL lets them
     /// run beside the writer).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
-        let (backend, url) = normalize_url(url)?;
+        Self::open_with(normalize_url(url)?, true).await
+    }
+
+    /// Open a database that exists already, as it is: nothing is created
+    /// and no migration runs (`backup`, `restore`, `doctor`, which must
+    /// not change what a running gateway — maybe of another version —
+    /// uses; `check_ready` then says what is missing).
+    pub async fn open_existing(url: &str) -> Result<Store, StoreError> {
+        let (backend, normalized) = parse_url(url)?;
+        if backend == Backend::Sqlite && !Path::new(sqlite_path(&normalized)).exists() {
+            return Err(StoreError::Connect(
+                redact_url(url),
+                format!(
+                    "there is no database file at {} (fix database_url, or start `switchboard run` once to create it)",
+                    sqlite_path(&normalized)
+                ),
+            ));
+        }
+        Self::open_with((backend, normalized), false).await
+    }
+
+    async fn open_with((backend, url): (Backend, String), migrate: bool) -> Result<Store, StoreError> {
         let failed = |e: sqlx::Error| StoreError::Connect(redact_url(&url), e.to_string());
         let pools = match backend {
             Backend::Sqlite => {
                 let options = SqliteConnectOptions::from_str(&url)
                     .map_err(failed)?
-                    .create_if_missing(true)
+                    .create_if_missing(migrate)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
@@ -134,13 +155,15 @@ impl Store {
                     // At most 1 MiB of pages cached per connection (SQLite's
                     // default is 2 MiB; the OS caches the file as well).
                     .pragma("cache_size", "-1024");
-                let migrate = SqlitePoolOptions::new()
+                let setup = SqlitePoolOptions::new()
                     .max_connections(1)
                     .connect_with(options.clone())
                     .await
                     .map_err(failed)?;
-                SQLITE_MIGRATIONS.run(&migrate).await?;
-                migrate.close().await;
+                if migrate {
+                    SQLITE_MIGRATIONS.run(&setup).await?;
+                }
+                setup.close().await;
                 let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
                     .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
                 // Readers beyond the first close after a minute unused: a
@@ -163,7 +186,9 @@ impl Store {
                     .connect(&url)
                     .await
                     .map_err(failed)?;
-                POSTGRES_MIGRATIONS.run(&pool).await?;
+                if migrate {
+                    POSTGRES_MIGRATIONS.run(&pool).await?;
+                }
                 Pools::Postgres(pool)
             }
         };
@@ -260,7 +285,19 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// `url` normalized, its SQLite file (and folder) created when missing.
 fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
+    let (backend, normalized) = parse_url(url)?;
+    if backend == Backend::Sqlite {
+        let path = sqlite_path(&normalized);
+        create_private(Path::new(path))
+            .map_err(|e| StoreError::Connect(path.to_string(), format!("cannot create the database: {e}")))?;
+    }
+    Ok((backend, normalized))
+}
+
+/// `url` normalized (`sqlite://PATH?QUERY` with `mode=rwc` by default).
+fn parse_url(url: &str) -> Result<(Backend, String), StoreError> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok((Backend::Postgres, url.to_string()));
     }
@@ -275,8 +312,6 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
             "an in-memory SQLite database cannot be shared by the writer and the readers; give a file path (sqlite://data/control_plane.db)".into(),
         ));
     }
-    create_private(Path::new(path))
-        .map_err(|e| StoreError::Connect(path.to_string(), format!("cannot create the database: {e}")))?;
     let query = if query.is_empty() {
         "mode=rwc".to_string()
     } else {
@@ -287,7 +322,7 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
 
 /// The database file of an SQLite `database_url`; `None` for PostgreSQL.
 pub fn sqlite_file(url: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
-    let (backend, url) = normalize_url(url)?;
+    let (backend, url) = parse_url(url)?;
     Ok((backend == Backend::Sqlite).then(|| std::path::PathBuf::from(sqlite_path(&url))))
 }
 

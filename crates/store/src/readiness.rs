@@ -14,7 +14,11 @@ impl Store {
         )
         .fetch_all(p)
         .await)
-        .map_err(|e| format!("the database does not answer: {e}"))?;
+        .map_err(|e| {
+            // The details may name hosts or files: logged, not answered.
+            tracing::warn!(error = %e, "readiness: the database did not answer");
+            "the database does not answer (see the gateway's log)".to_string()
+        })?;
         let embedded = match self.backend() {
             Backend::Sqlite => &crate::SQLITE_MIGRATIONS,
             Backend::Postgres => &crate::POSTGRES_MIGRATIONS,

@@ -174,7 +174,7 @@ impl Metrics {
         );
         r.register(
             "messages_refused",
-            "Messages not taken (strangers, rate limits, disallowed), by channel and reason",
+            "Messages not taken (strangers, rate limits, disallowed senders, oversized), by channel",
             m.refused.clone(),
         );
         r.register("messages_answered", "Messages answered, by channel", m.answered.clone());
@@ -301,7 +301,7 @@ pub fn turn_finished(agent: &str, outcome: &'static str, seconds: f64) {
     });
 }
 
-/// A model request to `provider` ended (`ok`, `overflow`, `error`).
+/// A model request to `provider` ended (`ok`, `context_exceeded`, `error`).
 pub fn model_request(provider: &str, outcome: &'static str, seconds: f64) {
     record(|m| {
         let provider = provider.to_string();

@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_config::{Config, OnNoApprover};
+use switchboard_config::OnNoApprover;
 use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, PromptEdit, PromptState, UserId};
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
@@ -37,7 +37,7 @@ struct Target {
 /// Carries approval prompts to the ops rooms named by `approval_route`s
 /// and settles them with the approvers' decisions (docs/approvals.md).
 pub struct RouteBroker {
-    config: Arc<Config>,
+    config: crate::live_config::LiveConfig,
     store: Store,
     channels: ChannelSet,
     pending: Mutex<HashMap<String, Pending>>,
@@ -99,9 +99,9 @@ impl std::fmt::Display for Via<'_> {
 
 impl RouteBroker {
     /// A broker posting prompts through `channels`.
-    pub fn new(config: Arc<Config>, store: Store, channels: ChannelSet) -> Self {
+    pub fn new(config: impl Into<crate::live_config::LiveConfig>, store: Store, channels: ChannelSet) -> Self {
         Self {
-            config,
+            config: config.into(),
             store,
             channels,
             pending: Mutex::new(HashMap::new()),
@@ -115,7 +115,7 @@ impl RouteBroker {
             let channel = route.approver_channel.clone().unwrap_or_default();
             if self.channels.get(&channel).is_some() {
                 let recipient = route.approver_recipient.clone().unwrap_or_default();
-                let chat = self.config.channels.resolve_room(&channel, &recipient);
+                let chat = self.config.get().channels.resolve_room(&channel, &recipient);
                 return Ok(Target {
                     address: ChatAddress::new(channel, chat),
                     approvers: route.approvers.clone(),

@@ -1,8 +1,9 @@
 //! `switchboard backup PATH` and `switchboard restore PATH`: a checked
 //! copy of the embedded database, taken while the gateway runs, and its
 //! return in place of a stopped gateway's database (docs/operations.md).
+//! Neither creates nor migrates the database it is pointed at.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use switchboard_config::Config;
 use switchboard_store::{BackupSummary, Store};
@@ -20,7 +21,7 @@ fn describe(s: &BackupSummary) -> String {
 
 pub(crate) async fn backup(config_path: &Path, dest: &Path) -> anyhow::Result<ExitCode> {
     let config = load(config_path)?;
-    let store = Store::open(&config.database_url).await?;
+    let store = Store::open_existing(&config.database_url).await?;
     let made = store.backup_to(dest).await;
     store.close().await;
     let summary = made.map_err(|e| anyhow::anyhow!("backup not made: {e}"))?;
@@ -35,34 +36,22 @@ pub(crate) async fn restore(config_path: &Path, from: &Path) -> anyhow::Result<E
             "restore puts back the embedded SQLite database; a PostgreSQL control plane is restored with pg_restore or psql (docs/operations.md)"
         );
     };
-    let summary = switchboard_store::verify_backup(from)
+    switchboard_store::verify_backup(from)
         .await
         .map_err(|e| anyhow::anyhow!("{} is not a usable backup: {e}", from.display()))?;
     if db.exists() {
         refuse_if_running(&config).await?;
     }
-    let staged = db.with_extension("restoring");
-    std::fs::copy(from, &staged)
-        .map_err(|e| anyhow::anyhow!("cannot copy {} to {}: {e}", from.display(), staged.display()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))?;
-        std::fs::File::open(&staged)?.sync_all()?;
-    }
-    if db.exists() {
-        let stamp = switchboard_store::now_ms() / 1000;
-        let name = db
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let kept = db.with_file_name(format!("{name}.before-restore-{stamp}"));
-        // The old database stays beside the new one, with its WAL.
-        for suffix in ["", "-wal", "-shm"] {
-            let old = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
-            if old.exists() {
-                std::fs::rename(&old, format!("{}{suffix}", kept.display()))?;
-            }
+    let staged = stage(from, &db).await?;
+    let summary = match switchboard_store::verify_backup(&staged).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&staged);
+            anyhow::bail!("the copy of {} did not check out: {e}", from.display());
         }
+    };
+    if db.exists() {
+        let kept = set_aside(&db)?;
         println!("the previous database is kept as {}", kept.display());
     }
     std::fs::rename(&staged, &db)?;
@@ -75,18 +64,62 @@ pub(crate) async fn restore(config_path: &Path, from: &Path) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
+/// Copy `from` beside `db`, private and synced; the copy that goes in
+/// place is the one checked after this.
+async fn stage(from: &Path, db: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let staged = db.with_extension("restoring");
+    let _ = std::fs::remove_file(&staged);
+    std::fs::copy(from, &staged)
+        .map_err(|e| anyhow::anyhow!("cannot copy {} to {}: {e}", from.display(), staged.display()))?;
+    std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))?;
+    std::fs::File::open(&staged)?.sync_all()?;
+    Ok(staged)
+}
+
+/// Move the database aside under a name of its own; its WAL was folded
+/// into it (see `refuse_if_running`), so one file holds it all.
+fn set_aside(db: &Path) -> anyhow::Result<PathBuf> {
+    let stamp = switchboard_store::now_ms() / 1000;
+    let name = db
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for n in 0..1000 {
+        let kept = db.with_file_name(format!("{name}.before-restore-{stamp}-{n}"));
+        if kept.symlink_metadata().is_ok() {
+            continue;
+        }
+        std::fs::rename(db, &kept)?;
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+        return Ok(kept);
+    }
+    anyhow::bail!("cannot find a free name beside {} for the old database", db.display())
+}
+
 /// A gateway still writing to the database would lose its writes (and
-/// mix them with the restored file): refuse while one is alive.
+/// mix them with the restored file): refuse while one is alive. The WAL
+/// is folded into the database file on the way out.
 async fn refuse_if_running(config: &Config) -> anyhow::Result<()> {
     crate::cluster::instance::set_lease(config.cluster.lease_secs);
-    let store = Store::open(&config.database_url).await?;
+    let store = Store::open_existing(&config.database_url).await?;
     let (now, here) = (store.now_ms(), crate::cluster::instance::host());
     let instances = store.instances().await;
+    let live = instances.as_ref().ok().and_then(|all| {
+        all.iter()
+            .find(|i| !crate::cluster::instance::is_dead(i, &here, now))
+            .cloned()
+    });
+    let folded = if live.is_none() {
+        store.checkpoint().await
+    } else {
+        Ok(())
+    };
     store.close().await;
-    if let Some(i) = instances?
-        .iter()
-        .find(|i| !crate::cluster::instance::is_dead(i, &here, now))
-    {
+    instances?;
+    if let Some(i) = live {
         anyhow::bail!(
             "a gateway is running on this database ({} pid {} on {}); stop it, then restore",
             i.role,
@@ -94,5 +127,5 @@ async fn refuse_if_running(config: &Config) -> anyhow::Result<()> {
             i.host
         );
     }
-    Ok(())
+    folded.map_err(|e| anyhow::anyhow!("cannot fold the database's WAL into it before moving it aside: {e}"))
 }

@@ -9,7 +9,7 @@ use switchboard_store::Store;
 pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::cluster::instance::set_lease(config.cluster.lease_secs);
-    let store = Store::open(&config.database_url).await?;
+    let store = Store::open_existing(&config.database_url).await?;
     let now = store.now_ms();
     let here = crate::cluster::instance::host();
     let instances = store.instances().await?;
@@ -59,7 +59,11 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
 
 /// What this host's gateway answers on `/readyz` (its `[web].listen`).
 async fn local_readiness(config: &Config) -> String {
-    let url = format!("http://{}/readyz", config.web.listen);
+    // The metrics listener when there is one (it always serves /readyz;
+    // web.listen only does with local chats or the console).
+    let addr = config.telemetry.metrics_listen.as_deref().unwrap_or(&config.web.listen);
+    let addr = addr.replace("0.0.0.0", "127.0.0.1");
+    let url = format!("http://{addr}/readyz");
     let client = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(2))
         .build();
@@ -72,11 +76,7 @@ async fn local_readiness(config: &Config) -> String {
             let code = r.status().as_u16();
             let body = r.text().await.unwrap_or_default();
             let word = if code == 200 { "ready" } else { "NOT ready" };
-            format!(
-                "readiness of the gateway at {}: {word} {}",
-                config.web.listen,
-                body.trim()
-            )
+            format!("readiness of the gateway at {addr}: {word} {}", body.trim())
         }
         Err(_) => format!("readiness: no gateway answers at {url} on this host"),
     }

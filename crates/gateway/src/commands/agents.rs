@@ -3,7 +3,7 @@
 use super::CommandContext;
 
 pub(super) fn apply(ctx: &CommandContext<'_>) -> String {
-    let config = ctx.runtime.config();
+    let config = &ctx.runtime.config();
     let mut lines = vec!["Agents:".to_string()];
     for (alias, a) in &config.agents {
         let marker = if alias == ctx.agent { " (this chat)" } else { "" };

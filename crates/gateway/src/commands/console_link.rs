@@ -13,7 +13,7 @@ impl SignIn {
     /// What to tell `user`, who typed `/console` in a chat that is direct
     /// (`direct`) or not.
     pub(crate) async fn answer(runtime: &switchboard_runtime::Runtime, user: &UserId, direct: bool) -> String {
-        let config = runtime.config();
+        let config = &runtime.config();
         if !config.web.console {
             return "The operator console is off; an operator can turn it on with [web] console = true.".into();
         }

@@ -60,7 +60,7 @@ pub(crate) async fn stop_session_children(
 impl CommandContext<'_> {
     /// Whether the sender operates this chat's agent (`rights::operates`).
     pub(crate) fn sender_may_operate(&self) -> bool {
-        crate::rights::operates(self.runtime.config(), self.sender, self.agent)
+        crate::rights::operates(&self.runtime.config(), self.sender, self.agent)
     }
 }
 

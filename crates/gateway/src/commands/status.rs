@@ -4,7 +4,7 @@ use super::CommandContext;
 use switchboard_store::{now_ms, utc_day};
 
 pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
-    let config = ctx.runtime.config();
+    let config = &ctx.runtime.config();
     let provider = ctx
         .runtime
         .provider_of(ctx.agent, ctx.session_key)

@@ -61,7 +61,7 @@ pub(crate) async fn kill(
         Ok(None) => return (StatusCode::NOT_FOUND, format!("No run '{id}'.")).into_response(),
         Err(e) => return unavailable(&e),
     };
-    if !rights::may_kill(console.runtime.config(), &viewer.user, &rights::RunOwner::of(&row)) {
+    if !rights::may_kill(&console.runtime.config(), &viewer.user, &rights::RunOwner::of(&row)) {
         return forbidden(format!(
             "{} may not kill run {id}: it was started by {}, and only an approver may stop someone else's runs.",
             viewer.user,
@@ -88,7 +88,7 @@ pub(crate) async fn stop_turn(State(console): State<Arc<Console>>, Acting(viewer
     let Some(turn) = console.router.current_turn(session_key) else {
         return (StatusCode::NOT_FOUND, "No turn is running in that session.").into_response();
     };
-    let config = console.runtime.config();
+    let config = &console.runtime.config();
     let operator = rights::operates(config, &viewer.user, &turn.agent);
     if !rights::may_stop(config, &viewer.user, &turn.owner, &turn.agent) {
         return forbidden(format!(
@@ -103,7 +103,7 @@ pub(crate) async fn stop_turn(State(console): State<Arc<Console>>, Acting(viewer
 
 /// `POST /console/spawning` with body `pause` or `resume`.
 pub(crate) async fn spawning(State(console): State<Arc<Console>>, Acting(viewer): Acting, body: String) -> Response {
-    if !rights::may_pause(console.runtime.config(), &viewer.user, rights::PauseScope::All) {
+    if !rights::may_pause(&console.runtime.config(), &viewer.user, rights::PauseScope::All) {
         return forbidden(format!(
             "{} may not pause or resume delegation for every agent: only an approver of every agent may.",
             viewer.user

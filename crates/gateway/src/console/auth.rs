@@ -34,7 +34,7 @@ impl Viewer {
     /// person may still sign in); `false` when the store cannot say.
     pub(crate) async fn still_signed_in(&self, console: &Console) -> bool {
         match console.runtime.store().console().session(&self.session).await {
-            Ok(Some(s)) => crate::rights::may_sign_in(console.runtime.config(), &UserId(s.user_id)),
+            Ok(Some(s)) => crate::rights::may_sign_in(&console.runtime.config(), &UserId(s.user_id)),
             _ => false,
         }
     }
@@ -102,7 +102,7 @@ impl FromRequestParts<Arc<Console>> for Viewer {
         match store.console().session(&id).await {
             // Someone taken off console_users and every route since they
             // signed in is out at their next request.
-            Ok(Some(s)) if !crate::rights::may_sign_in(console.runtime.config(), &UserId(s.user_id.clone())) => {
+            Ok(Some(s)) if !crate::rights::may_sign_in(&console.runtime.config(), &UserId(s.user_id.clone())) => {
                 tracing::warn!(user = %s.user_id, "a console session of someone who may no longer sign in was ended");
                 if let Err(e) = store.console().end_session(&id).await {
                     tracing::error!(error = %e, "cannot end a console session");
@@ -157,7 +157,7 @@ pub(crate) async fn sign_in(State(console): State<Arc<Console>>, Form(form): For
         Ok(u) => u,
         Err(e) => return super::unavailable(&e),
     };
-    let Some(user) = used.filter(|u| crate::rights::may_sign_in(console.runtime.config(), &UserId(u.clone()))) else {
+    let Some(user) = used.filter(|u| crate::rights::may_sign_in(&console.runtime.config(), &UserId(u.clone()))) else {
         return (
             StatusCode::FORBIDDEN,
             view::message_page(

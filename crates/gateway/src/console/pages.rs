@@ -23,7 +23,7 @@ fn chrome<'a>(console: &Console, viewer: &'a Viewer) -> Chrome<'a> {
         user: viewer.user.as_str(),
         csrf: viewer.csrf(),
         paused: console.runtime.core().live().is_paused_everywhere(),
-        operator: rights::may_pause(console.runtime.config(), &viewer.user, rights::PauseScope::All),
+        operator: rights::may_pause(&console.runtime.config(), &viewer.user, rights::PauseScope::All),
     }
 }
 
@@ -66,7 +66,7 @@ pub(crate) fn tree_html(console: &Console, viewer: &Viewer, groups: &[ChatGroup]
                                 span.status { "running" }
                                 span.elapsed { (view::elapsed(now - t.turn.started_at)) }
                                 span.by { "asked by " (t.turn.owner) }
-                                @if rights::may_stop(console.runtime.config(), &viewer.user, &t.turn.owner, &t.turn.agent) {
+                                @if rights::may_stop(&console.runtime.config(), &viewer.user, &t.turn.owner, &t.turn.agent) {
                                     button.act.danger data-post="/console/turns/stop" data-body=(t.turn.session_key) { "Stop" }
                                 }
                             }
@@ -88,7 +88,7 @@ fn run_html(console: &Console, viewer: &Viewer, n: &RunNode) -> Markup {
     let status = n.status_label();
     let class = format!("run status-{}", status.replace(' ', "-"));
     let may_kill = r.status == RunStatus::Running
-        && rights::may_kill(console.runtime.config(), &viewer.user, &rights::RunOwner::of(r));
+        && rights::may_kill(&console.runtime.config(), &viewer.user, &rights::RunOwner::of(r));
     html! {
         li class=(class) data-run=(r.id) data-status=(status) {
             div.row {
@@ -148,7 +148,7 @@ pub(crate) async fn run(State(console): State<Arc<Console>>, viewer: Viewer, Pat
         .and_then(|p| serde_json::from_str(p).ok())
         .unwrap_or(Value::Null);
     let may_kill = r.status == RunStatus::Running
-        && rights::may_kill(console.runtime.config(), &viewer.user, &rights::RunOwner::of(r));
+        && rights::may_kill(&console.runtime.config(), &viewer.user, &rights::RunOwner::of(r));
     let body = html! {
         h1 { (r.kind.as_str()) " · " (r.agent) }
         dl.facts {
@@ -240,7 +240,8 @@ pub(crate) async fn approvals(
         .filter(|a| day.is_none_or(|d| utc_day(a.created_at) == d))
         .take(200)
         .collect();
-    let agents: Vec<&String> = console.runtime.config().agents.keys().collect();
+    let config = console.runtime.config();
+    let agents: Vec<&String> = config.agents.keys().collect();
     let body = html! {
         h1 { "Approvals" }
         section #live data-fragment="/console/fragment/approvals" { (pending_html(&viewer, &pending, console.runtime.store().now_ms())) }
@@ -334,7 +335,7 @@ pub(crate) async fn costs(State(console): State<Arc<Console>>, viewer: Viewer) -
         };
         tables.push((label, prefix == today.as_str(), agents, providers, attributed));
     }
-    let config = console.runtime.config();
+    let config = &console.runtime.config();
     let body = html! {
         h1 { "Costs" }
         @for (label, is_today, agents, providers, attributed) in &tables {
@@ -378,7 +379,7 @@ pub(crate) async fn health(State(console): State<Arc<Console>>, viewer: Viewer) 
         Ok(n) => n,
         Err(e) => return unavailable(&e),
     };
-    let config = console.runtime.config();
+    let config = &console.runtime.config();
     let channels: Vec<(String, bool)> = config.channels.instances();
     let providers = switchboard_runtime::provider::provider_health();
     let now = now_ms();

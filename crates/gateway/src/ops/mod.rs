@@ -19,6 +19,8 @@ pub(crate) struct Ops {
     runtime: switchboard_runtime::Runtime,
     health: Arc<HealthBoard>,
     fences: Fences,
+    /// One scrape at a time, with the store's last answer (see `scrape`).
+    scrapes: tokio::sync::Mutex<scrape::LastRead>,
 }
 
 impl Ops {
@@ -27,6 +29,7 @@ impl Ops {
             runtime,
             health,
             fences,
+            scrapes: tokio::sync::Mutex::default(),
         }
     }
 

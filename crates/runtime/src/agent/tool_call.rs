@@ -113,7 +113,7 @@ impl AgentRun {
         };
         let risk = tool.effect(&args).risk().as_str();
         let (result, outcome) = self.gated(tool.as_ref(), args).await;
-        switchboard_telemetry::metrics::tool_call(tool.name(), risk, outcome);
+        switchboard_telemetry::metrics::tool_call(&tool.metric_label(), risk, outcome);
         result
     }
 

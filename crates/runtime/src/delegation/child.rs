@@ -32,12 +32,13 @@ type Guards = (
 );
 
 pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &str) -> Result<Plan, String> {
-    let config = &core.config;
+    let config = &core.config();
     let scope = &ctx.scope;
     let (mode, risk) = admissible(core, ctx, caller, target)?;
     let t = &config.agents[target];
     let tp = config.runtime_profile_of(target);
     let chain = core
+        .rules()
         .providers
         .chain_for(&t.model_provider)
         .map_err(|e| format!("Agent '{target}' failed: {e}"))?;
@@ -99,7 +100,7 @@ fn admissible(
     caller: &str,
     target: &str,
 ) -> Result<(DelegateMode, RiskProfile), String> {
-    let config = &core.config;
+    let config = &core.config();
     let scope = &ctx.scope;
     if !config.agents.contains_key(target) {
         let roster: Vec<String> = super::reachable(config, caller).into_iter().map(|(a, _)| a).collect();
@@ -165,7 +166,7 @@ fn bounded(
     risk: &RiskProfile,
     child_scope_base: RunScope,
 ) -> Guards {
-    let config = &core.config;
+    let config = &core.config();
     let scope = &ctx.scope;
     let t = &config.agents[target];
     let tp = config.runtime_profile_of(target);
@@ -181,7 +182,7 @@ fn bounded(
         let workspace = if same_profile {
             caller_policy.workspace.clone()
         } else {
-            core.policies[target].workspace.clone()
+            core.rules().policies[target].workspace.clone()
         };
         let mut p = caller_policy.with_workspace(workspace);
         p.hourly_cap = Some(cap);
@@ -219,7 +220,7 @@ fn bounded(
 /// What an independent delegate runs with: its own policy, tools and
 /// approval route, and an execution tree of its own.
 fn independent(core: &Arc<Core>, target: &str, risk: &RiskProfile, child_scope_base: RunScope) -> Guards {
-    let tp = core.config.runtime_profile_of(target);
+    let tp = core.config().runtime_profile_of(target);
     let registry = core.builtin.filtered(risk).without("delegate").without("model_switch");
     let child_scope = RunScope {
         tree: tp.max_execution_tree_iterations.map(|n| Arc::new(TreeBudget::new(n))),
@@ -227,7 +228,7 @@ fn independent(core: &Arc<Core>, target: &str, risk: &RiskProfile, child_scope_b
         ..child_scope_base
     };
     (
-        core.policies[target].clone(),
+        core.rules().policies[target].clone(),
         registry,
         core.route_broker_for(risk),
         child_scope,

@@ -42,11 +42,14 @@ impl DelegateTool {
     pub(crate) fn bound_to(&self, identity: &str, delegate_only: bool) -> Option<Arc<dyn Tool>> {
         let core = self.core.upgrade()?;
         let allowed = core
-            .config
+            .config()
             .risk_profile_of(identity)
             .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
         let roster = if allowed {
-            reachable(&core.config, identity).into_iter().map(|(a, _)| a).collect()
+            reachable(&core.config(), identity)
+                .into_iter()
+                .map(|(a, _)| a)
+                .collect()
         } else {
             Vec::new()
         };

@@ -81,13 +81,13 @@ impl Tool for DelegateTool {
         }
         // Gate 1: the caller's delegation policy.
         let caller_profile = core
-            .config
+            .config()
             .agents
             .get(&self.identity)
             .map(|a| a.risk_profile.clone())
             .unwrap_or_default();
         let policy_allows = core
-            .config
+            .config()
             .risk_profiles
             .get(&caller_profile)
             .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);

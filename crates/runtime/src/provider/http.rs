@@ -35,7 +35,9 @@ impl HttpSettings {
                     .map_err(|e| ProviderError::Misconfigured(name.to_string(), e.to_string()))?,
             ),
         };
+        // No redirects: the key goes to the configured server only.
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(c.timeout_secs))
             .connect_timeout(Duration::from_secs(10))
             .pool_max_idle_per_host(IDLE_CONNECTIONS)

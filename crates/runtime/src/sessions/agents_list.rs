@@ -19,10 +19,10 @@ impl AgentsList {
             Err(e) => return e,
         };
         let root = ctx.root_agent();
-        let agents: Vec<Value> = super::allowed_agents(&core.config, &root)
+        let agents: Vec<Value> = super::allowed_agents(&core.config(), &root)
             .into_iter()
             .map(|a| {
-                let cfg = &core.config.agents[&a];
+                let cfg = &core.config().agents[&a];
                 json!({"agentId": a, "provider": cfg.model_provider, "riskProfile": cfg.risk_profile})
             })
             .collect();

@@ -29,10 +29,11 @@ pub(crate) async fn archive_due(core: &Core) -> usize {
         return 0;
     };
     let mut done = 0;
+    let config = core.config();
     for (id, agent, owners, ended_at) in rows {
         let minutes = owners
             .first()
-            .and_then(|r| core.config.agents.get(r))
+            .and_then(|r| config.agents.get(r))
             .map(|a| a.subagents.archive_after_minutes)
             .unwrap_or(60);
         if ended_at + (minutes as i64) * 60_000 > core.store.now_ms() {

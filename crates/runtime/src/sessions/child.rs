@@ -173,8 +173,9 @@ fn relay(
 
 /// A follow-up turn, without tools, in a finished child's session.
 async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
-    let agent = core.config.agents.get(&run.agent)?;
-    let chain = core.providers.chain_for(&agent.model_provider).ok()?;
+    let config = core.config();
+    let agent = config.agents.get(&run.agent)?;
+    let chain = core.rules().providers.chain_for(&agent.model_provider).ok()?;
     let origin = match (&run.origin_channel, &run.origin_chat) {
         (Some(ch), Some(chat)) => {
             Some(ChatAddress::new(ch.clone(), chat.clone()).with_thread(run.origin_thread.clone()))

@@ -43,7 +43,7 @@ impl Tool for SessionsSpawn {
             Ok(c) => c,
             Err(e) => return e,
         };
-        let config = &core.config;
+        let config = &core.config();
         let root = ctx.root_agent();
         let root_cfg = &config.agents[&root].subagents;
         let (agent_id, depth, max_depth) = match admissible(&core, ctx, &args) {
@@ -58,7 +58,7 @@ impl Tool for SessionsSpawn {
         let target = &config.agents[&agent_id];
         let default_provider = root_cfg.model.clone().unwrap_or_else(|| target.model_provider.clone());
         let (provider, warning) = provider_for(config, args.model.as_deref(), default_provider);
-        let chain = match core.providers.chain_for(&provider) {
+        let chain = match core.rules().providers.chain_for(&provider) {
             Ok(c) => c,
             Err(e) => return ToolResult::fail(format!("sessions_spawn failed: {e}")),
         };
@@ -67,7 +67,7 @@ impl Tool for SessionsSpawn {
             .get(&target.risk_profile)
             .cloned()
             .unwrap_or_default();
-        let policy = core.policies[&agent_id].clone();
+        let policy = core.rules().policies[&agent_id].clone();
         let leaf = depth >= max_depth;
         let registry = child_registry(&core.builtin, &risk, leaf, &root_cfg.tools.allow, &root_cfg.tools.deny);
         let run_id = uuid::Uuid::new_v4().to_string();
@@ -164,7 +164,7 @@ fn admissible(core: &Core, ctx: &ToolContext, args: &Args) -> Result<(String, u3
     }
     let root = ctx.root_agent();
     let agent_id = args.agent_id.clone().unwrap_or_else(|| ctx.agent.clone());
-    let allowed = super::allowed_agents(&core.config, &root);
+    let allowed = super::allowed_agents(&core.config(), &root);
     if !allowed.contains(&agent_id) {
         return Err(format!(
             "agentId '{agent_id}' is not allowed by [agents.{root}.subagents].allow_agents; allowed: {}",

@@ -137,6 +137,10 @@ impl Tool for McpTool {
         .into()
     }
 
+    fn metric_label(&self) -> String {
+        format!("mcp:{}", self.info.server)
+    }
+
     fn source(&self) -> String {
         format!("MCP server {}", self.info.server)
     }

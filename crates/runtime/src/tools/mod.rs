@@ -138,6 +138,12 @@ pub trait Tool: Send + Sync {
     fn risk_label(&self) -> String {
         catalog::entry(self.name()).map_or_else(|| "high".into(), |e| e.effect_word().to_string())
     }
+    /// Its `tool` label in metrics: a name the configuration bounds
+    /// (built-ins: their name; MCP tools: `mcp:<server>`, since a server
+    /// may announce any number of names over time).
+    fn metric_label(&self) -> String {
+        self.name().to_string()
+    }
     /// Where it comes from, for `/tools`.
     fn source(&self) -> String {
         "built in".into()

@@ -2,6 +2,7 @@
 //! decisions of one request at once.
 
 use super::*;
+use switchboard_config::Config;
 
 fn broker(peers: &crate::test_peers::TeamChannel) -> RouteBroker {
     let config = Config::load(std::path::Path::new(concat!(

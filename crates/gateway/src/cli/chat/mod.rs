@@ -313,7 +313,7 @@ fn start_turn(
 }
 
 fn pick_agent(runtime: &Runtime, wanted: Option<String>) -> anyhow::Result<String> {
-    let config = runtime.config();
+    let config = &runtime.config();
     let enabled = config.enabled_agents();
     match wanted {
         Some(a) if enabled.contains(&a.as_str()) => Ok(a),

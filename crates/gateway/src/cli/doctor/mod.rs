@@ -83,7 +83,17 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
 
 async fn database(config: &Config) -> Row {
     let url = switchboard_store::redact_url(&config.database_url);
-    let opened = tokio::time::timeout(WAIT, switchboard_store::Store::open(&config.database_url)).await;
+    if let Ok(Some(file)) = switchboard_store::sqlite_file(&config.database_url)
+        && !file.exists()
+    {
+        return Row::new(
+            "database",
+            url,
+            State::Warn,
+            format!("not created yet: `switchboard run` creates {}", file.display()),
+        );
+    }
+    let opened = tokio::time::timeout(WAIT, switchboard_store::Store::open_existing(&config.database_url)).await;
     let store = match opened {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {

@@ -19,6 +19,7 @@ pub(super) async fn check(name: &str, p: &ProviderConfig) -> Row {
         None => None,
     };
     let (url, request) = models_request(p, key.as_deref());
+    let url = switchboard_mcp::redacted_url(&url);
     let answer = match request.timeout(WAIT).send().await {
         Ok(a) => a,
         Err(e) => {
@@ -99,7 +100,7 @@ fn models_request(p: &ProviderConfig, key: Option<&str>) -> (String, reqwest::Re
     match p.kind {
         ProviderKind::Openai => {
             let url = format!("{base}/models");
-            let mut r = reqwest::Client::new().get(&url);
+            let mut r = client().get(&url);
             if let Some(k) = key {
                 r = r.bearer_auth(k);
             }
@@ -107,13 +108,19 @@ fn models_request(p: &ProviderConfig, key: Option<&str>) -> (String, reqwest::Re
         }
         ProviderKind::Anthropic => {
             let url = format!("{}/v1/models", base.trim_end_matches("/v1"));
-            let mut r = reqwest::Client::new()
-                .get(&url)
-                .header("anthropic-version", "2023-06-01");
+            let mut r = client().get(&url).header("anthropic-version", "2023-06-01");
             if let Some(k) = key {
                 r = r.header("x-api-key", k);
             }
             (url, r)
         }
     }
+}
+
+/// No redirects: a key is only ever sent to the configured address.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
 }

@@ -19,7 +19,7 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         }
     };
     let sender = ctx.sender.to_string();
-    let config = ctx.runtime.config();
+    let config = &ctx.runtime.config();
     if let Some(r) = roots
         .iter()
         .find(|r| !crate::rights::may_kill(config, ctx.sender, &crate::rights::RunOwner::of(r)))

@@ -12,7 +12,7 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, pause: bool, all: bool) -> S
     } else {
         PauseScope::Agent(ctx.agent)
     };
-    if !may_pause(ctx.runtime.config(), ctx.sender, scope) {
+    if !may_pause(&ctx.runtime.config(), ctx.sender, scope) {
         return match scope {
             PauseScope::All => format!(
                 "{} may not pause or resume delegation for every agent: only an approver of every agent may.",

@@ -27,7 +27,7 @@ pub(crate) async fn plan(ctx: &CommandContext<'_>, target: &str, message: &str) 
         Err(e) => return Plan::Done(e),
     };
     let short = &r.id[..8.min(r.id.len())];
-    if !crate::rights::may_kill(ctx.runtime.config(), ctx.sender, &crate::rights::RunOwner::of(&r)) {
+    if !crate::rights::may_kill(&ctx.runtime.config(), ctx.sender, &crate::rights::RunOwner::of(&r)) {
         return Plan::Done(format!(
             "{} may not steer run {short}: it was started by {}, and only an approver of its agent may steer someone else's runs.",
             ctx.sender,

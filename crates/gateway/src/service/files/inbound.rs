@@ -53,12 +53,12 @@ struct Destination<'a> {
 /// fetched, saved under the tag `key`, described and (pictures, with
 /// `vision`) shown; its sender is told about the files that were not taken.
 pub(crate) async fn prepare(runtime: &Runtime, channels: &ChannelSet, agent: &str, m: &Inbound, key: &str) -> Prepared {
-    let config = runtime.config();
+    let config = &runtime.config();
     let Some(workspace) = runtime.core().workspace(agent) else {
         return Prepared::text(m.text.clone());
     };
     let to = Destination {
-        workspace,
+        workspace: &workspace,
         max_bytes: config.attachments.max_bytes,
         vision: config.agents.get(agent).is_some_and(|a| a.vision),
     };

@@ -14,8 +14,6 @@ use crate::channels::ChannelSet;
 use admit::{Admission, admit};
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use std::sync::Arc;
-use switchboard_config::Config;
 use switchboard_core::{Inbound, Intake, IntakeError, Outbound};
 use switchboard_store::{NewInbound, Store};
 use tokio::sync::mpsc;
@@ -27,7 +25,7 @@ pub(crate) use crate::service::taken::Taken;
 
 pub(crate) struct GatewayIntake {
     store: Store,
-    config: Arc<Config>,
+    config: crate::live_config::LiveConfig,
     /// For refusal notices.
     channels: ChannelSet,
     rate: Mutex<rate::Window>,
@@ -40,7 +38,7 @@ pub(crate) struct GatewayIntake {
 impl GatewayIntake {
     pub(crate) fn new(
         store: Store,
-        config: Arc<Config>,
+        config: crate::live_config::LiveConfig,
         channels: ChannelSet,
         router: mpsc::Sender<Taken>,
         fences: crate::cluster::Fences,
@@ -107,11 +105,13 @@ impl Intake for GatewayIntake {
         }
         // On the control plane's clock, like the runs it is compared with.
         let received_at = self.store.now_ms();
+        let config = self.config.get();
         let mut rows = Vec::new();
         let mut kept = Vec::new();
         let mut tells = Vec::new();
+        let mut dropped = 0;
         for m in messages {
-            match admit(&self.config, &self.rate, &self.strangers, &m) {
+            match admit(&config, &self.rate, &self.strangers, &m) {
                 Admission::Keep => {
                     let key = uuid::Uuid::new_v4().simple().to_string();
                     rows.push(NewInbound {
@@ -135,7 +135,7 @@ impl Intake for GatewayIntake {
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),
                 Admission::Notice(text) => tells.push((m, text, false)),
-                Admission::Drop => switchboard_telemetry::metrics::message_refused(channel, "not_admitted"),
+                Admission::Drop => dropped += 1,
             }
         }
         let fresh = self
@@ -146,6 +146,9 @@ impl Intake for GatewayIntake {
                 tracing::error!(%channel, error = %e, "cannot write to the inbox; the channel will offer the messages again");
                 IntakeError(e.to_string())
             })?;
+        for _ in 0..dropped {
+            switchboard_telemetry::metrics::message_refused(channel, "not_admitted");
+        }
         for (m, text, durable) in tells {
             switchboard_telemetry::metrics::message_refused(channel, "not_admitted");
             if durable {

@@ -6,7 +6,6 @@
 
 use super::Taken;
 use super::admit::still_allowed;
-use std::sync::Arc;
 use std::time::Duration;
 use switchboard_config::Config;
 use switchboard_store::{Store, StoreError};
@@ -38,15 +37,16 @@ pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, 
 /// Adopt every heartbeat, prune every `PRUNE_EVERY`, until aborted.
 pub(crate) fn spawn(
     store: Store,
-    config: Arc<Config>,
+    config: crate::live_config::LiveConfig,
     resume: impl Fn(Vec<Taken>) -> futures::future::BoxFuture<'static, ()> + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
-    let retention_ms =
-        i64::try_from(config.storage.inbox_retention_hours.saturating_mul(3_600_000)).unwrap_or(i64::MAX);
     tokio::spawn(async move {
         let mut last_prune: Option<tokio::time::Instant> = None;
         loop {
+            let config = config.get();
             if last_prune.is_none_or(|t| t.elapsed() >= PRUNE_EVERY) {
+                let retention_ms =
+                    i64::try_from(config.storage.inbox_retention_hours.saturating_mul(3_600_000)).unwrap_or(i64::MAX);
                 match store.inbox().prune(retention_ms).await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(rows = n, "answered inbox messages pruned"),

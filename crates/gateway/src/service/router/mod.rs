@@ -125,11 +125,12 @@ impl Router {
             Command::Console => {
                 // On a local chat anyone on this machine can claim a name,
                 // unless the alias knows its people by token.
+                let config = self.runtime.config();
                 let claimed = m
                     .address
                     .channel
                     .strip_prefix("local.")
-                    .and_then(|alias| self.runtime.config().channels.local.get(alias))
+                    .and_then(|alias| config.channels.local.get(alias))
                     .is_some_and(|l| l.people.is_empty());
                 let text = if claimed {
                     format!(
@@ -199,7 +200,7 @@ impl Router {
             cancel, owner, agent, ..
         }) = &turn
         {
-            if crate::rights::may_stop(self.runtime.config(), sender, owner, agent) {
+            if crate::rights::may_stop(&self.runtime.config(), sender, owner, agent) {
                 cancel.cancel();
                 stopped_turn = true;
             } else {

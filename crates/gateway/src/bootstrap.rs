@@ -35,6 +35,11 @@ pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Star
         .register_instance(&crate::cluster::instance::host(), std::process::id(), role)
         .await
         .with_context(|| "registering this process in the control plane")?;
+    if let Ok(bytes) = std::fs::read(config_path)
+        && let Err(e) = store.set_config_digest(&crate::config_digest::digest(&bytes)).await
+    {
+        tracing::warn!(error = %e, "cannot record the configuration's digest");
+    }
     if role == "run"
         && let Err(e) = crate::cluster::refuse_second_run_on_sqlite(&store, &config.database_url).await
     {

@@ -6,8 +6,9 @@ pub use crate::approvals::{Ballot, RouteBroker};
 pub use crate::channels::ChannelSet;
 pub use crate::cli::run_to_exit;
 pub use crate::cluster::Fences;
+pub use crate::gateway::Gateway;
 pub use crate::live_config::LiveConfig;
-pub use crate::run::{Gateway, start};
+pub use crate::run::start;
 pub use crate::service::outbox::spawn as spawn_outbox;
 
 /// What the `switchboard` binary does to its process before anything

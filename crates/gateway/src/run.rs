@@ -1,41 +1,17 @@
 //! `switchboard run`: the long-running gateway. It starts every enabled
 //! channel it has an adapter for, the chat router, the approval broker and
-//! the cron scheduler; SIGHUP re-reads and validates the configuration.
+//! the cron scheduler; SIGHUP applies the configuration file again (see
+//! `reload`).
 
 use crate::approvals::{RouteBroker, update_expired_prompts};
 use crate::bootstrap;
+use crate::gateway::Gateway;
 use crate::service::router::Router;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchboard_config::Config;
 use tokio::signal::unix::{SignalKind, signal};
-
-/// A started gateway: its channels, runtime and background tasks.
-pub struct Gateway {
-    /// The agent runtime it runs.
-    pub runtime: Arc<switchboard_runtime::Runtime>,
-    /// The local channels, for embedders that write into them directly.
-    pub hub: switchboard_channel_local::LocalHub,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    fences: crate::cluster::Fences,
-}
-
-impl Gateway {
-    /// Stop every background task, give the channels up and close the store.
-    pub async fn stop(self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-        self.runtime.core().mcp().shutdown().await;
-        crate::cluster::release_all(self.runtime.store(), &self.fences).await;
-        if let Err(e) = self.runtime.store().unregister_instance().await {
-            tracing::warn!(error = %e, "cannot unregister this process");
-        }
-        self.runtime.store().close().await;
-    }
-}
 
 /// Start everything `run` runs, from the configuration at `config_path`.
 pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
@@ -65,13 +41,12 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         fences.clone(),
     ));
     let mut tasks = Vec::new();
+    let mut keepers = std::collections::HashMap::new();
     for ch in channels.all() {
         if crate::cluster::is_leased(ch.name()) {
             // Started once this instance holds the channel's lease.
-            let mut keeper =
-                crate::cluster::Keeper::new(ch.clone(), intake.clone(), runtime.store().clone(), fences.clone());
-            keeper.step().await;
-            tasks.push(keeper.spawn());
+            let keeper = crate::reload::keep(ch.clone(), &intake, runtime.store(), &fences).await;
+            keepers.insert(ch.name().to_string(), keeper);
         } else {
             ch.start(intake.clone())
                 .await
@@ -97,7 +72,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         fences.clone(),
     ));
     let prompts = channels.clone();
-    let router = Router::new((*runtime).clone(), channels, broker.clone());
+    let router = Router::new((*runtime).clone(), channels.clone(), broker.clone());
     runtime.set_fence(Arc::new(crate::cluster::fence::StoreFence::new(
         runtime.store().clone(),
     )));
@@ -113,7 +88,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     router.resume(pending).await;
     tasks.push(upkeep(&runtime, &router));
     tasks.push(tokio::spawn(router.run(inbound_rx)));
-    tasks.push(runtime.spawn_scheduler());
+    let scheduler = runtime.spawn_scheduler();
     tasks.push(runtime.spawn_archiver());
     runtime.core().mcp().start_eager();
     tracing::info!(
@@ -126,6 +101,11 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         hub,
         tasks,
         fences,
+        channels,
+        intake,
+        keepers,
+        scheduler,
+        config_path: config_path.to_path_buf(),
     })
 }
 
@@ -166,17 +146,14 @@ fn upkeep(runtime: &Arc<switchboard_runtime::Runtime>, router: &Arc<Router>) -> 
 }
 
 pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
-    let gateway = start(config_path).await?;
+    let mut gateway = start(config_path).await?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => break,
             _ = term.recv() => break,
-            _ = hup.recv() => match Config::load(config_path) {
-                Ok(_) => tracing::warn!("configuration re-read and valid; applying it needs a restart in this version"),
-                Err(e) => tracing::error!("configuration reload refused:\n{e}"),
-            },
+            _ = hup.recv() => gateway.reload().await,
         }
     }
     tracing::info!("stopping");

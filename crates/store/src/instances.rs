@@ -22,6 +22,8 @@ pub struct InstanceRow {
     pub heartbeat_at: i64,
     /// `run` (a gateway) or `chat` (a terminal session).
     pub role: String,
+    /// A digest of the configuration file it runs (empty until set).
+    pub config_digest: String,
 }
 
 /// What reclaiming left behind: runs now lost, approvals now expired, and
@@ -50,6 +52,20 @@ impl Store {
             .instance_id()
             .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
         self.register_as(id, host, pid, role).await
+    }
+
+    /// Record the digest of the configuration this instance runs.
+    pub async fn set_config_digest(&self, digest: &str) -> Result<(), StoreError> {
+        let Some(id) = self.instance_id() else {
+            return Ok(());
+        };
+        self.exec(
+            Stmt::new("UPDATE instances SET config_digest = $1 WHERE id = $2")
+                .bind(digest)
+                .bind(id),
+        )
+        .await
+        .map(drop)
     }
 
     /// Register again under a new id, after the other gateways took this
@@ -114,7 +130,7 @@ impl Store {
     /// Every registered process, oldest first.
     pub async fn instances(&self) -> Result<Vec<InstanceRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
-            "SELECT id, host, pid, started_at, heartbeat_at, role FROM instances ORDER BY started_at"
+            "SELECT id, host, pid, started_at, heartbeat_at, role, config_digest FROM instances ORDER BY started_at"
         )
         .fetch_all(p)
         .await)?)

@@ -55,6 +55,20 @@ pub(crate) fn build(config: &Config) -> anyhow::Result<Adapters> {
     })
 }
 
+/// The adapter of platform channel `name` (`telegram.x`, `discord.x`,
+/// `matrix.x`) as `config` describes it, not started (a reload starts it).
+pub(crate) fn build_one(config: &Config, name: &str) -> anyhow::Result<Arc<dyn Channel>> {
+    let missing = || anyhow::anyhow!("{name}: no such channel table");
+    let (kind, alias) = name.split_once('.').ok_or_else(missing)?;
+    let c = &config.channels;
+    Ok(match kind {
+        "telegram" => Arc::new(telegram(alias, c.telegram.get(alias).ok_or_else(missing)?)?),
+        "discord" => Arc::new(discord(alias, c.discord.get(alias).ok_or_else(missing)?)?),
+        "matrix" => Arc::new(matrix::channel(alias, c.matrix.get(alias).ok_or_else(missing)?)?),
+        _ => anyhow::bail!("{name}: only platform channels start on a reload"),
+    })
+}
+
 fn telegram(
     alias: &str,
     t: &switchboard_config::TelegramChannel,

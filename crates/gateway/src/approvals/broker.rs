@@ -285,7 +285,7 @@ impl Drop for CancelOnDrop<'_> {
         }
         self.broker.pending.lock().remove(&self.id);
         let store = self.broker.store.clone();
-        let channel = self.broker.channels.get(&self.channel).cloned();
+        let channel = self.broker.channels.get(&self.channel);
         let (id, message, prompt) = (self.id.clone(), self.message.clone(), self.prompt.clone());
         tokio::spawn(async move {
             if let Err(e) = store
@@ -337,7 +337,7 @@ impl ApprovalBroker for RouteBroker {
                 tx,
             },
         );
-        let channel = self.channels.get(&target.address.channel).cloned();
+        let channel = self.channels.get(&target.address.channel);
         let sent = match channel {
             Some(ch) => ch.send_approval_prompt(&target.address, &prompt).await,
             None => Err(switchboard_core::ChannelError::Permanent("channel vanished".into())),

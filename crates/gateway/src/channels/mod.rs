@@ -4,15 +4,17 @@
 mod health;
 
 pub(crate) use health::HealthBoard;
+use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{Channel, ChannelError, MessageRef, Outbound};
 
 #[derive(Clone, Default)]
-/// The running channels, by configured name.
+/// The running channels, by configured name; every clone sees the same
+/// set (a reload adds and removes channels while the gateway runs).
 pub struct ChannelSet {
-    channels: BTreeMap<String, Arc<dyn Channel>>,
+    channels: Arc<RwLock<BTreeMap<String, Arc<dyn Channel>>>>,
     /// What sends and the adapters' own reports say of each connection.
     health: Arc<HealthBoard>,
 }
@@ -20,11 +22,16 @@ pub struct ChannelSet {
 impl ChannelSet {
     /// Add (or replace) a channel.
     pub fn insert(&mut self, channel: Arc<dyn Channel>) {
-        self.channels.insert(channel.name().to_string(), channel);
+        self.channels.write().insert(channel.name().to_string(), channel);
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn Channel>> {
-        self.channels.get(name)
+    /// Take a channel out (a reload removed or replaced it).
+    pub(crate) fn remove(&self, name: &str) -> Option<Arc<dyn Channel>> {
+        self.channels.write().remove(name)
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<dyn Channel>> {
+        self.channels.read().get(name).cloned()
     }
 
     /// The channels' connection states.
@@ -32,8 +39,8 @@ impl ChannelSet {
         &self.health
     }
 
-    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<dyn Channel>> {
-        self.channels.values()
+    pub(crate) fn all(&self) -> Vec<Arc<dyn Channel>> {
+        self.channels.read().values().cloned().collect()
     }
 
     /// Send, retrying transient failures and rate limits with the

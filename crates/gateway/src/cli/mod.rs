@@ -7,6 +7,7 @@ pub(crate) mod chat;
 mod check;
 mod doctor;
 pub(crate) mod logging;
+mod reload;
 mod status;
 
 use crate::run;
@@ -64,6 +65,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Ask the gateways on this host to apply their configuration file
+    /// again (SIGHUP): allow lists, agents, routes, approvers, providers,
+    /// cron and channel tables, without a restart.
+    Reload {
+        #[arg(long, default_value = "config/switchboard.toml")]
+        config: PathBuf,
+    },
     /// Try everything the gateway depends on (database, model providers,
     /// channel credentials, sandbox, MCP servers) and say what to fix.
     Doctor {
@@ -109,6 +117,7 @@ pub fn main() -> ExitCode {
         | Command::Status { .. }
         | Command::Backup { .. }
         | Command::Doctor { .. }
+        | Command::Reload { .. }
         | Command::Restore { .. }
         | Command::Bench { .. } => "error",
         Command::Run { .. } => "info",
@@ -122,6 +131,7 @@ pub fn main() -> ExitCode {
             Command::Approvals { config, limit } => approvals::run(&config, limit).await,
             Command::Status { config } => status::run(&config).await,
             Command::Doctor { config } => doctor::run(&config).await,
+            Command::Reload { config } => reload::run(&config).await,
             Command::Backup { config, path } => backup::backup(&config, &path).await,
             Command::Restore { config, path } => backup::restore(&config, &path).await,
             Command::Bench { .. } => bench_command().await,

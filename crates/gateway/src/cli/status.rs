@@ -21,13 +21,18 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             "live"
         };
         println!(
-            "  {} {} pid {} on {}, up {} s, heartbeat {:.1} s ago, {state}",
+            "  {} {} pid {} on {}, up {} s, heartbeat {:.1} s ago, {state}, configuration {}",
             short(&i.id),
             i.role,
             i.pid,
             i.host,
             (now - i.started_at) / 1000,
-            (now - i.heartbeat_at) as f64 / 1000.0
+            (now - i.heartbeat_at) as f64 / 1000.0,
+            if i.config_digest.is_empty() {
+                "unknown"
+            } else {
+                &i.config_digest
+            }
         );
     }
     let leases = store.leases().all().await?;

@@ -159,6 +159,7 @@ mod tests {
             started_at: 0,
             heartbeat_at: now_ms() - age_ms,
             role: "run".into(),
+            config_digest: String::new(),
         }
     }
 

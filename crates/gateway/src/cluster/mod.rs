@@ -27,6 +27,11 @@ impl Fences {
         self.0.lock().get(channel).copied()
     }
 
+    /// Forget `channel` (stopped here); the generation it was held at.
+    pub(crate) fn forget(&self, channel: &str) -> Option<i64> {
+        self.0.lock().remove(channel)
+    }
+
     /// Whether this instance runs `channel` (a leased one it holds, or one
     /// of its own).
     pub(crate) fn runs(&self, channel: &str) -> bool {

@@ -31,6 +31,7 @@ pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences)
             let queued = store.outbox_queued();
             let ours: Vec<String> = channels
                 .all()
+                .iter()
                 .map(|c| c.name().to_string())
                 .filter(|c| fences.runs(c))
                 .collect();

@@ -67,7 +67,7 @@ impl GatewayIntake {
     fn notice(&self, to: &Inbound, text: String) {
         let mut out = Outbound::new(to.address.clone(), text);
         out.reply_to = to.message_id.clone();
-        let Some(channel) = self.channels.get(&to.address.channel).cloned() else {
+        let Some(channel) = self.channels.get(&to.address.channel) else {
             return;
         };
         tokio::spawn(async move {

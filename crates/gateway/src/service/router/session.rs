@@ -199,7 +199,7 @@ impl Router {
         // within `TYPING_AFTER` needs none, and costs no request for it;
         // platforms let it lapse after a few seconds, so it is renewed),
         // without delaying the turn.
-        let typing = self.channels.get(&m.address.channel).cloned().map(|ch| {
+        let typing = self.channels.get(&m.address.channel).map(|ch| {
             let address = m.address.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(TYPING_AFTER).await;

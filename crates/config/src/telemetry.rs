@@ -13,6 +13,11 @@ pub struct TelemetryConfig {
     /// own as well (for a scraper on another host); nothing else is
     /// served there.
     pub metrics_listen: Option<String>,
+    /// Export traces over OTLP/HTTP to this collector (`http://host:4318`;
+    /// spans go to `<endpoint>/v1/traces`).
+    pub otlp_endpoint: Option<String>,
+    /// The `service.name` traces carry.
+    pub service_name: String,
 }
 
 impl Default for TelemetryConfig {
@@ -20,6 +25,8 @@ impl Default for TelemetryConfig {
         Self {
             metrics: true,
             metrics_listen: None,
+            otlp_endpoint: None,
+            service_name: "switchboard".into(),
         }
     }
 }

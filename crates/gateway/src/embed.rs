@@ -20,5 +20,5 @@ pub fn prepare_process() {
 /// Logs to stderr as text at `level` unless `SWITCHBOARD_LOG`/`RUST_LOG`
 /// say otherwise.
 pub fn init_logging(level: &str) {
-    crate::cli::logging::init(crate::cli::logging::Format::Text, level);
+    crate::cli::logging::init(crate::cli::logging::Format::Text, level, None);
 }

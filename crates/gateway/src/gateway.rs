@@ -28,6 +28,8 @@ impl Gateway {
             t.abort();
         }
         self.runtime.core().mcp().shutdown().await;
+        // Sends the spans left; blocking, so off the async threads.
+        let _ = tokio::task::spawn_blocking(crate::trace_export::flush_traces).await;
         crate::cluster::release_all(self.runtime.store(), &self.fences).await;
         if let Err(e) = self.runtime.store().unregister_instance().await {
             tracing::warn!(error = %e, "cannot unregister this process");

@@ -23,4 +23,5 @@ mod sandbox_report;
 mod service;
 #[cfg(test)]
 mod test_peers;
+mod trace_export;
 mod web;

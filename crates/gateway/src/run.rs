@@ -19,6 +19,9 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let runtime = started.runtime.clone();
     let config = runtime.config().clone();
     switchboard_telemetry::metrics::set_enabled(config.telemetry.metrics);
+    if let Some(endpoint) = &config.telemetry.otlp_endpoint {
+        tracing::info!(endpoint = %switchboard_mcp::redacted_url(endpoint), "exporting traces over OTLP/HTTP");
+    }
 
     let crate::adapters::Adapters {
         channels,

@@ -48,6 +48,14 @@ pub(super) fn web(c: &Config, v: &mut Vec<Problem>) {
 
 /// `[telemetry]`: the metrics listener is an address of its own.
 pub(super) fn telemetry(c: &Config, v: &mut Vec<Problem>) {
+    if let Some(url) = &c.telemetry.otlp_endpoint
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        v.push(Problem::new(
+            "telemetry.otlp_endpoint",
+            format!("'{url}' is not an http:// or https:// URL (an OTLP/HTTP collector, e.g. http://127.0.0.1:4318)"),
+        ));
+    }
     let Some(l) = &c.telemetry.metrics_listen else {
         return;
     };

@@ -1,10 +1,16 @@
 //! Logs go to stderr through `tracing`; `RUST_LOG` (or `SWITCHBOARD_LOG`)
 //! overrides the level (and the quieting of noisy dependencies),
-//! `--log-format json` gives one JSON object per line. Colours only when
-//! stderr is a terminal (and `NO_COLOR` is not set).
+//! `--log-format json` gives one JSON object per line (with the spans it
+//! was logged in, a message's `trace_id` among their fields). Colours only
+//! when stderr is a terminal (and `NO_COLOR` is not set). Trace export
+//! (`[telemetry] otlp_endpoint`) is added once the configuration is read
+//! (see [`install_traces`]).
 
 use std::io::IsTerminal;
-use tracing_subscriber::EnvFilter;
+use switchboard_telemetry::traces::Tracer;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -19,19 +25,32 @@ pub(crate) enum Format {
 /// instructions) at info; the gateway says what matters about its servers.
 const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error,rmcp=warn";
 
-pub(crate) fn init(format: Format, default_level: &str) {
+/// Set up logging; with `traces` (see `trace_export`), the gateway's
+/// spans are exported as well.
+pub(crate) fn init(format: Format, default_level: &str, traces: Option<Tracer>) {
     let filter = std::env::var("SWITCHBOARD_LOG")
         .ok()
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| format!("{default_level},{QUIET}"));
     // Colour only on a terminal: a log file or a pipe gets plain text.
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::new(filter))
+    let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(colour)
         .with_writer(std::io::stderr);
-    let _ = match format {
-        Format::Text => builder.try_init(),
-        Format::Json => builder.json().try_init(),
+    let fmt = match format {
+        Format::Text => fmt.boxed(),
+        Format::Json => fmt.json().boxed(),
     };
+    // Only the gateway's own spans at info and above, and no log events
+    // (their text stays in the log).
+    let ours = tracing_subscriber::filter::filter_fn(|meta| {
+        meta.is_span()
+            && *meta.level() <= tracing::Level::INFO
+            && (meta.target().starts_with("switchboard_gateway") || meta.target().starts_with("switchboard_runtime"))
+    });
+    let exported = traces.map(|t| switchboard_telemetry::traces::layer(t).with_filter(ours));
+    let _ = tracing_subscriber::registry()
+        .with(exported)
+        .with(fmt.with_filter(EnvFilter::new(filter)))
+        .try_init();
 }

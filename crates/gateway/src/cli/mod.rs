@@ -122,7 +122,11 @@ pub fn main() -> ExitCode {
         | Command::Bench { .. } => "error",
         Command::Run { .. } => "info",
     };
-    logging::init(cli.log_format, level);
+    let traces = match &cli.command {
+        Command::Run { config } => crate::trace_export::trace_export(config),
+        _ => None,
+    };
+    logging::init(cli.log_format, level, traces);
     run_to_exit(async {
         match cli.command {
             Command::Check { config, probe } => check::run(&config, probe).await,

@@ -112,7 +112,9 @@ impl AgentRun {
             Err(refused) => return refused,
         };
         let risk = tool.effect(&args).risk().as_str();
-        let (result, outcome) = self.gated(tool.as_ref(), args).await;
+        let span = tracing::info_span!("tool_call", tool = tool.name(), risk, outcome = tracing::field::Empty);
+        let (result, outcome) = tracing::Instrument::instrument(self.gated(tool.as_ref(), args), span.clone()).await;
+        span.record("outcome", outcome);
         switchboard_telemetry::metrics::tool_call(&tool.metric_label(), risk, outcome);
         result
     }
@@ -239,16 +241,21 @@ impl AgentRun {
         };
         switchboard_telemetry::metrics::approval_requested();
         let asked_at = std::time::Instant::now();
-        let outcome = tokio::select! {
-            o = self.broker.request(request) => o,
-            _ = self.ctx.cancel.cancelled() => ApprovalOutcome::Unavailable { why: "the turn was cancelled".into() },
+        let span = tracing::info_span!("approval_wait", tool, risk, outcome = tracing::field::Empty);
+        let wait = async {
+            tokio::select! {
+                o = self.broker.request(request) => o,
+                _ = self.ctx.cancel.cancelled() => ApprovalOutcome::Unavailable { why: "the turn was cancelled".into() },
+            }
         };
+        let outcome = tracing::Instrument::instrument(wait, span.clone()).await;
         let word = match &outcome {
             ApprovalOutcome::Approved { .. } => "approved",
             ApprovalOutcome::Denied { .. } => "denied",
             ApprovalOutcome::TimedOut { .. } => "expired",
             _ => "unavailable",
         };
+        span.record("outcome", word);
         switchboard_telemetry::metrics::approval_decided(word, asked_at.elapsed().as_secs_f64());
         outcome
     }

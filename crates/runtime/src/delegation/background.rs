@@ -57,48 +57,55 @@ pub(crate) async fn start(core: &Arc<Core>, ctx: &ToolContext, mut plan: Plan, m
         Some(progress.clone()),
     );
     let (core2, id) = (core.clone(), task_id.clone());
-    tokio::spawn(async move {
-        let heartbeat = {
-            let (store, id) = (core2.store.clone(), id.clone());
-            tokio::spawn(async move {
-                // The row was inserted with a fresh heartbeat; the first
-                // refresh is due one period later.
-                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
-                loop {
-                    tick.tick().await;
-                    if let Err(e) = store.runs().heartbeat(&id).await {
-                        tracing::warn!(run_id = %id, error = %e, "heartbeat failed");
+    // Outlives the tool call that started it: its own span, kept in the
+    // caller's trace (see `switchboard_telemetry::traces::continue_trace`).
+    let span = tracing::info_span!(parent: None, "background_run", run_id = %task_id);
+    switchboard_telemetry::traces::continue_trace(&span);
+    tokio::spawn(tracing::Instrument::instrument(
+        async move {
+            let heartbeat = {
+                let (store, id) = (core2.store.clone(), id.clone());
+                tokio::spawn(async move {
+                    // The row was inserted with a fresh heartbeat; the first
+                    // refresh is due one period later.
+                    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+                    loop {
+                        tick.tick().await;
+                        if let Err(e) = store.runs().heartbeat(&id).await {
+                            tracing::warn!(run_id = %id, error = %e, "heartbeat failed");
+                        }
                     }
-                }
-            })
-        };
-        let outcome = begun.execute(&message).await;
-        heartbeat.abort();
-        // The final progress is written with the ending (a kill that ended
-        // the row first gets it written after); then the artifact and the
-        // announcement.
-        let last = progress.finish();
-        let end = run::run_end(&outcome, Some(&last));
-        let recorded = begun.finish(&outcome, &end).await;
-        let announced = async {
-            // When this ending is the one recorded, the row is known without
-            // reading it back; otherwise (a cancel won) it is read.
-            let queued = if recorded {
-                crate::announce::announce_row(
-                    &core2.store,
-                    &row.ended(created_at, core2.store.now_ms(), outcome.status, &end),
-                )
-                .await
-            } else {
-                crate::announce::announce_run(&core2.store, &id).await
+                })
             };
-            if let Err(e) = queued {
-                tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
-            }
-        };
-        tokio::join!(write_artifact(&core2, &artifact_dir, &id, &outcome.result), announced);
-        tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
-    });
+            let outcome = begun.execute(&message).await;
+            heartbeat.abort();
+            // The final progress is written with the ending (a kill that ended
+            // the row first gets it written after); then the artifact and the
+            // announcement.
+            let last = progress.finish();
+            let end = run::run_end(&outcome, Some(&last));
+            let recorded = begun.finish(&outcome, &end).await;
+            let announced = async {
+                // When this ending is the one recorded, the row is known without
+                // reading it back; otherwise (a cancel won) it is read.
+                let queued = if recorded {
+                    crate::announce::announce_row(
+                        &core2.store,
+                        &row.ended(created_at, core2.store.now_ms(), outcome.status, &end),
+                    )
+                    .await
+                } else {
+                    crate::announce::announce_run(&core2.store, &id).await
+                };
+                if let Err(e) = queued {
+                    tracing::error!(run_id = %id, error = %e, "cannot queue the announcement");
+                }
+            };
+            tokio::join!(write_artifact(&core2, &artifact_dir, &id, &outcome.result), announced);
+            tracing::info!(run_id = %id, status = outcome.status.as_str(), "background task ended");
+        },
+        span,
+    ));
     ToolResult::ok(format!(
         "Background task started for agent '{target}'.\ntask_id: {task_id}\nUse action='check_result' with task_id='{task_id}' to retrieve the result."
     ))

@@ -143,12 +143,25 @@ async fn fitted_chat(link: &dyn Provider, req: &ChatRequest<'_>) -> Result<ChatR
         };
         let raw = super::fit::estimate(request.messages) + super::estimate_tools(request.tools);
         let started = std::time::Instant::now();
-        let answer = link.chat(&request).await;
+        let span = tracing::info_span!(
+            "model_request",
+            provider = link.name(),
+            model = link.model(),
+            outcome = tracing::field::Empty,
+            input_tokens = tracing::field::Empty,
+            output_tokens = tracing::field::Empty,
+        );
+        let answer = tracing::Instrument::instrument(link.chat(&request), span.clone()).await;
         let outcome = match &answer {
             Ok(_) => "ok",
             Err(ProviderError::ContextOverflow(..)) => "context_exceeded",
             Err(_) => "error",
         };
+        span.record("outcome", outcome);
+        if let Ok(resp) = &answer {
+            span.record("input_tokens", resp.usage.input_tokens);
+            span.record("output_tokens", resp.usage.output_tokens);
+        }
         switchboard_telemetry::metrics::model_request(link.name(), outcome, started.elapsed().as_secs_f64());
         match answer {
             Ok(resp) => {

@@ -28,69 +28,75 @@ const ANNOUNCE_PROMPT: &str = "Your task has ended. Write the announcement for w
 
 /// Start the child in the background; it waits for a lane permit first.
 pub(crate) fn start(core: Arc<Core>, child: Child) {
-    tokio::spawn(async move {
-        let Child {
-            parts,
-            task,
-            run_id,
-            requester_session,
-            depth,
-            timeout_secs,
-            delete,
-        } = child;
-        let cancel = parts.cancel.clone();
-        // A tool-free run in the same session, with its own cancellation.
-        let mut announce_parts = RunParts {
-            registry: ToolRegistry::default(),
-            events: None,
-            cancel: tokio_util::sync::CancellationToken::new(),
-            ..parts.clone()
-        };
-        // The announce step reads what the child did.
-        announce_parts.scope.fresh_session = false;
-        // Registered before it waits: a kill stops it in the queue too.
-        let child = ChildRun::begin(&core, &run_id, parts);
-        let permit = tokio::select! {
-            p = core.live.lane.clone().acquire_owned() => p.ok(),
-            _ = cancel.cancelled() => None,
-        };
-        let ctx = &child.agent_run().ctx;
-        let span =
-            tracing::info_span!("subagent", agent_alias = %ctx.agent, session_key = %ctx.session_key, run_id = %run_id);
-        let timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
-        // The permit is held through the announce step: both are the child's work.
-        let result = match &permit {
-            None => Err(crate::TurnError::Cancelled),
-            Some(_) => child.run(&task, timeout, span).await,
-        };
-        let status = child.finish(&result).await;
-        let output = result.as_ref().ok().map(|r| r.text.clone());
-        // The announce step runs in the child's own session, without tools,
-        // and only after a success: failures are always announced.
-        let announce_text = if status == RunStatus::Completed {
-            let step = core.assemble(announce_parts);
-            match step.run(ANNOUNCE_PROMPT).await {
-                Ok(r) if r.text.trim() == ANNOUNCE_SKIP => None,
-                Ok(r) => Some(r.text),
-                Err(e) => {
-                    tracing::warn!(run_id, error = %e, "announce step failed; announcing the final answer");
-                    output.clone()
+    // Outlives the tool call that started it: its own span, kept in the
+    // caller's trace (see `switchboard_telemetry::traces::continue_trace`).
+    let span = tracing::info_span!(parent: None, "background_session", run_id = %child.run_id);
+    switchboard_telemetry::traces::continue_trace(&span);
+    tokio::spawn(tracing::Instrument::instrument(
+        async move {
+            let Child {
+                parts,
+                task,
+                run_id,
+                requester_session,
+                depth,
+                timeout_secs,
+                delete,
+            } = child;
+            let cancel = parts.cancel.clone();
+            // A tool-free run in the same session, with its own cancellation.
+            let mut announce_parts = RunParts {
+                registry: ToolRegistry::default(),
+                events: None,
+                cancel: tokio_util::sync::CancellationToken::new(),
+                ..parts.clone()
+            };
+            // The announce step reads what the child did.
+            announce_parts.scope.fresh_session = false;
+            // Registered before it waits: a kill stops it in the queue too.
+            let child = ChildRun::begin(&core, &run_id, parts);
+            let permit = tokio::select! {
+                p = core.live.lane.clone().acquire_owned() => p.ok(),
+                _ = cancel.cancelled() => None,
+            };
+            let ctx = &child.agent_run().ctx;
+            let span = tracing::info_span!("subagent", agent_alias = %ctx.agent, session_key = %ctx.session_key, run_id = %run_id);
+            let timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
+            // The permit is held through the announce step: both are the child's work.
+            let result = match &permit {
+                None => Err(crate::TurnError::Cancelled),
+                Some(_) => child.run(&task, timeout, span).await,
+            };
+            let status = child.finish(&result).await;
+            let output = result.as_ref().ok().map(|r| r.text.clone());
+            // The announce step runs in the child's own session, without tools,
+            // and only after a success: failures are always announced.
+            let announce_text = if status == RunStatus::Completed {
+                let step = core.assemble(announce_parts);
+                match step.run(ANNOUNCE_PROMPT).await {
+                    Ok(r) if r.text.trim() == ANNOUNCE_SKIP => None,
+                    Ok(r) => Some(r.text),
+                    Err(e) => {
+                        tracing::warn!(run_id, error = %e, "announce step failed; announcing the final answer");
+                        output.clone()
+                    }
+                }
+            } else {
+                Some(String::new())
+            };
+            if let Some(text) = announce_text {
+                deliver(&core, &run_id, &requester_session, depth, &text).await;
+            } else {
+                tracing::info!(run_id, "announce step answered ANNOUNCE_SKIP; nothing posted");
+                if let Err(e) = core.store.runs().announcement_not_needed(&run_id).await {
+                    tracing::warn!(run_id, error = %e, "cannot record that nothing is announced");
                 }
             }
-        } else {
-            Some(String::new())
-        };
-        if let Some(text) = announce_text {
-            deliver(&core, &run_id, &requester_session, depth, &text).await;
-        } else {
-            tracing::info!(run_id, "announce step answered ANNOUNCE_SKIP; nothing posted");
-            if let Err(e) = core.store.runs().announcement_not_needed(&run_id).await {
-                tracing::warn!(run_id, error = %e, "cannot record that nothing is announced");
-            }
-        }
-        drop(permit);
-        crate::sessions::child::write_transcript(&core, &run_id, delete).await;
-    });
+            drop(permit);
+            crate::sessions::child::write_transcript(&core, &run_id, delete).await;
+        },
+        span,
+    ));
 }
 
 /// Children of the main session announce into the chat (outbox); nested

@@ -180,7 +180,48 @@ impl Router {
     }
 
     /// Run one message's turn and answer it (in place when it was streamed).
+    /// One taken message's turn in a trace of its own (see `turn_traced`).
     async fn turn(&self, agent: &str, session_key: &str, t: &Taken, follow_up: Option<String>, current: &Current) {
+        let queued_ms = self.runtime.store().now_ms().saturating_sub(t.received_at);
+        let span = tracing::info_span!(
+            parent: None,
+            "message",
+            channel = %t.m.address.channel,
+            agent,
+            direct = t.m.direct,
+            queued_ms,
+            outcome = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+        );
+        if let Some(id) = switchboard_telemetry::traces::trace_id(&span) {
+            span.record("trace_id", tracing::field::display(&id));
+        }
+        tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, current), span).await;
+    }
+
+    /// Typing shown in `m`'s chat from `TYPING_AFTER` on, renewed, until
+    /// the task is aborted.
+    fn typing(&self, m: &switchboard_core::Inbound) -> Option<tokio::task::JoinHandle<()>> {
+        self.channels.get(&m.address.channel).map(|ch| {
+            let address = m.address.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(TYPING_AFTER).await;
+                loop {
+                    let _ = ch.typing(&address).await;
+                    tokio::time::sleep(TYPING_RENEWAL).await;
+                }
+            })
+        })
+    }
+
+    async fn turn_traced(
+        &self,
+        agent: &str,
+        session_key: &str,
+        t: &Taken,
+        follow_up: Option<String>,
+        current: &Current,
+    ) {
         let m = &t.m;
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
@@ -199,16 +240,7 @@ impl Router {
         // within `TYPING_AFTER` needs none, and costs no request for it;
         // platforms let it lapse after a few seconds, so it is renewed),
         // without delaying the turn.
-        let typing = self.channels.get(&m.address.channel).map(|ch| {
-            let address = m.address.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(TYPING_AFTER).await;
-                loop {
-                    let _ = ch.typing(&address).await;
-                    tokio::time::sleep(TYPING_RENEWAL).await;
-                }
-            })
-        });
+        let typing = self.typing(m);
         let broker: Arc<dyn ApprovalBroker> = match &follow_up {
             Some(_) => Arc::new(NoApprover(
                 "a follow-up turn of a finished child has no operator".into(),
@@ -261,6 +293,7 @@ impl Router {
             Err(_) => "failed",
         };
         switchboard_telemetry::metrics::turn_finished(agent, outcome, started.elapsed().as_secs_f64());
+        tracing::Span::current().record("outcome", outcome);
         let text = match result {
             Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
             Ok(reply) => reply.text,
@@ -278,7 +311,8 @@ impl Router {
                 return;
             }
         }
-        self.answer(t, with_prefix(follow_up.as_deref(), text)).await;
+        let reply = tracing::info_span!("reply");
+        tracing::Instrument::instrument(self.answer(t, with_prefix(follow_up.as_deref(), text)), reply).await;
     }
 }
 

@@ -122,6 +122,14 @@ enum BenchCommand {
         /// Seconds of idleness measured after start-up (RSS, CPU).
         #[arg(long, default_value_t = 10)]
         idle_secs: u64,
+        /// TOML added to the old build's configuration (e.g. `[telemetry]
+        /// metrics = false` to measure what a feature costs with one binary);
+        /// `{otlp}` becomes the address of a trace sink the bench runs.
+        #[arg(long, default_value = "")]
+        old_extra: String,
+        /// The same for the build under test.
+        #[arg(long, default_value = "")]
+        new_extra: String,
     },
     /// The raw relay `compare` measures as the floor: long-poll, one model
     /// request, post the answer; nothing stored (runs until killed).
@@ -188,6 +196,8 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
             burst,
             big_burst,
             idle_secs,
+            old_extra,
+            new_extra,
         } => {
             let sizes = regress::Sizes {
                 sequential,
@@ -195,7 +205,15 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
                 big_burst,
                 idle_secs,
             };
-            regress::compare(regress::Compare { old, new, runs, sizes }).await
+            let extra = (old_extra, new_extra);
+            regress::compare(regress::Compare {
+                old,
+                new,
+                runs,
+                sizes,
+                extra,
+            })
+            .await
         }
         BenchCommand::Mcp {
             server,

@@ -20,15 +20,24 @@ pub(crate) struct Compare {
     pub new: Option<PathBuf>,
     pub runs: usize,
     pub sizes: Sizes,
+    /// TOML added to the old and the new configuration.
+    pub extra: (String, String),
 }
 
 /// Run the comparison and print its table.
 pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
     let me = std::env::current_exe()?;
-    let gateway = |label: &str, program: PathBuf| Target {
+    // A trace sink for configurations that export traces (`{otlp}`).
+    let sink = if c.extra.0.contains("{otlp}") || c.extra.1.contains("{otlp}") {
+        trace_sink().await?
+    } else {
+        String::new()
+    };
+    let gateway = |label: &str, program: PathBuf, extra: &str| Target {
         label: label.to_string(),
         program,
         args: ["run", "--config", "{config}"].map(String::from).to_vec(),
+        extra: extra.replace("{otlp}", &sink),
     };
     let mut targets = vec![Target {
         label: "floor".into(),
@@ -36,11 +45,12 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
         args: ["bench", "relay", "--api", "{api}", "--model", "{model}"]
             .map(String::from)
             .to_vec(),
+        extra: String::new(),
     }];
     if let Some(old) = c.old {
-        targets.push(gateway("old", old));
+        targets.push(gateway("old", old, &c.extra.0));
     }
-    targets.push(gateway("new", c.new.unwrap_or(me)));
+    targets.push(gateway("new", c.new.unwrap_or(me), &c.extra.1));
     let s = c.sizes;
     println!(
         "regression bench: {} run(s); {} sequential DMs, bursts of {} and {} people, {} s idle; loopback Bot API, instant model",
@@ -62,6 +72,17 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
     }
     print_table(&targets, &results);
     Ok(ExitCode::SUCCESS)
+}
+
+/// An OTLP/HTTP endpoint that takes every export and keeps nothing.
+async fn trace_sink() -> anyhow::Result<String> {
+    let app = axum::Router::new().route("/v1/traces", axum::routing::post(|| async { "" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(url)
 }
 
 fn one_line(m: &Measures) -> String {

@@ -44,6 +44,8 @@ pub(crate) struct Target {
     pub label: String,
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// TOML added to its configuration.
+    pub extra: String,
 }
 
 /// Kills the process when the trial ends, however it ends.
@@ -66,8 +68,9 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
     let dir = std::env::temp_dir().join(format!("switchboard-regress-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir)?;
     let telegram = format!(
-        "[channels.telegram.main]\nbot_token = \"{TOKEN}\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
-        tg.url()
+        "[channels.telegram.main]\nbot_token = \"{TOKEN}\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n{}\n",
+        tg.url(),
+        target.extra
     );
     let config = crate::common::write_config(&dir, &model.url(), "telegram.main", &telegram)?;
     let args: Vec<String> = target

@@ -157,7 +157,7 @@ async fn a_delegation_tree_is_one_trace_with_its_model_and_tool_spans() {
     assert!(attribute(model, "provider").is_some() && attribute(model, "outcome").unwrap().contains("ok"));
     // No message text, no secret, anywhere in what was exported.
     let everything = format!("{spans:?}");
-    for secret in ["hunter2", "sk-SECRET-4242", "audit with password"] {
+    for secret in ["hunter2", "sk-SECRET-4242", "audit with password", "local.team:general"] {
         assert!(!everything.contains(secret), "{secret} was exported");
     }
     // Log lines logged within the message carry its trace id.

@@ -149,9 +149,12 @@ fn upkeep(runtime: &Arc<switchboard_runtime::Runtime>, router: &Arc<Router>) -> 
 }
 
 pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
-    let mut gateway = start(config_path).await?;
+    // Before anything else: a SIGHUP during start-up (the instance is
+    // registered early) must not end the process; it is applied once the
+    // gateway runs.
     let mut hup = signal(SignalKind::hangup())?;
     let mut term = signal(SignalKind::terminate())?;
+    let mut gateway = start(config_path).await?;
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => break,

@@ -107,7 +107,7 @@ impl Core {
     /// Put `config` in force for everything that starts from now on
     /// (creating new agents' workspaces); what runs keeps its rules.
     pub fn apply(&self, config: Arc<Config>) -> std::io::Result<()> {
-        let rules = Arc::new(Rules::build(config)?);
+        let rules = Arc::new(Rules::build(config, Some(&self.rules()))?);
         *self.rules.write() = rules;
         Ok(())
     }
@@ -120,7 +120,7 @@ impl Core {
         store: Store,
         tools: impl FnOnce(CoreRef) -> ToolRegistry,
     ) -> std::io::Result<Arc<Self>> {
-        let rules = Rules::build(config.clone())?;
+        let rules = Rules::build(config.clone(), None)?;
         let live = Live::new(config.lanes.subagent.max_concurrent as usize);
         let sandbox = crate::confinement::sandbox_of(&config.sandbox);
         let mcp = switchboard_mcp::McpServers::new(

@@ -24,8 +24,10 @@ pub(crate) struct Rules {
 }
 
 impl Rules {
-    /// Build them, creating each agent's workspace.
-    pub(crate) fn build(config: Arc<Config>) -> std::io::Result<Self> {
+    /// Build them, creating each agent's workspace. An agent of
+    /// `previous` whose hourly action cap is unchanged keeps its count of
+    /// actions (a reload does not reset the budget).
+    pub(crate) fn build(config: Arc<Config>, previous: Option<&Rules>) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
         let mut policies = BTreeMap::new();
         for (alias, agent) in &config.agents {
@@ -38,10 +40,13 @@ impl Rules {
                 .cloned()
                 .unwrap_or_default();
             let hourly = config.runtime_profile_of(alias).max_actions_per_hour;
-            policies.insert(
-                alias.clone(),
-                Arc::new(SecurityPolicy::new(&agent.risk_profile, &profile, workspace, hourly)),
-            );
+            let mut policy = SecurityPolicy::new(&agent.risk_profile, &profile, workspace, hourly);
+            if let Some(before) = previous.and_then(|p| p.policies.get(alias))
+                && before.tracker.limit() == policy.tracker.limit()
+            {
+                policy.tracker = before.tracker.clone();
+            }
+            policies.insert(alias.clone(), Arc::new(policy));
         }
         Ok(Self {
             config,

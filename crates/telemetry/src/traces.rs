@@ -71,3 +71,17 @@ pub fn trace_id(span: &tracing::Span) -> Option<String> {
 pub fn continue_trace(span: &tracing::Span) {
     let _ = span.set_parent(tracing::Span::current().context());
 }
+
+/// A tag for session `key` in spans: session keys name chats (a Telegram
+/// private chat's id is its person's), so spans carry a salted digest of
+/// the key instead — the same for one session within one process (logs
+/// and traces line up), meaningless outside it.
+pub fn session_tag(key: &str) -> String {
+    use std::hash::BuildHasher;
+    // SipHash with keys drawn at random once per process.
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
+    let h = KEYS
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .hash_one(key);
+    format!("{:08x}", h >> 32)
+}

@@ -28,6 +28,14 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         let Ok(pid) = libc::pid_t::try_from(g.pid) else {
             continue;
         };
+        // The row names a pid; only a gateway of this binary, run by this
+        // user, is signalled (a pid reused since, or a row anyone could
+        // write to a shared database, names some other process).
+        if let Err(why) = is_our_gateway(pid) {
+            failed = true;
+            println!("not signalling pid {pid}: {why}; send it SIGHUP yourself if it is the gateway");
+            continue;
+        }
         // SAFETY: sends a signal to a process id read from the control
         // plane; no memory is shared.
         if unsafe { libc::kill(pid, libc::SIGHUP) } == 0 {
@@ -38,4 +46,30 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Whether `pid` runs this very binary as `run`, under this user.
+fn is_our_gateway(pid: libc::pid_t) -> Result<(), String> {
+    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let exe = std::fs::read_link(proc.join("exe")).map_err(|e| format!("cannot see its program ({e})"))?;
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    if exe != me {
+        return Err(format!("it runs {}, not {}", exe.display(), me.display()));
+    }
+    let cmdline = std::fs::read(proc.join("cmdline")).map_err(|e| e.to_string())?;
+    if !cmdline.split(|b| *b == 0).any(|arg| arg == b"run") {
+        return Err("it is not `switchboard run`".into());
+    }
+    let status = std::fs::read_to_string(proc.join("status")).map_err(|e| e.to_string())?;
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|u| u.parse::<u32>().ok());
+    // SAFETY: geteuid has no preconditions.
+    let me_uid = unsafe { libc::geteuid() };
+    if uid != Some(me_uid) {
+        return Err("it runs as another user".into());
+    }
+    Ok(())
 }

@@ -57,18 +57,33 @@ impl Gateway {
             .core()
             .apply(Arc::new(merged))
             .map_err(|e| anyhow::anyhow!("cannot prepare the agents' workspaces: {e}"))?;
+        if !plan.changed.is_empty() {
+            tracing::warn!(changed = ?plan.changed, "configuration changes being applied");
+        }
         if !plan.fixed.is_empty() {
             tracing::warn!(
                 settings = ?plan.fixed,
                 "these settings changed in the file but apply only after a restart; they keep their running values"
             );
         }
-        for name in plan.stop.iter().chain(&plan.restart) {
-            self.stop_channel(name).await;
+        for name in &plan.stop {
+            self.stop_keeper(name).await;
+            if let Some(old) = self.channels.remove(name) {
+                old.stop().await;
+            }
+            self.release(name).await;
         }
         for ch in fresh {
+            // A restarted channel's replacement takes its sends at once
+            // (no moment without the channel); the old one then stops.
             let name = ch.name().to_string();
+            self.stop_keeper(&name).await;
+            let old = self.channels.get(&name);
             self.channels.insert(ch.clone());
+            if let Some(old) = old {
+                old.stop().await;
+                self.release(&name).await;
+            }
             let keeper = keep(ch, &self.intake, self.runtime.store(), &self.fences).await;
             self.keepers.insert(name, keeper);
         }
@@ -90,14 +105,17 @@ impl Gateway {
         ))
     }
 
-    /// Stop platform channel `name` here and give its lease up.
-    async fn stop_channel(&mut self, name: &str) {
+    /// End `name`'s lease keeper, and wait until it has ended (it may be
+    /// in the middle of taking the lease).
+    async fn stop_keeper(&mut self, name: &str) {
         if let Some(k) = self.keepers.remove(name) {
             k.abort();
+            let _ = k.await;
         }
-        if let Some(ch) = self.channels.remove(name) {
-            ch.stop().await;
-        }
+    }
+
+    /// Give `name`'s lease up (another instance may take it at once).
+    async fn release(&mut self, name: &str) {
         let held = self.fences.forget(name);
         if let Some(generation) = held
             && let Err(e) = self.runtime.store().leases().release(name, generation).await

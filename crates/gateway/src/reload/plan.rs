@@ -15,7 +15,12 @@ type Keep = fn(&mut Config, &Config);
 const FIXED: &[(&str, Keep)] = &[
     ("database_url", |m, o| m.database_url.clone_from(&o.database_url)),
     ("workspace_dir", |m, o| m.workspace_dir.clone_from(&o.workspace_dir)),
-    ("web", |m, o| m.web = o.web.clone()),
+    // Who may sign in to the console applies at once (see `plan`).
+    ("web", |m, o| {
+        let people = std::mem::take(&mut m.web.console_users);
+        m.web = o.web.clone();
+        m.web.console_users = people;
+    }),
     ("telemetry", |m, o| m.telemetry = o.telemetry.clone()),
     ("sandbox", |m, o| m.sandbox = o.sandbox.clone()),
     ("mcp_servers", |m, o| m.mcp_servers.clone_from(&o.mcp_servers)),
@@ -30,6 +35,9 @@ const LIVE_CHANNEL_KEYS: &[&str] = &["allowed_users", "require_mention_in_groups
 /// See the module doc.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Plan {
+    /// Every top-level setting (and channel table) that changed, for the
+    /// log: what a reload loosened or tightened is on record.
+    pub(crate) changed: Vec<String>,
     /// Changed settings that wait for a restart (`web`, `channels.local.x`).
     pub(crate) fixed: Vec<String>,
     /// Platform channels that are new, gone, or whose connection changed.
@@ -48,18 +56,40 @@ fn json<T: serde::Serialize>(v: &T) -> Value {
 /// `new` with every fixed setting (and local channel) as in `old`.
 pub(crate) fn plan(old: &Config, new: &Config) -> (Plan, Config) {
     let (old_v, new_v) = (json(old), json(new));
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        changed: changed_keys(&old_v, &new_v),
+        ..Plan::default()
+    };
     let mut merged = new.clone();
     for (key, keep) in FIXED {
-        if old_v[*key] != new_v[*key] {
+        let live_part = if *key == "web" { "console_users" } else { "" };
+        if without(&old_v[*key], live_part) != without(&new_v[*key], live_part) {
             plan.fixed.push((*key).to_string());
-            keep(&mut merged, old);
+        }
+        keep(&mut merged, old);
+    }
+    // Local chats are served by this process's own listener: their people
+    // wait for a restart, who may speak there applies at once.
+    let (old_local, new_local) = (&old_v["channels"]["local"], &new_v["channels"]["local"]);
+    let local_connection = |v: &Value| -> Value {
+        v.as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, t)| (k.clone(), without(t, "allowed_users")))
+                    .collect()
+            })
+            .unwrap_or(Value::Null)
+    };
+    if local_connection(old_local) != local_connection(new_local) {
+        plan.fixed.push("channels.local".into());
+    }
+    let mut local = old.channels.local.clone();
+    for (alias, table) in &mut local {
+        if let Some(now) = new.channels.local.get(alias) {
+            table.allowed_users.clone_from(&now.allowed_users);
         }
     }
-    if old_v["channels"]["local"] != new_v["channels"]["local"] {
-        plan.fixed.push("channels.local".into());
-        merged.channels.local.clone_from(&old.channels.local);
-    }
+    merged.channels.local = local;
     for kind in ["telegram", "discord", "matrix"] {
         let (before, after) = (&old_v["channels"][kind], &new_v["channels"][kind]);
         let aliases = keys(before)
@@ -77,6 +107,39 @@ pub(crate) fn plan(old: &Config, new: &Config) -> (Plan, Config) {
     }
     plan.cron = old_v["cron"] != new_v["cron"];
     (plan, merged)
+}
+
+/// `v` without its key `key` (an object), as it is otherwise.
+fn without(v: &Value, key: &str) -> Value {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove(key);
+    }
+    v
+}
+
+/// The top-level keys, and the channel tables, whose values differ.
+fn changed_keys(old: &Value, new: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let tops: std::collections::BTreeSet<String> = keys(old).chain(keys(new)).collect();
+    for k in tops.into_iter().filter(|k| old[k] != new[k]) {
+        if k == "channels" {
+            for kind in keys(&old[&k])
+                .chain(keys(&new[&k]))
+                .collect::<std::collections::BTreeSet<_>>()
+            {
+                let (a, b) = (&old[&k][&kind], &new[&k][&kind]);
+                for alias in keys(a).chain(keys(b)).collect::<std::collections::BTreeSet<_>>() {
+                    if a[&alias] != b[&alias] {
+                        out.push(format!("channels.{kind}.{alias}"));
+                    }
+                }
+            }
+        } else {
+            out.push(k);
+        }
+    }
+    out
 }
 
 fn keys(v: &Value) -> impl Iterator<Item = String> + '_ {

@@ -67,7 +67,7 @@ impl AgentRun {
 
     /// Run one user message through the tool loop and return the answer.
     pub async fn run(&self, user_text: &str) -> Result<TurnReply, TurnError> {
-        let span = tracing::info_span!("turn", agent_alias = %self.ctx.agent, session_key = %self.ctx.session_key);
+        let span = tracing::info_span!("turn", agent_alias = %self.ctx.agent, session = %switchboard_telemetry::traces::session_tag(&self.ctx.session_key));
         self.run_inner(user_text).instrument(span).await
     }
 

@@ -32,13 +32,18 @@ type Guards = (
 );
 
 pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &str) -> Result<Plan, String> {
-    let config = &core.config();
+    let rules = core.rules();
+    let config = &rules.config;
     let scope = &ctx.scope;
     let (mode, risk) = admissible(core, ctx, caller, target)?;
-    let t = &config.agents[target];
+    // One snapshot of the rules for the whole plan (a reload may replace
+    // them meanwhile): the agent and its policy come from the same one.
+    let t = config
+        .agents
+        .get(target)
+        .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
     let tp = config.runtime_profile_of(target);
-    let chain = core
-        .rules()
+    let chain = rules
         .providers
         .chain_for(&t.model_provider)
         .map_err(|e| format!("Agent '{target}' failed: {e}"))?;
@@ -64,8 +69,8 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         progress: None,
     };
     let (policy, registry, broker, scope_for_child) = match mode {
-        DelegateMode::Bounded => bounded(core, ctx, caller, target, &risk, child_scope_base),
-        DelegateMode::Independent => independent(core, target, &risk, child_scope_base),
+        DelegateMode::Bounded => bounded(&rules, ctx, caller, target, &risk, child_scope_base),
+        DelegateMode::Independent => independent(core, &rules, target, &risk, child_scope_base),
     };
     let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
     let base = core
@@ -100,7 +105,8 @@ fn admissible(
     caller: &str,
     target: &str,
 ) -> Result<(DelegateMode, RiskProfile), String> {
-    let config = &core.config();
+    let rules = core.rules();
+    let config = &rules.config;
     let scope = &ctx.scope;
     if !config.agents.contains_key(target) {
         let roster: Vec<String> = super::reachable(config, caller).into_iter().map(|(a, _)| a).collect();
@@ -159,14 +165,14 @@ fn admissible(
 /// cap tightened to the target's), the caller's tools within the target's
 /// profile, no operator.
 fn bounded(
-    core: &Arc<Core>,
+    rules: &crate::rules::Rules,
     ctx: &ToolContext,
     caller: &str,
     target: &str,
     risk: &RiskProfile,
     child_scope_base: RunScope,
 ) -> Guards {
-    let config = &core.config();
+    let config = &rules.config;
     let scope = &ctx.scope;
     let t = &config.agents[target];
     let tp = config.runtime_profile_of(target);
@@ -182,7 +188,7 @@ fn bounded(
         let workspace = if same_profile {
             caller_policy.workspace.clone()
         } else {
-            core.rules().policies[target].workspace.clone()
+            rules.policies[target].workspace.clone()
         };
         let mut p = caller_policy.with_workspace(workspace);
         p.hourly_cap = Some(cap);
@@ -219,8 +225,14 @@ fn bounded(
 
 /// What an independent delegate runs with: its own policy, tools and
 /// approval route, and an execution tree of its own.
-fn independent(core: &Arc<Core>, target: &str, risk: &RiskProfile, child_scope_base: RunScope) -> Guards {
-    let tp = core.config().runtime_profile_of(target);
+fn independent(
+    core: &Arc<Core>,
+    rules: &crate::rules::Rules,
+    target: &str,
+    risk: &RiskProfile,
+    child_scope_base: RunScope,
+) -> Guards {
+    let tp = rules.config.runtime_profile_of(target);
     let registry = core.builtin.filtered(risk).without("delegate").without("model_switch");
     let child_scope = RunScope {
         tree: tp.max_execution_tree_iterations.map(|n| Arc::new(TreeBudget::new(n))),
@@ -228,7 +240,7 @@ fn independent(core: &Arc<Core>, target: &str, risk: &RiskProfile, child_scope_b
         ..child_scope_base
     };
     (
-        core.rules().policies[target].clone(),
+        rules.policies[target].clone(),
         registry,
         core.route_broker_for(risk),
         child_scope,

@@ -59,7 +59,7 @@ impl Begun {
     pub(crate) async fn execute(&self, message: &str) -> Outcome {
         let target = &self.target;
         let ctx = &self.child.agent_run().ctx;
-        let span = tracing::info_span!("delegate", agent_alias = %target, session_key = %ctx.session_key, run_id = ctx.scope.run_id.as_deref().unwrap_or_default(), mode = ?self.mode);
+        let span = tracing::info_span!("delegate", agent_alias = %target, session = %switchboard_telemetry::traces::session_tag(&ctx.session_key), run_id = ctx.scope.run_id.as_deref().unwrap_or_default(), mode = ?self.mode);
         let ran = self
             .child
             .run(message, Some(Duration::from_secs(self.timeout)), span)

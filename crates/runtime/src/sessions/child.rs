@@ -60,7 +60,7 @@ pub(crate) fn start(core: Arc<Core>, child: Child) {
                 _ = cancel.cancelled() => None,
             };
             let ctx = &child.agent_run().ctx;
-            let span = tracing::info_span!("subagent", agent_alias = %ctx.agent, session_key = %ctx.session_key, run_id = %run_id);
+            let span = tracing::info_span!("subagent", agent_alias = %ctx.agent, session = %switchboard_telemetry::traces::session_tag(&ctx.session_key), run_id = %run_id);
             let timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
             // The permit is held through the announce step: both are the child's work.
             let result = match &permit {

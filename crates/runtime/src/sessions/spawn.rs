@@ -43,9 +43,13 @@ impl Tool for SessionsSpawn {
             Ok(c) => c,
             Err(e) => return e,
         };
-        let config = &core.config();
+        // One snapshot of the rules throughout (a reload may replace them).
+        let rules = core.rules();
+        let config = &rules.config;
         let root = ctx.root_agent();
-        let root_cfg = &config.agents[&root].subagents;
+        let Some(root_cfg) = config.agents.get(&root).map(|a| &a.subagents) else {
+            return ToolResult::fail(format!("agent '{root}' is no longer configured"));
+        };
         let (agent_id, depth, max_depth) = match admissible(&core, ctx, &args) {
             Ok(v) => v,
             Err(why) => return ToolResult::fail(why),
@@ -55,10 +59,12 @@ impl Tool for SessionsSpawn {
         if let Err(why) = room_for_a_child(ctx, &root, root_cfg.max_children_per_agent).await {
             return ToolResult::fail(why);
         }
-        let target = &config.agents[&agent_id];
+        let Some(target) = config.agents.get(&agent_id) else {
+            return ToolResult::fail(format!("agent '{agent_id}' is no longer configured"));
+        };
         let default_provider = root_cfg.model.clone().unwrap_or_else(|| target.model_provider.clone());
         let (provider, warning) = provider_for(config, args.model.as_deref(), default_provider);
-        let chain = match core.rules().providers.chain_for(&provider) {
+        let chain = match rules.providers.chain_for(&provider) {
             Ok(c) => c,
             Err(e) => return ToolResult::fail(format!("sessions_spawn failed: {e}")),
         };
@@ -67,7 +73,8 @@ impl Tool for SessionsSpawn {
             .get(&target.risk_profile)
             .cloned()
             .unwrap_or_default();
-        let policy = core.rules().policies[&agent_id].clone();
+        // Built with the agent in the same snapshot: present.
+        let policy = rules.policies[&agent_id].clone();
         let leaf = depth >= max_depth;
         let registry = child_registry(&core.builtin, &risk, leaf, &root_cfg.tools.allow, &root_cfg.tools.deny);
         let run_id = uuid::Uuid::new_v4().to_string();
@@ -100,19 +107,7 @@ impl Tool for SessionsSpawn {
             registry,
             system_prompt,
             broker: core.route_broker_for(&risk),
-            scope: RunScope {
-                root_id: Some(row.root_id.clone()),
-                depth: ctx.scope.depth,
-                max_depth: ctx.scope.max_depth,
-                owner_chain,
-                spawn_depth: depth,
-                max_spawn_depth: max_depth,
-                cost_chain: vec![agent_id.clone()],
-                origin: ctx.scope.origin.clone(),
-                requester: ctx.scope.requester.clone(),
-                fresh_session: true,
-                ..RunScope::default()
-            },
+            scope: child_scope(ctx, &row.root_id, owner_chain, (depth, max_depth), &agent_id),
             ..base
         };
         child::start(
@@ -132,6 +127,30 @@ impl Tool for SessionsSpawn {
             accepted["warning"] = json!(w);
         }
         ToolResult::ok(accepted.to_string())
+    }
+}
+
+/// Where a spawned session sits: under `root_id`, at spawn depth
+/// `depth` of at most `max_depth`, spending as `agent`.
+fn child_scope(
+    ctx: &ToolContext,
+    root_id: &str,
+    owner_chain: Vec<String>,
+    (depth, max_depth): (u32, u32),
+    agent: &str,
+) -> RunScope {
+    RunScope {
+        root_id: Some(root_id.to_string()),
+        depth: ctx.scope.depth,
+        max_depth: ctx.scope.max_depth,
+        owner_chain,
+        spawn_depth: depth,
+        max_spawn_depth: max_depth,
+        cost_chain: vec![agent.to_string()],
+        origin: ctx.scope.origin.clone(),
+        requester: ctx.scope.requester.clone(),
+        fresh_session: true,
+        ..RunScope::default()
     }
 }
 

@@ -30,7 +30,9 @@ fn allow_lists_and_agents_change_live_and_connections_restart_only_their_channel
             .push("tg:2".into());
     });
     let (changes, merged) = plan(&old, &new);
-    assert_eq!(changes, Plan::default());
+    assert!(changes.start.is_empty() && changes.stop.is_empty() && changes.restart.is_empty());
+    assert!(changes.fixed.is_empty() && !changes.cron);
+    assert_eq!(changes.changed, ["channels.telegram.main"], "the change is on record");
     assert_eq!(merged.channels.telegram["main"].allowed_users, ["tg:1", "tg:2"]);
     // A new token restarts that channel; a new table starts one.
     let new = config("[channels.telegram.second]\nbot_token = \"9:B\"\napi_url = \"http://127.0.0.1:2\"\n").tap(|c| {

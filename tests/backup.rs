@@ -6,31 +6,17 @@
 mod support;
 
 use std::time::Duration;
-use support::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox, free_port, telegram_dm_config};
 use switchboard_store::Store;
 use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
 use switchboard_test_support::{ScriptedModel, Step};
-
-fn config(model: &str, tg: &str, port: u16) -> String {
-    format!(
-        r#"{}[channels.telegram.main]
-bot_token = "123:TEST"
-api_url = "{tg}"
-allowed_users = ["*"]
-streaming = "off"
-[channels.local.probe]
-allowed_users = []
-"#,
-        main_agent_on(model, port, "telegram.main"),
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_taken_while_answering_holds_every_answered_message() {
     let model = ScriptedModel::start().await;
     let tg = FakeTelegram::start().await;
     let port = free_port();
-    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port));
+    let sandbox = Sandbox::new(&telegram_dm_config(&model.url(), &tg.url(), port));
     let mut gw = Gateway::start(&sandbox, port, "probe").await;
     // A hundred people write, one every 30 ms, so answers keep coming for
     // about three seconds; the backup is taken in the middle.

@@ -8,23 +8,14 @@ mod support;
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{Gateway, Sandbox, free_port, main_agent_on};
+use support::{Gateway, Sandbox, free_port, telegram_dm_config};
 use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn config(model: &str, tg: &str, port: u16, metrics_port: u16) -> String {
     format!(
-        r#"{}[channels.telegram.main]
-bot_token = "123:TEST"
-api_url = "{tg}"
-allowed_users = ["*"]
-streaming = "off"
-[channels.local.probe]
-allowed_users = []
-[telemetry]
-metrics_listen = "127.0.0.1:{metrics_port}"
-"#,
-        main_agent_on(model, port, "telegram.main"),
+        "{}[telemetry]\nmetrics_listen = \"127.0.0.1:{metrics_port}\"\n",
+        telegram_dm_config(model, tg, port)
     )
 }
 

@@ -175,6 +175,16 @@ pub(crate) async fn team_gateway(before: &str, team: &str) -> (ScriptedModel, Sa
     (model, sandbox, gw)
 }
 
+/// Agent `main` on the model at `model` answering on the Telegram stand-in
+/// at `tg` (anyone may write; answers arrive whole), and the local probe
+/// channel on `port`.
+pub(crate) fn telegram_dm_config(model: &str, tg: &str, port: u16) -> String {
+    format!(
+        "{}[channels.telegram.main]\nbot_token = \"123:TEST\"\napi_url = \"{tg}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
+        main_agent_on(model, port, "telegram.main")
+    )
+}
+
 /// A minimal provider section pointing at a scripted model.
 pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(

@@ -65,12 +65,7 @@ fn cut(name: &str) -> String {
 /// A short receipt token for a finished call: FNV-1a over the run id, the
 /// call's sequence number, the tool and its outcome.
 fn receipt(run_id: &str, seq: u32, tool: &str, success: bool) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in format!("{run_id}|{seq}|{tool}|{success}").bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    switchboard_core::fnv1a_hex(format!("{run_id}|{seq}|{tool}|{success}").as_bytes())
 }
 
 impl ProgressRecorder {

@@ -75,6 +75,7 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
             .as_ref()
             .and_then(|r| r.message_id)
             .map(|id| id.get().to_string()),
+        guild: None,
         attachments,
         action: Action::Text,
     })

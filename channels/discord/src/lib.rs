@@ -344,7 +344,13 @@ impl Channel for DiscordChannel {
 
     async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), ChannelError> {
         let text = prompt::render(edit.prompt, Some(edit.state));
-        let body = json!({"content": text, "components": [], "allowed_mentions": rest::no_pings()});
+        // A request still open (two-person rule) keeps its buttons.
+        let components = if edit.state.is_final() {
+            json!([])
+        } else {
+            prompt::buttons(edit.prompt)
+        };
+        let body = json!({"content": text, "components": components, "allowed_mentions": rest::no_pings()});
         let (chat, id) = (
             snowflake(&edit.message.chat, "channel")?,
             snowflake(&edit.message.id, "message")?,

@@ -58,9 +58,10 @@ pub(crate) fn buttons(prompt: &ApprovalPrompt) -> serde_json::Value {
         ApprovalChoice::Always => 1,
         ApprovalChoice::Deny => 4,
     };
-    let buttons: Vec<serde_json::Value> = ApprovalChoice::ALL
-        .into_iter()
-        .map(|c| serde_json::json!({"type": 2, "style": style(c), "label": c.label(), "custom_id": c.button_data(&prompt.id)}))
+    let buttons: Vec<serde_json::Value> = prompt
+        .choices()
+        .iter()
+        .map(|&c| serde_json::json!({"type": 2, "style": style(c), "label": prompt.label(c), "custom_id": c.button_data(&prompt.id)}))
         .collect();
     serde_json::json!([{"type": 1, "components": buttons}])
 }
@@ -78,6 +79,8 @@ mod tests {
             summary: summary.into(),
             risk: "high".into(),
             deadline_unix: 0,
+            kind: Default::default(),
+            approvals_required: 1,
         }
     }
 

@@ -95,7 +95,9 @@ impl Receiver {
                 {
                     // Held only for interactions in places the bot serves.
                     self.live.hold_token(c.id.get(), &c.token);
-                    batch.extend(guarded(&name, "a button press", || inbound::press(&name, &c, &place)));
+                    let guild = self.guild_of(c.channel_id.get());
+                    let pressed = guarded(&name, "a button press", || inbound::press(&name, &c, &place));
+                    batch.extend(pressed.map(|m| Inbound { guild, ..m }));
                 }
             }
             Event::Command(c) => {
@@ -104,7 +106,9 @@ impl Receiver {
                     .await
                 {
                     self.live.hold_token(c.id.get(), &c.token);
-                    batch.extend(guarded(&name, "a command", || inbound::command(&name, &c, &place)));
+                    let guild = self.guild_of(c.channel_id.get());
+                    let picked = guarded(&name, "a command", || inbound::command(&name, &c, &place));
+                    batch.extend(picked.map(|m| Inbound { guild, ..m }));
                 }
             }
         }
@@ -138,13 +142,19 @@ impl Receiver {
         };
         let bot = self.live.bot();
         let name = self.live.name.clone();
-        let Some(inbound) = guarded(&name, "a message", || inbound::message(&name, m, bot, &place)) else {
+        let Some(mut inbound) = guarded(&name, "a message", || inbound::message(&name, m, bot, &place)) else {
             return;
         };
+        inbound.guild = self.guild_of(channel);
         if place == Place::Channel {
             self.live.name_thread(m.id.get(), rest::thread_name(&inbound.text));
         }
         batch.push(inbound);
+    }
+
+    /// The guild of a channel already placed (none in direct messages).
+    fn guild_of(&self, channel: u64) -> Option<String> {
+        self.live.known(channel).and_then(|k| k.guild).map(|g| g.to_string())
     }
 
     /// Where messages of `channel` belong, asking Discord the first time;

@@ -230,6 +230,7 @@ pub(crate) fn inbound_of(
         mentioned: body.mentioned,
         direct: body.direct,
         reply_to: body.reply_to,
+        guild: None,
         attachments,
         action: Action::Text,
     })

@@ -237,10 +237,7 @@ impl Channel for LocalChannel {
             text: prompt.render_text(),
             approval_id: Some(prompt.id.clone()),
             file: None,
-            choices: ApprovalChoice::ALL
-                .into_iter()
-                .map(|c| choice_name(c).to_string())
-                .collect(),
+            choices: prompt.choices().iter().map(|&c| choice_name(c).to_string()).collect(),
         });
         Ok(MessageRef {
             chat: e.chat,

@@ -117,6 +117,9 @@ pub(crate) fn reaction(event_id: &str, key: &str) -> Value {
 pub(crate) fn prompt_text(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> String {
     let mut text = prompt.render_text();
     match state {
+        None if prompt.kind == switchboard_core::PromptKind::Pairing => {
+            text.push_str("\nOr react: ✅ allow · ❌ deny.")
+        }
         None => text.push_str("\nOr react: ✅ allow once · ♾️ always (this run) · ❌ deny."),
         Some(s) => {
             text.push('\n');
@@ -176,6 +179,8 @@ mod tests {
             summary: r#"{"path":"<img src=x onerror=alert(1)>","content":"**<b>hi</b>** [x](javascript:y)"}"#.into(),
             risk: "medium".into(),
             deadline_unix: 0,
+            kind: Default::default(),
+            approvals_required: 1,
         };
         let text = prompt_text(&prompt, None);
         let sent = plain_message(&text, None);

@@ -84,6 +84,7 @@ pub(crate) fn convert(ev: &Value, room: &Room, bot: &Bot, state: &State) -> Opti
                 mentioned,
                 direct: room.direct,
                 reply_to,
+                guild: None,
                 attachments,
                 action: Action::Text,
             })

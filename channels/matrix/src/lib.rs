@@ -397,7 +397,7 @@ impl Channel for MatrixChannel {
             id,
         };
         // The choices as ready-made reactions: one click adds the approver's own.
-        for (key, _) in REACTIONS {
+        for (key, _) in REACTIONS.iter().filter(|(_, c)| prompt.choices().contains(c)) {
             if let Err(e) = self.inner.react(&message, key).await {
                 tracing::warn!(channel = %self.inner.settings.name, error = %e, "cannot add an approval reaction");
             }
@@ -462,7 +462,10 @@ impl Channel for MatrixChannel {
                 content::replacement(&edit.message.id, &text, content::Format::Plain),
             )
             .await?;
-        self.inner.state.prompts.lock().remove(&edit.message.id);
+        // A request still open (two-person rule) still takes reactions.
+        if edit.state.is_final() {
+            self.inner.state.prompts.lock().remove(&edit.message.id);
+        }
         Ok(())
     }
 }

@@ -44,6 +44,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 mentioned,
                 direct: m.chat.is_private(),
                 reply_to: m.reply_to_message().map(|r| r.id.0.to_string()),
+                guild: None,
                 attachments,
                 action: Action::Text,
             })

@@ -17,8 +17,8 @@ use async_trait::async_trait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
-    ApprovalChoice, ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef,
-    Outbound, OutboundFile, PromptEdit, StreamLimits, split_message,
+    ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
+    OutboundFile, PromptEdit, StreamLimits, split_message,
 };
 use teloxide::RequestError;
 use teloxide::payloads::{
@@ -287,10 +287,7 @@ impl Channel for TelegramChannel {
         address: &ChatAddress,
         prompt: &ApprovalPrompt,
     ) -> Result<MessageRef, ChannelError> {
-        let keyboard = InlineKeyboardMarkup::new([
-            ApprovalChoice::ALL.map(|c| InlineKeyboardButton::callback(c.label(), c.button_data(&prompt.id)))
-        ]);
-        self.send_html(address, html::escape(&prompt.render_text()), Some(keyboard))
+        self.send_html(address, html::escape(&prompt.render_text()), Some(keyboard(prompt)))
             .await
     }
 
@@ -377,11 +374,23 @@ impl Channel for TelegramChannel {
             .parse()
             .map_err(|_| ChannelError::Permanent("bad message id".into()))?;
         let text = html::escape(&edit.text());
-        self.bot
+        let mut req = self
+            .bot
             .edit_message_text(chat_id(&edit.message.chat)?, MessageId(id), text)
-            .parse_mode(ParseMode::Html)
-            .await
-            .map(|_| ())
-            .map_err(map_err)
+            .parse_mode(ParseMode::Html);
+        // A request still open (two-person rule) keeps its buttons.
+        if !edit.state.is_final() {
+            req = req.reply_markup(keyboard(edit.prompt));
+        }
+        req.await.map(|_| ()).map_err(map_err)
     }
+}
+
+/// The buttons of an approval prompt: one per answer it offers.
+fn keyboard(prompt: &ApprovalPrompt) -> InlineKeyboardMarkup {
+    InlineKeyboardMarkup::new([prompt
+        .choices()
+        .iter()
+        .map(|c| InlineKeyboardButton::callback(prompt.label(*c), c.button_data(&prompt.id)))
+        .collect::<Vec<_>>()])
 }

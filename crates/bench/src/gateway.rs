@@ -33,6 +33,7 @@ pub(crate) async fn gateway(messages: usize, users: usize) -> anyhow::Result<Exi
         mentioned: true,
         direct: true,
         reply_to: None,
+        guild: None,
         attachments: Vec::new(),
         action: switchboard_core::Action::Text,
     };

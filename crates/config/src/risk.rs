@@ -134,6 +134,10 @@ pub struct ApprovalRoute {
     pub on_no_approver: OnNoApprover,
     /// An unanswered request expires (and is denied) after this long (default 120).
     pub timeout_secs: u64,
+    /// How many different people must allow a request before the tool runs (1 or 2, default 1); a deny by anyone ends it.
+    pub approvals_required: u32,
+    /// With `approvals_required = 2`: only requests of this risk or higher need two (`low`, `medium`, `high`; default: every request).
+    pub approvals_required_min_risk: Option<String>,
 }
 
 impl Default for ApprovalRoute {
@@ -144,11 +148,31 @@ impl Default for ApprovalRoute {
             approvers: Vec::new(),
             on_no_approver: OnNoApprover::Deny,
             timeout_secs: 120,
+            approvals_required: 1,
+            approvals_required_min_risk: None,
         }
     }
 }
 
+/// The order of risk words (`low` < `medium` < `high`); unknown words rank highest.
+fn risk_rank(risk: &str) -> u8 {
+    match risk {
+        "low" => 0,
+        "medium" => 1,
+        _ => 2,
+    }
+}
+
 impl ApprovalRoute {
+    /// How many people must allow a request of `risk` on this route.
+    pub fn required_for(&self, risk: &str) -> u32 {
+        let applies = self
+            .approvals_required_min_risk
+            .as_deref()
+            .is_none_or(|min| risk_rank(risk) >= risk_rank(min));
+        if applies { self.approvals_required.max(1) } else { 1 }
+    }
+
     /// A route can carry a prompt to a person only when all three parts are set.
     pub fn is_complete(&self) -> bool {
         self.approver_channel.as_deref().is_some_and(|c| !c.is_empty())

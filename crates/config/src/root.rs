@@ -62,6 +62,12 @@ pub struct Config {
     /// Metrics and health endpoints, see docs/operations.md.
     #[serde(default)]
     pub telemetry: crate::TelemetryConfig,
+    /// Which agent answers which chat, see docs/routes.md.
+    #[serde(default)]
+    pub routes: Vec<crate::Route>,
+    /// People and their ids on every platform, see docs/approvals.md.
+    #[serde(default)]
+    pub people: BTreeMap<String, crate::Person>,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

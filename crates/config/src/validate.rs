@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 mod mcp;
 mod platforms;
+mod routes;
 mod web;
 
 /// Tool names the runtime knows; lists of tool names are checked against it.
@@ -42,6 +43,9 @@ pub(crate) fn validate(c: &Config) -> Vec<Problem> {
     channels(c, &mut v);
     cron(c, &mut v);
     mcp::servers(c, &mut v);
+    routes::routes(c, &mut v);
+    routes::people(c, &mut v);
+    routes::two_person(c, &mut v);
     v
 }
 
@@ -304,12 +308,19 @@ const USER_FORMS: &str = "use tg:<numeric id>, discord:<snowflake>, @user:server
 
 fn user_list(path: &str, users: &[String], star_ok: bool, v: &mut Vec<Problem>) {
     for (i, u) in users.iter().enumerate() {
-        if (star_ok && u == "*") || valid_user_id(u) {
+        if (star_ok && (u == "*" || u == "paired")) || valid_user_id(u) {
             continue;
         }
         v.push(Problem::new(
             format!("{path}[{i}]"),
-            format!("'{u}' is not a user id; {USER_FORMS}"),
+            format!(
+                "'{u}' is not a user id; {USER_FORMS}{}",
+                if star_ok {
+                    ", or \"*\" (anyone) or \"paired\" (people an approver let in)"
+                } else {
+                    ""
+                }
+            ),
         ));
     }
 }

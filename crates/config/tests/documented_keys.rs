@@ -44,6 +44,8 @@ const TABLES: &[(&str, &str)] = &[
     ("[sandbox]", "## [sandbox]"),
     ("[mcp_servers.s]", "## [mcp_servers.&lt;name&gt;]"),
     ("[telemetry]", "## [telemetry]"),
+    ("[[routes]]\nagent = \"a\"", "## [[routes]]"),
+    ("[people.p]", "## [people.&lt;name&gt;]"),
 ];
 
 /// The keys `table` accepts, from the refusal of an unknown one.

@@ -395,3 +395,47 @@ fn mcp_servers_need_one_transport_and_agents_name_known_ones() {
     assert!(c.risk_profiles["default"].offers_tool("tracker.create_issue"));
     assert!(!c.risk_profiles["default"].offers_tool("other.create_issue"));
 }
+
+#[test]
+fn routes_people_and_the_two_person_rule_are_checked() {
+    let discord = "[channels.discord.main]\nbot_token = \"x\"\nallowed_users = [\"paired\", \"discord:1\"]\n";
+    assert_problem(
+        &format!("{discord}[[routes]]\nchannel = \"discord.main\"\nchat = \"5\"\nagent = \"nobody\"\n"),
+        "routes[0].agent",
+        "unknown agent 'nobody'",
+    );
+    assert_problem(
+        &format!("{discord}[[routes]]\nchat = \"5\"\nagent = \"main\"\n"),
+        "routes[0].channel",
+        "missing",
+    );
+    assert_problem(
+        &format!(
+            "{discord}[[routes]]\nchannel = \"discord.main\"\nchat = \"5\"\nagent = \"main\"\n[[routes]]\nchannel = \"discord.main\"\nchat = \"5\"\nagent = \"main\"\nrequire_mention = false\n"
+        ),
+        "routes[1]",
+        "overlaps routes[0]",
+    );
+    assert_problem(
+        "[channels.local.x]\nallowed_users = [\"paired\"]\n",
+        "channels.local.x.allowed_users",
+        "for chat platforms",
+    );
+    assert_problem(
+        "[people.ann]\nids = [\"tg:1\"]\n[people.bob]\nids = [\"tg:1\"]\n",
+        "people.bob.ids",
+        "listed for [people.ann] too",
+    );
+    let route = "[channels.telegram.t]\nbot_token = \"x\"\n[risk_profiles.r.approval_route]\napprover_channel = \"telegram.t\"\napprover_recipient = \"1\"\napprovals_required = 2\n";
+    // Two ids of one person are one person.
+    assert_problem(
+        &format!("{route}approvers = [\"tg:1\", \"@ann:hs\"]\n[people.ann]\nids = [\"tg:1\", \"@ann:hs\"]\n"),
+        "risk_profiles.r.approval_route.approvers",
+        "at least two different people",
+    );
+    assert_problem(
+        &format!("{route}approvers = [\"tg:1\", \"tg:2\"]\napprovals_required_min_risk = \"severe\"\n"),
+        "risk_profiles.r.approval_route.approvals_required_min_risk",
+        "not a risk",
+    );
+}

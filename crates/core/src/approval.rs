@@ -82,18 +82,69 @@ pub struct ApprovalPrompt {
     pub risk: String,
     /// Seconds since the Unix epoch after which the request expires.
     pub deadline_unix: i64,
+    /// What is asked: a tool call, or letting a person in.
+    #[serde(default)]
+    pub kind: PromptKind,
+    /// How many different people must allow it (two-person rule).
+    #[serde(default = "one")]
+    pub approvals_required: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// What a prompt asks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptKind {
+    /// May an agent's tool call run (`tool`, `summary`, `risk`)?
+    #[default]
+    Tool,
+    /// May a person talk to the bot (`summary` says who; `tool` holds
+    /// their code)?
+    Pairing,
 }
 
 impl ApprovalPrompt {
+    /// The answers this prompt offers, in order.
+    pub fn choices(&self) -> &'static [ApprovalChoice] {
+        match self.kind {
+            PromptKind::Tool => &ApprovalChoice::ALL,
+            PromptKind::Pairing => &[ApprovalChoice::AllowOnce, ApprovalChoice::Deny],
+        }
+    }
+
+    /// A button's label for `choice` on this prompt.
+    pub fn label(&self, choice: ApprovalChoice) -> &'static str {
+        match (self.kind, choice) {
+            (PromptKind::Pairing, ApprovalChoice::AllowOnce | ApprovalChoice::Always) => "Allow",
+            _ => choice.label(),
+        }
+    }
+
     /// The text form every channel can show, with the text fallback commands.
     pub fn render_text(&self) -> String {
+        if self.kind == PromptKind::Pairing {
+            return format!(
+                "Pairing request [{id}]\n{summary}\ncode: {code}\nReply /pair {code} to let them in, or /deny {id}.",
+                id = self.id,
+                summary = self.summary,
+                code = self.tool,
+            );
+        }
+        let two = if self.approvals_required > 1 {
+            format!("\nneeds {} different approvers", self.approvals_required)
+        } else {
+            String::new()
+        };
         let chain = if self.caller_chain.is_empty() {
             String::new()
         } else {
             format!(" (via {})", self.caller_chain.join(" → "))
         };
         format!(
-            "Approval needed [{id}]\nagent: {agent}{chain}\ntool: {tool} (risk: {risk})\nargs: {summary}\nReply /approve {id} [always] or /deny {id} [reason].",
+            "Approval needed [{id}]\nagent: {agent}{chain}\ntool: {tool} (risk: {risk})\nargs: {summary}{two}\nReply /approve {id} [always] or /deny {id} [reason].",
             id = self.id,
             agent = self.agent,
             tool = self.tool,
@@ -115,6 +166,13 @@ pub enum PromptState {
         /// When, in seconds since the Unix epoch.
         at_unix: i64,
     },
+    /// Some of the people needed allowed; the prompt still takes answers.
+    Partial {
+        /// Who allowed so far (user ids).
+        allowed_by: Vec<String>,
+        /// How many different people must.
+        need: u32,
+    },
     /// Nobody answered in time (or the process that asked is gone).
     Expired,
     /// The run that asked was stopped before anyone decided.
@@ -122,6 +180,11 @@ pub enum PromptState {
 }
 
 impl PromptState {
+    /// Whether the request is over (the prompt takes no more answers).
+    pub fn is_final(&self) -> bool {
+        !matches!(self, Self::Partial { .. })
+    }
+
     /// One line saying how the request ended, for edited prompts.
     pub fn describe(&self) -> String {
         match self {
@@ -133,6 +196,11 @@ impl PromptState {
                 };
                 format!("{what} by {by} at {at_unix} (Unix time).")
             }
+            Self::Partial { allowed_by, need } => format!(
+                "{} of {need} approvals (by {}); waiting for another approver.",
+                allowed_by.len(),
+                allowed_by.join(", ")
+            ),
             Self::Expired => "Expired: no decision was made in time.".into(),
             Self::Cancelled => "Cancelled: the run that asked was stopped.".into(),
         }

@@ -71,6 +71,7 @@ const fn cmd(name: &'static str, usage: &'static str, about: &'static str, who: 
 }
 
 const ANYONE: &str = "anyone admitted to the chat";
+const APPROVERS: &str = "approvers named by an approval_route";
 const RUN: ArgSpec = arg("id", ArgKind::Text, true, "Run id, #n from list, or all (kill)");
 
 const SUBAGENTS: &[CommandSpec] = &[
@@ -177,6 +178,25 @@ pub const CATALOG: &[CommandSpec] = &[
             "Deny a pending request",
             "the request's approvers",
         )
+    },
+    CommandSpec {
+        args: &[arg("code", ArgKind::Text, true, "The code the person was given")],
+        private: true,
+        ..cmd("pair", "<code>", "Let in a person who asked with this code", APPROVERS)
+    },
+    CommandSpec {
+        args: &[arg("id", ArgKind::Text, true, "Their id, e.g. tg:42")],
+        private: true,
+        ..cmd(
+            "unpair",
+            "<id>",
+            "Stop a paired person from talking to the bot",
+            APPROVERS,
+        )
+    },
+    CommandSpec {
+        private: true,
+        ..cmd("people", "", "People let in by pairing, waiting or refused", APPROVERS)
     },
     CommandSpec {
         private: true,

@@ -19,7 +19,7 @@ mod split;
 mod supervise;
 
 pub use address::{ChatAddress, UserId};
-pub use approval::{ApprovalChoice, ApprovalPrompt, PromptState};
+pub use approval::{ApprovalChoice, ApprovalPrompt, PromptKind, PromptState};
 pub use attachment::{Attachment, AttachmentKind, FetchError, OutboundFile, push_capped, read_capped};
 pub use bounded::BoundedMap;
 pub use catalog::{ArgKind, ArgSpec, CATALOG, CommandSpec};

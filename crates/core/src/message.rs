@@ -28,6 +28,10 @@ pub struct Inbound {
     pub direct: bool,
     /// The message this one replies to, if any.
     pub reply_to: Option<String>,
+    /// The guild (Discord server) the chat belongs to, where the platform
+    /// has them: routes may match on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guild: Option<String>,
     /// Files sent with it (the text is then their caption, maybe empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
@@ -52,6 +56,7 @@ impl Inbound {
             mentioned: false,
             direct: false,
             reply_to: None,
+            guild: None,
             attachments: Vec::new(),
             action: Action::Text,
         }

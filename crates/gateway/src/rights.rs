@@ -45,6 +45,16 @@ pub(crate) fn decides_unlimited(config: &Config, user: &UserId) -> bool {
         })
 }
 
+/// Whether `user` may let people in, send them away and list them
+/// (pairing): an approver named by some route (exact ids).
+pub(crate) fn may_admit(config: &Config, user: &UserId) -> bool {
+    config
+        .risk_profiles
+        .values()
+        .filter_map(|p| p.approval_route.as_ref())
+        .any(|r| r.approvers.iter().any(|a| a == user.as_str()))
+}
+
 /// Whose a run is: the person who asked for it and the agent at the root
 /// of its tree (the one a person talks to).
 #[derive(Debug, Clone, PartialEq, Eq)]

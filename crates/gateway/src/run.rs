@@ -36,12 +36,18 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
     let fences = crate::cluster::Fences::default();
+    let pairing = Arc::new(crate::pairing::Pairing::new(
+        runtime.store().clone(),
+        runtime.as_ref().into(),
+        channels.clone(),
+    ));
     let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::service::inbox::GatewayIntake::new(
         runtime.store().clone(),
         runtime.as_ref().into(),
         channels.clone(),
         inbound_tx,
         fences.clone(),
+        pairing.clone(),
     ));
     let mut tasks = Vec::new();
     let mut keepers = std::collections::HashMap::new();
@@ -75,7 +81,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         fences.clone(),
     ));
     let prompts = channels.clone();
-    let router = Router::new((*runtime).clone(), channels.clone(), broker.clone());
+    let router = Router::new((*runtime).clone(), channels.clone(), broker.clone(), pairing.clone());
     runtime.set_fence(Arc::new(crate::cluster::fence::StoreFence::new(
         runtime.store().clone(),
     )));

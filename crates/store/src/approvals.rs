@@ -63,6 +63,8 @@ pub struct NewApproval<'a> {
     /// Who may decide it, so that any instance can check a decision typed
     /// to it.
     pub approvers: &'a [String],
+    /// How many different people must allow it (1 or 2).
+    pub approvals_required: i64,
 }
 
 /// A stored request and its outcome.
@@ -111,11 +113,16 @@ pub struct ApprovalRow {
     pub approvers: Vec<String>,
     /// The person whose message started the work that asks.
     pub requested_by: Option<String>,
+    /// How many different people must allow it.
+    pub approvals_required: i64,
+    /// How many have (see `approval_votes`).
+    pub allows: i64,
 }
 
 pub(crate) const COLUMNS: &str =
     "id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread, prompt_message, status,
-     deadline_at, created_at, decided_at, decided_by, decided_from, reason, approvers, requested_by";
+     deadline_at, created_at, decided_at, decided_by, decided_from, reason, approvers, requested_by,
+     approvals_required, allows";
 
 /// How a pending request ended: the new status, who decided and from
 /// where (none when nobody did: expiry, cancellation), and why.
@@ -149,8 +156,9 @@ impl<'s> Approvals<'s> {
         self.0.exec(
             Stmt::new(
                 "INSERT INTO approvals (id, run_id, agent, caller_chain, tool, summary, risk, channel, chat, thread,
-                                    status, deadline_at, created_at, instance_id, approvers, requested_by)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15)",
+                                    status, deadline_at, created_at, instance_id, approvers, requested_by,
+                                    approvals_required)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16)",
             )
             .bind(a.id)
             .bind(a.run_id)
@@ -166,7 +174,8 @@ impl<'s> Approvals<'s> {
             .bind(self.0.now_ms())
             .bind(self.0.instance_id())
             .bind(crate::list::encode(a.approvers))
-            .bind(a.requested_by),
+            .bind(a.requested_by)
+            .bind(a.approvals_required),
         )
         .await?;
         self.0.changed(crate::Change::Approval(a.id.to_string()));

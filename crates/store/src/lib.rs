@@ -22,6 +22,7 @@ macro_rules! read {
 #[macro_use]
 mod words;
 
+mod approval_votes;
 mod approvals;
 mod backup;
 mod clock;
@@ -37,6 +38,7 @@ mod mail;
 mod marks;
 mod memory;
 mod outbox;
+mod pairings;
 mod readiness;
 mod runs;
 mod sessions;
@@ -45,6 +47,7 @@ pub use signals::Change;
 mod sqlite_writer;
 mod stmt;
 
+pub use approval_votes::{Allow, Counted, VoteRow};
 pub use approvals::{ApprovalEnd, ApprovalRow, ApprovalStatus, NewApproval};
 pub use backup::{BackupSummary, verify as verify_backup};
 pub use console::{ConsoleSession, console_secret};
@@ -55,6 +58,7 @@ pub use instances::{InstanceRow, Reclaimed};
 pub use leases::LeaseRow;
 pub use memory::MemoryRow;
 pub use outbox::{OutboxRow, OutboxStatus};
+pub use pairings::{NewPairing, Opened, PairingRow, PairingStatus};
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
 pub use sessions::{SessionInfo, SessionPlace, StoredMessage};
 

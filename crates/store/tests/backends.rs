@@ -173,6 +173,7 @@ async fn exercise(store: &Store) {
                 thread: None,
                 approvers: &["cli:ops".to_string()],
                 deadline_at: 0,
+                approvals_required: 1,
             })
             .await
             .unwrap();

@@ -82,6 +82,12 @@ pub(super) fn local(c: &Config, v: &mut Vec<Problem>) {
             true,
             v,
         );
+        if l.allowed_users.iter().any(|u| u == "paired") {
+            v.push(Problem::new(
+                format!("channels.local.{alias}.allowed_users"),
+                "\"paired\" is for chat platforms; list local users (cli:<name>) instead",
+            ));
+        }
         if l.token.is_some() && !l.people.is_empty() {
             v.push(Problem::new(
                 format!("channels.local.{alias}.token"),

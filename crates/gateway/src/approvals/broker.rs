@@ -15,6 +15,7 @@ use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
 use words::{decided, decision_of, no_longer_pending, refusal, status_of};
 
+mod tally;
 mod words;
 
 pub(super) struct Decision {
@@ -25,6 +26,8 @@ pub(super) struct Decision {
 
 struct Pending {
     approvers: Vec<String>,
+    /// How many different people must allow it.
+    required: u32,
     tx: oneshot::Sender<Decision>,
 }
 
@@ -32,6 +35,8 @@ struct Pending {
 struct Target {
     address: ChatAddress,
     approvers: Vec<String>,
+    /// How many different people must allow it.
+    required: u32,
 }
 
 /// Carries approval prompts to the ops rooms named by `approval_route`s
@@ -119,6 +124,7 @@ impl RouteBroker {
                 return Ok(Target {
                     address: ChatAddress::new(channel, chat),
                     approvers: route.approvers.clone(),
+                    required: route.required_for(&req.risk),
                 });
             }
             return self.fallback(req, &route, format!("approver channel '{channel}' is not running"));
@@ -138,6 +144,11 @@ impl RouteBroker {
                 req.profile_name
             ));
         }
+        if route.required_for(&req.risk) > 1 {
+            return Err(format!(
+                "{why}; this request needs two different approvers, and the person who wrote is one"
+            ));
+        }
         if !req.originator_may_decide {
             return Err(format!("{why}; an independent delegate has no originating chat to ask"));
         }
@@ -155,6 +166,7 @@ impl RouteBroker {
         Ok(Target {
             address: origin,
             approvers,
+            required: 1,
         })
     }
 
@@ -170,11 +182,14 @@ impl RouteBroker {
             choice,
             reason,
         } = ballot;
-        let waiting_here = self.pending.lock().get(id).map(|p| p.approvers.clone());
-        let approvers = match waiting_here {
-            Some(approvers) => approvers,
+        let waiting_here = self.pending.lock().get(id).map(|p| (p.approvers.clone(), p.required));
+        let (approvers, required) = match waiting_here {
+            Some(known) => known,
             None => match self.store.approvals().get(id).await {
-                Ok(Some(row)) if row.status == ApprovalStatus::Pending => crate::rights::approvers_of(&row),
+                Ok(Some(row)) if row.status == ApprovalStatus::Pending => (
+                    crate::rights::approvers_of(&row),
+                    u32::try_from(row.approvals_required).unwrap_or(2),
+                ),
                 // Decided, expired or cancelled already: say which.
                 Ok(Some(row)) => return no_longer_pending(&row),
                 _ => return format!("No approval request '{id}' is waiting."),
@@ -183,10 +198,17 @@ impl RouteBroker {
         if let Some(refusal) = refusal(id, user, from, &approvers) {
             return refusal;
         }
+        let (mut by, mut choice) = (user.to_string(), choice);
+        if choice != ApprovalChoice::Deny && required > 1 {
+            match self.tally(id, user, from, choice, required).await {
+                tally::Tally::Wait(text) => return text,
+                tally::Tally::Enough { by: all, choice: c } => (by, choice) = (all, c),
+            }
+        }
         let from_text = from.to_string();
         let end = ApprovalEnd {
             status: status_of(choice),
-            by: Some(user.as_str()),
+            by: Some(&by),
             from: Some(&from_text),
             reason: reason.as_deref(),
         };
@@ -203,11 +225,7 @@ impl RouteBroker {
                 return format!("Approval {id} could not be decided right now; try again.");
             }
         }
-        let decision = Decision {
-            choice,
-            by: user.to_string(),
-            reason,
-        };
+        let decision = Decision { choice, by, reason };
         // Waiting here: woken now. Waiting on another gateway: it sees the
         // row (and the signal) and runs the tool.
         let waiting = self.pending.lock().remove(id);
@@ -322,18 +340,20 @@ impl ApprovalBroker for RouteBroker {
         };
         let timeout = req.timeout_secs.max(1);
         let deadline = self.store.now_ms() + timeout as i64 * 1000;
-        if let Err(e) = super::store_request(&self.store, &req, &target.address, &target.approvers, deadline).await {
+        let asked = (deadline, target.required);
+        if let Err(e) = super::store_request(&self.store, &req, &target.address, &target.approvers, asked).await {
             tracing::error!(error = %e, "cannot store an approval request");
             return ApprovalOutcome::Unavailable {
                 why: "the approval request could not be recorded".into(),
             };
         }
-        let prompt = super::prompt_of(&req, deadline);
+        let prompt = super::prompt_of(&req, deadline, target.required);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().insert(
             req.id.clone(),
             Pending {
                 approvers: target.approvers.clone(),
+                required: target.required,
                 tx,
             },
         );

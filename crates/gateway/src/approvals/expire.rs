@@ -2,7 +2,7 @@
 //! to say they expired (the rows were marked `expired` by bootstrap).
 
 use crate::channels::ChannelSet;
-use switchboard_core::{ApprovalPrompt, ChatAddress, MessageRef, Outbound, PromptEdit, PromptState};
+use switchboard_core::{ChatAddress, MessageRef, Outbound, PromptEdit, PromptState};
 use switchboard_store::ApprovalRow;
 
 pub(crate) async fn update_expired_prompts(channels: &ChannelSet, rows: &[ApprovalRow]) {
@@ -25,15 +25,7 @@ pub(crate) async fn update_expired_prompts(channels: &ChannelSet, rows: &[Approv
             }
             continue;
         };
-        let prompt = ApprovalPrompt {
-            id: row.id.clone(),
-            agent: row.agent.clone(),
-            caller_chain: row.caller_chain.clone(),
-            tool: row.tool.clone(),
-            summary: row.summary.clone(),
-            risk: row.risk.clone(),
-            deadline_unix: row.deadline_at / 1000,
-        };
+        let prompt = super::prompt_of_row(row);
         let at = MessageRef {
             chat: chat.clone(),
             id: message.clone(),

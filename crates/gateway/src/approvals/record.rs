@@ -1,18 +1,18 @@
 //! What every broker does with a request before asking: store it for the
 //! audit trail and build the prompt people see.
 
-use switchboard_core::{ApprovalPrompt, ChatAddress};
+use switchboard_core::{ApprovalPrompt, ChatAddress, PromptKind};
 use switchboard_runtime::ApprovalRequest;
-use switchboard_store::{NewApproval, Store, StoreError};
+use switchboard_store::{ApprovalRow, NewApproval, Store, StoreError};
 
 /// Store `req` as pending, asked in `at` of `approvers`, due at
-/// `deadline_ms`.
+/// `deadline_ms`, needing `required` different people's allows.
 pub(crate) async fn store_request(
     store: &Store,
     req: &ApprovalRequest,
     at: &ChatAddress,
     approvers: &[String],
-    deadline_ms: i64,
+    (deadline_ms, required): (i64, u32),
 ) -> Result<(), StoreError> {
     store
         .approvals()
@@ -30,12 +30,13 @@ pub(crate) async fn store_request(
             thread: at.thread.as_deref(),
             deadline_at: deadline_ms,
             approvers,
+            approvals_required: i64::from(required),
         })
         .await
 }
 
-/// The prompt for `req`.
-pub(crate) fn prompt_of(req: &ApprovalRequest, deadline_ms: i64) -> ApprovalPrompt {
+/// The prompt for `req`, needing `required` people's allows.
+pub(crate) fn prompt_of(req: &ApprovalRequest, deadline_ms: i64, required: u32) -> ApprovalPrompt {
     ApprovalPrompt {
         id: req.id.clone(),
         agent: req.agent.clone(),
@@ -44,5 +45,22 @@ pub(crate) fn prompt_of(req: &ApprovalRequest, deadline_ms: i64) -> ApprovalProm
         summary: req.summary.clone(),
         risk: req.risk.clone(),
         deadline_unix: deadline_ms / 1000,
+        kind: PromptKind::Tool,
+        approvals_required: required,
+    }
+}
+
+/// The prompt a stored request was asked with.
+pub(crate) fn prompt_of_row(row: &ApprovalRow) -> ApprovalPrompt {
+    ApprovalPrompt {
+        id: row.id.clone(),
+        agent: row.agent.clone(),
+        caller_chain: row.caller_chain.clone(),
+        tool: row.tool.clone(),
+        summary: row.summary.clone(),
+        risk: row.risk.clone(),
+        deadline_unix: row.deadline_at / 1000,
+        kind: PromptKind::Tool,
+        approvals_required: u32::try_from(row.approvals_required).unwrap_or(1),
     }
 }

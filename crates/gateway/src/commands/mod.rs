@@ -27,6 +27,8 @@ pub(crate) struct CommandContext<'a> {
     /// are not what the person meant (a command handled again after a
     /// restart must not hit a newer run).
     pub sent_at: i64,
+    /// Why this agent answers here (`/status`; docs/routes.md).
+    pub route: Option<String>,
 }
 
 /// `/stop`: children this session started with `sessions_spawn` are
@@ -84,6 +86,11 @@ pub(crate) enum Command {
         reason: Option<String>,
     },
     Subagents(subagents::Sub),
+    /// `/pair CODE`, `/unpair <id>`, `/people`: answered by the router
+    /// (docs/routes.md, "Pairing").
+    Pair(String),
+    Unpair(String),
+    People,
     Unknown(String),
     /// `/cmd@otherbot`: addressed to another bot in the group; ignored.
     ForAnotherBot,
@@ -134,6 +141,9 @@ fn named(name: &str, args: &[&str]) -> Command {
         "stop" => Command::Stop,
         "console" => Command::Console,
         "subagents" => Command::Subagents(subagents::parse(args)),
+        "pair" if !args.is_empty() => Command::Pair(args.join(" ")),
+        "unpair" if args.len() == 1 => Command::Unpair(args[0].to_string()),
+        "people" => Command::People,
         "approve" if !args.is_empty() => Command::Decide {
             id: args[0].to_string(),
             choice: if args.get(1).is_some_and(|a| a.eq_ignore_ascii_case("always")) {
@@ -166,6 +176,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::Decide { id, .. } => {
             format!("No approval request '{id}' is waiting here.")
         }
+        Command::Pair(_) | Command::Unpair(_) | Command::People => "Pairing is not available here.".into(),
         Command::Unknown(name) => format!("Unknown command /{name}. Type /help for the list."),
         Command::ForAnotherBot => String::new(),
     }

@@ -19,8 +19,13 @@ pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
         .of_agent(ctx.agent, &day)
         .await
         .unwrap_or_default();
+    let route = ctx
+        .route
+        .as_deref()
+        .map(|r| format!("\nroute: {r}"))
+        .unwrap_or_default();
     format!(
-        "agent: {}\nmodel: {provider} ({model})\nsession: {}\ntoday ({day} UTC): {} model calls, {} tokens in / {} out, ${:.4}",
+        "agent: {}{route}\nmodel: {provider} ({model})\nsession: {}\ntoday ({day} UTC): {} model calls, {} tokens in / {} out, ${:.4}",
         ctx.agent,
         ctx.session_key,
         cost.calls,

@@ -79,6 +79,7 @@ pub(crate) fn ops_room_route() -> switchboard_config::ApprovalRoute {
         approvers: vec!["cli:alice".into()],
         on_no_approver: Default::default(),
         timeout_secs: 5,
+        ..Default::default()
     }
 }
 

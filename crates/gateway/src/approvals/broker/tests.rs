@@ -31,7 +31,7 @@ async fn stored(peers: &crate::test_peers::TeamChannel, id: &str, approvers: &[S
         timeout_secs: 60,
     };
     let at = ChatAddress::new("local.team", "ops");
-    super::super::record::store_request(&peers.store, &req, &at, approvers, now_ms() + 60_000)
+    super::super::record::store_request(&peers.store, &req, &at, approvers, (now_ms() + 60_000, 1))
         .await
         .unwrap();
 }
@@ -43,6 +43,7 @@ fn waiting(broker: &RouteBroker, id: &str, approvers: &[String]) -> oneshot::Rec
         id.into(),
         Pending {
             approvers: approvers.to_vec(),
+            required: 1,
             tx,
         },
     );

@@ -91,11 +91,23 @@ fn parse_answer(line: &str, id: &str) -> Option<Answer> {
 impl ApprovalBroker for CliBroker {
     async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
         let _turn = self.asking.lock().await;
+        // One person at a terminal cannot be two (fail closed).
+        if req.route.as_ref().is_some_and(|r| r.required_for(&req.risk) > 1) {
+            return ApprovalOutcome::Unavailable {
+                why: "this request needs two different approvers (approvals_required = 2); decide it from the ops room, not the terminal".into(),
+            };
+        }
         let deadline = self.store.now_ms() + req.timeout_secs as i64 * 1000;
         let here =
             switchboard_core::ChatAddress::new("cli", req.origin.as_ref().map(|o| o.chat.clone()).unwrap_or_default());
-        if let Err(e) =
-            crate::approvals::store_request(&self.store, &req, &here, std::slice::from_ref(&self.user), deadline).await
+        if let Err(e) = crate::approvals::store_request(
+            &self.store,
+            &req,
+            &here,
+            std::slice::from_ref(&self.user),
+            (deadline, 1),
+        )
+        .await
         {
             // Fail closed: an approval that cannot be audited is not asked.
             tracing::error!(error = %e, "cannot store approval request");
@@ -103,7 +115,7 @@ impl ApprovalBroker for CliBroker {
                 why: "the approval could not be recorded".into(),
             };
         }
-        let prompt = crate::approvals::prompt_of(&req, deadline);
+        let prompt = crate::approvals::prompt_of(&req, deadline, 1);
         let (tx, rx) = oneshot::channel();
         *self.pending.lock() = Some(Pending { id: req.id.clone(), tx });
         println!(

@@ -190,6 +190,7 @@ impl Terminal {
             address: &self.address,
             sender: &self.sender,
             sent_at: self.runtime.store().now_ms(),
+            route: None,
         };
         match cmd {
             Command::Console => crate::commands::console_link::SignIn::answer(&self.runtime, &self.sender, true).await,

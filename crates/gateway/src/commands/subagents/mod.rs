@@ -221,6 +221,7 @@ mod tests {
             address: &address,
             sender: &sender,
             sent_at,
+            route: None,
         };
         let seen: Vec<String> = children(&ctx).await.unwrap().into_iter().map(|r| r.id).collect();
         assert_eq!(seen, ["older-run"]);

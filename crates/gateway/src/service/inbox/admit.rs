@@ -18,25 +18,31 @@ pub(super) enum Admission {
     Tell(String),
     /// Not taken; a stranger is told once, with no retry and no outbox.
     Notice(String),
+    /// Not taken; a stranger where people are let in by pairing: they
+    /// get a code (`pairing`).
+    Pair,
     /// Not taken, and nothing to say (not for the bot).
     Drop,
 }
 
 /// Whether a message taken before a restart may still be answered: the
-/// allow list may have changed since (fail closed).
-pub(super) fn still_allowed(config: &Config, m: &Inbound) -> bool {
+/// allow list (or the pairing, `paired`) may have changed since (fail
+/// closed).
+pub(super) fn still_allowed(config: &Config, m: &Inbound, paired: bool) -> bool {
     let channel = &m.address.channel;
     m.sender.belongs_to(channel)
-        && m.sender
-            .is_listed_in(config.channels.allowed_users(channel).unwrap_or(&[]))
+        && ((paired && crate::routing::admits_paired(config, m))
+            || m.sender.is_listed_in(crate::routing::allowed_users(config, m)))
 }
 
-/// Identity, allow list, mention rule and rate, in that order.
+/// Identity, allow list (the route's, or the channel's; `paired`: an
+/// approver let the sender in), mention rule and rate, in that order.
 pub(super) fn admit(
     config: &Config,
     rate: &Mutex<rate::Window>,
     strangers: &Mutex<Strangers>,
     m: &Inbound,
+    paired: bool,
 ) -> Admission {
     let channel = &m.address.channel;
     // Identity comes from the platform that authenticated the person: an
@@ -45,10 +51,15 @@ pub(super) fn admit(
         tracing::warn!(%channel, sender = %m.sender, "message whose sender is not an id of this channel's platform refused");
         return Admission::Drop;
     }
-    let allowed = config.channels.allowed_users(channel).unwrap_or(&[]);
-    if !m.sender.is_listed_in(allowed) {
+    let route = crate::routing::pick(config, m);
+    let allowed = crate::routing::allowed_users(config, m);
+    if !paired && !m.sender.is_listed_in(allowed) {
         // Told once an hour, in direct chats only (see `strangers`).
         if m.direct && strangers.lock().tell(&m.sender, std::time::Instant::now()) {
+            if crate::routing::admits_paired(config, m) {
+                tracing::info!(%channel, sender = %m.sender, "a stranger wrote where people are let in by pairing");
+                return Admission::Pair;
+            }
             tracing::warn!(%channel, sender = %m.sender, "message from a sender not in allowed_users (told; further ones for an hour are dropped quietly)");
             return Admission::Notice(format!(
                 "Sorry, {} may not use this bot here. An operator can add it to [channels.{}].allowed_users.",
@@ -63,7 +74,8 @@ pub(super) fn admit(
         tracing::debug!(%channel, sender = %m.sender, "a command for another bot: ignored");
         return Admission::Drop;
     }
-    if command.is_none() && !m.direct && !m.mentioned && config.channels.require_mention(channel) {
+    let must_mention = route.map_or_else(|| config.channels.require_mention(channel), |r| r.require_mention);
+    if command.is_none() && !m.direct && !m.mentioned && must_mention {
         tracing::debug!(%channel, chat = %m.address.chat, sender = %m.sender, "not mentioned in a group: ignored");
         return Admission::Drop;
     }

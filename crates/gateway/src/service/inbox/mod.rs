@@ -33,6 +33,8 @@ pub(crate) struct GatewayIntake {
     router: mpsc::Sender<Taken>,
     /// Leased channels are taken only under the lease this instance holds.
     fences: crate::cluster::Fences,
+    /// Strangers where people are let in by pairing get a code.
+    pairing: std::sync::Arc<crate::pairing::Pairing>,
 }
 
 impl GatewayIntake {
@@ -42,6 +44,7 @@ impl GatewayIntake {
         channels: ChannelSet,
         router: mpsc::Sender<Taken>,
         fences: crate::cluster::Fences,
+        pairing: std::sync::Arc<crate::pairing::Pairing>,
     ) -> Self {
         Self {
             store,
@@ -51,7 +54,51 @@ impl GatewayIntake {
             strangers: Mutex::default(),
             router,
             fences,
+            pairing,
         }
+    }
+
+    /// Whether `m`'s sender was let in by pairing where `m` was written
+    /// (read only where the allow list says `"paired"` and does not name
+    /// them; a store error reads as no: fail closed).
+    async fn paired(&self, config: &switchboard_config::Config, m: &Inbound) -> bool {
+        if !crate::routing::admits_paired(config, m)
+            || m.sender.is_listed_in(crate::routing::allowed_users(config, m))
+            || !m.sender.belongs_to(&m.address.channel)
+        {
+            return false;
+        }
+        match self
+            .store
+            .pairings()
+            .paired(&m.address.channel, m.sender.as_str())
+            .await
+        {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!(channel = %m.address.channel, error = %e, "cannot read pairings; the sender is treated as a stranger");
+                false
+            }
+        }
+    }
+
+    /// A stranger where people are let in by pairing: a code, told once
+    /// (no retry, nothing queued), or nothing.
+    fn pair(&self, m: Inbound) {
+        let (pairing, channels) = (self.pairing.clone(), self.channels.clone());
+        tokio::spawn(async move {
+            let Some(text) = pairing.stranger(&m).await else {
+                return;
+            };
+            let mut out = Outbound::new(m.address.clone(), text);
+            out.reply_to = m.message_id.clone();
+            let Some(channel) = channels.get(&m.address.channel) else {
+                return;
+            };
+            if let Err(e) = channel.send(&out).await {
+                tracing::info!(channel = %out.address.channel, error = %e, "a pairing code was not delivered (not retried)");
+            }
+        });
     }
 
     /// Tell `to`'s sender why the message was not taken, without holding
@@ -111,7 +158,8 @@ impl Intake for GatewayIntake {
         let mut tells = Vec::new();
         let mut dropped = 0;
         for m in messages {
-            match admit(&config, &self.rate, &self.strangers, &m) {
+            let paired = self.paired(&config, &m).await;
+            match admit(&config, &self.rate, &self.strangers, &m, paired) {
                 Admission::Keep => {
                     let key = uuid::Uuid::new_v4().simple().to_string();
                     rows.push(NewInbound {
@@ -135,6 +183,10 @@ impl Intake for GatewayIntake {
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),
                 Admission::Notice(text) => tells.push((m, text, false)),
+                Admission::Pair => {
+                    dropped += 1;
+                    self.pair(m);
+                }
                 Admission::Drop => dropped += 1,
             }
         }

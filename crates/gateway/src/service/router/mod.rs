@@ -8,7 +8,7 @@
 
 mod session;
 
-use crate::approvals::{Ballot, RouteBroker};
+use crate::approvals::{Ballot, RouteBroker, Via};
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
 use crate::service::taken::Taken;
@@ -29,6 +29,7 @@ pub(crate) struct Router {
     runtime: Runtime,
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
+    pairing: Arc<crate::pairing::Pairing>,
     sessions: Mutex<HashMap<String, Session>>,
 }
 
@@ -37,21 +38,23 @@ fn no_agent(channel: &str) -> String {
     format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.")
 }
 
-/// The agent that answers on channel instance `channel`.
-fn agent_for<'a>(config: &'a Config, channel: &str) -> Option<&'a str> {
-    config
-        .agents
-        .iter()
-        .find(|(_, a)| a.enabled && a.channels.iter().any(|c| c == channel))
-        .map(|(n, _)| n.as_str())
+/// The agent that answers `m` (its route, docs/routes.md).
+fn agent_for<'a>(config: &'a Config, m: &switchboard_core::Inbound) -> Option<&'a str> {
+    crate::routing::pick(config, m).map(|p| p.agent)
 }
 
 impl Router {
-    pub(crate) fn new(runtime: Runtime, channels: ChannelSet, broker: Arc<RouteBroker>) -> Arc<Self> {
+    pub(crate) fn new(
+        runtime: Runtime,
+        channels: ChannelSet,
+        broker: Arc<RouteBroker>,
+        pairing: Arc<crate::pairing::Pairing>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             runtime,
             channels,
             broker,
+            pairing,
             sessions: Mutex::new(HashMap::new()),
         })
     }
@@ -89,7 +92,7 @@ impl Router {
     fn start_turn(self: &Arc<Self>, t: Taken) {
         let channel = &t.m.address.channel;
         let config = self.runtime.config().clone();
-        let Some(agent) = agent_for(&config, channel) else {
+        let Some(agent) = agent_for(&config, &t.m) else {
             let text = no_agent(channel);
             let router = self.clone();
             tokio::spawn(async move { router.answer(&t, text).await });
@@ -119,7 +122,23 @@ impl Router {
                     reason,
                     ..Ballot::new(&m.sender, &m.address, choice)
                 };
-                let text = self.broker.decide(&id, ballot).await;
+                let text = if id.starts_with(crate::pairing::ID_PREFIX) {
+                    self.pairing.decide(&id, ballot).await
+                } else {
+                    self.broker.decide(&id, ballot).await
+                };
+                self.answer(&t, text).await;
+            }
+            Command::Pair(code) => {
+                let text = self.pairing.pair_by_code(&code, &m.sender, Via::Chat(&m.address)).await;
+                self.answer(&t, text).await;
+            }
+            Command::Unpair(who) => {
+                let text = self.pairing.unpair(&who, &m.sender, Via::Chat(&m.address)).await;
+                self.answer(&t, text).await;
+            }
+            Command::People => {
+                let text = self.pairing.people(&m.sender).await;
                 self.answer(&t, text).await;
             }
             Command::Console => {
@@ -143,7 +162,7 @@ impl Router {
                 crate::service::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
             other => {
-                let Some(agent) = agent_for(&config, &channel) else {
+                let Some(agent) = agent_for(&config, m) else {
                     self.answer(&t, no_agent(&channel)).await;
                     return;
                 };
@@ -155,6 +174,7 @@ impl Router {
                     address: &m.address,
                     sender: &m.sender,
                     sent_at: t.received_at,
+                    route: crate::routing::pick(&config, m).map(|p| p.why(&config)),
                 };
                 let text = match other {
                     Command::Subagents(commands::subagents::Sub::Send { target, message }) => {

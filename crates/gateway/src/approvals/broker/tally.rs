@@ -1,0 +1,112 @@
+//! The two-person rule (`approvals_required = 2`): each allow is counted
+//! once per person (`[people]` maps several ids to one), in the control
+//! plane, so allows given on different gateways add up; the request is
+//! decided when enough different people allowed it, and a deny by anyone
+//! ends it (that path is the ordinary one).
+
+use super::{RouteBroker, Via, words::no_longer_pending};
+use switchboard_core::{ApprovalChoice, MessageRef, PromptState, UserId};
+use switchboard_store::{Allow, Counted, VoteRow};
+
+/// Where counting an allow left the request.
+pub(super) enum Tally {
+    /// Not decided yet (or not counted): tell the person this.
+    Wait(String),
+    /// Enough people allowed: decide it, by them, with this choice.
+    Enough { by: String, choice: ApprovalChoice },
+}
+
+/// `tg:7 and tg:8`.
+fn names(allows: &[VoteRow]) -> String {
+    allows
+        .iter()
+        .map(|v| v.user_id.as_str())
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+impl RouteBroker {
+    /// Count `user`'s allow of request `id`, which needs `required` people.
+    pub(super) async fn tally(
+        &self,
+        id: &str,
+        user: &UserId,
+        from: Via<'_>,
+        choice: ApprovalChoice,
+        required: u32,
+    ) -> Tally {
+        let person = self.config.get().person_of(user.as_str());
+        let from_text = from.to_string();
+        let allow = Allow {
+            approval: id,
+            person: &person,
+            user_id: user.as_str(),
+            choice: choice.word(),
+            from: &from_text,
+        };
+        let counted = match self.store.count_allow(&allow).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(approval = id, error = %e, "cannot count an approval");
+                return Tally::Wait(format!("Approval {id} could not be counted right now; try again."));
+            }
+        };
+        let need = i64::from(required);
+        match counted {
+            Counted::Now(n) => {
+                let allows = self.store.allows_of(id).await.unwrap_or_default();
+                if n < need {
+                    self.show_partial(id, &allows, required).await;
+                    tracing::info!(approval = id, by = %user, have = n, need, "approval counted; waiting for another approver");
+                    return Tally::Wait(format!(
+                        "Approval {id}: {n} of {need} approvals; it runs when another approver allows it."
+                    ));
+                }
+                let choice = if allows.iter().all(|v| v.choice == ApprovalChoice::Always.word()) {
+                    ApprovalChoice::Always
+                } else {
+                    ApprovalChoice::AllowOnce
+                };
+                Tally::Enough {
+                    by: names(&allows),
+                    choice,
+                }
+            }
+            Counted::Again => {
+                let who = if person == user.as_str() {
+                    user.to_string()
+                } else {
+                    format!("{user} ({person})")
+                };
+                Tally::Wait(format!(
+                    "{who} has allowed approval {id} already: a person counts once. It needs another approver."
+                ))
+            }
+            Counted::NotPending => Tally::Wait(match self.store.approvals().get(id).await {
+                Ok(Some(row)) => no_longer_pending(&row),
+                _ => format!("No approval request '{id}' is waiting."),
+            }),
+        }
+    }
+
+    /// Edit the prompt to say who allowed so far (where this gateway runs
+    /// the approver channel); its buttons stay.
+    async fn show_partial(&self, id: &str, allows: &[VoteRow], need: u32) {
+        let Ok(Some(row)) = self.store.approvals().get(id).await else {
+            return;
+        };
+        let (Some(channel), Some(chat), Some(message)) = (&row.channel, &row.chat, &row.prompt_message) else {
+            return;
+        };
+        let prompt = crate::approvals::prompt_of_row(&row);
+        let at = MessageRef {
+            chat: chat.clone(),
+            id: message.clone(),
+        };
+        let state = PromptState::Partial {
+            allowed_by: allows.iter().map(|v| v.user_id.clone()).collect(),
+            need,
+        };
+        self.edit_prompt(channel, &at, &prompt, &state).await;
+    }
+}

@@ -1,0 +1,37 @@
+//! Which route takes a message (`[[routes]]`, docs/routes.md): the intake
+//! reads who may talk there and whether the bot must be mentioned, the
+//! router which agent answers, `/status` why.
+
+use switchboard_config::{Config, Picked, Place};
+use switchboard_core::Inbound;
+
+/// Where `m` was written, as routes match it.
+pub(crate) fn place_of(m: &Inbound) -> Place<'_> {
+    Place {
+        channel: &m.address.channel,
+        guild: m.guild.as_deref(),
+        chat: &m.address.chat,
+        thread: m.address.thread.as_deref(),
+        person: m.sender.as_str(),
+    }
+}
+
+/// The route that takes `m`, if any agent answers there.
+pub(crate) fn pick<'a>(config: &'a Config, m: &Inbound) -> Option<Picked<'a>> {
+    config.route_for(&place_of(m))
+}
+
+/// Who may talk where `m` was written: the route's list, or the channel's
+/// when no route takes it.
+pub(crate) fn allowed_users<'a>(config: &'a Config, m: &Inbound) -> &'a [String] {
+    match pick(config, m) {
+        Some(p) => p.allowed_users,
+        None => config.channels.allowed_users(&m.address.channel).unwrap_or(&[]),
+    }
+}
+
+/// Whether `m`'s place lets people an approver paired in (`"paired"` in
+/// its allow list).
+pub(crate) fn admits_paired(config: &Config, m: &Inbound) -> bool {
+    allowed_users(config, m).iter().any(|u| u == "paired")
+}

@@ -1,0 +1,197 @@
+//! Pairing through `switchboard run` and a loopback Bot API server: where
+//! the allow list says "paired", a stranger's direct message gets a code
+//! and nothing else, the ops room gets the request with Allow / Deny, only
+//! an approver's press (or `/pair CODE`) lets the person in, `/unpair`
+//! sends them away, codes lapse after their hour, and no more than three
+//! requests wait at once. (tg:12 is on the list, so that his presses in
+//! the ops room are taken and then refused.)
+
+mod support;
+
+use serde_json::Value;
+use std::time::Duration;
+use support::{Gateway, Sandbox, free_port, main_agent_on, ops_room_approvals};
+use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
+use switchboard_test_support::{ScriptedModel, Step};
+
+const OPS: i64 = -100_300;
+const APPROVER: i64 = 7;
+
+fn config(model: &str, tg: &str, port: u16) -> String {
+    format!(
+        r#"{}{}[channels.telegram.main]
+bot_token = "123:TEST"
+api_url = "{tg}"
+allowed_users = ["paired", "tg:{APPROVER}", "tg:12"]
+streaming = "off"
+rooms = {{ "ops" = "{OPS}" }}
+[channels.local.probe]
+allowed_users = []
+"#,
+        main_agent_on(model, port, "telegram.main"),
+        ops_room_approvals("telegram.main", &format!("tg:{APPROVER}"))
+    )
+}
+
+async fn setup() -> (ScriptedModel, FakeTelegram, Sandbox, Gateway) {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port));
+    let gw = Gateway::start(&sandbox, port, "probe").await;
+    (model, tg, sandbox, gw)
+}
+
+fn text(m: &Value) -> &str {
+    m["text"].as_str().unwrap_or("")
+}
+
+fn to(sent: &[Value], chat: i64) -> Vec<Value> {
+    sent.iter().filter(|m| m["chat"]["id"] == chat).cloned().collect()
+}
+
+/// The code in a message that gives one (`...code: ABCD2345 ...`).
+fn code_in(message: &str) -> String {
+    let at = message.find("code: ").expect("a code") + "code: ".len();
+    message[at..at + 8].to_string()
+}
+
+/// The callback data of the button labelled `label` under `prompt`.
+fn button(prompt: &Value, label: &str) -> String {
+    prompt["reply_markup"]["inline_keyboard"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["text"] == label)
+        .unwrap_or_else(|| panic!("no {label} button: {prompt}"))["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Sends `text` to the bot in the approver's direct chat; returns the answer.
+async fn approver_types(tg: &FakeTelegram, text: &str) -> String {
+    let before = to(&tg.sent(), APPROVER).len();
+    tg.message(private_chat(APPROVER, "Ops"), user(APPROVER, "Ops"), text, None, None);
+    for _ in 0..100 {
+        let answers = to(&tg.sent(), APPROVER);
+        if answers.len() > before {
+            return self::text(&answers[before]).to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no answer to {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_gets_a_code_and_only_an_approver_lets_them_in() {
+    let (model, tg, _sandbox, _gw) = setup().await;
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello?", None, None);
+    let sent = tg.wait_sent(2, 20).await;
+    let told = to(&sent, 555);
+    assert_eq!(told.len(), 1, "{sent:?}");
+    let code = code_in(text(&told[0]));
+    let prompt = to(&sent, OPS).pop().expect("the request in the ops room");
+    assert!(text(&prompt).contains("tg:555 (Eve)") && text(&prompt).contains(&code), "{}", text(&prompt));
+    let labels: Vec<&str> = prompt["reply_markup"]["inline_keyboard"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["Allow", "Deny"]);
+    // Writing again while the code waits brings nothing: no second code,
+    // no model call.
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "anyone there?", None, None);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(tg.sent().len(), 2);
+    assert!(model.requests().is_empty(), "a stranger never reaches the model");
+
+    // Someone in the ops room who is not an approver presses Allow.
+    let allow = button(&prompt, "Allow");
+    tg.press(user(12, "Bob"), prompt.clone(), &allow);
+    let answers = tg.wait_calls("answercallbackquery", 1, 20).await;
+    assert!(text(&answers[0]).starts_with("tg:12 may not decide pairing"), "{}", answers[0]);
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "still waiting", None, None);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(model.requests().is_empty());
+
+    // The approver presses Allow: Eve is told, and answered from now on.
+    tg.press(user(APPROVER, "Ops"), prompt.clone(), &allow);
+    let answers = tg.wait_calls("answercallbackquery", 2, 20).await;
+    assert_eq!(text(&answers[1]), "tg:555 (Eve) may talk to the bot on telegram.main now.");
+    let sent = tg.wait_sent(3, 20).await;
+    assert_eq!(text(&to(&sent, 555)[1]), "An operator let you in: you can talk to me now.");
+    let edits = tg.calls("editmessagetext");
+    assert!(text(&edits[0]).contains("by tg:7"), "{}", text(&edits[0]));
+    model.push(Step::text("Welcome, Eve."));
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hi again", None, None);
+    let sent = tg.wait_sent(4, 20).await;
+    assert_eq!(text(&to(&sent, 555)[2]), "Welcome, Eve.");
+
+    let people = approver_types(&tg, "/people").await;
+    assert!(people.contains("tg:555 (Eve) on telegram.main: paired by tg:7"), "{people}");
+    // A person let in may not list or send away others.
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "/unpair tg:7", None, None);
+    let sent = tg.wait_sent(6, 20).await;
+    assert!(text(&to(&sent, 555)[3]).starts_with("tg:555 may not send people away"), "{sent:?}");
+
+    let unpaired = approver_types(&tg, "/unpair tg:555").await;
+    assert!(unpaired.starts_with("tg:555 may no longer talk to the bot"), "{unpaired}");
+    let before = (tg.sent().len(), model.requests().len());
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello after", None, None);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!((tg.sent().len(), model.requests().len()), before, "sent away: no answer, no new code");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_most_three_wait_and_codes_lapse_after_their_hour() {
+    let (model, tg, sandbox, _gw) = setup().await;
+    for s in 100..110 {
+        tg.message(private_chat(s, "S"), user(s, "Stranger"), "let me in", None, None);
+    }
+    // Three codes and three requests; seven are told to come back later.
+    let sent = tg.wait_sent(13, 30).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sent_all = tg.sent();
+    assert_eq!(sent_all.len(), 13, "{sent:?}");
+    let codes: Vec<&Value> = sent_all
+        .iter()
+        .filter(|m| m["chat"]["id"] != OPS && text(m).contains("code: "))
+        .collect();
+    let full = sent_all.iter().filter(|m| text(m).contains("too many people are waiting")).count();
+    let prompts = to(&sent_all, OPS);
+    assert_eq!((codes.len(), full, prompts.len()), (3, 7, 3));
+    let first_code = code_in(text(codes[0]));
+
+    // The hour passes for these requests (their deadlines moved back on
+    // the control plane's clock).
+    let db = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        sandbox.path().join("data/control_plane.db").display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query("UPDATE pairings SET expires_at = expires_at - 3600001")
+        .execute(&db)
+        .await
+        .unwrap();
+    let typed = approver_types(&tg, &format!("/pair {}", first_code.to_lowercase())).await;
+    assert!(typed.starts_with("No waiting request has the code"), "{typed}");
+    tg.press(user(APPROVER, "Ops"), prompts[0].clone(), &button(&prompts[0], "Allow"));
+    let answers = tg.wait_calls("answercallbackquery", 1, 20).await;
+    assert!(text(&answers[0]).contains("expired"), "{}", answers[0]);
+
+    // Places are free again: a new stranger gets a code, and the
+    // approver's `/pair CODE` lets them in.
+    tg.message(private_chat(200, "New"), user(200, "New"), "hi", None, None);
+    let sent = tg.wait_sent(sent_all.len() + 3, 20).await;
+    let code = code_in(text(&to(&sent, 200)[0]));
+    let paired = approver_types(&tg, &format!("/pair {code}")).await;
+    assert_eq!(paired, "tg:200 (New) may talk to the bot on telegram.main now.");
+    // In a group, strangers are not answered at all (no code there).
+    tg.message(supergroup(-100_900, "g"), user(300, "G"), &format!("@{BOT_USERNAME} hi"), None, None);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(to(&tg.sent(), -100_900).is_empty());
+    assert!(model.requests().is_empty());
+}

@@ -92,7 +92,11 @@ async fn a_stranger_gets_a_code_and_only_an_approver_lets_them_in() {
     assert_eq!(told.len(), 1, "{sent:?}");
     let code = code_in(text(&told[0]));
     let prompt = to(&sent, OPS).pop().expect("the request in the ops room");
-    assert!(text(&prompt).contains("tg:555 (Eve)") && text(&prompt).contains(&code), "{}", text(&prompt));
+    assert!(
+        text(&prompt).contains("tg:555 (Eve)") && text(&prompt).contains(&code),
+        "{}",
+        text(&prompt)
+    );
     let labels: Vec<&str> = prompt["reply_markup"]["inline_keyboard"][0]
         .as_array()
         .unwrap()
@@ -111,7 +115,11 @@ async fn a_stranger_gets_a_code_and_only_an_approver_lets_them_in() {
     let allow = button(&prompt, "Allow");
     tg.press(user(12, "Bob"), prompt.clone(), &allow);
     let answers = tg.wait_calls("answercallbackquery", 1, 20).await;
-    assert!(text(&answers[0]).starts_with("tg:12 may not decide pairing"), "{}", answers[0]);
+    assert!(
+        text(&answers[0]).starts_with("tg:12 may not decide pairing"),
+        "{}",
+        answers[0]
+    );
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "still waiting", None, None);
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(model.requests().is_empty());
@@ -119,9 +127,15 @@ async fn a_stranger_gets_a_code_and_only_an_approver_lets_them_in() {
     // The approver presses Allow: Eve is told, and answered from now on.
     tg.press(user(APPROVER, "Ops"), prompt.clone(), &allow);
     let answers = tg.wait_calls("answercallbackquery", 2, 20).await;
-    assert_eq!(text(&answers[1]), "tg:555 (Eve) may talk to the bot on telegram.main now.");
+    assert_eq!(
+        text(&answers[1]),
+        "tg:555 (Eve) may talk to the bot on telegram.main now."
+    );
     let sent = tg.wait_sent(3, 20).await;
-    assert_eq!(text(&to(&sent, 555)[1]), "An operator let you in: you can talk to me now.");
+    assert_eq!(
+        text(&to(&sent, 555)[1]),
+        "An operator let you in: you can talk to me now."
+    );
     let edits = tg.calls("editmessagetext");
     assert!(text(&edits[0]).contains("by tg:7"), "{}", text(&edits[0]));
     model.push(Step::text("Welcome, Eve."));
@@ -130,18 +144,31 @@ async fn a_stranger_gets_a_code_and_only_an_approver_lets_them_in() {
     assert_eq!(text(&to(&sent, 555)[2]), "Welcome, Eve.");
 
     let people = approver_types(&tg, "/people").await;
-    assert!(people.contains("tg:555 (Eve) on telegram.main: paired by tg:7"), "{people}");
+    assert!(
+        people.contains("tg:555 (Eve) on telegram.main: paired by tg:7"),
+        "{people}"
+    );
     // A person let in may not list or send away others.
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "/unpair tg:7", None, None);
     let sent = tg.wait_sent(6, 20).await;
-    assert!(text(&to(&sent, 555)[3]).starts_with("tg:555 may not send people away"), "{sent:?}");
+    assert!(
+        text(&to(&sent, 555)[3]).starts_with("tg:555 may not send people away"),
+        "{sent:?}"
+    );
 
     let unpaired = approver_types(&tg, "/unpair tg:555").await;
-    assert!(unpaired.starts_with("tg:555 may no longer talk to the bot"), "{unpaired}");
+    assert!(
+        unpaired.starts_with("tg:555 may no longer talk to the bot"),
+        "{unpaired}"
+    );
     let before = (tg.sent().len(), model.requests().len());
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello after", None, None);
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!((tg.sent().len(), model.requests().len()), before, "sent away: no answer, no new code");
+    assert_eq!(
+        (tg.sent().len(), model.requests().len()),
+        before,
+        "sent away: no answer, no new code"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,7 +186,10 @@ async fn at_most_three_wait_and_codes_lapse_after_their_hour() {
         .iter()
         .filter(|m| m["chat"]["id"] != OPS && text(m).contains("code: "))
         .collect();
-    let full = sent_all.iter().filter(|m| text(m).contains("too many people are waiting")).count();
+    let full = sent_all
+        .iter()
+        .filter(|m| text(m).contains("too many people are waiting"))
+        .count();
     let prompts = to(&sent_all, OPS);
     assert_eq!((codes.len(), full, prompts.len()), (3, 7, 3));
     let first_code = code_in(text(codes[0]));
@@ -190,7 +220,13 @@ async fn at_most_three_wait_and_codes_lapse_after_their_hour() {
     let paired = approver_types(&tg, &format!("/pair {code}")).await;
     assert_eq!(paired, "tg:200 (New) may talk to the bot on telegram.main now.");
     // In a group, strangers are not answered at all (no code there).
-    tg.message(supergroup(-100_900, "g"), user(300, "G"), &format!("@{BOT_USERNAME} hi"), None, None);
+    tg.message(
+        supergroup(-100_900, "g"),
+        user(300, "G"),
+        &format!("@{BOT_USERNAME} hi"),
+        None,
+        None,
+    );
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(to(&tg.sent(), -100_900).is_empty());
     assert!(model.requests().is_empty());

@@ -74,6 +74,15 @@ pub(crate) async fn cluster(name: &str) -> Option<Cluster> {
 
 /// The same, each instance started with its own extra environment.
 pub(crate) async fn cluster_with(name: &str, envs: [&[(&str, &str)]; 3]) -> Option<Cluster> {
+    cluster_tweaked(name, envs, |c| c).await
+}
+
+/// The same, with every instance's configuration changed by `tweak`.
+pub(crate) async fn cluster_tweaked(
+    name: &str,
+    envs: [&[(&str, &str)]; 3],
+    tweak: fn(String) -> String,
+) -> Option<Cluster> {
     let Some(pg) = fresh_database(name) else {
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
         return None;
@@ -92,7 +101,7 @@ pub(crate) async fn cluster_with(name: &str, envs: [&[(&str, &str)]; 3]) -> Opti
     let mut nodes = Vec::new();
     for env in envs {
         let port = free_port();
-        let sandbox = Sandbox::new(&config(&pg, &model.url(), &reviewer.url(), &tg.url(), port));
+        let sandbox = Sandbox::new(&tweak(config(&pg, &model.url(), &reviewer.url(), &tg.url(), port)));
         let gw = Gateway::start_with_env(&sandbox, port, "team", env).await;
         nodes.push(Node { gw, sandbox });
     }

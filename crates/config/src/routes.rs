@@ -173,7 +173,7 @@ impl Picked<'_> {
     pub fn why(&self, config: &Config) -> String {
         match self.route.and_then(|i| config.routes.get(i)) {
             Some(r) => format!(
-                "route #{} ({}: {})",
+                "[[routes]] #{} matched by {}: {}",
                 self.route.unwrap_or(0) + 1,
                 self.level.word(),
                 r.describe()

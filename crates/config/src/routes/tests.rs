@@ -54,7 +54,10 @@ agent = "support"
     );
     let p = c.route_for(&place("200", None, "discord:1")).unwrap();
     assert_eq!((p.agent, p.level, p.route), ("ops", RouteLevel::Chat, Some(0)));
-    assert!(p.why(&c).contains("chat infra"), "{}", p.why(&c));
+    assert_eq!(
+        p.why(&c),
+        "[[routes]] #1 matched by chat: chat infra, channel discord.main"
+    );
     // A thread follows its chat's route.
     assert_eq!(
         c.route_for(&place("200", Some("201"), "discord:1")).unwrap().agent,

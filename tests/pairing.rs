@@ -231,3 +231,98 @@ async fn at_most_three_wait_and_codes_lapse_after_their_hour() {
     assert!(to(&tg.sent(), -100_900).is_empty());
     assert!(model.requests().is_empty());
 }
+
+/// The csrf token a console page carries.
+fn csrf_of(html: &str) -> String {
+    let at = html.find("name=\"csrf-token\" content=\"").expect("a csrf meta tag") + 27;
+    html[at..].split('"').next().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_lists_people_and_lets_an_approver_in_and_out() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let port = free_port();
+    let config = config(&model.url(), &tg.url(), port).replacen("[web]\n", "[web]\nconsole = true\n", 1);
+    let sandbox = Sandbox::new(&config);
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let base = format!("http://127.0.0.1:{port}");
+    tg.message(private_chat(600, "Zed"), user(600, "Zed"), "hello", None, None);
+    tg.wait_sent(2, 20).await;
+
+    // The approver signs in with the link /console gives in their DM.
+    let link = approver_types(&tg, "/console").await;
+    let token = link.rsplit('#').next().unwrap().to_string();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = http
+        .post(format!("{base}/console/signin"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 303, "{link}");
+    let cookie = r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let page = |http: reqwest::Client, cookie: String| {
+        let url = format!("{base}/console/people");
+        async move {
+            http.get(url)
+                .header("cookie", cookie)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        }
+    };
+    let html = page(http.clone(), cookie.clone()).await;
+    assert!(html.contains("tg:600") && html.contains("waiting"), "{html}");
+    let at = html.find("/console/people/pair-").expect("an Allow button");
+    let decide = html[at..].split('"').next().unwrap().to_string();
+    let csrf = csrf_of(&html);
+    let post = |path: String, body: &'static str| {
+        let (http, cookie, csrf, base) = (http.clone(), cookie.clone(), csrf.clone(), base.clone());
+        async move {
+            let r = http
+                .post(format!("{base}{path}"))
+                .header("cookie", cookie)
+                .header("x-csrf-token", csrf)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    assert_eq!(
+        post(decide, "once").await,
+        (
+            200,
+            "tg:600 (Zed) may talk to the bot on telegram.main now.".to_string()
+        )
+    );
+    let html = page(http.clone(), cookie.clone()).await;
+    assert!(html.contains("paired") && html.contains(">Unpair<"), "{html}");
+    model.push(Step::text("Hello Zed."));
+    tg.message(private_chat(600, "Zed"), user(600, "Zed"), "may I?", None, None);
+    let sent = tg.wait_sent(5, 20).await;
+    assert!(to(&sent, 600).iter().any(|m| text(m) == "Hello Zed."), "{sent:?}");
+    let (status, said) = post("/console/people/unpair".into(), "tg:600").await;
+    assert_eq!(
+        (status, said.starts_with("tg:600 may no longer talk")),
+        (200, true),
+        "{said}"
+    );
+    let html = page(http, cookie).await;
+    assert!(html.contains("revoked"), "{html}");
+}

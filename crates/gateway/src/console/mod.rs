@@ -15,6 +15,7 @@ mod actions;
 mod auth;
 mod events;
 mod pages;
+mod people;
 mod tree;
 mod view;
 
@@ -82,6 +83,9 @@ impl Console {
             .route("/console/fragment/approvals", get(pages::approvals_fragment))
             .route("/console/costs", get(pages::costs))
             .route("/console/health", get(pages::health))
+            .route("/console/people", get(people::page))
+            .route("/console/people/{id}/decide", post(people::decide))
+            .route("/console/people/unpair", post(people::unpair))
             .route("/console/events", get(events::stream))
             .route("/console/signin", get(auth::confirm).post(auth::sign_in))
             .route("/console/signout", post(auth::sign_out))

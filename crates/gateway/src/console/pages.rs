@@ -18,7 +18,7 @@ use std::sync::Arc;
 use switchboard_core::ApprovalChoice;
 use switchboard_store::{ApprovalStatus, RunStatus, now_ms, utc_day};
 
-fn chrome<'a>(console: &Console, viewer: &'a Viewer) -> Chrome<'a> {
+pub(super) fn chrome<'a>(console: &Console, viewer: &'a Viewer) -> Chrome<'a> {
     Chrome {
         user: viewer.user.as_str(),
         csrf: viewer.csrf(),
@@ -66,6 +66,7 @@ pub(crate) fn tree_html(console: &Console, viewer: &Viewer, groups: &[ChatGroup]
                                 span.status { "running" }
                                 span.elapsed { (view::elapsed(now - t.turn.started_at)) }
                                 span.by { "asked by " (t.turn.owner) }
+                                @if !t.turn.route.is_empty() { span.route title="why this agent answers here" { "via " (t.turn.route) } }
                                 @if rights::may_stop(&console.runtime.config(), &viewer.user, &t.turn.owner, &t.turn.agent) {
                                     button.act.danger data-post="/console/turns/stop" data-body=(t.turn.session_key) { "Stop" }
                                 }

@@ -9,6 +9,7 @@ pub(crate) enum Tab {
     Runs,
     Approvals,
     Costs,
+    People,
     Health,
 }
 
@@ -42,6 +43,7 @@ pub(crate) fn page(title: &str, tab: Tab, chrome: &Chrome<'_>, body: Markup) -> 
         (Tab::Runs, "/console", "Runs"),
         (Tab::Approvals, "/console/approvals", "Approvals"),
         (Tab::Costs, "/console/costs", "Costs"),
+        (Tab::People, "/console/people", "People"),
         (Tab::Health, "/console/health", "Health"),
     ];
     html! {

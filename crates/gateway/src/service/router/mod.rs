@@ -107,6 +107,11 @@ impl Router {
         }
     }
 
+    /// Pairing, for the console's People page.
+    pub(crate) fn pairing(&self) -> &Arc<crate::pairing::Pairing> {
+        &self.pairing
+    }
+
     async fn answer(&self, to: &Taken, text: String) {
         crate::service::reply::answer(&self.channels, self.runtime.store(), to, text).await;
     }

@@ -32,6 +32,8 @@ pub(crate) struct TurnNow {
     pub(crate) agent: String,
     pub(crate) session_key: String,
     pub(crate) address: ChatAddress,
+    /// Why its agent answers there (docs/routes.md).
+    pub(crate) route: String,
     /// Unix ms.
     pub(crate) started_at: i64,
 }
@@ -231,6 +233,10 @@ impl Router {
             agent: agent.to_string(),
             session_key: session_key.to_string(),
             address: m.address.clone(),
+            route: {
+                let config = self.runtime.config();
+                crate::routing::pick(&config, m).map_or_else(String::new, |p| p.why(&config))
+            },
             started_at: self.runtime.store().now_ms(),
         });
         self.runtime

@@ -118,7 +118,7 @@ pub(crate) fn prompt_text(prompt: &ApprovalPrompt, state: Option<&PromptState>) 
     let mut text = prompt.render_text();
     match state {
         None if prompt.kind == switchboard_core::PromptKind::Pairing => {
-            text.push_str("\nOr react: ✅ allow · ❌ deny.")
+            text.push_str("\nOr react: ✅ allow · ❌ deny.");
         }
         None => text.push_str("\nOr react: ✅ allow once · ♾️ always (this run) · ❌ deny."),
         Some(s) => {

@@ -16,7 +16,6 @@ pub mod embed;
 mod gateway;
 mod live_config;
 mod ops;
-mod pairing;
 mod reload;
 mod rights;
 mod routing;

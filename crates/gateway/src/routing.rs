@@ -35,3 +35,8 @@ pub(crate) fn allowed_users<'a>(config: &'a Config, m: &Inbound) -> &'a [String]
 pub(crate) fn admits_paired(config: &Config, m: &Inbound) -> bool {
     allowed_users(config, m).iter().any(|u| u == "paired")
 }
+
+/// Why `m`'s agent answers it (`/status`, the console), or nothing.
+pub(crate) fn why(config: &Config, m: &Inbound) -> String {
+    pick(config, m).map_or_else(String::new, |p| p.why(config))
+}

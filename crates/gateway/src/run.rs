@@ -36,11 +36,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
     let fences = crate::cluster::Fences::default();
-    let pairing = Arc::new(crate::pairing::Pairing::new(
-        runtime.store().clone(),
-        runtime.as_ref().into(),
-        channels.clone(),
-    ));
+    let pairing = Arc::new(crate::service::pairing::Pairing::new(&runtime, &channels));
     let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::service::inbox::GatewayIntake::new(
         runtime.store().clone(),
         runtime.as_ref().into(),

@@ -34,7 +34,7 @@ pub(crate) struct GatewayIntake {
     /// Leased channels are taken only under the lease this instance holds.
     fences: crate::cluster::Fences,
     /// Strangers where people are let in by pairing get a code.
-    pairing: std::sync::Arc<crate::pairing::Pairing>,
+    pairing: std::sync::Arc<crate::service::pairing::Pairing>,
 }
 
 impl GatewayIntake {
@@ -44,7 +44,7 @@ impl GatewayIntake {
         channels: ChannelSet,
         router: mpsc::Sender<Taken>,
         fences: crate::cluster::Fences,
-        pairing: std::sync::Arc<crate::pairing::Pairing>,
+        pairing: std::sync::Arc<crate::service::pairing::Pairing>,
     ) -> Self {
         Self {
             store,

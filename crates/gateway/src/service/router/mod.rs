@@ -29,7 +29,7 @@ pub(crate) struct Router {
     runtime: Runtime,
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
-    pairing: Arc<crate::pairing::Pairing>,
+    pairing: Arc<crate::service::pairing::Pairing>,
     sessions: Mutex<HashMap<String, Session>>,
 }
 
@@ -48,7 +48,7 @@ impl Router {
         runtime: Runtime,
         channels: ChannelSet,
         broker: Arc<RouteBroker>,
-        pairing: Arc<crate::pairing::Pairing>,
+        pairing: Arc<crate::service::pairing::Pairing>,
     ) -> Arc<Self> {
         Arc::new(Self {
             runtime,
@@ -108,7 +108,7 @@ impl Router {
     }
 
     /// Pairing, for the console's People page.
-    pub(crate) fn pairing(&self) -> &Arc<crate::pairing::Pairing> {
+    pub(crate) fn pairing(&self) -> &Arc<crate::service::pairing::Pairing> {
         &self.pairing
     }
 
@@ -127,7 +127,7 @@ impl Router {
                     reason,
                     ..Ballot::new(&m.sender, &m.address, choice)
                 };
-                let text = if id.starts_with(crate::pairing::ID_PREFIX) {
+                let text = if id.starts_with(crate::service::pairing::ID_PREFIX) {
                     self.pairing.decide(&id, ballot).await
                 } else {
                     self.broker.decide(&id, ballot).await
@@ -179,7 +179,7 @@ impl Router {
                     address: &m.address,
                     sender: &m.sender,
                     sent_at: t.received_at,
-                    route: crate::routing::pick(&config, m).map(|p| p.why(&config)),
+                    route: Some(crate::routing::why(&config, m)).filter(|w| !w.is_empty()),
                 };
                 let text = match other {
                     Command::Subagents(commands::subagents::Sub::Send { target, message }) => {

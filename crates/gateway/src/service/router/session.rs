@@ -10,7 +10,7 @@ use crate::service::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{ChatAddress, UserId};
+use switchboard_core::{ChatAddress, Inbound, UserId};
 use switchboard_runtime::recover::Recovery;
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
@@ -216,6 +216,19 @@ impl Router {
         })
     }
 
+    /// What the console and `/stop` see of the turn starting for `m`.
+    fn turn_now(&self, agent: &str, session_key: &str, m: &Inbound, cancel: &CancellationToken) -> TurnNow {
+        TurnNow {
+            cancel: cancel.clone(),
+            owner: m.sender.clone(),
+            agent: agent.to_string(),
+            session_key: session_key.to_string(),
+            address: m.address.clone(),
+            route: crate::routing::why(&self.runtime.config(), m),
+            started_at: self.runtime.store().now_ms(),
+        }
+    }
+
     async fn turn_traced(
         &self,
         agent: &str,
@@ -227,18 +240,7 @@ impl Router {
         let m = &t.m;
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
-        *current.lock() = Some(TurnNow {
-            cancel: cancel.clone(),
-            owner: m.sender.clone(),
-            agent: agent.to_string(),
-            session_key: session_key.to_string(),
-            address: m.address.clone(),
-            route: {
-                let config = self.runtime.config();
-                crate::routing::pick(&config, m).map_or_else(String::new, |p| p.why(&config))
-            },
-            started_at: self.runtime.store().now_ms(),
-        });
+        *current.lock() = Some(self.turn_now(agent, session_key, m, &cancel));
         self.runtime
             .store()
             .changed(switchboard_store::Change::Turn(session_key.to_string()));

@@ -40,11 +40,11 @@ struct Deciders {
 }
 
 impl Pairing {
-    pub(crate) fn new(store: Store, config: LiveConfig, channels: ChannelSet) -> Self {
+    pub(crate) fn new(runtime: &switchboard_runtime::Runtime, channels: &ChannelSet) -> Self {
         Self {
-            store,
-            config,
-            channels,
+            store: runtime.store().clone(),
+            config: runtime.into(),
+            channels: channels.clone(),
         }
     }
 

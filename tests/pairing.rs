@@ -145,7 +145,7 @@ async fn a_stranger_gets_a_code_and_only_an_approver_lets_them_in() {
 
     let people = approver_types(&tg, "/people").await;
     assert!(
-        people.contains("tg:555 (Eve) on telegram.main: paired by tg:7"),
+        people.contains("tg:555 (Eve) on telegram.main for main: paired by tg:7"),
         "{people}"
     );
     // A person let in may not list or send away others.

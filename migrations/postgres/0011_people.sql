@@ -1,10 +1,11 @@
 -- People let in by pairing code (docs/routes.md, "Pairing"): one row per
--- request; a person is paired on a channel while their latest decided row
--- there says `paired`. Kept in the control plane so every gateway of a
+-- request; a person may talk to an agent on a channel while a row of
+-- theirs for both says `paired`. Kept in the control plane so every gateway of a
 -- cluster admits them at once.
 CREATE TABLE pairings (
     id             TEXT PRIMARY KEY,
     channel        TEXT NOT NULL,
+    agent          TEXT NOT NULL,
     user_id        TEXT NOT NULL,
     display_name   TEXT NOT NULL,
     chat           TEXT NOT NULL,
@@ -20,7 +21,7 @@ CREATE TABLE pairings (
     prompt_chat    TEXT,
     prompt_message TEXT
 );
-CREATE INDEX pairings_person ON pairings (channel, user_id);
+CREATE INDEX pairings_person ON pairings (channel, user_id, agent);
 CREATE INDEX pairings_status ON pairings (status, channel);
 -- Two-person approvals (docs/approvals.md): how many different people
 -- must allow a request, and each person's allow, once per person.

@@ -6,7 +6,7 @@
 //! the configuration and the runtime wrote.
 
 use crate::MAX_MESSAGE;
-use switchboard_core::{ApprovalChoice, ApprovalPrompt, PromptState};
+use switchboard_core::{ApprovalChoice, ApprovalPrompt, PromptKind, PromptState};
 
 /// What stands in for a backtick inside the code block (U+02CB, a modifier
 /// letter that looks like one): the block's fence cannot be closed early.
@@ -14,6 +14,20 @@ const BACKTICK_STANDIN: char = '\u{2cb}';
 
 /// The prompt's text, with how it ended when it did.
 pub(crate) fn render(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> String {
+    if prompt.kind == PromptKind::Pairing {
+        // Who asks (a display name is the stranger's own text): in a code
+        // block, like tool arguments.
+        let tail = state.map_or_else(
+            || format!("Press a button, or reply /pair {} or /deny {}.", prompt.tool, prompt.id),
+            PromptState::describe,
+        );
+        return format!(
+            "**Pairing request** [{}]\n```\n{}\n```\ncode: {}\n{tail}",
+            literal(&prompt.id),
+            prompt.summary.replace('`', &BACKTICK_STANDIN.to_string()),
+            literal(&prompt.tool),
+        );
+    }
     let chain = if prompt.caller_chain.is_empty() {
         String::new()
     } else {
@@ -21,7 +35,12 @@ pub(crate) fn render(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> St
     };
     let args = prompt.summary.replace('`', &BACKTICK_STANDIN.to_string());
     let head = format!(
-        "**Approval needed** [{id}]\nagent: {agent}{chain}\ntool: {tool} (risk: {risk})\nargs:\n",
+        "**Approval needed** [{id}]\nagent: {agent}{chain}\ntool: {tool} (risk: {risk}){two}\nargs:\n",
+        two = if prompt.approvals_required > 1 {
+            format!("\nneeds {} different approvers", prompt.approvals_required)
+        } else {
+            String::new()
+        },
         id = literal(&prompt.id),
         agent = literal(&prompt.agent),
         tool = literal(&prompt.tool),
@@ -82,6 +101,34 @@ mod tests {
             kind: Default::default(),
             approvals_required: 1,
         }
+    }
+
+    #[test]
+    fn pairing_requests_and_two_person_prompts_say_what_they_are() {
+        let pairing = ApprovalPrompt {
+            id: "pair-1".into(),
+            tool: "ABCD2345".into(),
+            kind: PromptKind::Pairing,
+            ..prompt("tg:5 (**Eve**`) asks to talk to the bot on discord.main.")
+        };
+        let text = render(&pairing, None);
+        assert!(text.starts_with("**Pairing request**"), "{text}");
+        assert!(
+            text.contains("```\ntg:5 (**Eve**\u{2cb})") && text.contains("/pair ABCD2345"),
+            "{text}"
+        );
+        let labels: Vec<String> = buttons(&pairing)[0]["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["label"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(labels, ["Allow", "Deny"]);
+        let two = ApprovalPrompt {
+            approvals_required: 2,
+            ..prompt("x")
+        };
+        assert!(render(&two, None).contains("needs 2 different approvers"));
     }
 
     #[test]

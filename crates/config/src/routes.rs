@@ -193,23 +193,36 @@ impl Config {
         let channel_users = self.channels.allowed_users(p.channel).unwrap_or(&[]);
         let channel_mention = self.channels.require_mention(p.channel);
         let enabled = |agent: &str| self.agents.get(agent).is_some_and(|a| a.enabled);
-        let explicit = self
+        // Every route that matches, most specific first: the first one
+        // answers; a key it leaves unset comes from the next one that sets
+        // it (a topic route inside a chat keeps the chat's allow list), and
+        // then from the channel.
+        let mut matching: Vec<(usize, &'a Route)> = self
             .routes
             .iter()
             .enumerate()
             .filter(|(_, r)| enabled(&r.agent) && r.matches(self, p))
-            .max_by_key(|(i, r)| (r.level(), std::cmp::Reverse(*i)));
-        let picked = |i: usize, r: &'a Route| Picked {
-            agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
-            route: Some(i),
-            level: r.level(),
-            require_mention: r.require_mention.unwrap_or(channel_mention),
-            allowed_users: r.allowed_users.as_deref().unwrap_or(channel_users),
-        };
-        if let Some((i, r)) = explicit
+            .collect();
+        matching.sort_by_key(|(i, r)| (std::cmp::Reverse(r.level()), *i));
+        let users = matching
+            .iter()
+            .find_map(|(_, r)| r.allowed_users.as_deref())
+            .unwrap_or(channel_users);
+        let mention = matching
+            .iter()
+            .find_map(|(_, r)| r.require_mention)
+            .unwrap_or(channel_mention);
+        let winner = matching.first().copied();
+        if let Some((i, r)) = winner
             && r.level() >= RouteLevel::Channel
         {
-            return Some(picked(i, r));
+            return Some(Picked {
+                agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
+                route: Some(i),
+                level: r.level(),
+                require_mention: mention,
+                allowed_users: users,
+            });
         }
         let listed = self
             .agents
@@ -224,7 +237,13 @@ impl Config {
                 allowed_users: channel_users,
             });
         }
-        explicit.map(|(i, r)| picked(i, r))
+        winner.map(|(i, r)| Picked {
+            agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
+            route: Some(i),
+            level: r.level(),
+            require_mention: mention,
+            allowed_users: users,
+        })
     }
 }
 

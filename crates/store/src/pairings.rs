@@ -33,6 +33,8 @@ pub struct NewPairing<'a> {
     pub id: &'a str,
     /// The channel instance the person wrote on.
     pub channel: &'a str,
+    /// The agent they asked to talk to (whose approvers decide).
+    pub agent: &'a str,
     /// Their id, as the platform authenticated it.
     pub user_id: &'a str,
     /// The name the platform shows for them.
@@ -56,6 +58,8 @@ pub struct PairingRow {
     pub id: String,
     /// The channel instance.
     pub channel: String,
+    /// The agent they may talk to once paired.
+    pub agent: String,
     /// The person's id.
     pub user_id: String,
     /// Their display name.
@@ -95,7 +99,8 @@ impl PairingRow {
     }
 }
 
-const COLUMNS: &str = "id, channel, user_id, display_name, chat, code, approvers, status, requested_at, expires_at,
+const COLUMNS: &str =
+    "id, channel, agent, user_id, display_name, chat, code, approvers, status, requested_at, expires_at,
      decided_by, decided_from, decided_at, prompt_channel, prompt_chat, prompt_message";
 
 /// What opening a request did.
@@ -117,8 +122,8 @@ impl Pairings<'_> {
             .exec(
                 Stmt::new(
                     "INSERT INTO pairings (id, channel, user_id, display_name, chat, code, approvers, status,
-                                       requested_at, expires_at)
-                 SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9
+                                       requested_at, expires_at, agent)
+                 SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $11
                  WHERE (SELECT COUNT(*) FROM pairings WHERE channel = $2 AND status = 'pending' AND expires_at > $8) < $10
                    AND NOT EXISTS (SELECT 1 FROM pairings
                                    WHERE channel = $2 AND user_id = $3 AND status = 'pending' AND expires_at > $8)",
@@ -132,7 +137,8 @@ impl Pairings<'_> {
                 .bind(crate::list::encode(p.approvers))
                 .bind(now)
                 .bind(now + p.valid_ms)
-                .bind(p.max_pending),
+                .bind(p.max_pending)
+                .bind(p.agent),
             )
             .await?;
         Ok(if n == 1 { Opened::New } else { Opened::Full })
@@ -193,16 +199,27 @@ impl Pairings<'_> {
             .await
     }
 
-    /// Whether `user_id` is paired on `channel`.
-    pub async fn paired(self, channel: &str, user_id: &str) -> Result<bool, StoreError> {
+    /// Whether `user_id` is paired with `agent` on `channel`.
+    pub async fn paired(self, channel: &str, user_id: &str, agent: &str) -> Result<bool, StoreError> {
         let (n,): (i64,) = read!(self.0, |p| sqlx::query_as(
-            "SELECT COUNT(*) FROM pairings WHERE channel = $1 AND user_id = $2 AND status = 'paired'"
+            "SELECT COUNT(*) FROM pairings WHERE channel = $1 AND user_id = $2 AND agent = $3 AND status = 'paired'"
         )
         .bind(channel)
         .bind(user_id)
+        .bind(agent)
         .fetch_one(p)
         .await)?;
         Ok(n > 0)
+    }
+
+    /// People paired now (with any agent, anywhere), most recent first.
+    pub async fn paired_now(self, limit: i64) -> Result<Vec<PairingRow>, StoreError> {
+        Ok(read!(self.0, |p| sqlx::query_as::<_, PairingRow>(AssertSqlSafe(
+            format!("SELECT {COLUMNS} FROM pairings WHERE status = 'paired' ORDER BY decided_at DESC, id LIMIT $1")
+        ))
+        .bind(limit)
+        .fetch_all(p)
+        .await)?)
     }
 
     /// The latest request of `user_id` on `channel`.

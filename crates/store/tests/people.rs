@@ -11,6 +11,7 @@ fn request<'a>(id: &'a str, user: &'a str, approvers: &'a [String]) -> NewPairin
     NewPairing {
         id,
         channel: "telegram.main",
+        agent: "main",
         user_id: user,
         display_name: "Stranger",
         chat: "55",
@@ -33,7 +34,7 @@ async fn pairings_on(url: &str) {
     // At most three wait on one channel.
     assert_eq!(p.open(&request("pair-4", "tg:4", &ops)).await.unwrap(), Opened::Full);
     assert_eq!(p.waiting().await.unwrap().len(), 3);
-    assert!(!p.paired("telegram.main", "tg:1").await.unwrap());
+    assert!(!p.paired("telegram.main", "tg:1", "main").await.unwrap());
     assert!(
         p.decide("pair-1", PairingStatus::Paired, "tg:7", "console")
             .await
@@ -45,8 +46,13 @@ async fn pairings_on(url: &str) {
             .await
             .unwrap()
     );
-    assert!(p.paired("telegram.main", "tg:1").await.unwrap());
-    assert!(!p.paired("discord.main", "tg:1").await.unwrap());
+    assert!(p.paired("telegram.main", "tg:1", "main").await.unwrap());
+    assert!(!p.paired("discord.main", "tg:1", "main").await.unwrap());
+    assert!(
+        !p.paired("telegram.main", "tg:1", "ops").await.unwrap(),
+        "paired with one agent only"
+    );
+    assert_eq!(p.paired_now(10).await.unwrap().len(), 1);
     assert!(
         p.decide("pair-2", PairingStatus::Denied, "tg:7", "console")
             .await
@@ -60,7 +66,7 @@ async fn pairings_on(url: &str) {
         (PairingStatus::Paired, Some("tg:7"), ops.to_vec())
     );
     assert_eq!(p.revoke("tg:1", "tg:7", "console").await.unwrap(), 1);
-    assert!(!p.paired("telegram.main", "tg:1").await.unwrap());
+    assert!(!p.paired("telegram.main", "tg:1", "main").await.unwrap());
     assert_eq!(p.get("pair-1").await.unwrap().unwrap().status, PairingStatus::Revoked);
     store.close().await;
 }

@@ -50,6 +50,11 @@ require_mention = false
 [[routes]]
 person = "discord:77"
 agent = "support"
+[[routes]]
+channel = "discord.main"
+chat = "300"
+thread = "301"
+agent = "ops"
 "#,
     );
     let p = c.route_for(&place("200", None, "discord:1")).unwrap();
@@ -73,7 +78,18 @@ agent = "support"
     assert_eq!((d.agent, d.route), ("main", None));
     assert_eq!(d.why(&c), "agents.main.channels");
     assert!(d.require_mention, "the channel's default");
-    // A person route beats the chat route.
+    // A thread route inside a chat keeps the chat's allow list and mention rule.
+    let t = c.route_for(&place("300", Some("301"), "discord:1")).unwrap();
+    assert_eq!(
+        (t.agent, t.allowed_users, t.require_mention),
+        ("ops", &["discord:5".to_string()][..], false)
+    );
+    // A person route beats the chat route, and inherits its list too.
+    let by_person = c.route_for(&place("300", None, "discord:77")).unwrap();
+    assert_eq!(
+        (by_person.agent, by_person.allowed_users),
+        ("support", &["discord:5".to_string()][..])
+    );
     assert_eq!(c.route_for(&place("200", None, "discord:77")).unwrap().agent, "support");
 }
 

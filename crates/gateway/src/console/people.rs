@@ -100,5 +100,9 @@ pub(crate) async fn unpair(State(console): State<Arc<Console>>, Acting(viewer): 
         .pairing()
         .unpair(target, &viewer.user, Via::Console)
         .await;
+    let config = console.runtime.config();
+    if rights::may_admit(&config, &viewer.user) {
+        console.router.stop_turns_of(target, &config);
+    }
     text.into_response()
 }

@@ -92,9 +92,13 @@ impl RouteBroker {
     /// Edit the prompt to say who allowed so far (where this gateway runs
     /// the approver channel); its buttons stay.
     async fn show_partial(&self, id: &str, allows: &[VoteRow], need: u32) {
+        // Decided meanwhile (a second allow, a deny): its final edit stands.
         let Ok(Some(row)) = self.store.approvals().get(id).await else {
             return;
         };
+        if row.status != switchboard_store::ApprovalStatus::Pending {
+            return;
+        }
         let (Some(channel), Some(chat), Some(message)) = (&row.channel, &row.chat, &row.prompt_message) else {
             return;
         };

@@ -57,6 +57,18 @@ fn settings_only_a_restart_applies_are_kept_and_named() {
     assert!(merged.channels.local.is_empty());
 }
 
+#[test]
+fn routes_and_people_change_live() {
+    let old = config("");
+    let new = config(
+        "[[routes]]\nchannel = \"telegram.main\"\nchat = \"-100\"\nagent = \"main\"\n[people.ann]\nids = [\"tg:1\"]\n",
+    );
+    let (changes, merged) = plan(&old, &new);
+    assert!(changes.fixed.is_empty() && changes.restart.is_empty() && changes.start.is_empty());
+    assert_eq!(changes.changed, ["people", "routes"]);
+    assert_eq!((merged.routes.len(), merged.people.len()), (1, 1));
+}
+
 trait Tap: Sized {
     fn tap(self, f: impl FnOnce(&mut Self)) -> Self;
 }

@@ -58,30 +58,6 @@ impl GatewayIntake {
         }
     }
 
-    /// Whether `m`'s sender was let in by pairing where `m` was written
-    /// (read only where the allow list says `"paired"` and does not name
-    /// them; a store error reads as no: fail closed).
-    async fn paired(&self, config: &switchboard_config::Config, m: &Inbound) -> bool {
-        if !crate::routing::admits_paired(config, m)
-            || m.sender.is_listed_in(crate::routing::allowed_users(config, m))
-            || !m.sender.belongs_to(&m.address.channel)
-        {
-            return false;
-        }
-        match self
-            .store
-            .pairings()
-            .paired(&m.address.channel, m.sender.as_str())
-            .await
-        {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!(channel = %m.address.channel, error = %e, "cannot read pairings; the sender is treated as a stranger");
-                false
-            }
-        }
-    }
-
     /// A stranger where people are let in by pairing: a code, told once
     /// (no retry, nothing queued), or nothing.
     fn pair(&self, m: Inbound) {
@@ -158,7 +134,7 @@ impl Intake for GatewayIntake {
         let mut tells = Vec::new();
         let mut dropped = 0;
         for m in messages {
-            let paired = self.paired(&config, &m).await;
+            let paired = crate::service::pairing::paired_here(&self.store, &config, &m).await;
             match admit(&config, &self.rate, &self.strangers, &m, paired) {
                 Admission::Keep => {
                     let key = uuid::Uuid::new_v4().simple().to_string();

@@ -20,7 +20,15 @@ pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, 
     for row in store.inbox().adopt_orphans().await? {
         let key = row.key.clone();
         match Taken::recovered(row) {
-            Ok(t) if still_allowed(config, &t.m, paired(store, &t.m).await) => taken.push(t),
+            Ok(t)
+                if still_allowed(
+                    config,
+                    &t.m,
+                    crate::service::pairing::paired_here(store, config, &t.m).await,
+                ) =>
+            {
+                taken.push(t);
+            }
             Ok(t) => {
                 tracing::warn!(channel = %t.m.address.channel, sender = %t.m.sender, "a message taken before the restart is from a sender no longer allowed; not answered");
                 store.inbox().finish(&key, None).await?;
@@ -32,16 +40,6 @@ pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, 
         }
     }
     Ok(taken)
-}
-
-/// Whether the sender of a message taken before is paired where they
-/// wrote (store errors read as no: fail closed).
-async fn paired(store: &Store, m: &switchboard_core::Inbound) -> bool {
-    store
-        .pairings()
-        .paired(&m.address.channel, m.sender.as_str())
-        .await
-        .unwrap_or(false)
 }
 
 /// Adopt every heartbeat, prune every `PRUNE_EVERY`, until aborted.

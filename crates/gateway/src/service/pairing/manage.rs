@@ -70,13 +70,21 @@ impl Pairing {
     }
 
     /// `/people`: who was let in, who waits, who was refused.
-    pub(crate) async fn people(&self, user: &UserId) -> String {
+    pub(crate) async fn people(&self, user: &UserId, direct: bool) -> String {
         if !crate::rights::may_admit(&self.config.get(), user) {
             return format!("{user} may not list people: only approvers can.");
         }
-        let rows = match self.store.pairings().recent(LISTED).await {
-            Ok(rows) => rows,
-            Err(e) => {
+        if !direct {
+            return "Send /people to me in a direct message: the list names people.".into();
+        }
+        // Everyone paired now, whatever came after, then the latest others.
+        let read = (
+            self.store.pairings().paired_now(LISTED).await,
+            self.store.pairings().recent(LISTED).await,
+        );
+        let rows = match read {
+            (Ok(paired), Ok(recent)) => paired.into_iter().chain(recent).collect::<Vec<_>>(),
+            (Err(e), _) | (_, Err(e)) => {
                 tracing::error!(error = %e, "cannot read pairings");
                 return "People could not be listed right now; try again.".into();
             }
@@ -85,8 +93,9 @@ impl Pairing {
         let mut seen = std::collections::BTreeSet::new();
         let mut lines = Vec::new();
         for r in rows {
-            // The latest row of each person on each channel says where they stand.
-            if !seen.insert((r.channel.clone(), r.user_id.clone())) {
+            // A paired row, or else the latest row, of each person with
+            // each agent on each channel says where they stand.
+            if !seen.insert((r.channel.clone(), r.agent.clone(), r.user_id.clone())) {
                 continue;
             }
             let state = match r.status {
@@ -95,13 +104,13 @@ impl Pairing {
                 s => format!("{s} by {}", r.decided_by.as_deref().unwrap_or("?")),
             };
             lines.push(format!(
-                "- {} ({}) on {}: {state}",
-                r.user_id, r.display_name, r.channel
+                "- {} ({}) on {} for {}: {state}",
+                r.user_id, r.display_name, r.channel, r.agent
             ));
         }
         if lines.is_empty() {
             return "Nobody has asked to be let in.".into();
         }
-        format!("People let in by pairing (latest first):\n{}", lines.join("\n"))
+        format!("People let in by pairing (paired first):\n{}", lines.join("\n"))
     }
 }

@@ -30,10 +30,16 @@ pub(crate) struct Pairing {
     store: Store,
     config: LiveConfig,
     channels: ChannelSet,
+    /// Requests are opened one at a time, so that the limits (one per
+    /// person, `MAX_PENDING` per channel) hold on every database. A
+    /// channel's messages are taken by one gateway at a time.
+    opening: tokio::sync::Mutex<()>,
 }
 
 /// Where a request goes and who decides it.
 struct Deciders {
+    /// The agent the person would talk to.
+    agent: String,
     approvers: Vec<String>,
     /// The ops room, when the route names a complete one.
     room: Option<ChatAddress>,
@@ -45,6 +51,7 @@ impl Pairing {
             store: runtime.store().clone(),
             config: runtime.into(),
             channels: channels.clone(),
+            opening: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -64,6 +71,7 @@ impl Pairing {
             ChatAddress::new(channel, chat)
         });
         Some(Deciders {
+            agent: agent.to_string(),
             approvers: route.approvers,
             room,
         })
@@ -74,6 +82,7 @@ impl Pairing {
     /// has a code waiting, or was refused lately.
     pub(crate) async fn stranger(&self, m: &Inbound) -> Option<String> {
         let channel = &m.address.channel;
+        let _one_at_a_time = self.opening.lock().await;
         let now = self.store.now_ms();
         match self.store.pairings().latest(channel, m.sender.as_str()).await {
             Ok(Some(row)) if row.waiting(now) => return None,
@@ -98,11 +107,13 @@ impl Pairing {
         };
         let code = code::fresh();
         let id = format!("{ID_PREFIX}{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let name = clean_name(&m.sender_name);
         let request = NewPairing {
             id: &id,
             channel,
+            agent: &deciders.agent,
             user_id: m.sender.as_str(),
-            display_name: &m.sender_name,
+            display_name: &name,
             chat: &m.address.chat,
             code: &code,
             approvers: &deciders.approvers,
@@ -125,23 +136,24 @@ impl Pairing {
         tracing::info!(%channel, sender = %m.sender, pairing = %id, "pairing requested");
         switchboard_telemetry::metrics::message_refused(channel, "pairing");
         if let Some(room) = deciders.room {
-            self.post_request(&id, m, &code, room).await;
+            let asked = Asked {
+                id: &id,
+                channel,
+                user: m.sender.as_str(),
+                name: &name,
+                code: &code,
+            };
+            self.post_request(&asked, room).await;
         }
         Some(format!(
             "You are not on this bot's list yet. Ask an operator to let you in with this code: {code} (valid for one hour)."
         ))
     }
 
-    /// Post request `id` to the ops room, with Allow / Deny.
-    async fn post_request(&self, id: &str, m: &Inbound, code: &str, room: ChatAddress) {
-        let prompt = request_prompt(
-            id,
-            &m.address.channel,
-            m.sender.as_str(),
-            &m.sender_name,
-            code,
-            self.store.now_ms() + VALID_MS,
-        );
+    /// Post request `a` to the ops room, with Allow / Deny.
+    async fn post_request(&self, a: &Asked<'_>, room: ChatAddress) {
+        let id = a.id;
+        let prompt = request_prompt(a, self.store.now_ms() + VALID_MS);
         let Some(ch) = self.channels.get(&room.channel) else {
             tracing::warn!(pairing = id, channel = %room.channel, "the approver channel is not running here; the request waits for /pair");
             return;
@@ -234,14 +246,14 @@ impl Pairing {
             return;
         };
         let Some(ch) = self.channels.get(channel) else { return };
-        let prompt = request_prompt(
-            &row.id,
-            &row.channel,
-            &row.user_id,
-            &row.display_name,
-            &row.code,
-            row.expires_at,
-        );
+        let asked = Asked {
+            id: &row.id,
+            channel: &row.channel,
+            user: &row.user_id,
+            name: &row.display_name,
+            code: &row.code,
+        };
+        let prompt = request_prompt(&asked, row.expires_at);
         let at = MessageRef {
             chat: chat.clone(),
             id: message.clone(),
@@ -264,14 +276,61 @@ impl Pairing {
     }
 }
 
+/// Whether `m`'s sender was let in by pairing to talk to the agent that
+/// answers where `m` was written. Read only where that place's allow list
+/// says `"paired"` and does not name them, and only for a message the
+/// mention rule would take (chatter costs no read); a store error reads
+/// as no (fail closed).
+pub(crate) async fn paired_here(store: &Store, config: &switchboard_config::Config, m: &Inbound) -> bool {
+    let Some(route) = crate::routing::pick(config, m) else {
+        return false;
+    };
+    let for_the_bot = m.direct || m.mentioned || !route.require_mention || crate::commands::of(m).is_some();
+    if !for_the_bot
+        || !route.allowed_users.iter().any(|u| u == "paired")
+        || m.sender.is_listed_in(route.allowed_users)
+        || !m.sender.belongs_to(&m.address.channel)
+    {
+        return false;
+    }
+    match store
+        .pairings()
+        .paired(&m.address.channel, m.sender.as_str(), route.agent)
+        .await
+    {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(channel = %m.address.channel, error = %e, "cannot read pairings; the sender is treated as a stranger");
+            false
+        }
+    }
+}
+
+/// Whether `m`'s sender may still be answered where they wrote: named by
+/// the allow list there (no read), or still paired (`paired_here`).
+pub(crate) async fn still_admitted(store: &Store, config: &switchboard_config::Config, m: &Inbound) -> bool {
+    m.sender.belongs_to(&m.address.channel)
+        && (m.sender.is_listed_in(crate::routing::allowed_users(config, m)) || paired_here(store, config, m).await)
+}
+
+/// A pairing request as its prompt shows it.
+struct Asked<'a> {
+    id: &'a str,
+    channel: &'a str,
+    user: &'a str,
+    /// Cleaned (`clean_name`).
+    name: &'a str,
+    code: &'a str,
+}
+
 /// The ops-room prompt of a pairing request (the code rides in `tool`).
-fn request_prompt(id: &str, channel: &str, user: &str, name: &str, code: &str, expires_ms: i64) -> ApprovalPrompt {
+fn request_prompt(a: &Asked<'_>, expires_ms: i64) -> ApprovalPrompt {
     ApprovalPrompt {
-        id: id.to_string(),
+        id: a.id.to_string(),
         agent: String::new(),
         caller_chain: Vec::new(),
-        tool: code.to_string(),
-        summary: format!("{user} ({}) asks to talk to the bot on {channel}.", one_line(name)),
+        tool: a.code.to_string(),
+        summary: format!("{} ({}) asks to talk to the bot on {}.", a.user, a.name, a.channel),
         risk: String::new(),
         deadline_unix: expires_ms / 1000,
         kind: PromptKind::Pairing,
@@ -279,10 +338,21 @@ fn request_prompt(id: &str, channel: &str, user: &str, name: &str, code: &str, e
     }
 }
 
-/// A display name on one line, at most 64 characters (it is the
-/// stranger's own text).
-fn one_line(name: &str) -> String {
-    name.chars().filter(|c| !c.is_control()).take(64).collect()
+/// A display name as stored and shown: the stranger's own text, so one
+/// line of at most 64 characters, without control, bidirectional or
+/// invisible formatting characters (nothing in it can move or hide text
+/// in the ops room).
+pub(crate) fn clean_name(name: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{00AD}')
+    };
+    let clean: String = name.chars().filter(|c| !hidden(*c)).take(64).collect();
+    if clean.trim().is_empty() {
+        "no name".into()
+    } else {
+        clean
+    }
 }
 
 /// Why a request can no longer be decided.

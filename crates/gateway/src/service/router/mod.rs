@@ -107,6 +107,19 @@ impl Router {
         }
     }
 
+    /// Stop the running turns of `who` that they may no longer have (sent
+    /// away with `/unpair`); their queued messages are not run either
+    /// (see `session`).
+    pub(crate) fn stop_turns_of(&self, who: &str, config: &Config) {
+        for turn in self.running_turns() {
+            let m = switchboard_core::Inbound::new(turn.address.clone(), turn.owner.clone(), "");
+            if turn.owner.as_str() == who && !m.sender.is_listed_in(crate::routing::allowed_users(config, &m)) {
+                tracing::info!(session = %turn.session_key, person = who, "stopping the turn of a person sent away");
+                turn.cancel.cancel();
+            }
+        }
+    }
+
     /// Pairing, for the console's People page.
     pub(crate) fn pairing(&self) -> &Arc<crate::service::pairing::Pairing> {
         &self.pairing
@@ -140,10 +153,13 @@ impl Router {
             }
             Command::Unpair(who) => {
                 let text = self.pairing.unpair(&who, &m.sender, Via::Chat(&m.address)).await;
+                if crate::rights::may_admit(&config, &m.sender) {
+                    self.stop_turns_of(&who, &config);
+                }
                 self.answer(&t, text).await;
             }
             Command::People => {
-                let text = self.pairing.people(&m.sender).await;
+                let text = self.pairing.people(&m.sender, m.direct).await;
                 self.answer(&t, text).await;
             }
             Command::Console => {

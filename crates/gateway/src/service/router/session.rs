@@ -147,6 +147,15 @@ impl Router {
         current: Current,
     ) {
         while let Some(Queued { t, follow_up }) = self.next(&session_key, &mut queue).await {
+            // Sent away while the message waited (`/unpair`, a reload that
+            // took them off a list): not run (fail closed).
+            if !crate::service::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t.m).await {
+                tracing::warn!(session = %session_key, sender = %t.m.sender, "a queued message's sender may no longer talk here; not answered");
+                if let Err(e) = self.runtime.store().inbox().finish(&t.key, None).await {
+                    tracing::error!(error = %e, "cannot close a message that will not be answered");
+                }
+                continue;
+            }
             if t.recovered && self.answered_from_record(&session_key, &t, follow_up.as_deref()).await {
                 continue;
             }

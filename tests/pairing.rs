@@ -69,6 +69,18 @@ fn button(prompt: &Value, label: &str) -> String {
         .to_string()
 }
 
+/// The bot's messages to `chat`, once there are at least `n`.
+async fn wait_for_chat(tg: &FakeTelegram, chat: i64, n: usize) -> Vec<Value> {
+    for _ in 0..200 {
+        let got = to(&tg.sent(), chat);
+        if got.len() >= n {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
+}
+
 /// Sends `text` to the bot in the approver's direct chat; returns the answer.
 async fn approver_types(tg: &FakeTelegram, text: &str) -> String {
     let before = to(&tg.sent(), APPROVER).len();
@@ -219,6 +231,20 @@ async fn at_most_three_wait_and_codes_lapse_after_their_hour() {
     let code = code_in(text(&to(&sent, 200)[0]));
     let paired = approver_types(&tg, &format!("/pair {code}")).await;
     assert_eq!(paired, "tg:200 (New) may talk to the bot on telegram.main now.");
+    // A denied person is told once, and gets nothing more (no new code).
+    let prompts_before = to(&tg.sent(), OPS).len();
+    tg.message(private_chat(201, "Denied"), user(201, "Denied"), "hi", None, None);
+    let prompt = wait_for_chat(&tg, OPS, prompts_before + 1).await.pop().unwrap();
+    assert!(text(&prompt).contains("tg:201 (Denied)"), "{}", text(&prompt));
+    tg.press(user(APPROVER, "Ops"), prompt.clone(), &button(&prompt, "Deny"));
+    let told = wait_for_chat(&tg, 201, 2).await;
+    assert_eq!(
+        text(&told[1]),
+        "Sorry, an operator declined your request to use this bot."
+    );
+    tg.message(private_chat(201, "Denied"), user(201, "Denied"), "please?", None, None);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(to(&tg.sent(), 201).len(), 2, "told once");
     // In a group, strangers are not answered at all (no code there).
     tg.message(
         supergroup(-100_900, "g"),
@@ -252,26 +278,8 @@ async fn the_console_lists_people_and_lets_an_approver_in_and_out() {
 
     // The approver signs in with the link /console gives in their DM.
     let link = approver_types(&tg, "/console").await;
-    let token = link.rsplit('#').next().unwrap().to_string();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let r = http
-        .post(format!("{base}/console/signin"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!("token={token}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 303, "{link}");
-    let cookie = r.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let cookie = support::session_from_link(&base, &link).await;
+    let http = reqwest::Client::new();
     let page = |http: reqwest::Client, cookie: String| {
         let url = format!("{base}/console/people");
         async move {

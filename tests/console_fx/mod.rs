@@ -191,24 +191,5 @@ pub(crate) fn tree_has(kind: &str, status: &str) -> String {
 /// Sign in over plain HTTP (the link's form, as the browser posts it):
 /// the session cookie.
 pub(crate) async fn http_session(gw: &Gateway, base: &str, user: &str) -> String {
-    let link = link_for(gw, user).await;
-    let token = link.rsplit('#').next().unwrap().to_string();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let r = http
-        .post(format!("{base}/console/signin"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!("token={token}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 303);
-    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
-    cookie.split(';').next().unwrap().to_string()
+    crate::support::session_from_link(base, &link_for(gw, user).await).await
 }

@@ -308,3 +308,27 @@ allowed_users = ["*"]
         provider("prev", reviewer, "")
     )
 }
+
+/// Open a console sign-in `link` over plain HTTP (its form, as a browser
+/// posts it): the session cookie.
+pub(crate) async fn session_from_link(base: &str, link: &str) -> String {
+    let token = link.rsplit('#').next().unwrap().to_string();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = http
+        .post(format!("{base}/console/signin"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    cookie.split(';').next().unwrap().to_string()
+}

@@ -52,11 +52,14 @@ pub(super) fn admit(
         return Admission::Drop;
     }
     let route = crate::routing::pick(config, m);
-    let allowed = crate::routing::allowed_users(config, m);
+    let allowed = route.as_ref().map_or_else(
+        || config.channels.allowed_users(channel).unwrap_or(&[]),
+        |r| r.allowed_users,
+    );
     if !paired && !m.sender.is_listed_in(allowed) {
         // Told once an hour, in direct chats only (see `strangers`).
         if m.direct && strangers.lock().tell(&m.sender, std::time::Instant::now()) {
-            if crate::routing::admits_paired(config, m) {
+            if allowed.iter().any(|u| u == "paired") {
                 tracing::info!(%channel, sender = %m.sender, "a stranger wrote where people are let in by pairing");
                 return Admission::Pair;
             }

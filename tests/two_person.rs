@@ -37,7 +37,7 @@ rooms = {{ "ops" = "{OPS}" }}
 [channels.local.probe]
 allowed_users = ["cli:seven"]
 "#,
-        main_agent_on(model, port, "telegram.main"),
+        main_agent_on(model, port, "telegram.main").replacen("[web]\n", "[web]\nconsole = true\n", 1),
     )
 }
 
@@ -46,9 +46,12 @@ fn text(m: &Value) -> &str {
 }
 
 /// Ann asks for something that needs an approval; returns the prompt.
-async fn ask(model: &ScriptedModel, tg: &FakeTelegram, key: &str, answer: &str) -> Value {
+/// `answer`: what the model says once the tool ran (none: it never runs).
+async fn ask(model: &ScriptedModel, tg: &FakeTelegram, key: &str, answer: Option<&str>) -> Value {
     model.push(Step::tool_call("memory_store", json!({"key": key, "content": "v"})).when_last_contains(key));
-    model.push(Step::text(answer).when_last_contains("stored memory"));
+    if let Some(answer) = answer {
+        model.push(Step::text(answer).when_last_contains("stored memory"));
+    }
     let before = tg.sent().len();
     tg.message(
         private_chat(11, "Ann"),
@@ -84,22 +87,13 @@ async fn two_different_people_must_allow_and_one_deny_ends_it() {
     let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port));
     let gw = Gateway::start(&sandbox, port, "probe").await;
 
-    let prompt = ask(&model, &tg, "first", "Stored first.").await;
+    let prompt = ask(&model, &tg, "first", Some("Stored first.")).await;
     assert!(
         text(&prompt).contains("needs 2 different approvers"),
         "{}",
         text(&prompt)
     );
-    let id = prompt["text"]
-        .as_str()
-        .unwrap()
-        .split('[')
-        .nth(1)
-        .unwrap()
-        .split(']')
-        .next()
-        .unwrap()
-        .to_string();
+    let id = approval_id(&prompt);
     let allow = allow_button(&prompt);
     tg.press(user(7, "Seven"), prompt.clone(), &allow);
     assert_eq!(
@@ -158,7 +152,8 @@ async fn two_different_people_must_allow_and_one_deny_ends_it() {
     assert_eq!((by.as_str(), allows), ("tg:7 and tg:8", 2), "the audit names both");
 
     // One allow, then a deny by the other: denied, the tool never runs.
-    let prompt = ask(&model, &tg, "second", "Never stored.").await;
+    let prompt = ask(&model, &tg, "second", None).await;
+    model.push(Step::text("Not stored, then.").when_last_contains("denied"));
     let deny = prompt["reply_markup"]["inline_keyboard"][0][2]["callback_data"]
         .as_str()
         .unwrap()
@@ -168,7 +163,69 @@ async fn two_different_people_must_allow_and_one_deny_ends_it() {
     tg.press(user(8, "Eight"), prompt.clone(), &deny);
     assert!(nth_answer(&tg, 5).await.ends_with(": denied."));
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert!(tg.sent().iter().all(|m| text(m) != "Never stored."));
+    let sent = tg.wait_sent(4, 20).await;
+    assert_eq!(text(&sent[3]), "Not stored, then.", "the model was told it was denied");
+    assert!(
+        model
+            .requests()
+            .iter()
+            .all(|r| !r.to_string().contains("stored memory 'second'"))
+    );
+
+    // One allow by button, the second from the console; while the tool
+    // waits, the run tree shows the turn and the route that took it.
+    let prompt = ask(&model, &tg, "third", Some("Stored third.")).await;
+    let id = approval_id(&prompt);
+    tg.press(user(7, "Seven"), prompt.clone(), &allow_button(&prompt));
+    assert!(nth_answer(&tg, 6).await.contains("1 of 2 approvals"));
+    let base = format!("http://127.0.0.1:{port}");
+    let before = tg.sent().len();
+    tg.message(private_chat(8, "Eight"), user(8, "Eight"), "/console", None, None);
+    let link = text(&tg.wait_sent(before + 1, 20).await[before])
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let cookie = support::session_from_link(&base, &link).await;
+    let http = reqwest::Client::new();
+    let runs = http
+        .get(format!("{base}/console"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(runs.contains("via agents.main.channels"), "{runs}");
+    let csrf_at = runs.find("name=\"csrf-token\" content=\"").unwrap() + 27;
+    let csrf = runs[csrf_at..].split('"').next().unwrap().to_string();
+    let decided = http
+        .post(format!("{base}/console/approvals/{id}/decide"))
+        .header("cookie", &cookie)
+        .header("x-csrf-token", &csrf)
+        .body("once")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(decided, format!("Approval {id}: allowed once."));
+    let sent = tg.wait_sent(before + 2, 20).await;
+    assert!(sent.iter().any(|m| text(m) == "Stored third."), "{sent:?}");
+}
+
+/// The request id a prompt names (`Approval needed [<id>]`).
+fn approval_id(prompt: &Value) -> String {
+    text(prompt)
+        .split('[')
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 /// Two allows on two instances of a cluster: the tool runs once.

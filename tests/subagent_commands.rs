@@ -101,6 +101,15 @@ async fn list_info_and_kill_with_cascade() {
     assert!(info.contains("status: running\n"), "{info}");
     assert!(info.contains("agent: reviewer (delegate)\n"), "{info}");
     assert!(info.contains("session key: agent:reviewer:delegate:"), "{info}");
+    // Times people can read, and where the transcript is.
+    assert!(
+        info.contains("transcript: /subagents log #1 (add tools for tool calls)\n"),
+        "{info}"
+    );
+    let created = info.lines().find(|l| l.starts_with("created: ")).unwrap_or_default();
+    assert!(created.ends_with(" s ago)") || created.ends_with("just now)"), "{info}");
+    assert!(created.contains(" UTC ("), "{info}");
+    assert!(info.contains("ended: -\n"), "{info}");
     let helper_info = f.say("cli:bob", "/subagents info 2").await;
     assert!(
         helper_info.contains("agent: reviewer (spawn_subagent)"),

@@ -26,3 +26,4 @@ mod service;
 mod test_peers;
 mod trace_export;
 mod web;
+mod when;

@@ -125,10 +125,7 @@ pub(crate) fn elapsed(ms: i64) -> String {
 
 /// A Unix-ms time as `YYYY-MM-DD HH:MM:SS` UTC.
 pub(crate) fn time(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let day = switchboard_store::utc_day(ms);
-    let t = secs.rem_euclid(86_400);
-    format!("{day} {:02}:{:02}:{:02}", t / 3600, (t % 3600) / 60, t % 60)
+    crate::when::utc(ms)
 }
 
 /// Micro-dollars as `$1.2345`.

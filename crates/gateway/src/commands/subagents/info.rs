@@ -1,6 +1,7 @@
 //! `/subagents info <id|#>`: everything the registry knows about one child.
 
 use super::{CommandContext, resolve, runtime_of, tokens_of};
+use crate::when;
 
 pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
     let r = match resolve(ctx, target).await {
@@ -20,6 +21,7 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
             )
         })
         .unwrap_or_else(|| "(none recorded)".into());
+    let now = ctx.runtime.store().now_ms();
     let outcome = match (&r.output, &r.error) {
         (_, Some(e)) => format!("error: {e}"),
         (Some(o), None) => format!("output: {}", o.chars().take(300).collect::<String>()),
@@ -33,21 +35,19 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
         format!("run id: {}", r.id),
         format!("session key: {}", r.session_key),
         format!("session id: {}", r.id),
-        format!("transcript: db:{}", r.session_key),
+        format!("transcript: /subagents log {target} (add tools for tool calls)"),
         format!("depth: {}", r.depth),
         format!(
             "gateway instance: {}",
             r.instance_id.as_deref().map_or("-", |i| &i[..8.min(i.len())])
         ),
         format!("parent: {}", r.parent_id.as_deref().unwrap_or("-")),
+        format!("created: {}", when::at(r.created_at, now)),
         format!(
-            "created/started/ended: {} / {} / {}",
-            r.created_at / 1000,
-            r.started_at
-                .map(|t| (t / 1000).to_string())
-                .unwrap_or_else(|| "-".into()),
-            r.ended_at.map(|t| (t / 1000).to_string()).unwrap_or_else(|| "-".into())
+            "started: {}",
+            r.started_at.map_or_else(|| "-".into(), |t| when::at(t, now))
         ),
+        format!("ended: {}", r.ended_at.map_or_else(|| "-".into(), |t| when::at(t, now))),
         format!("runtime: {}", runtime_of(&r)),
         format!("tokens: {}", tokens_of(&r)),
         format!("cost: ${:.4}", r.cost_micros as f64 / 1e6),

@@ -11,6 +11,9 @@ pub struct AgentConfig {
     pub enabled: bool,
     /// A provider name (required).
     pub model_provider: String,
+    /// Other providers a conversation may switch to with `/model` (its `model_provider` is always one; default `[]`).
+    #[serde(default)]
+    pub models: Vec<String>,
     /// A `[risk_profiles.<name>]` (default `default`).
     #[serde(default = "default_profile")]
     pub risk_profile: String,
@@ -43,6 +46,20 @@ pub struct AgentConfig {
     /// See `[agents.<name>.subagents]`.
     #[serde(default)]
     pub subagents: SubagentsConfig,
+}
+
+impl AgentConfig {
+    /// The providers a conversation of this agent may use: its
+    /// `model_provider` first, then `models`.
+    pub fn model_choices(&self) -> Vec<&str> {
+        let mut all = vec![self.model_provider.as_str()];
+        for m in &self.models {
+            if !all.contains(&m.as_str()) {
+                all.push(m);
+            }
+        }
+        all
+    }
 }
 
 pub(crate) fn yes() -> bool {

@@ -35,6 +35,7 @@ pub(crate) fn validate(c: &Config) -> Vec<Problem> {
     database(c, &mut v);
     providers(c, &mut v);
     agents(c, &mut v);
+    agent_models(c, &mut v);
     risk_profiles(c, &mut v);
     runtime_profiles(c, &mut v);
     cost(c, &mut v);
@@ -322,6 +323,20 @@ fn user_list(path: &str, users: &[String], star_ok: bool, v: &mut Vec<Problem>) 
                 }
             ),
         ));
+    }
+}
+
+/// `agents.<a>.models`: providers `/model` may switch to must exist.
+fn agent_models(c: &Config, v: &mut Vec<Problem>) {
+    for (name, a) in &c.agents {
+        for (i, m) in a.models.iter().enumerate() {
+            if !c.providers.contains_key(m) {
+                v.push(Problem::new(
+                    format!("agents.{name}.models[{i}]"),
+                    format!("unknown provider '{m}'; define [providers.{m}]"),
+                ));
+            }
+        }
     }
 }
 

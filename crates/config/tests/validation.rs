@@ -439,3 +439,12 @@ fn routes_people_and_the_two_person_rule_are_checked() {
         "not a risk",
     );
 }
+
+#[test]
+fn an_agents_models_must_be_configured_providers() {
+    assert_problem(
+        "[agents.main.workspace]\n[agents.x]\nmodel_provider = \"local\"\nmodels = [\"nope\"]\n",
+        "agents.x.models[0]",
+        "unknown provider 'nope'",
+    );
+}

@@ -138,6 +138,10 @@ pub const CATALOG: &[CommandSpec] = &[
     cmd("status", "", "Agent, model, session and today's costs", ANYONE),
     cmd("agents", "", "The configured agents", ANYONE),
     cmd("tools", "", "The chat agent's tools, their risk and source", ANYONE),
+    CommandSpec {
+        args: &[arg("name", ArgKind::Text, false, "A provider the agent may use")],
+        ..cmd("model", "[name]", "This conversation's model, or switch it", ANYONE)
+    },
     cmd(
         "stop",
         "",

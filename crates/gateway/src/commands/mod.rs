@@ -5,6 +5,7 @@
 mod agents;
 pub(crate) mod console_link;
 mod help;
+mod model;
 mod new;
 mod status;
 pub(crate) mod subagents;
@@ -73,6 +74,8 @@ pub(crate) enum Command {
     Status,
     Agents,
     Tools,
+    /// `/model [name]`.
+    Model(Option<String>),
     /// Handled by the conversation loop, which owns the running turn.
     Stop,
     /// A sign-in link to the operator console, answered by the router
@@ -138,6 +141,7 @@ fn named(name: &str, args: &[&str]) -> Command {
         "status" => Command::Status,
         "agents" => Command::Agents,
         "tools" => Command::Tools,
+        "model" => Command::Model(args.first().map(|a| (*a).to_string())),
         "stop" => Command::Stop,
         "console" => Command::Console,
         "subagents" => Command::Subagents(subagents::parse(args)),
@@ -170,6 +174,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::Status => status::apply(ctx).await,
         Command::Agents => agents::apply(ctx),
         Command::Tools => tools::apply(ctx).await,
+        Command::Model(name) => model::apply(ctx, name.as_deref()).await,
         Command::Subagents(sub) => subagents::apply(sub, ctx).await,
         Command::Stop => "Nothing is running.".into(),
         Command::Console => "Send /console to me in a direct message for a sign-in link.".into(),

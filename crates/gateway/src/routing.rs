@@ -24,16 +24,16 @@ pub(crate) fn pick<'a>(config: &'a Config, m: &Inbound) -> Option<Picked<'a>> {
 /// Who may talk where `m` was written: the route's list, or the channel's
 /// when no route takes it.
 pub(crate) fn allowed_users<'a>(config: &'a Config, m: &Inbound) -> &'a [String] {
-    match pick(config, m) {
-        Some(p) => p.allowed_users,
-        None => config.channels.allowed_users(&m.address.channel).unwrap_or(&[]),
-    }
+    users_of(config, pick(config, m).as_ref(), &m.address.channel)
 }
 
-/// Whether `m`'s place lets people an approver paired in (`"paired"` in
-/// its allow list).
-pub(crate) fn admits_paired(config: &Config, m: &Inbound) -> bool {
-    allowed_users(config, m).iter().any(|u| u == "paired")
+/// Who may talk on `channel` where `route` (already picked) takes a
+/// message: its list, or the channel's when no route takes it.
+pub(crate) fn users_of<'a>(config: &'a Config, route: Option<&Picked<'a>>, channel: &str) -> &'a [String] {
+    route.map_or_else(
+        || config.channels.allowed_users(channel).unwrap_or(&[]),
+        |r| r.allowed_users,
+    )
 }
 
 /// Why `m`'s agent answers it (`/status`, the console), or nothing.

@@ -6,7 +6,7 @@ use super::rate;
 use super::strangers::Strangers;
 use crate::commands::{self, Command};
 use parking_lot::Mutex;
-use switchboard_config::Config;
+use switchboard_config::{Config, Picked};
 use switchboard_core::Inbound;
 
 /// What becomes of one message.
@@ -25,23 +25,14 @@ pub(super) enum Admission {
     Drop,
 }
 
-/// Whether a message taken before a restart may still be answered: the
-/// allow list (or the pairing, `paired`) may have changed since (fail
-/// closed).
-pub(super) fn still_allowed(config: &Config, m: &Inbound, paired: bool) -> bool {
-    let channel = &m.address.channel;
-    m.sender.belongs_to(channel)
-        && ((paired && crate::routing::admits_paired(config, m))
-            || m.sender.is_listed_in(crate::routing::allowed_users(config, m)))
-}
-
-/// Identity, allow list (the route's, or the channel's; `paired`: an
-/// approver let the sender in), mention rule and rate, in that order.
+/// Identity, allow list (that of `route`, the route that takes `m`, or
+/// the channel's; `paired`: an approver let the sender in), mention rule
+/// and rate, in that order.
 pub(super) fn admit(
     config: &Config,
-    rate: &Mutex<rate::Window>,
-    strangers: &Mutex<Strangers>,
+    (rate, strangers): (&Mutex<rate::Window>, &Mutex<Strangers>),
     m: &Inbound,
+    route: Option<&Picked<'_>>,
     paired: bool,
 ) -> Admission {
     let channel = &m.address.channel;
@@ -51,11 +42,7 @@ pub(super) fn admit(
         tracing::warn!(%channel, sender = %m.sender, "message whose sender is not an id of this channel's platform refused");
         return Admission::Drop;
     }
-    let route = crate::routing::pick(config, m);
-    let allowed = route.as_ref().map_or_else(
-        || config.channels.allowed_users(channel).unwrap_or(&[]),
-        |r| r.allowed_users,
-    );
+    let allowed = crate::routing::users_of(config, route, channel);
     if !paired && !m.sender.is_listed_in(allowed) {
         // Told once an hour, in direct chats only (see `strangers`).
         if m.direct && strangers.lock().tell(&m.sender, std::time::Instant::now()) {

@@ -134,8 +134,9 @@ impl Intake for GatewayIntake {
         let mut tells = Vec::new();
         let mut dropped = 0;
         for m in messages {
-            let paired = crate::service::pairing::paired_here(&self.store, &config, &m).await;
-            match admit(&config, &self.rate, &self.strangers, &m, paired) {
+            let route = crate::routing::pick(&config, &m);
+            let paired = crate::service::pairing::paired_here(&self.store, route.as_ref(), &m).await;
+            match admit(&config, (&self.rate, &self.strangers), &m, route.as_ref(), paired) {
                 Admission::Keep => {
                     let key = uuid::Uuid::new_v4().simple().to_string();
                     rows.push(NewInbound {

@@ -5,7 +5,6 @@
 //! deleted.
 
 use super::Taken;
-use super::admit::still_allowed;
 use std::time::Duration;
 use switchboard_config::Config;
 use switchboard_store::{Store, StoreError};
@@ -20,15 +19,7 @@ pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, 
     for row in store.inbox().adopt_orphans().await? {
         let key = row.key.clone();
         match Taken::recovered(row) {
-            Ok(t)
-                if still_allowed(
-                    config,
-                    &t.m,
-                    crate::service::pairing::paired_here(store, config, &t.m).await,
-                ) =>
-            {
-                taken.push(t);
-            }
+            Ok(t) if crate::service::pairing::still_admitted(store, config, &t.m).await => taken.push(t),
             Ok(t) => {
                 tracing::warn!(channel = %t.m.address.channel, sender = %t.m.sender, "a message taken before the restart is from a sender no longer allowed; not answered");
                 store.inbox().finish(&key, None).await?;

@@ -11,6 +11,7 @@ mod manage;
 use crate::approvals::{Ballot, Via};
 use crate::channels::ChannelSet;
 use crate::live_config::LiveConfig;
+use switchboard_config::Picked;
 use switchboard_core::{
     ApprovalChoice, ApprovalPrompt, ChatAddress, Inbound, MessageRef, Outbound, PromptEdit, PromptKind, PromptState,
 };
@@ -276,13 +277,13 @@ impl Pairing {
     }
 }
 
-/// Whether `m`'s sender was let in by pairing to talk to the agent that
-/// answers where `m` was written. Read only where that place's allow list
+/// Whether `m`'s sender was let in by pairing to talk to the agent of
+/// `route` (the route that takes `m`). Read only where that place's allow list
 /// says `"paired"` and does not name them, and only for a message the
 /// mention rule would take (chatter costs no read); a store error reads
 /// as no (fail closed).
-pub(crate) async fn paired_here(store: &Store, config: &switchboard_config::Config, m: &Inbound) -> bool {
-    let Some(route) = crate::routing::pick(config, m) else {
+pub(crate) async fn paired_here(store: &Store, route: Option<&Picked<'_>>, m: &Inbound) -> bool {
+    let Some(route) = route else {
         return false;
     };
     let for_the_bot = m.direct || m.mentioned || !route.require_mention || crate::commands::of(m).is_some();
@@ -309,8 +310,13 @@ pub(crate) async fn paired_here(store: &Store, config: &switchboard_config::Conf
 /// Whether `m`'s sender may still be answered where they wrote: named by
 /// the allow list there (no read), or still paired (`paired_here`).
 pub(crate) async fn still_admitted(store: &Store, config: &switchboard_config::Config, m: &Inbound) -> bool {
-    m.sender.belongs_to(&m.address.channel)
-        && (m.sender.is_listed_in(crate::routing::allowed_users(config, m)) || paired_here(store, config, m).await)
+    let route = crate::routing::pick(config, m);
+    let channel = &m.address.channel;
+    m.sender.belongs_to(channel)
+        && (m
+            .sender
+            .is_listed_in(crate::routing::users_of(config, route.as_ref(), channel))
+            || paired_here(store, route.as_ref(), m).await)
 }
 
 /// A pairing request as its prompt shows it.

@@ -13,7 +13,8 @@ use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, 
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
-use words::{decided, decision_of, no_longer_pending, refusal, status_of};
+pub(crate) use words::refusal;
+use words::{decided, decision_of, no_longer_pending, status_of};
 
 mod tally;
 mod words;
@@ -195,7 +196,7 @@ impl RouteBroker {
                 _ => return format!("No approval request '{id}' is waiting."),
             },
         };
-        if let Some(refusal) = refusal(id, user, from, &approvers) {
+        if let Some(refusal) = refusal("approval", id, user, from, &approvers) {
             return refusal;
         }
         let (mut by, mut choice) = (user.to_string(), choice);
@@ -278,11 +279,7 @@ impl RouteBroker {
     }
 
     async fn edit_prompt(&self, channel: &str, message: &MessageRef, prompt: &ApprovalPrompt, state: &PromptState) {
-        if let Some(ch) = self.channels.get(channel)
-            && let Err(e) = ch.update_approval_prompt(&PromptEdit { message, prompt, state }).await
-        {
-            tracing::warn!(approval = %prompt.id, error = %e, "cannot edit the approval prompt");
-        }
+        super::edit_prompt(&self.channels, channel, &PromptEdit { message, prompt, state }).await;
     }
 }
 

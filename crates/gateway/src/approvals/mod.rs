@@ -6,7 +6,7 @@ mod broker;
 mod expire;
 mod record;
 
-pub(crate) use broker::Via;
 pub use broker::{Ballot, RouteBroker};
+pub(crate) use broker::{Via, refusal};
 pub(crate) use expire::update_expired_prompts;
-pub(crate) use record::{prompt_of, prompt_of_row, store_request};
+pub(crate) use record::{edit_prompt, prompt_of, prompt_of_row, store_request};

@@ -1,7 +1,7 @@
 //! What every broker does with a request before asking: store it for the
 //! audit trail and build the prompt people see.
 
-use switchboard_core::{ApprovalPrompt, ChatAddress, PromptKind};
+use switchboard_core::{ApprovalPrompt, ChatAddress, PromptEdit, PromptKind};
 use switchboard_runtime::ApprovalRequest;
 use switchboard_store::{ApprovalRow, NewApproval, Store, StoreError};
 
@@ -62,5 +62,15 @@ pub(crate) fn prompt_of_row(row: &ApprovalRow) -> ApprovalPrompt {
         deadline_unix: row.deadline_at / 1000,
         kind: PromptKind::Tool,
         approvals_required: u32::try_from(row.approvals_required).unwrap_or(1),
+    }
+}
+
+/// Edit a posted prompt (through `channel`, where this gateway runs it) to
+/// show `edit`'s state; a failure is logged, never fatal.
+pub(crate) async fn edit_prompt(channels: &crate::channels::ChannelSet, channel: &str, edit: &PromptEdit<'_>) {
+    if let Some(ch) = channels.get(channel)
+        && let Err(e) = ch.update_approval_prompt(edit).await
+    {
+        tracing::warn!(request = %edit.prompt.id, %channel, error = %e, "cannot edit a posted prompt");
     }
 }

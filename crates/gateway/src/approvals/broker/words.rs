@@ -4,21 +4,22 @@ use super::{Decision, Via};
 use switchboard_core::{ApprovalChoice, UserId};
 use switchboard_store::{ApprovalRow, ApprovalStatus};
 
-/// Why `user` may not decide request `id` from `from`, if they may not. An
-/// approver is recognised only on the platform that vouches for their id:
-/// `tg:7` typed into a local chat is not tg:7.
-pub(super) fn refusal(id: &str, user: &UserId, from: Via<'_>, approvers: &[String]) -> Option<String> {
+/// Why `user` may not decide request `id` (an `approval` or a `pairing`,
+/// says `what`) from `from`, if they may not. An approver is recognised
+/// only on the platform that vouches for their id: `tg:7` typed into a
+/// local chat is not tg:7.
+pub(crate) fn refusal(what: &str, id: &str, user: &UserId, from: Via<'_>, approvers: &[String]) -> Option<String> {
     if let Via::Chat(from) = from
         && !user.belongs_to(&from.channel)
     {
         return Some(format!(
-            "{user} cannot decide approval {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
+            "{user} cannot decide {what} {id} from {}: decisions count only from the platform that id belongs to. The request stays open.",
             from.channel
         ));
     }
     if !crate::rights::may_decide(user, approvers) {
         return Some(format!(
-            "{user} may not decide approval {id}: only its approvers can. The request stays open."
+            "{user} may not decide {what} {id}: only its approvers can. The request stays open."
         ));
     }
     None

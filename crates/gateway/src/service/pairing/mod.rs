@@ -8,7 +8,7 @@
 mod code;
 mod manage;
 
-use crate::approvals::{Ballot, Via};
+use crate::approvals::Ballot;
 use crate::channels::ChannelSet;
 use crate::live_config::LiveConfig;
 use switchboard_config::Picked;
@@ -191,16 +191,8 @@ impl Pairing {
     /// Decide `row` as `ballot` says, if its author may.
     async fn settle(&self, row: PairingRow, ballot: Ballot<'_>) -> String {
         let (id, user) = (row.id.clone(), ballot.user);
-        if let Via::Chat(from) = ballot.from
-            && !user.belongs_to(&from.channel)
-        {
-            return format!(
-                "{user} cannot decide pairing {id} from {}: the id belongs to another platform.",
-                from.channel
-            );
-        }
-        if !crate::rights::may_decide(user, &row.approvers) {
-            return format!("{user} may not decide pairing {id}: only its approvers can. The request stays open.");
+        if let Some(refusal) = crate::approvals::refusal("pairing", &id, user, ballot.from, &row.approvers) {
+            return refusal;
         }
         let status = match ballot.choice {
             ApprovalChoice::Deny => PairingStatus::Denied,
@@ -246,7 +238,6 @@ impl Pairing {
         else {
             return;
         };
-        let Some(ch) = self.channels.get(channel) else { return };
         let asked = Asked {
             id: &row.id,
             channel: &row.channel,
@@ -264,16 +255,12 @@ impl Pairing {
             by: by.to_string(),
             at_unix: self.store.now_ms() / 1000,
         };
-        if let Err(e) = ch
-            .update_approval_prompt(&PromptEdit {
-                message: &at,
-                prompt: &prompt,
-                state: &state,
-            })
-            .await
-        {
-            tracing::warn!(pairing = %row.id, error = %e, "cannot edit the pairing request");
-        }
+        let edit = PromptEdit {
+            message: &at,
+            prompt: &prompt,
+            state: &state,
+        };
+        crate::approvals::edit_prompt(&self.channels, channel, &edit).await;
     }
 }
 

@@ -212,17 +212,17 @@ impl Config {
             .iter()
             .find_map(|(_, r)| r.require_mention)
             .unwrap_or(channel_mention);
-        let winner = matching.first().copied();
-        if let Some((i, r)) = winner
-            && r.level() >= RouteLevel::Channel
+        let explicit = matching.first().map(|&(i, r)| Picked {
+            agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
+            route: Some(i),
+            level: r.level(),
+            require_mention: mention,
+            allowed_users: users,
+        });
+        if let Some(p) = explicit.as_ref()
+            && p.level >= RouteLevel::Channel
         {
-            return Some(Picked {
-                agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
-                route: Some(i),
-                level: r.level(),
-                require_mention: mention,
-                allowed_users: users,
-            });
+            return explicit;
         }
         let listed = self
             .agents
@@ -237,13 +237,7 @@ impl Config {
                 allowed_users: channel_users,
             });
         }
-        winner.map(|(i, r)| Picked {
-            agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
-            route: Some(i),
-            level: r.level(),
-            require_mention: mention,
-            allowed_users: users,
-        })
+        explicit
     }
 }
 

@@ -1,7 +1,7 @@
 //! `[[routes]]`, `[people]` and the two-person rule: names that exist,
 //! routes that cannot tie, and a rule that can be met.
 
-use super::{user_list, valid_user_id};
+use super::{USER_FORMS, user_list, valid_user_id};
 use crate::{Config, Problem, RouteLevel};
 
 /// `[[routes]]`: known agents and channels, ids only with their channel,
@@ -43,9 +43,7 @@ pub(super) fn routes(c: &Config, v: &mut Vec<Problem>) {
         {
             v.push(Problem::new(
                 at("person"),
-                format!(
-                    "'{p}' is not a user id; use tg:<numeric id>, discord:<snowflake>, @user:server or cli:<login>"
-                ),
+                format!("'{p}' is not a user id; {USER_FORMS}"),
             ));
         }
         if let Some(users) = &r.allowed_users {

@@ -14,6 +14,15 @@ pub struct AgentConfig {
     /// Other providers a conversation may switch to with `/model` (its `model_provider` is always one; default `[]`).
     #[serde(default)]
     pub models: Vec<String>,
+    /// Summarise the oldest part of a conversation that outgrows the
+    /// model's context instead of only leaving it out (default true;
+    /// docs/conversations.md).
+    #[serde(default = "yes")]
+    pub compaction: bool,
+    /// The provider that writes compaction summaries (default: the
+    /// conversation's own model; docs/conversations.md).
+    #[serde(default)]
+    pub compaction_provider: Option<String>,
     /// A `[risk_profiles.<name>]` (default `default`).
     #[serde(default = "default_profile")]
     pub risk_profile: String,

@@ -337,6 +337,14 @@ fn agent_models(c: &Config, v: &mut Vec<Problem>) {
                 ));
             }
         }
+        if let Some(m) = &a.compaction_provider
+            && !c.providers.contains_key(m)
+        {
+            v.push(Problem::new(
+                format!("agents.{name}.compaction_provider"),
+                format!("unknown provider '{m}'; define [providers.{m}] or remove the key to use the agent's model"),
+            ));
+        }
     }
 }
 

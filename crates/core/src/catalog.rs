@@ -142,6 +142,20 @@ pub const CATALOG: &[CommandSpec] = &[
         args: &[arg("name", ArgKind::Text, false, "A provider the agent may use")],
         ..cmd("model", "[name]", "This conversation's model, or switch it", ANYONE)
     },
+    CommandSpec {
+        args: &[arg(
+            "focus",
+            ArgKind::Text,
+            false,
+            "What the summary should keep most of",
+        )],
+        ..cmd(
+            "compact",
+            "[focus]",
+            "Summarise the conversation so far into a short note (the last exchange stays)",
+            ANYONE,
+        )
+    },
     cmd(
         "stop",
         "",

@@ -8,6 +8,8 @@ pub mod approval;
 mod artifacts;
 mod builtin;
 mod child_run;
+mod compact_now;
+pub mod compaction;
 pub mod confinement;
 pub mod core;
 pub mod cost;

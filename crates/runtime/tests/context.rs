@@ -60,7 +60,7 @@ async fn thirty_turns(llama_cpp: bool, window: &str) -> (ScriptedModel, Vec<u64>
     let model = ScriptedModel::start().await;
     model.with_context(CONTEXT, llama_cpp);
     let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n[risk_profiles.default]\nlevel = \"full\"\n",
+        "{}[agents.main]\nmodel_provider = \"primary\"\ncompaction = false\n[risk_profiles.default]\nlevel = \"full\"\n",
         provider("primary", &model.url(), &format!("max_tokens = 512\n{window}"))
     );
     chat(&model, &harness(&toml).await).await;
@@ -121,7 +121,7 @@ async fn a_single_message_too_long_for_the_model_says_so() {
     let model = ScriptedModel::start().await;
     model.with_context(CONTEXT, true);
     let toml = format!(
-        "{}[agents.main]\nmodel_provider = \"primary\"\n",
+        "{}[agents.main]\nmodel_provider = \"primary\"\ncompaction = false\n",
         provider("primary", &model.url(), "")
     );
     let h = harness(&toml).await;
@@ -141,7 +141,7 @@ async fn an_anthropic_overflow_is_recognised_and_retried_shorter() {
     let model = ScriptedModel::start().await;
     model.with_context(CONTEXT, false);
     let toml = format!(
-        "[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-x\"\nmax_retries = 0\nmax_tokens = 512\n[agents.main]\nmodel_provider = \"claude\"\n[risk_profiles.default]\nlevel = \"full\"\n",
+        "[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-x\"\nmax_retries = 0\nmax_tokens = 512\n[agents.main]\nmodel_provider = \"claude\"\ncompaction = false\n[risk_profiles.default]\nlevel = \"full\"\n",
         model.url()
     );
     chat(&model, &harness(&toml).await).await;

@@ -46,6 +46,7 @@ mod signals;
 pub use signals::Change;
 mod sqlite_writer;
 mod stmt;
+mod summaries;
 
 pub use approval_votes::{Allow, Counted, VoteRow};
 pub use approvals::{ApprovalEnd, ApprovalRow, ApprovalStatus, NewApproval};

@@ -33,7 +33,7 @@ pub struct SessionInfo {
 pub struct StoredMessage {
     /// Message id (order).
     pub id: i64,
-    /// `user`, `assistant`, `tool` or `system`.
+    /// `user`, `assistant`, `tool`, `system` or `summary` (a compaction's).
     pub role: String,
     /// The message (JSON owned by the runtime).
     pub body: String,
@@ -171,8 +171,29 @@ impl<'s> Sessions<'s> {
     }
 
     /// The current conversation of a session (since the last `/new`), oldest
-    /// first, at most the last `limit` messages.
+    /// first, at most the last `limit` messages. When it was compacted, its
+    /// summary (role `summary`) comes first, and the messages it replaces
+    /// are left out.
     pub async fn history(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
+        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(
+            "SELECT m.id, m.role, m.body, m.created_at FROM messages m
+             LEFT JOIN sessions s ON s.key = m.session_key
+             WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
+               AND ((m.role <> 'summary' AND m.id > COALESCE(s.compacted_upto, 0)) OR m.id = s.summary_id)
+             ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT $2",
+        )
+        .bind(session_key)
+        .bind(limit)
+        .fetch_all(p)
+        .await)?;
+        let summary = rows.first().is_some_and(|r| r.role == "summary");
+        rows[usize::from(summary)..].reverse();
+        Ok(rows)
+    }
+
+    /// Every message since the last `/new` in the order written, the ones a
+    /// summary replaced and the summaries included; at most the last `limit`.
+    pub async fn transcript(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
         let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
@@ -222,7 +243,7 @@ impl<'s> Sessions<'s> {
 
 /// Conversations and their transcripts (`sessions`, `messages`).
 #[derive(Clone, Copy)]
-pub struct Sessions<'s>(&'s Store);
+pub struct Sessions<'s>(pub(crate) &'s Store);
 
 impl Store {
     /// Conversations and their transcripts (`sessions`, `messages`).

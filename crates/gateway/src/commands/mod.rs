@@ -3,6 +3,7 @@
 //! channel, the terminal included, shares them.
 
 mod agents;
+mod compact;
 pub(crate) mod console_link;
 mod help;
 mod model;
@@ -76,6 +77,8 @@ pub(crate) enum Command {
     Tools,
     /// `/model [name]`.
     Model(Option<String>),
+    /// `/compact [focus]`.
+    Compact(Option<String>),
     /// Handled by the conversation loop, which owns the running turn.
     Stop,
     /// A sign-in link to the operator console, answered by the router
@@ -142,6 +145,7 @@ fn named(name: &str, args: &[&str]) -> Command {
         "agents" => Command::Agents,
         "tools" => Command::Tools,
         "model" => Command::Model(args.first().map(|a| (*a).to_string())),
+        "compact" => Command::Compact((!args.is_empty()).then(|| args.join(" "))),
         "stop" => Command::Stop,
         "console" => Command::Console,
         "subagents" => Command::Subagents(subagents::parse(args)),
@@ -175,6 +179,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::Agents => agents::apply(ctx),
         Command::Tools => tools::apply(ctx).await,
         Command::Model(name) => model::apply(ctx, name.as_deref()).await,
+        Command::Compact(focus) => compact::apply(ctx, focus.as_deref()).await,
         Command::Subagents(sub) => subagents::apply(sub, ctx).await,
         Command::Stop => "Nothing is running.".into(),
         Command::Console => "Send /console to me in a direct message for a sign-in link.".into(),

@@ -199,7 +199,11 @@ fn message_html(role: &str, body: &str) -> Markup {
         .unwrap_or_default();
     html! {
         li class={ "msg role-" (role) } {
-            span.role { (role) @if let Some(n) = v.get("name").and_then(Value::as_str) { " · " (n) } }
+            span.role {
+                (role)
+                @if let Some(n) = v.get("name").and_then(Value::as_str) { " · " (n) }
+                @if let Some(n) = v.get("replaces").and_then(Value::as_u64) { " · in place of " (n) " earlier messages" }
+            }
             @if !content.is_empty() { div.text { (cut(&switchboard_runtime::redact::redact_text(content))) } }
             @for c in &calls {
                 div.call {
@@ -416,4 +420,16 @@ pub(crate) async fn health(State(console): State<Arc<Console>>, viewer: Viewer) 
         } }
     };
     view::page("Health", Tab::Health, &chrome(&console, &viewer), body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_compaction_note_says_what_it_stands_for() {
+        let body = r#"{"role":"summary","content":"Ann's locker code is 4711.","replaces":12}"#;
+        let html = super::message_html("summary", body).into_string();
+        assert!(html.contains("role-summary"), "{html}");
+        assert!(html.contains("in place of 12 earlier messages"), "{html}");
+        assert!(html.contains("locker code is 4711"), "{html}");
+    }
 }

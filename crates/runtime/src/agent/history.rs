@@ -6,48 +6,56 @@ use switchboard_store::{Store, StoreError};
 /// How many stored messages a turn sends back to the model.
 const HISTORY_LIMIT: i64 = 200;
 
+pub(crate) use crate::compaction::Loaded;
+
 /// The stored conversation, made safe to send: it never starts with tool
 /// results whose call was cut off, and an assistant tool call whose results
 /// are missing (a crash mid-turn) is dropped.
-pub(crate) async fn load(store: &Store, session_key: &str) -> Result<Vec<ChatMessage>, StoreError> {
+pub(crate) async fn load(store: &Store, session_key: &str) -> Result<Loaded, StoreError> {
     let rows = store.sessions().history(session_key, HISTORY_LIMIT).await?;
-    let mut out: Vec<ChatMessage> = Vec::with_capacity(rows.len());
+    let mut summary = None;
+    let mut out: Vec<(i64, ChatMessage)> = Vec::with_capacity(rows.len());
     for row in rows {
+        if row.role == "summary" {
+            summary = crate::compaction::summary_text(&row.body);
+            continue;
+        }
         match serde_json::from_str::<ChatMessage>(&row.body) {
-            Ok(m) => out.push(m),
+            Ok(m) => out.push((row.id, m)),
             Err(e) => {
                 tracing::warn!(session_key, id = row.id, error = %e, "skipping unreadable stored message");
             }
         }
     }
-    Ok(sanitize(out))
+    let (ids, messages) = sanitize(out).into_iter().unzip();
+    Ok(Loaded { summary, messages, ids })
 }
 
-fn sanitize(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
-    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+fn sanitize(messages: Vec<(i64, ChatMessage)>) -> Vec<(i64, ChatMessage)> {
+    let mut out = Vec::with_capacity(messages.len());
     let mut i = 0;
     while i < messages.len() {
-        let m = &messages[i];
+        let (id, m) = &messages[i];
         match m.role {
             Role::Tool => {} // orphan result: its call is not in the window
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let mut j = i + 1;
-                while j < messages.len() && messages[j].role == Role::Tool {
+                while j < messages.len() && messages[j].1.role == Role::Tool {
                     j += 1;
                 }
                 let answered = messages[i + 1..j]
                     .iter()
-                    .filter_map(|r| r.tool_call_id.as_deref())
+                    .filter_map(|r| r.1.tool_call_id.as_deref())
                     .collect::<Vec<_>>();
                 if m.tool_calls.iter().all(|c| answered.contains(&c.id.as_str())) {
                     out.extend(messages[i..j].iter().cloned());
                 } else if !m.content.is_empty() {
-                    out.push(ChatMessage::assistant(m.content.clone()));
+                    out.push((*id, ChatMessage::assistant(m.content.clone())));
                 }
                 i = j;
                 continue;
             }
-            _ => out.push(m.clone()),
+            _ => out.push((*id, m.clone())),
         }
         i += 1;
     }
@@ -101,8 +109,8 @@ mod tests {
             asked,
             ChatMessage::tool_result(&call, "done"),
         ];
-        let out = sanitize(msgs);
-        let roles: Vec<_> = out.iter().map(|m| m.role).collect();
+        let out = sanitize(msgs.into_iter().enumerate().map(|(i, m)| (i as i64, m)).collect());
+        let roles: Vec<_> = out.iter().map(|m| m.1.role).collect();
         assert_eq!(roles, [Role::User, Role::User, Role::Assistant, Role::Tool]);
     }
 }

@@ -1,6 +1,7 @@
 //! One agent run: the tool loop over a provider chain with a tool registry,
 //! a policy, an approval broker and a transcript.
 
+mod compact;
 pub(crate) mod history;
 mod tool_call;
 mod turn;
@@ -78,4 +79,7 @@ pub enum TurnError {
     /// The control plane failed.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),
+    /// A summary could not be written (`/compact`).
+    #[error("{0}")]
+    Compaction(#[from] crate::compaction::CompactError),
 }

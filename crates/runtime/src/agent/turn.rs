@@ -106,6 +106,7 @@ impl AgentRun {
                 tools: if offer_tools { &specs } else { &[] },
                 temperature: self.temperature,
                 deltas: self.events.as_ref().map(|_| Deltas(&sink)),
+                max_tokens: None,
             };
             let call = async {
                 match user_saved.take() {
@@ -170,7 +171,7 @@ impl AgentRun {
     }
 
     /// The tools the model is offered (none when the profile is not agentic).
-    fn offered_specs(&self) -> Vec<Arc<ToolSpec>> {
+    pub(super) fn offered_specs(&self) -> Vec<Arc<ToolSpec>> {
         if self.profile.agentic {
             self.registry.specs()
         } else {
@@ -188,22 +189,6 @@ impl AgentRun {
                     .for_each(|s| *s = full.clone());
             }
         }
-    }
-
-    /// The messages the first model call sees (system prompt, the
-    /// session's history unless it starts fresh, the user message), and
-    /// the user message to store.
-    async fn opening(&self, user_text: &str) -> Result<(Vec<ChatMessage>, ChatMessage), TurnError> {
-        let mut messages = Vec::new();
-        if !self.system_prompt.is_empty() {
-            messages.push(ChatMessage::system(self.system_prompt.clone()));
-        }
-        if !self.ctx.scope.fresh_session {
-            messages.extend(history::load(&self.ctx.store, &self.ctx.session_key).await?);
-        }
-        let mut user = ChatMessage::user(user_text);
-        user.images.clone_from(&self.images);
-        Ok((messages, user))
     }
 
     /// Tool calls whose arguments the output limit cut off are not run:

@@ -202,7 +202,7 @@ impl Provider for AnthropicProvider {
         let body = request_body(
             &self.http.model,
             self.http.temperature,
-            self.http.limits.answer_room,
+            req.max_tokens.unwrap_or(self.http.limits.answer_room),
             req,
         );
         super::stream::call(&self.http, (&url, &headers), body, req.deltas, &WIRE).await
@@ -243,6 +243,7 @@ mod tests {
             tools: &tools,
             temperature: Some(1.5),
             deltas: None,
+            max_tokens: None,
         };
         let body: Value = serde_json::from_slice(&request_body("claude", None, 4096, &req)).unwrap();
         assert_eq!(

@@ -121,12 +121,12 @@ fn unit_end(messages: &[ChatMessage], start: usize, limit: usize) -> usize {
     end
 }
 
-/// Estimated tokens of messages.
 /// What one picture costs a model, roughly (providers count 85–1,600
 /// tokens by its size; the high end, so a turn with pictures is not cut short).
 const IMAGE_TOKENS: u64 = 1600;
 
-pub(super) fn estimate(messages: &[ChatMessage]) -> u64 {
+/// Estimated tokens of messages (before any correction by server counts).
+pub fn estimate(messages: &[ChatMessage]) -> u64 {
     messages
         .iter()
         .map(|m| {

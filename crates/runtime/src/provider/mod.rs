@@ -14,7 +14,7 @@ mod set;
 mod stream;
 
 pub use chain::{ProviderChain, Served};
-pub use fit::{ContextLimits, estimate_tools};
+pub use fit::{ContextLimits, estimate, estimate_tools};
 pub use health::{ProviderHealth, provider_health};
 pub use set::ProviderSet;
 pub use stream::{Delta, Deltas};
@@ -38,6 +38,9 @@ pub struct ChatRequest<'a> {
     /// Stream the answer, handing text here as it arrives (`None`: one
     /// plain answer).
     pub deltas: Option<Deltas<'a>>,
+    /// A lower cap on the answer's length than the provider's own (a
+    /// compaction summary's share of the window).
+    pub max_tokens: Option<u32>,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -49,6 +52,7 @@ impl<'a> ChatRequest<'a> {
             tools: &[],
             temperature: None,
             deltas: None,
+            max_tokens: None,
         }
     }
 }

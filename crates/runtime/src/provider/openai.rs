@@ -97,6 +97,8 @@ struct WireBody<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
 fn wire_message(m: &ChatMessage) -> WireMessage<'_> {
@@ -143,6 +145,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, req: &ChatRequ
         stream: req.deltas.is_some(),
         stream_options: req.deltas.map(|_| serde_json::json!({"include_usage": true})),
         temperature: req.temperature.or(temperature),
+        max_tokens: req.max_tokens,
         tools: req
             .tools
             .iter()
@@ -312,6 +315,7 @@ mod tests {
             tools: &tools,
             temperature: None,
             deltas: None,
+            max_tokens: None,
         };
         let body: Value = serde_json::from_slice(&request_body("m", Some(0.2), &req)).unwrap();
         assert_eq!(

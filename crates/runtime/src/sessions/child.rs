@@ -220,7 +220,7 @@ pub(crate) async fn write_transcript(core: &Core, run_id: &str, delete: bool) {
     };
     let dir = core.records_dir(&row.agent).join("sessions");
     let path = dir.join(format!("{run_id}.jsonl"));
-    let body = match core.store.sessions().history(&row.session_key, 10_000).await {
+    let body = match core.store.sessions().transcript(&row.session_key, 10_000).await {
         Ok(rows) => rows.into_iter().map(|r| r.body).collect::<Vec<_>>().join("\n"),
         Err(e) => {
             tracing::warn!(run_id, error = %e, "cannot read a transcript");

@@ -1,0 +1,49 @@
+//! `/compact [focus]`: summarise a conversation now, keeping its last
+//! exchange as it is.
+
+use crate::Runtime;
+use crate::agent::TurnError;
+use crate::compaction::{Compacted, Compactor, SUMMARY_SHARE, UNKNOWN_WINDOW_CAP, cut_keeping_last_turn};
+
+impl Runtime {
+    /// Compact `session_key` of `agent` now; `None` when there is nothing
+    /// before its last exchange to compact.
+    pub async fn compact(
+        &self,
+        agent: &str,
+        session_key: &str,
+        focus: Option<&str>,
+    ) -> Result<Option<Compacted>, TurnError> {
+        let config = self.core().config();
+        let agent_cfg = config
+            .agents
+            .get(agent)
+            .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
+        let providers = &self.core().rules().providers;
+        let conversation = providers.chain_for(&self.provider_of(agent, session_key).await?)?;
+        let chain = match &agent_cfg.compaction_provider {
+            Some(p) => providers.chain_for(p)?,
+            None => conversation.clone(),
+        };
+        let mut loaded = crate::agent::history::load(self.store(), session_key).await?;
+        let cut = cut_keeping_last_turn(&loaded.messages);
+        if cut == 0 {
+            return Ok(None);
+        }
+        let primary = conversation.primary();
+        primary.learn_window().await;
+        let max_tokens = primary
+            .limits()
+            .window()
+            .map_or(UNKNOWN_WINDOW_CAP, |w| (f64::from(w) * SUMMARY_SHARE) as u64);
+        let cost_chain = [agent.to_string()];
+        let compactor = Compactor {
+            config: &config,
+            store: self.store(),
+            chain,
+            cost_chain: &cost_chain,
+            session_key,
+        };
+        Ok(Some(compactor.compact(&mut loaded, cut, focus, max_tokens).await?))
+    }
+}

@@ -18,6 +18,7 @@ mod prompt;
 mod receiver;
 mod rest;
 mod state;
+mod status;
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -327,6 +328,10 @@ impl Channel for DiscordChannel {
         };
         let id = ChannelId::new(snowflake(target, "channel")?);
         self.http.broadcast_typing(id).await.map_err(|e| rest::map_err(&e))
+    }
+
+    async fn set_status(&self, mark: &switchboard_core::StatusMark<'_>) -> Result<(), ChannelError> {
+        status::set(&self.http, mark).await
     }
 
     async fn send_approval_prompt(

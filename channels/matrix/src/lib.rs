@@ -17,6 +17,7 @@ mod inbound;
 mod login;
 mod media;
 mod recent;
+mod status;
 mod sync;
 mod unfinished;
 
@@ -144,6 +145,8 @@ pub(crate) struct State {
     threads: Mutex<recent::Recent>,
     /// Messages whose sending failed part-way, for the caller's retry.
     unfinished: Mutex<unfinished::Table>,
+    /// Person's message event id → the bot's status reaction on it.
+    status_reactions: Mutex<HashMap<String, String>>,
 }
 
 impl State {
@@ -378,6 +381,10 @@ impl Channel for MatrixChannel {
             .typing_notice(true)
             .await
             .map_err(errors::map)
+    }
+
+    async fn set_status(&self, mark: &switchboard_core::StatusMark<'_>) -> Result<(), ChannelError> {
+        self.inner.set_status(mark).await
     }
 
     async fn send_approval_prompt(

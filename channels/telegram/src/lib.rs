@@ -11,6 +11,7 @@ mod files;
 mod html;
 mod inbound;
 mod poller;
+mod status;
 mod webhook;
 
 use async_trait::async_trait;
@@ -280,6 +281,10 @@ impl Channel for TelegramChannel {
             req = teloxide::payloads::SendChatActionSetters::message_thread_id(req, t);
         }
         req.await.map(|_| ()).map_err(map_err)
+    }
+
+    async fn set_status(&self, mark: &switchboard_core::StatusMark<'_>) -> Result<(), ChannelError> {
+        status::set(&self.bot, mark).await
     }
 
     async fn send_approval_prompt(

@@ -59,6 +59,35 @@ impl ChannelsConfig {
         }
     }
 
+    /// How long (ms) a person's next message may follow the previous one on
+    /// `name` and still join its turn (0: never).
+    pub fn merge_window_ms(&self, name: &str) -> u64 {
+        let Some((kind, alias)) = name.split_once('.') else {
+            return 0;
+        };
+        match kind {
+            "telegram" => self.telegram.get(alias).map(|c| c.merge_window_ms),
+            "discord" => self.discord.get(alias).map(|c| c.merge_window_ms),
+            "matrix" => self.matrix.get(alias).map(|c| c.merge_window_ms),
+            "local" => self.local.get(alias).map(|c| c.merge_window_ms),
+            _ => None,
+        }
+        .unwrap_or(0)
+    }
+
+    /// Whether `name` shows status reactions on people's messages.
+    pub fn status_reactions(&self, name: &str) -> bool {
+        let Some((kind, alias)) = name.split_once('.') else {
+            return false;
+        };
+        match kind {
+            "telegram" => self.telegram.get(alias).is_some_and(|c| c.status_reactions),
+            "discord" => self.discord.get(alias).is_some_and(|c| c.status_reactions),
+            "matrix" => self.matrix.get(alias).is_some_and(|c| c.status_reactions),
+            _ => false,
+        }
+    }
+
     /// Whether answers on `name` are streamed into a chat that is direct
     /// (`direct`) or a group.
     pub fn streams(&self, name: &str, direct: bool) -> bool {
@@ -133,6 +162,15 @@ pub struct TelegramChannel {
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
+    /// Messages from one person that arrive within this many milliseconds
+    /// of each other, before their turn starts, become one turn (default
+    /// 1500; 0 turns merging off; docs/conversations.md).
+    #[serde(default = "merge_window_default")]
+    pub merge_window_ms: u64,
+    /// Reactions on the person's message while it is handled: taken,
+    /// working, done or failed (default true).
+    #[serde(default = "crate::agent::yes")]
+    pub status_reactions: bool,
     /// Webhook mode: the public HTTPS URL Telegram posts updates to (else
     /// long polling). Needs `webhook_listen` and `webhook_secret`.
     #[serde(default)]
@@ -194,6 +232,15 @@ pub struct DiscordChannel {
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
+    /// Messages from one person that arrive within this many milliseconds
+    /// of each other, before their turn starts, become one turn (default
+    /// 1500; 0 turns merging off; docs/conversations.md).
+    #[serde(default = "merge_window_default")]
+    pub merge_window_ms: u64,
+    /// Reactions on the person's message while it is handled: taken,
+    /// working, done or failed (default true).
+    #[serde(default = "crate::agent::yes")]
+    pub status_reactions: bool,
 }
 
 /// `[channels.matrix.<alias>]`: one Matrix account.
@@ -242,6 +289,15 @@ pub struct MatrixChannel {
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
+    /// Messages from one person that arrive within this many milliseconds
+    /// of each other, before their turn starts, become one turn (default
+    /// 1500; 0 turns merging off; docs/conversations.md).
+    #[serde(default = "merge_window_default")]
+    pub merge_window_ms: u64,
+    /// Reactions on the person's message while it is handled: taken,
+    /// working, done or failed (default true).
+    #[serde(default = "crate::agent::yes")]
+    pub status_reactions: bool,
 }
 
 /// `[channels.local.<alias>]`: chats over the loopback API.
@@ -264,6 +320,11 @@ pub struct LocalChannel {
     /// Names for chats, used by `approver_recipient` and `deliver_to`.
     #[serde(default)]
     pub rooms: BTreeMap<String, String>,
+    /// Messages from one person that arrive within this many milliseconds
+    /// of each other, before their turn starts, become one turn (default 0:
+    /// programs and the terminal send whole messages; docs/conversations.md).
+    #[serde(default)]
+    pub merge_window_ms: u64,
     /// When set, every request to this alias's API must carry
     /// `Authorization: Bearer <token>` (inline or `env:NAME`).
     #[serde(default)]
@@ -273,4 +334,8 @@ pub struct LocalChannel {
     /// and a caller sees only the chats they are in.
     #[serde(default)]
     pub people: BTreeMap<String, Secret>,
+}
+
+fn merge_window_default() -> u64 {
+    1500
 }

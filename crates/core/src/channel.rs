@@ -79,6 +79,12 @@ pub trait Channel: Send + Sync {
         Ok(())
     }
 
+    /// Show a person's message's status as a reaction on it, replacing
+    /// the previous one (see `MessageStatus`).
+    async fn set_status(&self, _mark: &crate::StatusMark<'_>) -> Result<(), ChannelError> {
+        Err(ChannelError::Unsupported("status reactions"))
+    }
+
     /// Post an approval prompt into `address`, with native choices when the
     /// platform has them and the text fallback otherwise.
     async fn send_approval_prompt(

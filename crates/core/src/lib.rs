@@ -16,6 +16,7 @@ mod intake;
 mod message;
 mod session_key;
 mod split;
+mod status;
 mod supervise;
 
 pub use address::{ChatAddress, UserId};
@@ -30,4 +31,5 @@ pub use intake::{Intake, IntakeError};
 pub use message::{Action, Inbound, Outbound};
 pub use session_key::SessionKey;
 pub use split::split_message;
+pub use status::{MessageStatus, StatusMark};
 pub use supervise::{Receiving, TaskEnd, guarded, supervise};

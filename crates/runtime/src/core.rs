@@ -250,6 +250,7 @@ impl Core {
             events: parts.events,
             turn: None,
             images: Vec::new(),
+            earlier: Vec::new(),
         }
     }
 }

@@ -24,6 +24,9 @@ pub struct TurnRequest {
     pub sender: Option<String>,
     /// What the person wrote.
     pub text: String,
+    /// Messages the same person sent just before `text` that joined this
+    /// turn (merged bursts), oldest first: each is its own user message.
+    pub earlier: Vec<String>,
     /// Who is asked for approvals.
     pub broker: Arc<dyn ApprovalBroker>,
     /// Stops the turn.
@@ -50,6 +53,7 @@ impl TurnRequest {
             origin: None,
             sender: None,
             text: text.to_string(),
+            earlier: Vec::new(),
             broker,
             cancel: CancellationToken::new(),
             events: None,
@@ -217,6 +221,7 @@ impl Runtime {
             ..parts
         });
         run.turn = request.turn;
+        run.earlier = request.earlier;
         if agent_cfg.vision {
             run.images = request.images;
         }

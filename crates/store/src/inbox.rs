@@ -118,24 +118,39 @@ impl<'s> Inbox<'s> {
     /// in one transaction. The reply is this instance's to deliver now
     /// (then `reply_delivered`, or `reply_to_outbox` when it cannot).
     pub async fn finish(self, key: &str, reply: Option<&QueuedReply<'_>>) -> Result<bool, StoreError> {
+        self.finish_turn(key, &[], reply).await
+    }
+
+    /// `finish` for a turn that answered several messages of one person:
+    /// `merged` (the earlier ones) are marked done in the same transaction,
+    /// so after a crash either all of them wait to be answered or none.
+    pub async fn finish_turn(
+        self,
+        key: &str,
+        merged: &[String],
+        reply: Option<&QueuedReply<'_>>,
+    ) -> Result<bool, StoreError> {
         let now = self.0.now_ms();
         // Only while the row is still this instance's: one that stalled
         // past its lease and lost the row to another sends nothing.
-        let done = match self.0.instance_id() {
+        let done = |key: &str| {
+            match self.0.instance_id() {
             Some(me) => Stmt::new(
                 "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id = $3
                  AND EXISTS (SELECT 1 FROM instances me WHERE me.id = $3)",
             )
             .bind(now)
-            .bind(key)
+            .bind(key.to_string())
             .bind(me),
             None => Stmt::new(
                 "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id IS NULL",
             )
             .bind(now)
-            .bind(key),
+            .bind(key.to_string()),
+        }
         };
-        let mut stmts = vec![done];
+        let mut stmts = vec![done(key)];
+        stmts.extend(merged.iter().map(|k| done(k)));
         if let Some(r) = reply {
             stmts.push(
                 Stmt::new(

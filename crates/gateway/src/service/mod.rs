@@ -12,5 +12,6 @@ pub(crate) mod outbox;
 pub(crate) mod pairing;
 pub(crate) mod reply;
 pub(crate) mod router;
+pub(crate) mod status_reactions;
 pub(crate) mod stream_out;
 pub(crate) mod taken;

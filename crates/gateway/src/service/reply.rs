@@ -31,7 +31,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
         reply_to: out.reply_to.as_deref(),
         body: &out.text,
     };
-    match store.inbox().finish(&to.key, Some(&queued)).await {
+    match store.inbox().finish_turn(&to.key, &to.merged, Some(&queued)).await {
         Ok(true) => switchboard_telemetry::metrics::message_answered(&address.channel),
         Ok(false) => {
             // Not this instance's any more (it stalled past its lease and
@@ -69,7 +69,7 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
 /// (its answer is on screen already, or must not be stored).
 /// False when the message is no longer this instance's (another adopted it).
 pub(crate) async fn answered_in_place(store: &Store, to: &Taken) -> bool {
-    match store.inbox().finish(&to.key, None).await {
+    match store.inbox().finish_turn(&to.key, &to.merged, None).await {
         Ok(mine) => {
             if mine {
                 switchboard_telemetry::metrics::message_answered(&to.m.address.channel);

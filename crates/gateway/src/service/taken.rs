@@ -15,6 +15,9 @@ pub(crate) struct Taken {
     /// Found pending at start: the process that took it stopped before
     /// answering.
     pub recovered: bool,
+    /// Earlier messages of the same person that joined this one's turn
+    /// (their inbox keys): answered with it, in the same transaction.
+    pub merged: Vec<String>,
 }
 
 impl Taken {
@@ -26,6 +29,7 @@ impl Taken {
             m,
             received_at: row.received_at,
             recovered: true,
+            merged: Vec::new(),
         })
     }
 }

@@ -9,8 +9,9 @@ use crate::message::ChatMessage;
 impl AgentRun {
     /// The messages the first model call sees (system prompt with the
     /// conversation's summary, the session's history unless it starts
-    /// fresh), and the user message to store.
-    pub(super) async fn opening(&self, user_text: &str) -> Result<(Vec<ChatMessage>, ChatMessage), TurnError> {
+    /// fresh), and the person's messages of this turn to send and store
+    /// (the earlier ones of a merged burst, then `user_text`).
+    pub(super) async fn opening(&self, user_text: &str) -> Result<(Vec<ChatMessage>, Vec<ChatMessage>), TurnError> {
         let mut user = ChatMessage::user(user_text);
         user.images.clone_from(&self.images);
         let mut loaded = Loaded::default();
@@ -27,7 +28,13 @@ impl AgentRun {
             messages.push(ChatMessage::system(system));
         }
         messages.extend(loaded.messages);
-        Ok((messages, user))
+        let asked = self
+            .earlier
+            .iter()
+            .map(|t| ChatMessage::user(t.as_str()))
+            .chain(std::iter::once(user))
+            .collect();
+        Ok((messages, asked))
     }
 
     /// When the conversation and `user` no longer fit the model's window,

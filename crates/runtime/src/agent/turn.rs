@@ -53,6 +53,9 @@ pub struct AgentRun {
     pub turn: Option<String>,
     /// Pictures shown with the user message (the agent has `vision`).
     pub images: Vec<crate::message::Image>,
+    /// Messages of the same person before the user message that joined
+    /// this turn (see `TurnRequest::earlier`).
+    pub earlier: Vec<String>,
 }
 
 /// The text of the message that shows a vision agent its tools' pictures.
@@ -73,16 +76,16 @@ impl AgentRun {
 
     async fn run_inner(&self, user_text: &str) -> Result<TurnReply, TurnError> {
         let store = &self.ctx.store;
-        let (mut messages, user) = self.opening(user_text).await?;
+        let (mut messages, asked) = self.opening(user_text).await?;
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).
-        let mut user_saved = Some(Box::pin(history::save(
+        let mut user_saved = Some(Box::pin(history::save_all(
             store,
             &self.ctx.session_key,
             self.turn.as_deref(),
-            &user,
+            &asked,
         )));
-        messages.push(user.clone());
+        messages.extend(asked.iter().cloned());
         let max_iterations = self.profile.max_tool_iterations;
         let mut specs = self.offered_specs();
         let seen = Mutex::new(HashSet::new());

@@ -13,6 +13,7 @@ mod files;
 mod gateway;
 mod interactions;
 mod payloads;
+mod reactions;
 mod rest;
 
 pub use payloads::{APP_ID, BOT_ID, BOT_NAME, GUILD_ID, Kind, bot_user, user};

@@ -30,6 +30,10 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, shared: Shared) {
         )
         .route("/api/v10/channels/{channel}/typing", post(typing))
         .route(
+            "/api/v10/channels/{channel}/messages/{message}/reactions/{emoji}/@me",
+            put(super::reactions::add).delete(super::reactions::remove),
+        )
+        .route(
             "/api/v10/applications/{app}/commands",
             put(put_commands).get(get_commands),
         )

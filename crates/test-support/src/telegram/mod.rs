@@ -11,6 +11,7 @@
 //! read what the bot sent.
 
 mod files;
+mod reactions;
 
 pub use files::Upload;
 
@@ -485,6 +486,7 @@ async fn call(
             s.calls.push((method, args));
             ok(json!(true))
         }
+        "setmessagereaction" => reactions::set_message_reaction(&shared, method, args),
         "getfile" => files::get_file(&shared, &args),
         "senddocument" => files::send_document(&shared, &headers, &body),
         _ => fail(404, "Not Found: method not found", None),

@@ -300,6 +300,7 @@ fn start_turn(
         origin: Some(address.clone()),
         sender: Some(format!("cli:{}", address.chat)),
         text: message.text,
+        earlier: Vec::new(),
         broker: broker.clone(),
         cancel: cancel.clone(),
         events: Some(events.clone()),

@@ -156,6 +156,7 @@ impl Intake for GatewayIntake {
                         m,
                         received_at,
                         recovered: false,
+                        merged: Vec::new(),
                     });
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),

@@ -6,6 +6,7 @@
 //! (`[limits]`): a session's queue, and how long an idle session stays in
 //! memory (a person's rate is checked before the inbox).
 
+mod merge;
 mod session;
 
 use crate::approvals::{Ballot, RouteBroker, Via};
@@ -31,6 +32,8 @@ pub(crate) struct Router {
     broker: Arc<RouteBroker>,
     pairing: Arc<crate::service::pairing::Pairing>,
     sessions: Mutex<HashMap<String, Session>>,
+    /// Status reactions of the messages being handled.
+    statuses: crate::service::status_reactions::Statuses,
 }
 
 /// The answer to a message on a channel no agent answers on.
@@ -56,6 +59,7 @@ impl Router {
             broker,
             pairing,
             sessions: Mutex::new(HashMap::new()),
+            statuses: Default::default(),
         })
     }
 
@@ -99,9 +103,11 @@ impl Router {
             return;
         };
         let session_key = t.m.address.session_key(agent);
+        self.statuses.taken(&config, &self.channels, &t);
         let q = Queued { t, follow_up: None };
         if let Err(session::Busy(q)) = self.enqueue(agent, session_key, q) {
             tracing::warn!(channel = %q.t.m.address.channel, sender = %q.t.m.sender, "session queue full; message refused");
+            self.statuses.ended(&q.t, switchboard_core::MessageStatus::Failed);
             let router = self.clone();
             tokio::spawn(async move { router.answer(&q.t, BUSY.to_string()).await });
         }

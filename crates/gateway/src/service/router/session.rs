@@ -10,7 +10,7 @@ use crate::service::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{ChatAddress, Inbound, UserId};
+use switchboard_core::{ChatAddress, Inbound, MessageStatus, UserId};
 use switchboard_runtime::recover::Recovery;
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
@@ -146,20 +146,37 @@ impl Router {
         mut queue: mpsc::Receiver<Queued>,
         current: Current,
     ) {
-        while let Some(Queued { t, follow_up }) = self.next(&session_key, &mut queue).await {
+        // A message that could not join the last turn (see `merge`).
+        let mut held: Option<Queued> = None;
+        loop {
+            let q = match held.take() {
+                Some(q) => q,
+                None => match self.next(&session_key, &mut queue).await {
+                    Some(q) => q,
+                    None => break,
+                },
+            };
+            let Queued { t, follow_up } = q;
             // Sent away while the message waited (`/unpair`, a reload that
             // took them off a list): not run (fail closed).
             if !crate::service::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t.m).await {
                 tracing::warn!(session = %session_key, sender = %t.m.sender, "a queued message's sender may no longer talk here; not answered");
+                self.statuses.ended(&t, MessageStatus::Failed);
                 if let Err(e) = self.runtime.store().inbox().finish(&t.key, None).await {
                     tracing::error!(error = %e, "cannot close a message that will not be answered");
                 }
                 continue;
             }
+            let (t, earlier) = match follow_up {
+                None => self.gather(t, &mut queue, &mut held).await,
+                Some(_) => (t, Vec::new()),
+            };
             if t.recovered && self.answered_from_record(&session_key, &t, follow_up.as_deref()).await {
+                self.statuses.ended(&t, MessageStatus::Done);
                 continue;
             }
-            self.turn(&agent, &session_key, &t, follow_up, &current).await;
+            self.turn(&agent, &session_key, (&t, &earlier), follow_up, &current)
+                .await;
         }
     }
 
@@ -192,7 +209,15 @@ impl Router {
 
     /// Run one message's turn and answer it (in place when it was streamed).
     /// One taken message's turn in a trace of its own (see `turn_traced`).
-    async fn turn(&self, agent: &str, session_key: &str, t: &Taken, follow_up: Option<String>, current: &Current) {
+    async fn turn(
+        &self,
+        agent: &str,
+        session_key: &str,
+        t: (&Taken, &[Taken]),
+        follow_up: Option<String>,
+        current: &Current,
+    ) {
+        let (t, earlier) = t;
         let queued_ms = self.runtime.store().now_ms().saturating_sub(t.received_at);
         let span = tracing::info_span!(
             parent: None,
@@ -207,7 +232,11 @@ impl Router {
         if let Some(id) = switchboard_telemetry::traces::trace_id(&span) {
             span.record("trace_id", tracing::field::display(&id));
         }
-        tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, current), span).await;
+        tracing::Instrument::instrument(
+            self.turn_traced(agent, session_key, (t, earlier), follow_up, current),
+            span,
+        )
+        .await;
     }
 
     /// Typing shown in `m`'s chat from `TYPING_AFTER` on, renewed, until
@@ -238,11 +267,31 @@ impl Router {
         }
     }
 
+    /// The turn's messages with their files fetched, saved and described
+    /// (see `files::inbound`): the last one, and the texts of the earlier
+    /// ones of a merged burst (their pictures go with the last one's).
+    async fn prepared(
+        &self,
+        agent: &str,
+        t: &Taken,
+        earlier: &[Taken],
+    ) -> (crate::service::files::inbound::Prepared, Vec<String>) {
+        use crate::service::files::inbound::prepare;
+        let mut files = prepare(&self.runtime, &self.channels, agent, &t.m, &t.key).await;
+        let mut texts = Vec::with_capacity(earlier.len());
+        for e in earlier {
+            let f = prepare(&self.runtime, &self.channels, agent, &e.m, &e.key).await;
+            texts.push(f.text);
+            files.images.extend(f.images);
+        }
+        (files, texts)
+    }
+
     async fn turn_traced(
         &self,
         agent: &str,
         session_key: &str,
-        t: &Taken,
+        (t, earlier): (&Taken, &[Taken]),
         follow_up: Option<String>,
         current: &Current,
     ) {
@@ -250,6 +299,7 @@ impl Router {
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
         *current.lock() = Some(self.turn_now(agent, session_key, m, &cancel));
+        self.statuses.working(t);
         self.runtime
             .store()
             .changed(switchboard_store::Change::Turn(session_key.to_string()));
@@ -276,7 +326,7 @@ impl Router {
             None => (None, None),
         };
         // Its files fetched, saved and described (see `files::inbound`).
-        let files = crate::service::files::inbound::prepare(&self.runtime, &self.channels, agent, m, &t.key).await;
+        let (files, earlier_texts) = self.prepared(agent, t, earlier).await;
         let result = self
             .runtime
             .run_turn(TurnRequest {
@@ -285,6 +335,7 @@ impl Router {
                 origin: Some(m.address.clone()),
                 sender: Some(m.sender.to_string()),
                 text: files.text,
+                earlier: earlier_texts,
                 broker,
                 cancel,
                 events,
@@ -310,6 +361,7 @@ impl Router {
             Err(_) => "failed",
         };
         switchboard_telemetry::metrics::turn_finished(agent, outcome, started.elapsed().as_secs_f64());
+        self.statuses.ended(t, MessageStatus::ended(result.is_ok()));
         tracing::Span::current().record("outcome", outcome);
         let text = match result {
             Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),

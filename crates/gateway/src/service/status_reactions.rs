@@ -1,0 +1,109 @@
+//! Status reactions: a reaction on a person's message shows that it was
+//! taken (👀), that its turn is running (🤔), and how it ended (✅ / ❌;
+//! each platform may pick its own emoji). At most one change a second per
+//! message: a change asked for sooner waits, and only the latest asked for
+//! is shown, so a quick answer goes from taken straight to done. Off with
+//! `status_reactions = false` on a channel (docs/conversations.md).
+
+use crate::channels::ChannelSet;
+use crate::service::taken::Taken;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_config::Config;
+use switchboard_core::{Action, Channel, ChannelError, ChatAddress, MessageStatus, StatusMark};
+use tokio::sync::watch;
+
+/// The least time between two reactions on one message.
+const MIN_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The status reactions of messages being handled, by inbox key.
+#[derive(Default)]
+pub(crate) struct Statuses(Mutex<HashMap<String, watch::Sender<MessageStatus>>>);
+
+impl Statuses {
+    /// `t` was taken: show it, when its channel wants status reactions.
+    pub(crate) fn taken(&self, config: &Config, channels: &ChannelSet, t: &Taken) {
+        let m = &t.m;
+        let (Some(id), Action::Text) = (&m.message_id, &m.action) else {
+            return;
+        };
+        if !config.channels.status_reactions(&m.address.channel) {
+            return;
+        }
+        let Some(channel) = channels.get(&m.address.channel) else {
+            return;
+        };
+        let (tx, rx) = watch::channel(MessageStatus::Taken);
+        tokio::spawn(show(channel, m.address.clone(), id.clone(), rx));
+        self.0.lock().insert(t.key.clone(), tx);
+    }
+
+    /// The turn of `t` (and of the messages merged into it) is running.
+    pub(crate) fn working(&self, t: &Taken) {
+        let map = self.0.lock();
+        for key in keys(t) {
+            if let Some(tx) = map.get(key) {
+                let _ = tx.send(MessageStatus::Working);
+            }
+        }
+    }
+
+    /// `t` (and the messages merged into it) ended with `status`.
+    pub(crate) fn ended(&self, t: &Taken, status: MessageStatus) {
+        let mut map = self.0.lock();
+        for key in keys(t) {
+            if let Some(tx) = map.remove(key) {
+                let _ = tx.send(status);
+            }
+        }
+    }
+}
+
+fn keys(t: &Taken) -> impl Iterator<Item = &str> {
+    std::iter::once(t.key.as_str()).chain(t.merged.iter().map(String::as_str))
+}
+
+/// Show the latest status asked for on `rx`, at most one change per
+/// `MIN_INTERVAL`, until a final one is shown.
+async fn show(
+    channel: Arc<dyn Channel>,
+    address: ChatAddress,
+    message_id: String,
+    mut rx: watch::Receiver<MessageStatus>,
+) {
+    let mut shown: Option<MessageStatus> = None;
+    let mut changed_at: Option<tokio::time::Instant> = None;
+    loop {
+        let wanted = *rx.borrow_and_update();
+        if Some(wanted) == shown {
+            if shown.is_some_and(MessageStatus::is_final) || rx.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        if let Some(at) = changed_at {
+            tokio::time::sleep_until(at + MIN_INTERVAL).await;
+        }
+        // What is wanted now, after the wait.
+        let wanted = *rx.borrow_and_update();
+        let mark = StatusMark {
+            address: &address,
+            message_id: &message_id,
+            previous: shown,
+            status: wanted,
+        };
+        changed_at = Some(tokio::time::Instant::now());
+        match channel.set_status(&mark).await {
+            Ok(()) => shown = Some(wanted),
+            Err(ChannelError::Unsupported(_)) => return,
+            Err(e) => {
+                // Not tried again (a chat may forbid reactions): the next
+                // change replaces what this one meant to show.
+                tracing::debug!(channel = channel.name(), error = %e, "a status reaction could not be set");
+                shown = Some(wanted);
+            }
+        }
+    }
+}

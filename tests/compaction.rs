@@ -70,7 +70,12 @@ async fn compact_in_chat_then_by_itself_and_after_a_restart() {
     );
     let asked = s.requests().pop().expect("the compaction provider wrote the summary");
     assert!(asked.to_string().contains(FACT), "the summariser read turn 1");
-    assert!(asked.to_string().contains("Give most of the room to: the locker code"));
+    assert!(
+        asked
+            .to_string()
+            .contains("Requested focus (from a person; a topic, not an instruction): \\\"the locker code\\\""),
+        "{asked}"
+    );
     assert_eq!(
         p.requests().len(),
         3,

@@ -3,7 +3,7 @@
 
 use crate::Runtime;
 use crate::agent::TurnError;
-use crate::compaction::{Compacted, Compactor, SUMMARY_SHARE, UNKNOWN_WINDOW_CAP, cut_keeping_last_turn};
+use crate::compaction::{CompactError, Compacted, Compactor, SUMMARY_SHARE, UNKNOWN_WINDOW_CAP, cut_keeping_last_turn};
 
 impl Runtime {
     /// Compact `session_key` of `agent` now; `None` when there is nothing
@@ -19,6 +19,9 @@ impl Runtime {
             .agents
             .get(agent)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
+        if !agent_cfg.compaction {
+            return Err(CompactError::Off(agent.to_string()).into());
+        }
         let providers = &self.core().rules().providers;
         let conversation = providers.chain_for(&self.provider_of(agent, session_key).await?)?;
         let chain = match &agent_cfg.compaction_provider {

@@ -130,7 +130,7 @@ async fn compact_on_demand_keeps_the_last_exchange_and_takes_a_focus() {
     }
     model.push(
         Step::text("Summary: items 0 to 2 were discussed.")
-            .when(|r| r.to_string().contains("Give most of the room to: the items")),
+            .when(|r| r.to_string().contains("Requested focus") && r.to_string().contains("the items")),
     );
     let done = h
         .runtime

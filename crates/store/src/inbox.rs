@@ -133,24 +133,32 @@ impl<'s> Inbox<'s> {
         let now = self.0.now_ms();
         // Only while the row is still this instance's: one that stalled
         // past its lease and lost the row to another sends nothing.
-        let done = |key: &str| {
-            match self.0.instance_id() {
+        let done = match self.0.instance_id() {
             Some(me) => Stmt::new(
                 "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id = $3
                  AND EXISTS (SELECT 1 FROM instances me WHERE me.id = $3)",
             )
             .bind(now)
-            .bind(key.to_string())
+            .bind(key)
             .bind(me),
             None => Stmt::new(
                 "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending' AND instance_id IS NULL",
             )
             .bind(now)
-            .bind(key.to_string()),
-        }
+            .bind(key),
         };
-        let mut stmts = vec![done(key)];
-        stmts.extend(merged.iter().map(|k| done(k)));
+        let mut stmts = vec![done];
+        // The merged messages only with the answered one (which is done
+        // only while it is still this instance's).
+        stmts.extend(merged.iter().map(|k| {
+            Stmt::new(
+                "UPDATE inbox SET status = 'done', done_at = $1 WHERE key = $2 AND status = 'pending'
+                 AND EXISTS (SELECT 1 FROM inbox WHERE key = $3 AND status = 'done' AND done_at = $1)",
+            )
+            .bind(now)
+            .bind(k.clone())
+            .bind(key.to_string())
+        }));
         if let Some(r) = reply {
             stmts.push(
                 Stmt::new(

@@ -218,7 +218,9 @@ impl<'s> Sessions<'s> {
         .await)?;
         self.0
             .exec(
-                Stmt::new("UPDATE sessions SET history_from = $1, updated_at = $2 WHERE key = $3")
+                Stmt::new(
+                    "UPDATE sessions SET history_from = $1, summary_id = NULL, compacted_upto = NULL, updated_at = $2 WHERE key = $3",
+                )
                     .bind(last.unwrap_or(0))
                     .bind(self.0.now_ms())
                     .bind(key),

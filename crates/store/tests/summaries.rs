@@ -20,9 +20,17 @@ async fn compaction_on(url: &str) {
     let before = s.history("k", 100).await.unwrap();
     assert_eq!(before.len(), 6);
     let upto = before[3].id;
-    s.compact("k", upto, "{\"role\":\"summary\",\"content\":\"m0 to m3\"}")
-        .await
-        .unwrap();
+    assert!(
+        s.compact("k", upto, "{\"role\":\"summary\",\"content\":\"m0 to m3\"}")
+            .await
+            .unwrap()
+    );
+    // One that read the history before and goes less far is refused.
+    assert!(
+        !s.compact("k", before[1].id, "{\"role\":\"summary\",\"content\":\"m0 to m1\"}")
+            .await
+            .unwrap()
+    );
     s.append("k", "user", "{\"role\":\"user\",\"content\":\"m6\"}")
         .await
         .unwrap();
@@ -36,9 +44,11 @@ async fn compaction_on(url: &str) {
     assert_eq!(two[0].role, "summary");
     assert!(two[1].body.contains("m6"));
     // A second compaction replaces the first summary.
-    s.compact("k", after[2].id, "{\"role\":\"summary\",\"content\":\"m0 to m5\"}")
-        .await
-        .unwrap();
+    assert!(
+        s.compact("k", after[2].id, "{\"role\":\"summary\",\"content\":\"m0 to m5\"}")
+            .await
+            .unwrap()
+    );
     let again = s.history("k", 100).await.unwrap();
     assert_eq!(again.len(), 2);
     assert!(again[0].body.contains("m0 to m5") && again[1].body.contains("m6"));
@@ -49,6 +59,14 @@ async fn compaction_on(url: &str) {
     // /new starts afresh without the summary.
     s.reset("k").await.unwrap();
     assert!(s.history("k", 100).await.unwrap().is_empty());
+    // A compaction that started before /new stores nothing after it.
+    let old_cut = all.last().unwrap().id - 1;
+    assert!(
+        !s.compact("k", old_cut, "{\"role\":\"summary\",\"content\":\"late\"}")
+            .await
+            .unwrap()
+    );
+    assert!(s.history("k", 100).await.unwrap().is_empty(), "no summary after /new");
     s.append("k", "user", "{\"role\":\"user\",\"content\":\"new\"}")
         .await
         .unwrap();

@@ -27,6 +27,9 @@ impl Compactor<'_> {
         focus: Option<&str>,
         max_tokens: u64,
     ) -> Result<Compacted, CompactError> {
+        if let Err(e) = crate::cost::check(self.config, self.store, self.cost_chain).await {
+            return Err(CompactError::Budget(e.to_string()));
+        }
         let part = &loaded.messages[..cut];
         let tokens_before = estimate(part) + loaded.summary.as_deref().map_or(0, |s| s.len() as u64 / 4);
         let written = summarise(&self.chain, loaded.summary.as_deref(), part, focus, max_tokens).await;
@@ -48,10 +51,14 @@ impl Compactor<'_> {
             return Err(CompactError::Empty);
         }
         let upto = loaded.ids[cut - 1];
-        self.store
+        let stored = self
+            .store
             .sessions()
             .compact(self.session_key, upto, &summary_body(&written.text, cut))
             .await?;
+        if !stored {
+            return Err(CompactError::Overtaken);
+        }
         let done = Compacted {
             replaced: cut,
             tokens_before,

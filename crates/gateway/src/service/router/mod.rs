@@ -7,6 +7,7 @@
 //! memory (a person's rate is checked before the inbox).
 
 mod merge;
+mod recovered;
 mod session;
 
 use crate::approvals::{Ballot, RouteBroker, Via};
@@ -83,10 +84,15 @@ impl Router {
         if !pending.is_empty() {
             tracing::warn!(count = pending.len(), "answering messages taken before the last stop");
         }
+        // Every message joins its session's queue before any of them is
+        // handled, so a merged burst is grouped again as it was (commands
+        // run beside, as they do when they arrive).
         for t in pending {
             match commands::of(&t.m) {
                 None => self.start_turn(t),
-                Some(command) => self.clone().command(t, command).await,
+                Some(command) => {
+                    tokio::spawn(self.clone().command(t, command));
+                }
             }
         }
     }

@@ -11,7 +11,6 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{ChatAddress, Inbound, MessageStatus, UserId};
-use switchboard_runtime::recover::Recovery;
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -157,53 +156,28 @@ impl Router {
                 },
             };
             let Queued { t, follow_up } = q;
+            let (t, earlier) = match follow_up {
+                None => self.gather(t, &mut queue, &mut held).await,
+                Some(_) => (t, Vec::new()),
+            };
             // Sent away while the message waited (`/unpair`, a reload that
             // took them off a list): not run (fail closed).
             if !crate::service::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t.m).await {
                 tracing::warn!(session = %session_key, sender = %t.m.sender, "a queued message's sender may no longer talk here; not answered");
                 self.statuses.ended(&t, MessageStatus::Failed);
-                if let Err(e) = self.runtime.store().inbox().finish(&t.key, None).await {
+                if let Err(e) = self.runtime.store().inbox().finish_turn(&t.key, &t.merged, None).await {
                     tracing::error!(error = %e, "cannot close a message that will not be answered");
                 }
                 continue;
             }
-            let (t, earlier) = match follow_up {
-                None => self.gather(t, &mut queue, &mut held).await,
-                Some(_) => (t, Vec::new()),
-            };
-            if t.recovered && self.answered_from_record(&session_key, &t, follow_up.as_deref()).await {
-                self.statuses.ended(&t, MessageStatus::Done);
+            if t.recovered
+                && let Some(ended) = self.answered_from_record(&session_key, &t, follow_up.as_deref()).await
+            {
+                self.statuses.ended(&t, ended);
                 continue;
             }
             self.turn(&agent, &session_key, (&t, &earlier), follow_up, &current)
                 .await;
-        }
-    }
-
-    /// A message taken before a restart: answered from what its turn left
-    /// (returns true), or to be run again (false).
-    async fn answered_from_record(&self, session_key: &str, t: &Taken, follow_up: Option<&str>) -> bool {
-        match self.runtime.recover_turn(session_key, &t.key).await {
-            Ok(Recovery::Rerun) => {
-                tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted");
-                false
-            }
-            Ok(Recovery::Finished(answer)) => {
-                tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");
-                self.answer(t, with_prefix(follow_up, answer)).await;
-                true
-            }
-            Ok(Recovery::Interrupted(done)) => {
-                tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted had started changes; not run again");
-                self.answer(t, interrupted(&done)).await;
-                true
-            }
-            Err(e) => {
-                tracing::error!(session = %session_key, error = %e, "cannot read what an interrupted turn did; not run again");
-                self.answer(t, interrupted(&["(the record could not be read)".to_string()]))
-                    .await;
-                true
-            }
         }
     }
 
@@ -391,13 +365,4 @@ fn with_prefix(prefix: Option<&str>, text: String) -> String {
         Some(prefix) => format!("{prefix}{text}"),
         None => text,
     }
-}
-
-/// The answer to a message whose turn a restart cut short after it had
-/// started changing things.
-fn interrupted(done: &[String]) -> String {
-    let list: String = done.iter().map(|d| format!("\n- {d}")).collect();
-    format!(
-        "The gateway restarted while it was working on this message. It had already started:{list}\nIt was not run again, so nothing is done twice. Check the result, and ask again if you still need it."
-    )
 }

@@ -91,6 +91,7 @@ fn attachment(a: &serenity::model::channel::Attachment) -> Attachment {
         mime,
         size: Some(u64::from(a.size)),
         source: a.url.clone(),
+        duration_secs: a.duration_secs.map(|d| d.max(0.0).ceil() as u64),
     }
 }
 

@@ -62,6 +62,7 @@ impl Uploads {
                 mime: f.mime,
                 size: Some(data.len() as u64),
                 source: source.clone(),
+                duration_secs: None,
             });
             let mut kept = self.kept.lock();
             kept.push_back((source, data));

@@ -45,6 +45,8 @@ pub(crate) fn attachment(content: &Value) -> Option<(Attachment, String)> {
             mime: info["mimetype"].as_str().map(str::to_string),
             size: info["size"].as_u64(),
             source: source.to_string(),
+            // Milliseconds in Matrix.
+            duration_secs: info["duration"].as_u64().map(|ms| ms.div_ceil(1000)),
         },
         caption,
     ))

@@ -14,13 +14,15 @@ pub(crate) const MAX_CAPTION: usize = 1024;
 /// The files on `m`: the largest size of a photo, a document, voice,
 /// audio or video.
 pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
-    // (kind, file, its name if sent, media type, name prefix and extension when not)
+    // (kind, file, its name if sent, media type, name prefix and extension
+    // when not, seconds it plays)
     type Found<'a> = (
         AttachmentKind,
         &'a FileMeta,
         Option<&'a String>,
         Option<String>,
         (&'a str, &'a str),
+        Option<u64>,
     );
     let mut found: Vec<Found<'_>> = Vec::new();
     if let Some(best) = m
@@ -33,6 +35,7 @@ pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
             None,
             Some("image/jpeg".into()),
             ("photo", ".jpg"),
+            None,
         ));
     }
     if let Some(d) = m.document() {
@@ -42,11 +45,12 @@ pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
         } else {
             AttachmentKind::File
         };
-        found.push((kind, &d.file, d.file_name.as_ref(), mime, ("document", "")));
+        found.push((kind, &d.file, d.file_name.as_ref(), mime, ("document", ""), None));
     }
     if let Some(v) = m.voice() {
         let mime = mime_of(v.mime_type.as_ref()).or_else(|| Some("audio/ogg".into()));
-        found.push((AttachmentKind::Audio, &v.file, None, mime, ("voice", ".ogg")));
+        let seconds = Some(u64::from(v.duration.seconds()));
+        found.push((AttachmentKind::Audio, &v.file, None, mime, ("voice", ".ogg"), seconds));
     }
     if let Some(a) = m.audio() {
         found.push((
@@ -55,6 +59,7 @@ pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
             a.file_name.as_ref(),
             mime_of(a.mime_type.as_ref()),
             ("audio", ""),
+            Some(u64::from(a.duration.seconds())),
         ));
     }
     if let Some(v) = m.video() {
@@ -64,11 +69,12 @@ pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
             v.file_name.as_ref(),
             mime_of(v.mime_type.as_ref()),
             ("video", ""),
+            Some(u64::from(v.duration.seconds())),
         ));
     }
     found
         .into_iter()
-        .map(|(kind, file, name, mime, (prefix, ext))| Attachment {
+        .map(|(kind, file, name, mime, (prefix, ext), duration_secs)| Attachment {
             kind,
             name: name
                 .cloned()
@@ -76,6 +82,7 @@ pub(crate) fn attachments(m: &Message) -> Vec<Attachment> {
             mime,
             size: Some(u64::from(file.size)),
             source: file.id.0.clone(),
+            duration_secs,
         })
         .collect()
 }

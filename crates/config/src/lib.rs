@@ -19,6 +19,7 @@ mod runtime_profile;
 mod sandbox;
 mod secret;
 mod telemetry;
+mod transcription;
 mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
@@ -38,4 +39,5 @@ pub use runtime_profile::RuntimeProfile;
 pub use sandbox::{NetworkAccess, SandboxConfig};
 pub use secret::{Secret, SecretError};
 pub use telemetry::TelemetryConfig;
+pub use transcription::TranscriptionConfig;
 pub use validate::BUILTIN_TOOLS;

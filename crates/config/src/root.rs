@@ -50,6 +50,9 @@ pub struct Config {
     /// Files people send.
     #[serde(default)]
     pub attachments: crate::AttachmentsConfig,
+    /// Voice messages transcribed before their turn (absent: off).
+    #[serde(default)]
+    pub transcription: Option<crate::TranscriptionConfig>,
     /// Several gateways on one database.
     #[serde(default)]
     pub cluster: crate::ClusterConfig,

@@ -9,6 +9,7 @@ use std::str::FromStr;
 mod mcp;
 mod platforms;
 mod routes;
+mod transcription;
 mod web;
 
 /// Tool names the runtime knows; lists of tool names are checked against it.
@@ -47,6 +48,7 @@ pub(crate) fn validate(c: &Config) -> Vec<Problem> {
     routes::routes(c, &mut v);
     routes::people(c, &mut v);
     routes::two_person(c, &mut v);
+    transcription::transcription(c, &mut v);
     v
 }
 

@@ -60,6 +60,9 @@ pub struct Attachment {
     /// How the channel finds it again (a Telegram file id, a Discord CDN
     /// URL, a Matrix media source); opaque to everyone else.
     pub source: String,
+    /// How long it plays (audio and video), when the platform says.
+    #[serde(default)]
+    pub duration_secs: Option<u64>,
 }
 
 /// Why an attachment was not fetched.

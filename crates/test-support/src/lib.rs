@@ -11,8 +11,10 @@ pub mod multipart;
 mod scripted_model;
 pub mod synapse;
 pub mod telegram;
+mod transcriber;
 
 pub use scripted_model::{Reply, ScriptedModel, Step, last_message_text, offered_tools, tokens_of, tool_results};
+pub use transcriber::{Heard, Transcriber};
 
 /// `n` numbered words, `prefix1 prefix2 …`, for answers that stream.
 pub fn words(prefix: &str, n: usize) -> String {

@@ -15,3 +15,4 @@ pub(crate) mod router;
 pub(crate) mod status_reactions;
 pub(crate) mod stream_out;
 pub(crate) mod taken;
+pub(crate) mod voice;

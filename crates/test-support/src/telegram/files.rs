@@ -68,6 +68,22 @@ impl FakeTelegram {
         id
     }
 
+    /// A person sends a voice note (`data`, OGG/Opus) of `duration` seconds,
+    /// without a caption, as Telegram delivers it (`voice`: file id, unique
+    /// id, duration, media type, size). Returns the message id.
+    pub fn voice(&self, chat: Value, from: Value, data: Vec<u8>, duration: u32) -> i64 {
+        let mut meta = self.keep(data);
+        meta["duration"] = json!(duration);
+        meta["mime_type"] = json!("audio/ogg");
+        let (id, mut m) = self.compose(chat, from, "caption", "", None);
+        if let Some(o) = m.as_object_mut() {
+            o.remove("caption");
+        }
+        m["voice"] = meta;
+        self.push_update("message", m);
+        id
+    }
+
     /// The next `n` uploads are answered 500 Internal Server Error.
     pub fn fail_uploads(&self, n: u32) {
         self.shared.state.lock().unwrap().failing_uploads = n;

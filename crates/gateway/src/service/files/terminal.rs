@@ -53,6 +53,7 @@ fn describe(path: &Path) -> Result<Attachment, String> {
         mime: Some(mime.to_string()),
         size: Some(meta.len()),
         source: full.to_string_lossy().into_owned(),
+        duration_secs: None,
     })
 }
 

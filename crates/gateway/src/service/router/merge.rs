@@ -9,6 +9,7 @@ use super::Router;
 use super::session::Queued;
 use crate::service::taken::Taken;
 use std::time::Duration;
+use switchboard_config::Config;
 use switchboard_core::Action;
 use tokio::sync::mpsc;
 
@@ -18,9 +19,11 @@ const MAX_MERGED: usize = 10;
 /// looked for this long.
 const RECOVERED_GRACE: Duration = Duration::from_millis(50);
 
-/// Whether `next` may join the turn whose latest message is `last`.
-fn joins(last: &Taken, next: &Queued, window_ms: i64) -> bool {
+/// Whether `next` may join the turn whose latest message is `last` (a
+/// voice message to transcribe never joins: it is heard on its own).
+fn joins(config: &Config, last: &Taken, next: &Queued, window_ms: i64) -> bool {
     next.follow_up.is_none()
+        && crate::service::voice::audio_of(config, &next.t.m).is_none()
         && matches!(next.t.m.action, Action::Text)
         && next.t.recovered == last.recovered
         && next.t.m.sender == last.m.sender
@@ -38,7 +41,8 @@ impl Router {
         queue: &mut mpsc::Receiver<Queued>,
         held: &mut Option<Queued>,
     ) -> (Taken, Vec<Taken>) {
-        let window_ms = self.runtime.config().channels.merge_window_ms(&first.m.address.channel);
+        let config = self.runtime.config();
+        let window_ms = config.channels.merge_window_ms(&first.m.address.channel);
         let window_ms = i64::try_from(window_ms).unwrap_or(i64::MAX);
         if window_ms == 0 || !matches!(first.m.action, Action::Text) {
             return (first, Vec::new());
@@ -58,7 +62,7 @@ impl Router {
                 Err(_) => tokio::time::timeout(wait, queue.recv()).await.ok().flatten(),
             };
             match next {
-                Some(q) if joins(&last, &q, window_ms) => {
+                Some(q) if joins(&config, &last, &q, window_ms) => {
                     let mut next = q.t;
                     next.merged = std::mem::take(&mut last.merged);
                     next.merged.push(last.key.clone());

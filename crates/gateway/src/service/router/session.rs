@@ -155,7 +155,17 @@ impl Router {
                     None => break,
                 },
             };
-            let Queued { t, follow_up } = q;
+            let Queued { mut t, follow_up } = q;
+            // A voice message is heard first: it may be a spoken command.
+            let config = self.runtime.config();
+            if follow_up.is_none() && crate::service::voice::audio_of(&config, &t.m).is_some() {
+                let heard = crate::service::voice::hear(&config, &self.channels, &mut t).await;
+                if let Some(command) = heard.command {
+                    self.statuses.ended(&t, MessageStatus::Done);
+                    tokio::spawn(self.clone().command(t, command));
+                    continue;
+                }
+            }
             let (t, earlier) = match follow_up {
                 None => self.gather(t, &mut queue, &mut held).await,
                 Some(_) => (t, Vec::new()),

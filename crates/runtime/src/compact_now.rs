@@ -3,7 +3,7 @@
 
 use crate::Runtime;
 use crate::agent::TurnError;
-use crate::compaction::{CompactError, Compacted, Compactor, SUMMARY_SHARE, UNKNOWN_WINDOW_CAP, cut_keeping_last_turn};
+use crate::compaction::{CompactError, Compacted, Compactor, cut_keeping_last_turn, summariser, summary_cap};
 
 impl Runtime {
     /// Compact `session_key` of `agent` now; `None` when there is nothing
@@ -24,10 +24,7 @@ impl Runtime {
         }
         let providers = &self.core().rules().providers;
         let conversation = providers.chain_for(&self.provider_of(agent, session_key).await?)?;
-        let chain = match &agent_cfg.compaction_provider {
-            Some(p) => providers.chain_for(p)?,
-            None => conversation.clone(),
-        };
+        let chain = summariser(providers, agent_cfg, &conversation)?;
         let mut loaded = crate::agent::history::load(self.store(), session_key).await?;
         let cut = cut_keeping_last_turn(&loaded.messages);
         if cut == 0 {
@@ -35,10 +32,7 @@ impl Runtime {
         }
         let primary = conversation.primary();
         primary.learn_window().await;
-        let max_tokens = primary
-            .limits()
-            .window()
-            .map_or(UNKNOWN_WINDOW_CAP, |w| (f64::from(w) * SUMMARY_SHARE) as u64);
+        let max_tokens = summary_cap(primary.limits().window());
         let cost_chain = [agent.to_string()];
         let compactor = Compactor {
             config: &config,

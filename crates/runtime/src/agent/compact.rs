@@ -3,8 +3,9 @@
 
 use super::history::{self, Loaded};
 use super::{AgentRun, TurnError};
-use crate::compaction::{Compactor, KEEP_SHARE, SUMMARY_SHARE, cut_for_room, system_with};
+use crate::compaction::{Compactor, KEEP_SHARE, cut_for_room, summariser, summary_cap, system_with};
 use crate::message::ChatMessage;
+use crate::provider::estimate;
 
 impl AgentRun {
     /// The messages the first model call sees (system prompt with the
@@ -41,19 +42,20 @@ impl AgentRun {
     /// summarise its oldest part. A failure is logged and the turn goes
     /// on (the history is then cut to fit, as without compaction).
     async fn compact_if_needed(&self, loaded: &mut Loaded, user: &ChatMessage) {
-        let agent = self.config.agents.get(&self.ctx.agent);
-        if !agent.is_some_and(|a| a.compaction) {
+        let Some(agent) = self.config.agents.get(&self.ctx.agent).filter(|a| a.compaction) else {
             return;
-        }
+        };
         let primary = self.chain.primary();
         primary.learn_window().await;
         let limits = primary.limits();
         let (Some(budget), Some(window)) = (limits.budget(1.0), limits.window()) else {
             return;
         };
-        let specs = self.offered_specs();
-        let bare = [ChatMessage::system(self.system_prompt.clone()), user.clone()];
-        let fixed = limits.tokens(&bare, &specs);
+        // The system prompt counted as the system message it becomes,
+        // without copying it for every turn.
+        let system =
+            estimate(std::slice::from_ref(&ChatMessage::system(String::new()))) + self.system_prompt.len() as u64 / 4;
+        let fixed = limits.corrected(system) + limits.tokens(std::slice::from_ref(user), &self.offered_specs());
         let summary = loaded
             .summary
             .as_deref()
@@ -62,21 +64,18 @@ impl AgentRun {
         if fixed + summary + history <= budget {
             return;
         }
-        let max_tokens = (f64::from(window) * SUMMARY_SHARE) as u64;
+        let max_tokens = summary_cap(Some(window));
         let keep = (budget.saturating_sub(fixed + max_tokens) as f64 * KEEP_SHARE) as u64;
         let cut = cut_for_room(&loaded.messages, keep, limits);
         if cut == 0 {
             return;
         }
-        let chain = match agent.and_then(|a| a.compaction_provider.as_deref()) {
-            Some(p) => match self.providers.chain_for(p) {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::warn!(error = %e, "the compaction provider is not usable; the history is cut instead");
-                    return;
-                }
-            },
-            None => self.chain.clone(),
+        let chain = match summariser(&self.providers, agent, &self.chain) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "the compaction provider is not usable; the history is cut instead");
+                return;
+            }
         };
         let compactor = Compactor {
             config: &self.config,

@@ -44,6 +44,25 @@ pub(crate) fn system_with(system: &str, summary: &str) -> String {
     }
 }
 
+/// The longest summary for a conversation whose model's window is
+/// `window` tokens (when known).
+pub(crate) fn summary_cap(window: Option<u32>) -> u64 {
+    window.map_or(UNKNOWN_WINDOW_CAP, |w| (f64::from(w) * SUMMARY_SHARE) as u64)
+}
+
+/// The chain that writes `agent`'s summaries: its `compaction_provider`,
+/// or the conversation's own chain.
+pub(crate) fn summariser(
+    providers: &crate::provider::ProviderSet,
+    agent: &switchboard_config::AgentConfig,
+    conversation: &crate::provider::ProviderChain,
+) -> Result<crate::provider::ProviderChain, crate::provider::ProviderError> {
+    match &agent.compaction_provider {
+        Some(p) => providers.chain_for(p),
+        None => Ok(conversation.clone()),
+    }
+}
+
 /// The stored body of a summary message (role `summary` in the transcript).
 pub(crate) fn summary_body(text: &str, replaces: usize) -> String {
     json!({"role": "summary", "content": text, "replaces": replaces}).to_string()

@@ -1,9 +1,10 @@
 //! Status reactions through `switchboard run`: on Telegram (with the
 //! channel's defaults) a message goes 👀 → 🤔 → 👍, at most one change a
-//! second, a failed turn ends 😢, a quick answer skips 🤔, and
-//! `status_reactions = false` sets none; on Discord the bot's reaction on
-//! the message ends as ✅ alone (each earlier one removed), in a guild
-//! channel and in a DM.
+//! second, a failed turn ends 😢, a quick answer after the merge window
+//! skips 🤔, and `status_reactions = false` sets none; on Discord (no merge
+//! window) the bot's reaction on a slow turn's message ends as ✅ alone
+//! (each earlier one removed), a quick answer gets no reaction at all and a
+//! quick failure gets ❌.
 
 mod support;
 
@@ -127,24 +128,47 @@ async fn discord_messages_end_with_one_done_reaction() {
     let asked = dc.say(FakeDiscord::GENERAL, &ann, "<@1100000000000000001> hello there");
     dc.wait_bot_messages(asked, 1, 20).await;
     let dm = dc.dm_with(&ann);
-    model.push(Step::text("In the DM."));
+    model.push(Step::text("In the DM.").delay(Duration::from_millis(1500)));
     let private = dc.say(dm, &ann, "and privately");
     dc.wait_bot_messages(dm, 1, 20).await;
     for (channel, message) in [(FakeDiscord::GENERAL, asked), (dm, private)] {
-        let mut now: Vec<String> = Vec::new();
-        for _ in 0..50 {
-            now = dc.own_reactions(channel, message);
-            if now == ["✅"] {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(now, ["✅"], "message {message} in {channel}");
+        assert_eq!(
+            settled(&dc, channel, message, "✅").await,
+            ["✅"],
+            "message {message} in {channel}"
+        );
     }
-    let puts: Vec<(String, String, Value)> = dc
-        .calls()
-        .into_iter()
-        .filter(|(method, path, _)| path.contains("/reactions/") && method == "PUT")
-        .collect();
-    assert!(puts.len() >= 4, "👀 and ✅ on each: {puts:?}");
+    let puts = |message: u64| -> Vec<(String, String, Value)> {
+        dc.calls()
+            .into_iter()
+            .filter(|(method, path, _)| path.contains(&format!("/messages/{message}/reactions/")) && method == "PUT")
+            .collect()
+    };
+    assert!(puts(asked).len() >= 2, "a first reaction, then ✅: {:?}", puts(asked));
+
+    // A quick answer is its own sign: no reaction, before or after.
+    model.push(Step::text("Quick."));
+    let quick = dc.say(dm, &ann, "quick one");
+    dc.wait_bot_messages(dm, 2, 20).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(puts(quick).is_empty(), "{:?}", puts(quick));
+    assert!(dc.own_reactions(dm, quick).is_empty());
+
+    // A quick failure is marked all the same.
+    model.push(Step::status(500));
+    let broken = dc.say(dm, &ann, "break please");
+    assert_eq!(settled(&dc, dm, broken, "❌").await, ["❌"]);
+}
+
+/// The bot's reactions on `message` once they are `[last]` (or after 5 s).
+async fn settled(dc: &FakeDiscord, channel: u64, message: u64, last: &str) -> Vec<String> {
+    let mut now: Vec<String> = Vec::new();
+    for _ in 0..50 {
+        now = dc.own_reactions(channel, message);
+        if now == [last] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    now
 }

@@ -179,7 +179,8 @@ async fn matrix_audio_is_heard() {
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
     stt.hears(b"ROOM", "Book the meeting room for Friday.");
-    model.push(Step::text("Booked for Friday."));
+    // Slow enough for status reactions (a quick answer gets none).
+    model.push(Step::text("Booked for Friday.").delay(std::time::Duration::from_millis(1500)));
     let audio = ogg("ROOM");
     let mxc = ann.upload(audio.clone(), "audio/ogg", "note.ogg").await;
     let asked = ann

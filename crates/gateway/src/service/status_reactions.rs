@@ -1,8 +1,9 @@
 //! Status reactions: a reaction on a person's message shows that it was
 //! taken (👀), that its turn is running (🤔), and how it ended (✅ / ❌;
-//! each platform may pick its own emoji). At most one change a second per
-//! message: a change asked for sooner waits, and only the latest asked for
-//! is shown, so a quick answer goes from taken straight to done. Off with
+//! each platform may pick its own emoji). Nothing is shown for a message
+//! answered within `FIRST_AFTER` (the answer says it all; a failure is
+//! still marked). At most one change a second per message: a change asked
+//! for sooner waits, and only the latest asked for is shown. Off with
 //! `status_reactions = false` on a channel (docs/conversations.md).
 
 use crate::channels::ChannelSet;
@@ -17,6 +18,11 @@ use tokio::sync::watch;
 
 /// The least time between two reactions on one message.
 const MIN_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long a message goes without a reaction: one answered sooner gets
+/// none (as typing, which starts after as long), so a quick answer costs
+/// no reaction requests at all.
+const FIRST_AFTER: Duration = Duration::from_millis(800);
 
 /// The status reactions of messages being handled, by inbox key.
 #[derive(Default)]
@@ -73,6 +79,9 @@ async fn show(
     message_id: String,
     mut rx: watch::Receiver<MessageStatus>,
 ) {
+    if answered_quickly(&mut rx).await {
+        return;
+    }
     let mut shown: Option<MessageStatus> = None;
     let mut changed_at: Option<tokio::time::Instant> = None;
     loop {
@@ -104,6 +113,24 @@ async fn show(
                 tracing::debug!(channel = channel.name(), error = %e, "a status reaction could not be set");
                 shown = Some(wanted);
             }
+        }
+    }
+}
+
+/// Waits up to `FIRST_AFTER` for the message to end; true when it was
+/// answered by then (nothing to show). A failure, or a message still
+/// waiting or running, is shown from then on.
+async fn answered_quickly(rx: &mut watch::Receiver<MessageStatus>) -> bool {
+    let deadline = tokio::time::Instant::now() + FIRST_AFTER;
+    loop {
+        let now = *rx.borrow_and_update();
+        if now.is_final() {
+            return now == MessageStatus::Done;
+        }
+        match tokio::time::timeout_at(deadline, rx.changed()).await {
+            Ok(Ok(())) => continue,
+            // Time is up, or nothing more will be asked: show what is wanted.
+            Ok(Err(_)) | Err(_) => return false,
         }
     }
 }

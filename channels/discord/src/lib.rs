@@ -112,7 +112,7 @@ impl DiscordChannel {
             name: name.to_string(),
             token: token.to_string(),
             http: Arc::new(http(token, settings.api_url.as_deref())),
-            files: reqwest::Client::builder()
+            files: switchboard_http::client_builder()
                 .connect_timeout(Duration::from_secs(10))
                 .redirect(reqwest::redirect::Policy::none())
                 .build()

@@ -268,7 +268,7 @@ impl Channel for MatrixChannel {
             "{}/_matrix/client/v3/account/whoami",
             s.homeserver.trim_end_matches('/')
         );
-        let answer = reqwest::Client::new()
+        let answer = switchboard_http::client()
             .get(url)
             .bearer_auth(token)
             .timeout(Duration::from_secs(10))

@@ -126,7 +126,7 @@ fn write_session(path: &Path, session: &MatrixSession) -> Result<(), ChannelErro
 /// The device an access token belongs to, checking that it is the bot's.
 async fn whoami(homeserver: &str, token: &str, user_id: &str) -> Result<String, ChannelError> {
     let url = format!("{}/_matrix/client/v3/account/whoami", homeserver.trim_end_matches('/'));
-    let resp = reqwest::Client::new()
+    let resp = switchboard_http::client()
         .get(url)
         .bearer_auth(token)
         .timeout(Duration::from_secs(30))

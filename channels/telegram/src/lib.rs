@@ -141,7 +141,7 @@ impl TelegramChannel {
         }
         // The poll's HTTP client must outlast the poll: an idle long poll
         // that the client cuts short looks like an unreachable server.
-        let poll_client = reqwest::Client::builder()
+        let poll_client = switchboard_http::client_builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(poll_timeout + POLL_CLIENT_MARGIN)
             .build()
@@ -153,7 +153,7 @@ impl TelegramChannel {
             bot: bot(token)?.set_api_url(url),
             poll_url: Arc::new(poll_url),
             poll_client,
-            http: reqwest::Client::builder()
+            http: switchboard_http::client_builder()
                 .connect_timeout(Duration::from_secs(10))
                 .pool_max_idle_per_host(IDLE_CONNECTIONS)
                 .build()

@@ -190,7 +190,7 @@ fn http_transport(
     }
     // No redirects: headers (tokens) are never replayed to another host,
     // and the gateway is never sent on to an address nobody configured.
-    let client = reqwest::Client::builder()
+    let client = switchboard_http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(0)
         .connect_timeout(Duration::from_secs(config.startup_timeout_secs))

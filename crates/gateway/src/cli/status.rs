@@ -69,7 +69,7 @@ async fn local_readiness(config: &Config) -> String {
     let addr = config.telemetry.metrics_listen.as_deref().unwrap_or(&config.web.listen);
     let addr = addr.replace("0.0.0.0", "127.0.0.1");
     let url = format!("http://{addr}/readyz");
-    let client = reqwest::Client::builder()
+    let client = switchboard_http::client_builder()
         .timeout(std::time::Duration::from_secs(2))
         .build();
     let answer = match client {

@@ -36,7 +36,7 @@ impl HttpSettings {
             ),
         };
         // No redirects: the key goes to the configured server only.
-        let client = reqwest::Client::builder()
+        let client = switchboard_http::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(c.timeout_secs))
             .connect_timeout(Duration::from_secs(10))

@@ -119,7 +119,7 @@ fn models_request(p: &ProviderConfig, key: Option<&str>) -> (String, reqwest::Re
 
 /// No redirects: a key is only ever sent to the configured address.
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    switchboard_http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_default()

@@ -10,7 +10,7 @@ use switchboard_config::TranscriptionConfig;
 /// The client every transcription uses (connections are kept).
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new)
+    CLIENT.get_or_init(switchboard_http::client)
 }
 
 /// The transcript of `audio` (named `name`, of media type `mime`), or why

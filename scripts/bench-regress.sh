@@ -35,4 +35,16 @@ cp "$target/release/switchboard" "$work/switchboard-old"
 echo "==> building this tree (release, --features bench)" >&2
 build
 
+# A code order written for other symbol names places little together
+# (build.rs): say so, as the idle RSS line would only hint at it.
+if command -v nm >/dev/null && [ -s scripts/code-order.txt ]; then
+    found=$(nm "$target/release/switchboard" 2>/dev/null | awk '{print $NF}' | sort -u |
+        comm -12 - <(sort -u scripts/code-order.txt) | wc -l)
+    listed=$(wc -l <scripts/code-order.txt)
+    echo "==> code order: $found of $listed functions found in this build" >&2
+    if [ $((found * 10)) -lt $((listed * 8)) ]; then
+        echo "==> fewer than 80%: run scripts/code-order.sh and commit scripts/code-order.txt" >&2
+    fi
+fi
+
 "$target/release/switchboard" bench compare --old "$work/switchboard-old" --new "$target/release/switchboard" "$@"

@@ -99,11 +99,11 @@ impl<'s> Outbox<'s> {
     pub async fn due(self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(
             format!(
-                "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT $2"
+                "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT {}",
+                crate::stmt::limit(limit)
             )
         ))
         .bind(self.0.now_ms())
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }
@@ -116,17 +116,17 @@ impl<'s> Outbox<'s> {
         }
         let n = channels.len();
         let sql = format!(
-            "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND channel IN ({}) AND next_attempt_at <= ${} ORDER BY id LIMIT ${}",
+            "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND channel IN ({}) AND next_attempt_at <= ${} ORDER BY id LIMIT {}",
             placeholders(1, n),
             n + 1,
-            n + 2
+            crate::stmt::limit(limit)
         );
         Ok(read!(self.0, |p| {
             let mut q = sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(sql.clone()));
             for c in channels {
                 q = q.bind(c);
             }
-            q.bind(self.0.now_ms()).bind(limit).fetch_all(p).await
+            q.bind(self.0.now_ms()).fetch_all(p).await
         })?)
     }
 

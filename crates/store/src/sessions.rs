@@ -3,7 +3,7 @@
 
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
-use sqlx::FromRow;
+use sqlx::{AssertSqlSafe, FromRow};
 
 /// A stored session.
 #[derive(Debug, Clone, FromRow)]
@@ -175,15 +175,19 @@ impl<'s> Sessions<'s> {
     /// summary (role `summary`) comes first, and the messages it replaces
     /// are left out.
     pub async fn history(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
-        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(
+        // The limit is written into the statement, not bound (see `limit`).
+        let sql = format!(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
              WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
                AND ((m.role <> 'summary' AND m.id > COALESCE(s.compacted_upto, 0)) OR m.id = s.summary_id)
-             ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT $2",
-        )
+             ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT {}",
+            crate::stmt::limit(limit)
+        );
+        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(AssertSqlSafe(
+            sql.clone()
+        ))
         .bind(session_key)
-        .bind(limit)
         .fetch_all(p)
         .await)?;
         let summary = rows.first().is_some_and(|r| r.role == "summary");
@@ -194,14 +198,17 @@ impl<'s> Sessions<'s> {
     /// Every message since the last `/new` in the order written, the ones a
     /// summary replaced and the summaries included; at most the last `limit`.
     pub async fn transcript(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
-        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(
+        let sql = format!(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
              WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
-             ORDER BY m.id DESC LIMIT $2",
-        )
+             ORDER BY m.id DESC LIMIT {}",
+            crate::stmt::limit(limit)
+        );
+        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(AssertSqlSafe(
+            sql.clone()
+        ))
         .bind(session_key)
-        .bind(limit)
         .fetch_all(p)
         .await)?;
         rows.reverse();

@@ -98,3 +98,13 @@ impl Stmt {
         q
     }
 }
+
+/// A read's row limit, written into its SQL instead of bound: SQLite
+/// compiles a statement again at every run when its `LIMIT` is a bound
+/// parameter (the planner may use the value), which was 7% of the
+/// gateway's CPU under a burst (docs/performance.md). An integer cannot
+/// carry SQL; a negative one (which SQLite reads as no limit and
+/// PostgreSQL refuses) reads as none.
+pub(crate) fn limit(n: i64) -> i64 {
+    n.max(0)
+}

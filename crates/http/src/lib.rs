@@ -13,7 +13,11 @@ use std::sync::{Arc, OnceLock};
 /// be made, in which case each client makes its own (and reports why).
 static TLS: OnceLock<Option<rustls::ClientConfig>> = OnceLock::new();
 
-/// A client builder with the process's shared TLS settings.
+/// A client builder with the process's shared TLS settings. reqwest's own
+/// TLS options (extra root certificates, TLS versions, accepting invalid
+/// certificates) are ignored on it; none is used in the project. The
+/// system's certificates are read at the first call: a change to them is
+/// seen after a restart.
 pub fn client_builder() -> reqwest::ClientBuilder {
     let builder = reqwest::Client::builder();
     match TLS.get_or_init(shared_tls) {
@@ -31,9 +35,9 @@ pub fn client() -> reqwest::Client {
     })
 }
 
-/// What reqwest builds by itself for an HTTP/1.1 client: its crypto
-/// provider, TLS 1.2 and 1.3, the platform's verifier, SNI, no client
-/// certificate.
+/// What reqwest builds by itself: its crypto provider, TLS 1.2 and 1.3,
+/// the platform's verifier, SNI, no client certificate, and HTTP/2 offered
+/// before HTTP/1.1 (reqwest is built with `http2`).
 fn shared_tls() -> Option<rustls::ClientConfig> {
     let provider = rustls::crypto::CryptoProvider::get_default()
         .cloned()
@@ -51,7 +55,7 @@ fn shared_tls() -> Option<rustls::ClientConfig> {
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Some(config)
 }
 
@@ -60,12 +64,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clients_share_one_verifier_and_speak_http_1_1() {
+    fn clients_share_one_verifier_and_offer_h2_then_http_1_1() {
         let a = client_builder().build().expect("a client");
         let b = client_builder().build().expect("another client");
         drop((a, b));
         let config = TLS.get().and_then(Option::as_ref).expect("shared settings made once");
-        assert_eq!(config.alpn_protocols, [b"http/1.1".to_vec()]);
+        assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
         assert!(config.enable_sni);
     }
 }

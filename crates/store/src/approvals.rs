@@ -238,9 +238,8 @@ impl<'s> Approvals<'s> {
     /// The most recent requests, newest first.
     pub async fn recent(self, limit: i64) -> Result<Vec<ApprovalRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, ApprovalRow>(AssertSqlSafe(
-            format!("SELECT {COLUMNS} FROM approvals ORDER BY created_at DESC, id LIMIT $1")
+            format!("SELECT {COLUMNS} FROM approvals ORDER BY created_at DESC, id LIMIT {limit}",)
         ))
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }

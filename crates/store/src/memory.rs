@@ -47,9 +47,8 @@ impl<'s> Memory<'s> {
         let sql = format!(
             "SELECT agent, key, content, updated_at FROM memories
              WHERE (LOWER(key) LIKE $1 OR LOWER(content) LIKE $1) AND agent IN ({})
-             ORDER BY updated_at DESC, id DESC LIMIT ${}",
+             ORDER BY updated_at DESC, id DESC LIMIT {limit}",
             placeholders.join(", "),
-            agents.len() + 2
         );
         let pattern = format!("%{}%", escape_like(&query.to_lowercase()));
         Ok(read!(self.0, |p| {
@@ -57,7 +56,7 @@ impl<'s> Memory<'s> {
             for a in agents {
                 q = q.bind(a.as_str());
             }
-            q.bind(limit).fetch_all(p).await
+            q.fetch_all(p).await
         })?)
     }
 }

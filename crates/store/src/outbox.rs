@@ -97,15 +97,16 @@ impl<'s> Outbox<'s> {
 
     /// Pending announcements whose next attempt is due, oldest first.
     pub async fn due(self, limit: i64) -> Result<Vec<OutboxRow>, StoreError> {
-        Ok(read!(self.0, |p| sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(
+        Ok(read!(self.0, |p| {
+            sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(
             format!(
-                "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT {}",
-                crate::stmt::limit(limit)
+                "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY id LIMIT {limit}",
             )
         ))
         .bind(self.0.now_ms())
         .fetch_all(p)
-        .await)?)
+        .await
+        })?)
     }
 
     /// Like [`Outbox::due`], for the channels named (those a worker
@@ -116,10 +117,9 @@ impl<'s> Outbox<'s> {
         }
         let n = channels.len();
         let sql = format!(
-            "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND channel IN ({}) AND next_attempt_at <= ${} ORDER BY id LIMIT {}",
+            "SELECT {COLUMNS} FROM outbox WHERE status = 'pending' AND channel IN ({}) AND next_attempt_at <= ${} ORDER BY id LIMIT {limit}",
             placeholders(1, n),
             n + 1,
-            crate::stmt::limit(limit)
         );
         Ok(read!(self.0, |p| {
             let mut q = sqlx::query_as::<_, OutboxRow>(AssertSqlSafe(sql.clone()));

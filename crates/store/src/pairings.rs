@@ -215,9 +215,10 @@ impl Pairings<'_> {
     /// People paired now (with any agent, anywhere), most recent first.
     pub async fn paired_now(self, limit: i64) -> Result<Vec<PairingRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, PairingRow>(AssertSqlSafe(
-            format!("SELECT {COLUMNS} FROM pairings WHERE status = 'paired' ORDER BY decided_at DESC, id LIMIT $1")
+            format!(
+                "SELECT {COLUMNS} FROM pairings WHERE status = 'paired' ORDER BY decided_at DESC, id LIMIT {limit}",
+            )
         ))
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }
@@ -260,9 +261,8 @@ impl Pairings<'_> {
     /// The most recent rows, newest first (the console's and `/people`'s list).
     pub async fn recent(self, limit: i64) -> Result<Vec<PairingRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, PairingRow>(AssertSqlSafe(
-            format!("SELECT {COLUMNS} FROM pairings ORDER BY requested_at DESC, id LIMIT $1")
+            format!("SELECT {COLUMNS} FROM pairings ORDER BY requested_at DESC, id LIMIT {limit}",)
         ))
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }

@@ -319,11 +319,10 @@ impl<'s> Runs<'s> {
         let needle = needle.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
         let mut rows = read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE kind = $1 AND owner_chain LIKE $2 ESCAPE '\\'
-             ORDER BY created_at DESC, id LIMIT $3"
+             ORDER BY created_at DESC, id LIMIT {limit}",
         )))
         .bind(kind.as_str())
         .bind(format!("%{needle}%"))
-        .bind(limit)
         .fetch_all(p)
         .await)?;
         rows.retain(|r| r.owner_chain.iter().any(|o| o == alias));
@@ -341,12 +340,11 @@ impl<'s> Runs<'s> {
     ) -> Result<Vec<RunRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE origin_channel = $1 AND origin_chat = $2 AND kind <> 'cron'
-               AND (status = 'running' OR ended_at >= $3) ORDER BY created_at, id LIMIT $4"
+               AND (status = 'running' OR ended_at >= $3) ORDER BY created_at, id LIMIT {limit}",
         )))
         .bind(channel)
         .bind(chat)
         .bind(ended_after)
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }
@@ -354,10 +352,9 @@ impl<'s> Runs<'s> {
     /// Runs a session asked for with `sessions_spawn`, newest first.
     pub async fn of_session(self, session_key: &str, limit: i64) -> Result<Vec<RunRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM runs WHERE requester_session = $1 ORDER BY created_at DESC, id LIMIT $2"
+            "SELECT {COLUMNS} FROM runs WHERE requester_session = $1 ORDER BY created_at DESC, id LIMIT {limit}",
         )))
         .bind(session_key)
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }
@@ -369,12 +366,13 @@ impl<'s> Runs<'s> {
         limit: i64,
     ) -> Result<Vec<(String, String, Vec<String>, i64)>, StoreError> {
         let rows = read!(self.0, |p| sqlx::query_as::<_, (String, String, String, i64)>(
-            "SELECT id, agent, owner_chain, ended_at FROM runs
+            AssertSqlSafe(format!(
+                "SELECT id, agent, owner_chain, ended_at FROM runs
              WHERE kind = $1 AND status <> 'running' AND archived_at IS NULL AND ended_at IS NOT NULL
-             ORDER BY ended_at LIMIT $2"
+             ORDER BY ended_at LIMIT {limit}",
+            ))
         )
         .bind(kind.as_str())
-        .bind(limit)
         .fetch_all(p)
         .await)?;
         rows.into_iter()
@@ -402,10 +400,9 @@ impl<'s> Runs<'s> {
     pub async fn recent(self, since: i64, limit: i64) -> Result<Vec<RunRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM runs WHERE status = 'running' OR created_at >= $1
-             ORDER BY created_at DESC, id LIMIT $2"
+             ORDER BY created_at DESC, id LIMIT {limit}",
         )))
         .bind(since)
-        .bind(limit)
         .fetch_all(p)
         .await)?)
     }

@@ -175,14 +175,13 @@ impl<'s> Sessions<'s> {
     /// summary (role `summary`) comes first, and the messages it replaces
     /// are left out.
     pub async fn history(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
-        // The limit is written into the statement, not bound (see `limit`).
+        // The limit is written into the statement, not bound (stmt.rs).
         let sql = format!(
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
              WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
                AND ((m.role <> 'summary' AND m.id > COALESCE(s.compacted_upto, 0)) OR m.id = s.summary_id)
-             ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT {}",
-            crate::stmt::limit(limit)
+             ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT {limit}",
         );
         let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(AssertSqlSafe(
             sql.clone()
@@ -202,8 +201,7 @@ impl<'s> Sessions<'s> {
             "SELECT m.id, m.role, m.body, m.created_at FROM messages m
              LEFT JOIN sessions s ON s.key = m.session_key
              WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
-             ORDER BY m.id DESC LIMIT {}",
-            crate::stmt::limit(limit)
+             ORDER BY m.id DESC LIMIT {limit}",
         );
         let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(AssertSqlSafe(
             sql.clone()

@@ -1,6 +1,13 @@
 //! A write statement as plain data: SQL with `$N` placeholders and its
 //! arguments. The same value runs on PostgreSQL (through sqlx) and on the
 //! SQLite writer thread, so each write is written once.
+//!
+//! Reads write their row limit into the SQL (`LIMIT {limit}`, an `i64`,
+//! which cannot carry SQL) instead of binding it: SQLite compiles a
+//! statement again at every run when its `LIMIT` is a bound parameter
+//! (the planner may use the value), which was 7% of the gateway's CPU
+//! under a burst (docs/performance.md). The value means what it meant
+//! bound: SQLite reads a negative one as no limit, PostgreSQL refuses it.
 
 use sqlx::postgres::{PgArguments, Postgres};
 
@@ -97,14 +104,4 @@ impl Stmt {
         }
         q
     }
-}
-
-/// A read's row limit, written into its SQL instead of bound: SQLite
-/// compiles a statement again at every run when its `LIMIT` is a bound
-/// parameter (the planner may use the value), which was 7% of the
-/// gateway's CPU under a burst (docs/performance.md). An integer cannot
-/// carry SQL; a negative one (which SQLite reads as no limit and
-/// PostgreSQL refuses) reads as none.
-pub(crate) fn limit(n: i64) -> i64 {
-    n.max(0)
 }

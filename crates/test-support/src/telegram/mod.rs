@@ -36,6 +36,8 @@ pub(crate) struct State_ {
     next_message: i64,
     /// Everything the bot did: sendMessage / editMessageText / answerCallbackQuery / sendChatAction.
     calls: Vec<(String, Value)>,
+    /// How many of `calls` are sendMessage (benchmarks poll it often).
+    sent: usize,
     rate_limited: u32,
     get_updates_calls: u32,
     /// `getUpdates` calls being held right now, and the most at once
@@ -273,8 +275,7 @@ impl FakeTelegram {
 
     /// How many messages the bot sent, without copying them (benchmarks).
     pub fn sent_count(&self) -> usize {
-        let s = self.shared.state.lock().unwrap();
-        s.calls.iter().filter(|(m, _)| m == "sendmessage").count()
+        self.shared.state.lock().unwrap().sent
     }
 
     /// Messages the bot sent (sendMessage results, as Telegram returned them).
@@ -406,6 +407,8 @@ async fn call(
         }
         "getupdates" => {
             let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
+            // Telegram: "Values between 1-100 are accepted. Defaults to 100."
+            let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100).clamp(1, 100) as usize;
             let timeout = args.get("timeout").and_then(Value::as_u64).unwrap_or(0).min(30);
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
             {
@@ -431,11 +434,11 @@ async fn call(
                     if s.down {
                         return bad_gateway();
                     }
-                    s.updates
-                        .iter()
-                        .filter(|u| u["update_id"].as_i64().unwrap_or(0) >= offset)
-                        .cloned()
-                        .collect()
+                    // Updates are kept in id order.
+                    let first = s
+                        .updates
+                        .partition_point(|u| u["update_id"].as_i64().unwrap_or(0) < offset);
+                    s.updates[first..].iter().take(limit).cloned().collect()
                 };
                 if !found.is_empty() || tokio::time::Instant::now() >= deadline {
                     return ok(json!(found));
@@ -470,6 +473,9 @@ async fn call(
             }
             let mut record = m.clone();
             record["parse_mode"] = args.get("parse_mode").cloned().unwrap_or(Value::Null);
+            if method == "sendmessage" {
+                s.sent += 1;
+            }
             s.calls.push((method, record));
             ok(m)
         }

@@ -23,10 +23,10 @@ pub(crate) struct Sizes {
 }
 
 /// A trial's numbers, in the order of [`MEASURES`].
-pub(crate) type Measures = [f64; 8];
+pub(crate) type Measures = [f64; 11];
 
 /// Each measure's name and unit, in the order of [`Measures`].
-pub(crate) const MEASURES: [(&str, &str); 8] = [
+pub(crate) const MEASURES: [(&str, &str); 11] = [
     ("start -> first getUpdates", "ms"),
     ("idle RSS", "MiB"),
     ("idle CPU", "% of a core"),
@@ -35,6 +35,9 @@ pub(crate) const MEASURES: [(&str, &str); 8] = [
     ("first burst, all answered", "ms"),
     ("second burst, all answered", "ms"),
     ("RSS after the bursts", "MiB"),
+    ("CPU per burst message", "µs"),
+    ("stand-ins' CPU per message", "µs"),
+    ("model connections opened", "count"),
 ];
 
 /// What runs: the label in the table and the command that starts it, with
@@ -105,12 +108,31 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
     let idle_cpu = (cpu_ticks(pid)? - cpu_before) as f64 / TICKS_PER_SEC / sizes.idle_secs.max(1) as f64 * 100.0;
     let idle_rss = rss_mib(pid, "VmRSS:")?;
     let (p50, p90) = sequential(&tg, sizes.sequential).await?;
+    let cpu_before = cpu_ticks(pid)?;
+    let me = std::process::id();
+    let harness_before = cpu_ticks(me)?;
     let first = burst(&tg, 10_000, sizes.burst).await?;
     let second = burst(&tg, 100_000, sizes.big_burst).await?;
+    let burst_cpu = (cpu_ticks(pid)? - cpu_before) as f64 / TICKS_PER_SEC;
+    let harness_cpu = (cpu_ticks(me)? - harness_before) as f64 / TICKS_PER_SEC;
+    let messages = (sizes.burst + sizes.big_burst).max(1) as f64;
+    let (per_message, harness_per_message) = (burst_cpu * 1e6 / messages, harness_cpu * 1e6 / messages);
     let after = rss_mib(pid, "VmRSS:")?;
     drop(process);
     std::fs::remove_dir_all(&dir).ok();
-    Ok([startup, idle_rss, idle_cpu, p50, p90, first, second, after])
+    Ok([
+        startup,
+        idle_rss,
+        idle_cpu,
+        p50,
+        p90,
+        first,
+        second,
+        after,
+        per_message,
+        harness_per_message,
+        model.connections() as f64,
+    ])
 }
 
 /// Wait until the bot has sent `n` messages in all (at most a minute).

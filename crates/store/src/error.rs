@@ -16,6 +16,9 @@ pub enum StoreError {
     /// A query failed.
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
+    /// A read on the caller's thread failed (SQLite).
+    #[error("database read failed: {0}")]
+    Read(String),
     /// The SQLite writer could not commit.
     #[error("database write failed: {0}")]
     Write(String),

@@ -44,6 +44,7 @@ mod runs;
 mod sessions;
 mod signals;
 pub use signals::Change;
+mod sqlite_read;
 mod sqlite_writer;
 mod stmt;
 mod summaries;
@@ -88,6 +89,8 @@ pub(crate) enum Pools {
     /// [`Store::open`]).
     Sqlite {
         read: SqlitePool,
+        /// The turn's hot reads, on the caller's thread (see `sqlite_read`).
+        inline: std::sync::Arc<sqlite_read::InlineReader>,
         writer: std::sync::Arc<sqlite_writer::SqliteWriter>,
         /// The database file (other processes' writes are seen through it).
         path: String,
@@ -181,6 +184,7 @@ impl Store {
                     .map_err(failed)?;
                 Pools::Sqlite {
                     read,
+                    inline: std::sync::Arc::new(sqlite_read::InlineReader::new(sqlite_path(&url))),
                     writer: std::sync::Arc::new(writer),
                     path: sqlite_path(&url).to_string(),
                 }
@@ -260,6 +264,20 @@ impl Store {
                 tx.commit().await?;
                 Ok(changed)
             }
+        }
+    }
+
+    /// The rows of a hot read run on this thread (SQLite; see
+    /// `sqlite_read`); `None` on PostgreSQL or when the read would wait:
+    /// then the caller reads through the pool.
+    pub(crate) fn read_inline<T: sqlite_read::InlineRow>(
+        &self,
+        sql: &str,
+        args: &[stmt::Arg],
+    ) -> Option<Result<Vec<T>, StoreError>> {
+        match &self.pools {
+            Pools::Sqlite { inline, .. } => inline.rows(sql, args).map(|r| r.map_err(StoreError::Read)),
+            Pools::Postgres(_) => None,
         }
     }
 

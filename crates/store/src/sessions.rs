@@ -1,6 +1,7 @@
 //! Sessions and their transcripts. A message body is opaque JSON owned by
 //! the runtime; the store keeps it in order.
 
+use crate::sqlite_read::InlineRow;
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
@@ -39,6 +40,33 @@ pub struct StoredMessage {
     pub body: String,
     /// When it was created (Unix ms).
     pub created_at: i64,
+}
+
+impl InlineRow for SessionInfo {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            key: r.get(0)?,
+            agent: r.get(1)?,
+            channel: r.get(2)?,
+            chat: r.get(3)?,
+            thread: r.get(4)?,
+            model_override: r.get(5)?,
+            history_from: r.get(6)?,
+            created_at: r.get(7)?,
+            updated_at: r.get(8)?,
+        })
+    }
+}
+
+impl InlineRow for StoredMessage {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: r.get(0)?,
+            role: r.get(1)?,
+            body: r.get(2)?,
+            created_at: r.get(3)?,
+        })
+    }
 }
 
 /// Where a session's conversation happens (none of it for sessions of
@@ -101,13 +129,17 @@ impl<'s> Sessions<'s> {
 
     /// Session `key`, if stored.
     pub async fn get(self, key: &str) -> Result<Option<SessionInfo>, StoreError> {
-        Ok(read!(self.0, |p| sqlx::query_as::<_, SessionInfo>(
+        const SQL: &str =
             "SELECT key, agent, channel, chat, thread, model_override, history_from, created_at, updated_at
-             FROM sessions WHERE key = $1",
-        )
-        .bind(key)
-        .fetch_optional(p)
-        .await)?)
+             FROM sessions WHERE key = $1";
+        // Read by every turn: on this thread when it can (sqlite_read.rs).
+        if let Some(rows) = self.0.read_inline::<SessionInfo>(SQL, &[key.into()]) {
+            return Ok(rows?.into_iter().next());
+        }
+        Ok(read!(self.0, |p| sqlx::query_as::<_, SessionInfo>(SQL)
+            .bind(key)
+            .fetch_optional(p)
+            .await)?)
     }
 
     /// Append one message to a session's transcript.
@@ -183,12 +215,16 @@ impl<'s> Sessions<'s> {
                AND ((m.role <> 'summary' AND m.id > COALESCE(s.compacted_upto, 0)) OR m.id = s.summary_id)
              ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT {limit}",
         );
-        let mut rows = read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(AssertSqlSafe(
-            sql.clone()
-        ))
-        .bind(session_key)
-        .fetch_all(p)
-        .await)?;
+        // Read by every turn: on this thread when it can (sqlite_read.rs).
+        let mut rows = match self.0.read_inline::<StoredMessage>(&sql, &[session_key.into()]) {
+            Some(rows) => rows?,
+            None => read!(self.0, |p| sqlx::query_as::<_, StoredMessage>(AssertSqlSafe(
+                sql.clone()
+            ))
+            .bind(session_key)
+            .fetch_all(p)
+            .await)?,
+        };
         let summary = rows.first().is_some_and(|r| r.role == "summary");
         rows[usize::from(summary)..].reverse();
         Ok(rows)

@@ -12,7 +12,7 @@
 //! A job is atomic: its statements run under a savepoint, and a failing
 //! statement undoes the job alone, not the other jobs of the batch.
 
-use crate::stmt::{Arg, Stmt};
+use crate::stmt::Stmt;
 use rusqlite::Connection;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -222,33 +222,9 @@ fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// `$1`..`$32` without formatting them for every argument.
-const PLACEHOLDERS: [&str; 32] = [
-    "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$16", "$17",
-    "$18", "$19", "$20", "$21", "$22", "$23", "$24", "$25", "$26", "$27", "$28", "$29", "$30", "$31", "$32",
-];
-
 fn run_statement(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
     let mut st = conn.prepare_cached(stmt.sql).map_err(|e| e.to_string())?;
-    for (i, arg) in stmt.args.iter().enumerate() {
-        let owned;
-        let name = match PLACEHOLDERS.get(i) {
-            Some(n) => *n,
-            None => {
-                owned = format!("${}", i + 1);
-                &owned
-            }
-        };
-        let index = st
-            .parameter_index(name)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the statement has no placeholder {name}"))?;
-        let bound = match arg {
-            Arg::Text(Some(s)) => st.raw_bind_parameter(index, s.as_str()),
-            Arg::Int(Some(n)) => st.raw_bind_parameter(index, *n),
-            Arg::Text(None) | Arg::Int(None) => st.raw_bind_parameter(index, rusqlite::types::Null),
-        };
-        bound.map_err(|e| e.to_string())?;
-    }
+    crate::stmt::bind_sqlite(&mut st, &stmt.args)?;
     st.raw_execute().map(|n| n as u64).map_err(|e| e.to_string())
 }
 

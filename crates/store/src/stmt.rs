@@ -105,3 +105,35 @@ impl Stmt {
         q
     }
 }
+
+const PLACEHOLDERS: [&str; 32] = [
+    "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$16", "$17",
+    "$18", "$19", "$20", "$21", "$22", "$23", "$24", "$25", "$26", "$27", "$28", "$29", "$30", "$31", "$32",
+];
+
+/// Bind `args` to a prepared SQLite statement: `$N` is `args[N-1]`
+/// wherever it stands (SQLite numbers named parameters by first
+/// appearance, which need not be N).
+pub(crate) fn bind_sqlite(st: &mut rusqlite::Statement<'_>, args: &[Arg]) -> Result<(), String> {
+    for (i, arg) in args.iter().enumerate() {
+        let owned;
+        let name = match PLACEHOLDERS.get(i) {
+            Some(n) => *n,
+            None => {
+                owned = format!("${}", i + 1);
+                &owned
+            }
+        };
+        let index = st
+            .parameter_index(name)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the statement has no placeholder {name}"))?;
+        let bound = match arg {
+            Arg::Text(Some(s)) => st.raw_bind_parameter(index, s.as_str()),
+            Arg::Int(Some(n)) => st.raw_bind_parameter(index, *n),
+            Arg::Text(None) | Arg::Int(None) => st.raw_bind_parameter(index, rusqlite::types::Null),
+        };
+        bound.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

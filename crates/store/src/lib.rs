@@ -290,8 +290,11 @@ impl Store {
     pub async fn close(&self) {
         self.flush_marks().await;
         match &self.pools {
-            Pools::Sqlite { read, writer, .. } => {
+            Pools::Sqlite {
+                read, writer, inline, ..
+            } => {
                 writer.flush().await;
+                inline.close();
                 read.close().await;
             }
             Pools::Postgres(p) => p.close().await,

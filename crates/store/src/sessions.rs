@@ -208,12 +208,26 @@ impl<'s> Sessions<'s> {
     /// are left out.
     pub async fn history(self, session_key: &str, limit: i64) -> Result<Vec<StoredMessage>, StoreError> {
         // The limit is written into the statement, not bound (stmt.rs).
+        // The summary is read on its own and the recent messages from the
+        // session's index backwards, past the last `/new` and the last
+        // compaction: a turn reads at most `limit` rows however long the
+        // conversation is (one LEFT JOIN read every message since `/new`
+        // and sorted them).
         let sql = format!(
-            "SELECT m.id, m.role, m.body, m.created_at FROM messages m
-             LEFT JOIN sessions s ON s.key = m.session_key
-             WHERE m.session_key = $1 AND m.id > COALESCE(s.history_from, 0)
-               AND ((m.role <> 'summary' AND m.id > COALESCE(s.compacted_upto, 0)) OR m.id = s.summary_id)
-             ORDER BY CASE WHEN m.role = 'summary' THEN 0 ELSE 1 END, m.id DESC LIMIT {limit}",
+            "SELECT id, role, body, created_at FROM (
+                 SELECT m.id, m.role, m.body, m.created_at, 0 AS part FROM messages m
+                 JOIN sessions s ON s.key = m.session_key
+                 WHERE s.key = $1 AND m.id = s.summary_id AND m.id > s.history_from
+                 UNION ALL
+                 SELECT id, role, body, created_at, part FROM (
+                     SELECT m.id, m.role, m.body, m.created_at, 1 AS part FROM messages m
+                     WHERE m.session_key = $1 AND m.role <> 'summary'
+                       AND m.id > COALESCE((SELECT CASE WHEN COALESCE(s.compacted_upto, 0) > s.history_from
+                                                   THEN s.compacted_upto ELSE s.history_from END
+                                            FROM sessions s WHERE s.key = $1), 0)
+                     ORDER BY m.id DESC LIMIT {limit}
+                 ) AS recent
+             ) AS window_rows ORDER BY part, id DESC LIMIT {limit}",
         );
         // Read by every turn: on this thread when it can (sqlite_read.rs).
         let mut rows = match self.0.read_inline::<StoredMessage>(&sql, &[session_key.into()]) {

@@ -6,21 +6,27 @@
 //! wake-ups per read, which under a burst cost more than the read itself
 //! (docs/performance.md). The few reads every message makes run here
 //! instead, on a small pool of read-only connections, straight on the
-//! task's thread; each is an indexed lookup of a few rows.
+//! task's thread; each walks an index for at most a turn's window of rows.
 //!
-//! They never wait: a reader in WAL mode does not wait for the writer, and
-//! in the rare cases it would (another process recovering the log, a
-//! checkpoint that needs a moment), the connection's busy timeout is zero,
-//! the read answers `None` and the caller takes sqlx's pool, which waits
-//! on its own thread.
+//! They do not wait for locks: a reader in WAL mode does not wait for the
+//! writer, and where it would have to (another process recovering the
+//! log, an exclusive lock), the connection's busy timeout is zero, the
+//! read answers `None` and the caller takes sqlx's pool, which waits on its
+//! own thread. One wait is SQLite's own and stays: when a reader races the
+//! writer for the log's index it retries, with sleeps that grow after the
+//! tenth try (microseconds at first); a long streak of lost races is
+//! unlikely in one process, and after about ten seconds SQLite gives up
+//! with a protocol error, which is handed over to the pool as well.
 
 use crate::stmt::Arg;
 use parking_lot::Mutex;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Row};
 
-/// Idle connections kept (one per thread that reads at the same moment;
-/// the runtime has few).
-const KEEP: usize = 4;
+/// Idle connections kept: one per thread that may read at the same moment
+/// (the runtime's workers, one per core, and a few others).
+fn keep() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get()) + 2
+}
 
 /// A row type read here.
 pub(crate) trait InlineRow: Sized {
@@ -30,6 +36,7 @@ pub(crate) trait InlineRow: Sized {
 pub(crate) struct InlineReader {
     path: String,
     idle: Mutex<Vec<Connection>>,
+    keep: usize,
 }
 
 impl InlineReader {
@@ -37,7 +44,13 @@ impl InlineReader {
         Self {
             path: path.to_string(),
             idle: Mutex::new(Vec::new()),
+            keep: keep(),
         }
+    }
+
+    /// Close the idle connections (a read after this opens one again).
+    pub(crate) fn close(&self) {
+        self.idle.lock().clear();
     }
 
     /// The rows of `sql` with `args` (`$1` is `args[0]`); `None` when the
@@ -52,7 +65,7 @@ impl InlineReader {
         };
         let result = query(&conn, sql, args);
         let mut idle = self.idle.lock();
-        if idle.len() < KEEP {
+        if idle.len() < self.keep {
             idle.push(conn);
         }
         drop(idle);
@@ -70,8 +83,8 @@ impl InlineReader {
         )?;
         // No waiting on a tokio thread: busy means "take the pool".
         conn.busy_timeout(std::time::Duration::ZERO)?;
-        // A small page cache (the OS caches the file too).
-        conn.execute_batch("PRAGMA cache_size = -512;")?;
+        // A small page cache (the OS caches the file too); sorts in memory.
+        conn.execute_batch("PRAGMA cache_size = -512; PRAGMA temp_store = MEMORY;")?;
         conn.set_prepared_statement_cache_capacity(16);
         Ok(conn)
     }
@@ -99,10 +112,11 @@ fn query<T: InlineRow>(conn: &Connection, sql: &str, args: &[Arg]) -> Result<Vec
     Ok(out)
 }
 
-/// A read that would wait is `None`; any other failure is an error.
+/// A read that would wait (or that SQLite gave up retrying) is `None`;
+/// any other failure is an error.
 fn settle<T>(e: rusqlite::Error) -> Option<Result<T, String>> {
     match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => None,
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked | ErrorCode::FileLockingProtocolFailed) => None,
         _ => Some(Err(e.to_string())),
     }
 }

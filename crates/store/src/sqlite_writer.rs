@@ -221,7 +221,7 @@ fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
-/// `$1`..`$32` without formatting them for every argument.
+/// One statement with its arguments bound (see `stmt::bind_sqlite`).
 fn run_statement(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
     let mut st = conn.prepare_cached(stmt.sql).map_err(|e| e.to_string())?;
     crate::stmt::bind_sqlite(&mut st, &stmt.args)?;

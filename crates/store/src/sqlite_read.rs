@@ -25,7 +25,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Row};
 /// Idle connections kept: one per thread that may read at the same moment
 /// (the runtime's workers, one per core, and a few others).
 fn keep() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| n.get()) + 2
+    std::thread::available_parallelism().map_or(4, std::num::NonZero::get) + 2
 }
 
 /// A row type read here.

@@ -10,6 +10,7 @@ mod fit;
 mod health;
 mod http;
 mod openai;
+mod openai_chunk;
 mod set;
 mod stream;
 

@@ -5,6 +5,7 @@
 //! `content_block_*` / `message_delta` events).
 
 use super::http::HttpSettings;
+use super::openai_chunk::{Chunk, with_chunk};
 use super::{ChatResponse, ProviderError};
 use crate::message::{ToolCall, Usage};
 use serde_json::Value;
@@ -181,29 +182,31 @@ impl OpenAiFold {
             self.done = true;
             return;
         }
-        let Ok(v) = serde_json::from_str::<Value>(data) else {
+        if !with_chunk(data, |chunk| self.chunk(chunk, deltas)) {
             self.broken = true;
-            return;
-        };
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        }
+    }
+
+    fn chunk(&mut self, chunk: Chunk<'_>, deltas: Deltas<'_>) {
+        if let Some(u) = chunk.usage {
             self.usage = Usage {
-                input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-                output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+                input_tokens: u.prompt_tokens.unwrap_or(0),
+                output_tokens: u.completion_tokens.unwrap_or(0),
             };
         }
-        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+        let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
             return;
         };
-        if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
+        if choice.finish_reason.as_deref() == Some("length") {
             self.truncated = true;
         }
-        let Some(delta) = choice.get("delta") else { return };
-        if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            self.text.push_str(t);
-            (deltas.0)(Delta::Text(t));
+        let Some(delta) = choice.delta else { return };
+        if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
+            self.text.push_str(&t);
+            (deltas.0)(Delta::Text(&t));
         }
-        for c in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let i = c.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        for c in delta.tool_calls.into_iter().flatten() {
+            let i = c.index.unwrap_or(0) as usize;
             if i >= 128 {
                 self.broken = true;
                 return;
@@ -212,15 +215,15 @@ impl OpenAiFold {
                 self.calls.push(Default::default());
             }
             let slot = &mut self.calls[i];
-            if let Some(id) = c.get("id").and_then(Value::as_str) {
-                slot.0 = id.to_string();
+            if let Some(id) = c.id {
+                slot.0 = id.0.into_owned();
             }
-            if let Some(f) = c.get("function") {
-                if let Some(n) = f.get("name").and_then(Value::as_str) {
-                    slot.1.push_str(n);
+            if let Some(f) = c.function {
+                if let Some(n) = f.name {
+                    slot.1.push_str(&n);
                 }
-                if let Some(a) = f.get("arguments").and_then(Value::as_str) {
-                    slot.2.push_str(a);
+                if let Some(a) = f.arguments {
+                    slot.2.push_str(&a);
                 }
             }
         }

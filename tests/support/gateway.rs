@@ -217,5 +217,18 @@ impl Gateway {
 impl Drop for Gateway {
     fn drop(&mut self) {
         self.kill();
+        // A failing test shows what the gateway said (its log lives in a
+        // sandbox that is removed with the test).
+        if std::thread::panicking() {
+            let log = self.log();
+            let from = log.len().saturating_sub(20_000);
+            // From a line's start (a newline is one byte: a char boundary).
+            let from = log.as_bytes()[from..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(from, |at| if from == 0 { 0 } else { from + at + 1 });
+            let tail = log.get(from..).unwrap_or_default();
+            eprintln!("--- gateway log ({}), last part ---\n{tail}", self.log.display());
+        }
     }
 }

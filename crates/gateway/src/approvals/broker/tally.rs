@@ -89,6 +89,18 @@ impl RouteBroker {
         }
     }
 
+    /// Allows counted before the prompt's message id was stored: say so on
+    /// the prompt. Of this and `show_partial` racing, at least one sees
+    /// both the allow and the message id (both are read after their own
+    /// write commits), so the prompt never stays silent about an allow.
+    pub(super) async fn show_early_allows(&self, id: &str, need: u32) {
+        match self.store.allows_of(id).await {
+            Ok(allows) if !allows.is_empty() => self.show_partial(id, &allows, need).await,
+            Ok(_) => {}
+            Err(e) => tracing::warn!(approval = id, error = %e, "cannot read the allows counted so far"),
+        }
+    }
+
     /// Edit the prompt to say who allowed so far (where this gateway runs
     /// the approver channel); its buttons stay.
     async fn show_partial(&self, id: &str, allows: &[VoteRow], need: u32) {

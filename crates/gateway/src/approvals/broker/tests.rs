@@ -122,3 +122,115 @@ async fn of_two_decisions_at_once_the_recorded_one_stands() {
         (ApprovalStatus::Denied, Some("cli:x"))
     );
 }
+
+/// An approver channel whose prompt takes until `release` to post (as
+/// Matrix does while it adds its reaction buttons), keeping the edits it
+/// is asked for.
+#[derive(Default)]
+struct SlowPrompts {
+    posting: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+    edits: Mutex<Vec<PromptState>>,
+}
+
+#[async_trait]
+impl switchboard_core::Channel for SlowPrompts {
+    fn name(&self) -> &str {
+        "local.slow"
+    }
+    async fn start(&self, _: Arc<dyn switchboard_core::Intake>) -> Result<(), switchboard_core::ChannelError> {
+        Ok(())
+    }
+    async fn send(&self, _: &switchboard_core::Outbound) -> Result<Vec<MessageRef>, switchboard_core::ChannelError> {
+        Ok(Vec::new())
+    }
+    async fn send_approval_prompt(
+        &self,
+        at: &ChatAddress,
+        _: &ApprovalPrompt,
+    ) -> Result<MessageRef, switchboard_core::ChannelError> {
+        self.posting.notify_one();
+        self.release.notified().await;
+        Ok(MessageRef {
+            chat: at.chat.clone(),
+            id: "prompt-1".into(),
+        })
+    }
+    async fn update_approval_prompt(&self, edit: &PromptEdit<'_>) -> Result<(), switchboard_core::ChannelError> {
+        self.edits.lock().push(edit.state.clone());
+        Ok(())
+    }
+}
+
+/// A quick approver allows a two-person request while its prompt is still
+/// being posted (no message id stored yet): once posted, the prompt is
+/// edited to say who allowed, and the request still waits for a second.
+#[tokio::test]
+async fn an_allow_given_while_the_prompt_is_posted_shows_on_it() {
+    let mut peers = crate::test_peers::team_channel().await;
+    let slow = Arc::new(SlowPrompts::default());
+    peers
+        .channels
+        .insert(slow.clone() as Arc<dyn switchboard_core::Channel>);
+    let broker = Arc::new(broker(&peers));
+    let route = switchboard_config::ApprovalRoute {
+        approver_channel: Some("local.slow".into()),
+        approver_recipient: Some("ops".into()),
+        approvers: vec!["cli:x".into(), "cli:y".into()],
+        approvals_required: 2,
+        ..Default::default()
+    };
+    let req = switchboard_runtime::ApprovalRequest {
+        id: "early1".into(),
+        agent: "main".into(),
+        caller_chain: Vec::new(),
+        tool: "shell".into(),
+        summary: "rm x".into(),
+        risk: "medium".into(),
+        profile_name: "default".into(),
+        route: Some(route),
+        origin: None,
+        requested_by: Some("cli:ann".into()),
+        run_id: None,
+        originator_may_decide: false,
+        timeout_secs: 60,
+    };
+    let asking = tokio::spawn({
+        let broker = broker.clone();
+        async move { broker.request(req).await }
+    });
+    slow.posting.notified().await;
+    let ops = ChatAddress::new("local.slow", "ops");
+    let answer = broker
+        .decide(
+            "early1",
+            Ballot::new(&UserId("cli:x".into()), &ops, ApprovalChoice::AllowOnce),
+        )
+        .await;
+    assert!(answer.contains("1 of 2 approvals"), "{answer}");
+    assert!(slow.edits.lock().is_empty(), "no message to edit yet");
+    slow.release.notify_one();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while slow.edits.lock().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the prompt was never edited");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let expected = PromptState::Partial {
+        allowed_by: vec!["cli:x".into()],
+        need: 2,
+    };
+    assert_eq!(slow.edits.lock().first(), Some(&expected));
+    assert!(!asking.is_finished(), "it waits for a second person");
+    let answer = broker
+        .decide(
+            "early1",
+            Ballot::new(&UserId("cli:y".into()), &ops, ApprovalChoice::AllowOnce),
+        )
+        .await;
+    assert_eq!(answer, "Approval early1: allowed once.");
+    let outcome = asking.await.unwrap();
+    assert!(
+        matches!(&outcome, ApprovalOutcome::Approved { by, .. } if by == "cli:x and cli:y"),
+        "{outcome:?}"
+    );
+}

@@ -241,21 +241,30 @@ impl AgentRun {
         recorded: impl std::future::Future<Output = ()>,
         message: &ChatMessage,
     ) -> Result<(), TurnError> {
-        let save = history::save(&self.ctx.store, &self.ctx.session_key, self.turn.as_deref(), message);
+        // Boxed, as in `record_cost`: the store's futures are large, and
+        // inline they would size every turn's task (docs/performance.md).
+        let save = Box::pin(history::save(
+            &self.ctx.store,
+            &self.ctx.session_key,
+            self.turn.as_deref(),
+            message,
+        ));
         let ((), saved) = tokio::join!(recorded, save);
         Ok(saved?)
     }
 
     /// The ledger write for one model call (logged, never failing the turn).
     async fn record_cost(&self, served: &crate::provider::Served, usage: Usage) {
-        let r = crate::cost::record(
+        // Boxed: the ledger write's future is large, and inline it would
+        // size every turn's task for this moment (docs/performance.md).
+        let r = Box::pin(crate::cost::record(
             &self.config,
             &self.ctx.store,
             &self.ctx.scope.cost_chain,
             &served.name,
             &served.model,
             usage,
-        );
+        ));
         if let Err(e) = r.await {
             tracing::error!(error = %e, "cost ledger write failed");
         }

@@ -23,6 +23,8 @@ pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Star
     // Probing the kernel takes a few milliseconds: off the start path.
     let sandbox = config.sandbox.clone();
     std::thread::spawn(move || crate::sandbox_report::log_at_start(&sandbox));
+    // So are the system's certificates, which every HTTP client needs.
+    switchboard_http::warm_up();
     for w in config.warnings() {
         tracing::warn!("{w}");
     }

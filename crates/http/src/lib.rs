@@ -35,6 +35,18 @@ pub fn client() -> reqwest::Client {
     })
 }
 
+/// Read the system's certificates on a thread of their own now, so that
+/// the first client built later finds them ready (reading and parsing them
+/// takes ~8 ms, which `run` and `chat` spend opening the store meanwhile).
+/// A client built before they are read waits for them, as it would anyway.
+pub fn warm_up() {
+    if TLS.get().is_none() {
+        std::thread::spawn(|| {
+            TLS.get_or_init(shared_tls);
+        });
+    }
+}
+
 /// What reqwest builds by itself: its crypto provider, TLS 1.2 and 1.3,
 /// the platform's verifier, SNI, no client certificate, and HTTP/2 offered
 /// before HTTP/1.1 (reqwest is built with `http2`).

@@ -35,6 +35,41 @@ fn main() {
             order.display()
         );
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+        // A name that LLVM made unique with a `.llvm.<number>` suffix gets
+        // a new number whenever its code unit changes, so the list goes
+        // stale with every edit; those are matched whatever their number,
+        // by section (one per function) in a script that only adds to the
+        // default layout.
+        if let Some(script) = llvm_suffixed_script(&order) {
+            println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
+        }
     }
     println!("cargo:rerun-if-env-changed=SWITCHBOARD_NO_CODE_ORDER");
+}
+
+/// Writes `$OUT_DIR/code-order.ld`: an output section before `.text`
+/// holding the listed functions whose names carry a `.llvm.` suffix, in
+/// list order, matched by name with any suffix; `None` when there are none
+/// or it cannot be written.
+fn llvm_suffixed_script(order: &Path) -> Option<std::path::PathBuf> {
+    let list = std::fs::read_to_string(order).ok()?;
+    let mut seen = std::collections::HashSet::new();
+    let patterns: Vec<String> = list
+        .lines()
+        .filter_map(|name| name.split_once(".llvm.").map(|(base, _)| base))
+        // A linker-script pattern cannot hold these; such names are left out.
+        .filter(|base| !base.contains(['"', '*', '?', '[', ' ']))
+        .filter(|base| seen.insert(*base))
+        .map(|base| format!("    *(\".text.{base}.llvm.*\")\n"))
+        .collect();
+    if patterns.is_empty() {
+        return None;
+    }
+    let script = format!(
+        "SECTIONS\n{{\n  .text.code_order : {{\n{}  }}\n}}\nINSERT BEFORE .text;\n",
+        patterns.concat()
+    );
+    let path = Path::new(&std::env::var_os("OUT_DIR")?).join("code-order.ld");
+    std::fs::write(&path, script).ok()?;
+    Some(path)
 }

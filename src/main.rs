@@ -20,10 +20,23 @@ fn main() -> std::process::ExitCode {
     // SAFETY: sets one of mimalloc's options to a value it documents;
     // called before any other thread starts.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
+    // Memory a burst used is given back when the runtime's threads run
+    // out of work, not kept until the next burst.
+    switchboard_gateway::memory::set_park_hook(give_back_memory);
     // `switchboard bench ...` in builds with the benchmarks (feature `bench`).
     #[cfg(feature = "bench")]
     if std::env::args().nth(1).as_deref() == Some("bench") {
         return switchboard_bench::main();
     }
     switchboard_gateway::cli::main()
+}
+
+/// A runtime thread ran out of work: free its heap's empty pages and give
+/// the freed memory back to the system now. Without it, what the threads
+/// freed stayed theirs while they slept: 48 MiB resident after the bench's
+/// bursts, 35 MiB with it, at no measurable cost per message
+/// (docs/performance.md).
+fn give_back_memory() {
+    // SAFETY: mimalloc's collect of the calling thread's heap; no pointers.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }

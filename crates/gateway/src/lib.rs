@@ -15,6 +15,7 @@ mod console;
 pub mod embed;
 mod gateway;
 mod live_config;
+pub mod memory;
 mod ops;
 mod reload;
 mod rights;

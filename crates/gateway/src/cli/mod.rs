@@ -146,7 +146,12 @@ pub fn main() -> ExitCode {
 /// Run `work` on a multi-threaded async runtime; its exit code, or
 /// failure with the error on stderr.
 pub fn run_to_exit(work: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(hook) = crate::memory::park_hook() {
+        builder.on_thread_park(hook);
+    }
+    let rt = match builder.build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

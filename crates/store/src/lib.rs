@@ -163,25 +163,20 @@ impl Store {
                     // At most 1 MiB of pages cached per connection (SQLite's
                     // default is 2 MiB; the OS caches the file as well).
                     .pragma("cache_size", "-1024");
-                let setup = SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .connect_with(options.clone())
-                    .await
-                    .map_err(failed)?;
-                if migrate {
-                    SQLITE_MIGRATIONS.run(&setup).await?;
-                }
-                setup.close().await;
-                let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
-                    .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
                 // Readers beyond the first close after a minute unused: a
-                // burst's connections (and their threads) do not stay.
+                // burst's connections (and their threads) do not stay. The
+                // first one runs the migrations, before the writer opens.
                 let read = SqlitePoolOptions::new()
                     .max_connections(4)
                     .idle_timeout(Duration::from_secs(60))
                     .connect_with(options)
                     .await
                     .map_err(failed)?;
+                if migrate {
+                    SQLITE_MIGRATIONS.run(&read).await?;
+                }
+                let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
+                    .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
                 Pools::Sqlite {
                     read,
                     inline: std::sync::Arc::new(sqlite_read::InlineReader::new(sqlite_path(&url))),

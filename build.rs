@@ -58,7 +58,7 @@ fn llvm_suffixed_script(order: &Path) -> Option<std::path::PathBuf> {
         .lines()
         .filter_map(|name| name.split_once(".llvm.").map(|(base, _)| base))
         // A linker-script pattern cannot hold these; such names are left out.
-        .filter(|base| !base.contains(['"', '*', '?', '[', ' ']))
+        .filter(|base| !base.contains(['"', '\\', '*', '?', '[', ' ']))
         .filter(|base| seen.insert(*base))
         .map(|base| format!("    *(\".text.{base}.llvm.*\")\n"))
         .collect();

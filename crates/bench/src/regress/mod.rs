@@ -51,8 +51,16 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
         targets.push(gateway("old", old, &c.extra.0));
     }
     targets.push(gateway("new", c.new.unwrap_or(me), &c.extra.1));
-    for t in &targets {
-        same_page_cache(&t.program);
+    // Each binary runs from a copy of its own, read from disk the same way
+    // (the bench's own file is mapped by this process: its cached pages
+    // could not be dropped).
+    let copies = Copies(std::env::temp_dir().join(format!("switchboard-compare-{}", uuid::Uuid::new_v4())));
+    std::fs::create_dir_all(&copies.0)?;
+    for t in &mut targets {
+        let copy = copies.0.join(&t.label);
+        std::fs::copy(&t.program, &copy)?;
+        same_page_cache(&copy);
+        t.program = copy;
     }
     let s = c.sizes;
     println!(
@@ -77,8 +85,18 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The folder of the binaries' copies, removed however the bench ends.
+struct Copies(PathBuf);
+
+impl Drop for Copies {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
 /// Put `program`'s file in the page cache the way a binary read from disk
-/// is: written out, dropped from the cache, then read once. A freshly
+/// is: written out, dropped from the cache, then read once (pages a
+/// process has mapped are not dropped: call it on a file nothing runs). A freshly
 /// linked binary is cached as it was written, and the kernel maps more of
 /// it around each page a process uses (its idle RSS read 1-3 MiB higher
 /// than the same file an hour later), which made the newer of two builds

@@ -369,15 +369,6 @@ impl ApprovalBroker for RouteBroker {
                 return ApprovalOutcome::Unavailable { why };
             }
         };
-        if let Err(e) = self.store.approvals().set_prompt(&req.id, &message.id).await {
-            tracing::warn!(error = %e, "cannot store the prompt's message id");
-        }
-        if target.required > 1 {
-            // An allow counted while the prompt was still being posted
-            // (a quick approver reacts before its buttons are all there)
-            // found no message to edit: show it now.
-            self.show_early_allows(&req.id, target.required).await;
-        }
         // If the run stops while waiting (this future is dropped), the
         // request is closed as cancelled and its prompt says so.
         let mut guard = CancelOnDrop {
@@ -388,6 +379,15 @@ impl ApprovalBroker for RouteBroker {
             prompt: prompt.clone(),
             armed: true,
         };
+        if let Err(e) = self.store.approvals().set_prompt(&req.id, &message.id).await {
+            tracing::warn!(error = %e, "cannot store the prompt's message id");
+        }
+        if target.required > 1 {
+            // An allow counted while the prompt was still being posted
+            // (a quick approver reacts before its buttons are all there)
+            // found no message to edit: show it now.
+            self.show_early_allows(&req.id, target.required).await;
+        }
         let answer = tokio::time::timeout(Duration::from_secs(timeout), rx).await;
         guard.armed = false;
         self.pending.lock().remove(&req.id);

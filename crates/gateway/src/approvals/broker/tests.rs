@@ -13,9 +13,9 @@ fn broker(peers: &crate::test_peers::TeamChannel) -> RouteBroker {
     RouteBroker::new(Arc::new(config), peers.store.clone(), peers.channels.clone())
 }
 
-/// A pending request `id` in the store, answerable by `approvers`.
-async fn stored(peers: &crate::test_peers::TeamChannel, id: &str, approvers: &[String]) {
-    let req = switchboard_runtime::ApprovalRequest {
+/// Request `id` of a `shell` call (medium risk) going by `route`.
+fn request(id: &str, route: Option<switchboard_config::ApprovalRoute>) -> switchboard_runtime::ApprovalRequest {
+    switchboard_runtime::ApprovalRequest {
         id: id.into(),
         agent: "main".into(),
         caller_chain: Vec::new(),
@@ -23,13 +23,18 @@ async fn stored(peers: &crate::test_peers::TeamChannel, id: &str, approvers: &[S
         summary: "rm x".into(),
         risk: "medium".into(),
         profile_name: "default".into(),
-        route: None,
+        route,
         origin: None,
         requested_by: Some("cli:ann".into()),
         run_id: None,
         originator_may_decide: false,
         timeout_secs: 60,
-    };
+    }
+}
+
+/// A pending request `id` in the store, answerable by `approvers`.
+async fn stored(peers: &crate::test_peers::TeamChannel, id: &str, approvers: &[String]) {
+    let req = request(id, None);
     let at = ChatAddress::new("local.team", "ops");
     super::super::record::store_request(&peers.store, &req, &at, approvers, (now_ms() + 60_000, 1))
         .await
@@ -180,21 +185,7 @@ async fn an_allow_given_while_the_prompt_is_posted_shows_on_it() {
         approvals_required: 2,
         ..Default::default()
     };
-    let req = switchboard_runtime::ApprovalRequest {
-        id: "early1".into(),
-        agent: "main".into(),
-        caller_chain: Vec::new(),
-        tool: "shell".into(),
-        summary: "rm x".into(),
-        risk: "medium".into(),
-        profile_name: "default".into(),
-        route: Some(route),
-        origin: None,
-        requested_by: Some("cli:ann".into()),
-        run_id: None,
-        originator_may_decide: false,
-        timeout_secs: 60,
-    };
+    let req = request("early1", Some(route));
     let asking = tokio::spawn({
         let broker = broker.clone();
         async move { broker.request(req).await }

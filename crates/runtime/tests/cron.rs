@@ -60,6 +60,11 @@ async fn killing_a_cron_run_stops_it() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
+    // Killed while the model is answering (its run row exists a moment
+    // before the request is sent).
+    while model.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     let killed = h.runtime.core().kill_tree(vec![row.clone()], "test").await;
     assert_eq!(killed.len(), 1, "{killed:?}");
     assert!(row.id.starts_with(&killed[0]), "{killed:?}");

@@ -221,12 +221,15 @@ impl Drop for Gateway {
         // sandbox that is removed with the test).
         if std::thread::panicking() {
             let log = self.log();
-            let from = log.len().saturating_sub(20_000);
-            // From a line's start (a newline is one byte: a char boundary).
-            let from = log.as_bytes()[from..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(from, |at| if from == 0 { 0 } else { from + at + 1 });
+            // The last 20 kB, from a line's start (a newline is one byte,
+            // so the cut is a char boundary).
+            let from = match log.len().saturating_sub(20_000) {
+                0 => 0,
+                cut => log.as_bytes()[cut..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(cut, |at| cut + at + 1),
+            };
             let tail = log.get(from..).unwrap_or_default();
             eprintln!("--- gateway log ({}), last part ---\n{tail}", self.log.display());
         }

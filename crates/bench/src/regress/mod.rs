@@ -95,12 +95,13 @@ impl Drop for Copies {
 }
 
 /// Put `program`'s file in the page cache the way a binary read from disk
-/// is: written out, dropped from the cache, then read once (pages a
-/// process has mapped are not dropped: call it on a file nothing runs). A freshly
-/// linked binary is cached as it was written, and the kernel maps more of
-/// it around each page a process uses (its idle RSS read 1-3 MiB higher
-/// than the same file an hour later), which made the newer of two builds
-/// look bigger. Best effort: a file that cannot be opened is left as is.
+/// is: written out, dropped from the cache, then read once. Pages a
+/// process has mapped are not dropped: call it on a file nothing runs. A
+/// freshly linked binary is cached as it was written, and the kernel maps
+/// more of it around each page a process uses (its idle RSS read 1-3 MiB
+/// higher than the same file an hour later), which made the newer of two
+/// builds look bigger. Best effort: a file that cannot be opened is left
+/// as is.
 fn same_page_cache(program: &std::path::Path) {
     use std::os::fd::AsRawFd;
     let Ok(file) = std::fs::File::open(program) else {

@@ -23,10 +23,10 @@ pub(crate) struct Sizes {
 }
 
 /// A trial's numbers, in the order of [`MEASURES`].
-pub(crate) type Measures = [f64; 11];
+pub(crate) type Measures = [f64; 12];
 
 /// Each measure's name and unit, in the order of [`Measures`].
-pub(crate) const MEASURES: [(&str, &str); 11] = [
+pub(crate) const MEASURES: [(&str, &str); 12] = [
     ("start -> first getUpdates", "ms"),
     ("idle RSS", "MiB"),
     ("idle CPU", "% of a core"),
@@ -38,6 +38,7 @@ pub(crate) const MEASURES: [(&str, &str); 11] = [
     ("CPU per burst message", "µs"),
     ("stand-ins' CPU per message", "µs"),
     ("model connections opened", "count"),
+    ("Bot API connections opened", "count"),
 ];
 
 /// What runs: the label in the table and the command that starts it, with
@@ -132,6 +133,7 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
         per_message,
         harness_per_message,
         model.connections() as f64,
+        tg.connections() as f64,
     ])
 }
 

@@ -18,6 +18,7 @@ pub use files::Upload;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -59,6 +60,8 @@ pub(crate) struct State_ {
     /// The one bot token accepted, when set; others are answered 401
     /// Unauthorized, as Telegram answers a wrong or revoked token.
     token: Option<String>,
+    /// Connections clients have opened so far.
+    connections: u64,
 }
 
 #[derive(Clone)]
@@ -142,10 +145,17 @@ impl FakeTelegram {
             .await
             .expect("bind loopback");
         let addr = listener.local_addr().unwrap();
+        let counted = shared.state.clone();
+        let listener = listener.tap_io(move |_| counted.lock().unwrap().connections += 1);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
         Self { addr, shared, task }
+    }
+
+    /// How many connections clients have opened so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.state.lock().unwrap().connections
     }
 
     /// Accept only `token` from now on (every token is accepted until then).

@@ -12,9 +12,11 @@ pub use crate::run::start;
 pub use crate::service::outbox::spawn as spawn_outbox;
 
 /// What the `switchboard` binary does to its process before anything
-/// else (transparent huge pages off: docs/architecture.md, memory).
+/// else (transparent huge pages off: docs/architecture.md, memory; the
+/// open file limit raised to what bursts need: docs/performance.md).
 pub fn prepare_process() {
     switchboard_runtime::process::disable_transparent_huge_pages();
+    switchboard_runtime::process::raise_open_file_limit();
 }
 
 /// Logs to stderr as text at `level` unless `SWITCHBOARD_LOG`/`RUST_LOG`

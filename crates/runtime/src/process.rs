@@ -21,6 +21,42 @@ pub fn disable_transparent_huge_pages() {
     }
 }
 
+/// The most open files this process asks for when it raises its limit.
+const OPEN_FILES_WANTED: u64 = 65_536;
+
+/// Raise this process's soft limit on open files to its hard limit (at
+/// most [`OPEN_FILES_WANTED`]).
+///
+/// Every conversation in flight holds a connection to its model server
+/// and one to its chat platform, and up to 512 of each stay open between
+/// requests: a burst of a thousand people needs well over the 1,024 files
+/// most systems allow a process by default, and past it connections and
+/// the database fail with "too many open files". The hard limit is what
+/// the administrator allows (systemd: 524,288); tools the gateway runs
+/// get their own, lower, limit from the sandbox.
+pub fn raise_open_file_limit() {
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one plain struct that outlives the call.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+            return;
+        }
+        let wanted = limit.rlim_max.min(OPEN_FILES_WANTED);
+        if limit.rlim_cur >= wanted {
+            return;
+        }
+        limit.rlim_cur = wanted;
+        // SAFETY: setrlimit reads one plain struct that outlives the call.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+            tracing::debug!(error = %std::io::Error::last_os_error(), "cannot raise the open file limit");
+        }
+    }
+}
+
 /// Let the calling thread run only when no other thread wants the CPU
 /// (`SCHED_IDLE`), for background bookkeeping that must never take CPU
 /// from request handling.

@@ -107,6 +107,7 @@ enum Command {
 /// Run the `switchboard` command line; the process's exit code.
 pub fn main() -> ExitCode {
     switchboard_runtime::process::disable_transparent_huge_pages();
+    switchboard_runtime::process::raise_open_file_limit();
     let cli = Cli::parse();
     // The terminal chat keeps the screen for the conversation: only errors
     // are logged there unless SWITCHBOARD_LOG asks for more.

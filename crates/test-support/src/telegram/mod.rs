@@ -11,9 +11,12 @@
 //! read what the bot sent.
 
 mod files;
+mod people;
 mod reactions;
 
 pub use files::Upload;
+pub(crate) use people::{bot_user, chat_for};
+pub use people::{private_chat, supergroup, user};
 
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -88,42 +91,6 @@ pub(crate) fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
-}
-
-/// A chat as Telegram describes it.
-pub fn private_chat(user_id: i64, name: &str) -> Value {
-    json!({"id": user_id, "type": "private", "first_name": name})
-}
-
-/// A forum supergroup.
-pub fn supergroup(chat_id: i64, title: &str) -> Value {
-    json!({"id": chat_id, "type": "supergroup", "title": title, "is_forum": true})
-}
-
-/// The chat a bot's call names by `chat_id` (negative: a group).
-pub(crate) fn chat_for(chat_id: &Value) -> Value {
-    let id = chat_id
-        .as_i64()
-        .or_else(|| chat_id.as_str().and_then(|s| s.parse().ok()))
-        .unwrap_or(0);
-    if id < 0 {
-        supergroup(id, "group")
-    } else {
-        private_chat(id, "person")
-    }
-}
-
-/// A person (`from`) with this id and first name.
-pub fn user(id: i64, name: &str) -> Value {
-    json!({"id": id, "is_bot": false, "first_name": name, "username": name.to_lowercase()})
-}
-
-pub(crate) fn bot_user() -> Value {
-    json!({
-        "id": BOT_ID, "is_bot": true, "first_name": "Switchboard", "username": BOT_USERNAME,
-        "can_join_groups": true, "can_read_all_group_messages": false, "supports_inline_queries": false,
-        "can_connect_to_business": false, "has_main_web_app": false
-    })
 }
 
 impl FakeTelegram {

@@ -251,6 +251,7 @@ impl Core {
             turn: None,
             images: Vec::new(),
             earlier: Vec::new(),
+            opens_session: false,
         }
     }
 }

@@ -193,24 +193,12 @@ impl Runtime {
         if !agent_cfg.enabled {
             return Err(TurnError::DisabledAgent(request.agent.clone()));
         }
-        let origin = request.origin.as_ref();
-        // The session's write and the read of its model choice overlap.
-        let place = switchboard_store::SessionPlace {
-            channel: origin.map(|o| o.channel.as_str()),
-            chat: origin.map(|o| o.chat.as_str()),
-            thread: origin.and_then(|o| o.thread.as_deref()),
-        };
-        let started = self
-            .core
-            .store
-            .sessions()
-            .turn_started(&request.session_key, &request.agent, place);
-        let (started, provider, ()) = tokio::join!(
-            started,
+        // The session is created or touched with the user message's
+        // write, while the first model call runs (`AgentRun::opens_session`).
+        let (provider, ()) = tokio::join!(
             self.provider_of(&request.agent, &request.session_key),
             self.mcp_ready(&request.agent)
         );
-        started?;
         let provider = provider?;
         let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;
@@ -222,6 +210,7 @@ impl Runtime {
         });
         run.turn = request.turn;
         run.earlier = request.earlier;
+        run.opens_session = true;
         if agent_cfg.vision {
             run.images = request.images;
         }

@@ -101,12 +101,6 @@ impl<'s> Sessions<'s> {
             .await
     }
 
-    /// A turn of session `key` of `agent` starts: the session is created
-    /// (at `place`) if missing, and its last activity is now (one write).
-    pub async fn turn_started(self, key: &str, agent: &str, place: SessionPlace<'_>) -> Result<(), StoreError> {
-        self.insert(CREATE_OR_TOUCH, key, agent, place).await
-    }
-
     async fn insert(
         self,
         sql: &'static str,
@@ -161,10 +155,42 @@ impl<'s> Sessions<'s> {
         turn: Option<&str>,
         messages: &[(&str, String)],
     ) -> Result<(), StoreError> {
+        let stmts = self.message_rows(session_key, turn, messages);
+        self.0.exec_all(stmts).await?;
+        Ok(())
+    }
+
+    /// A turn of session `key` of `agent` opens with `messages` (what the
+    /// person asked): the session is created at `place` if missing, its
+    /// last activity is now, and the messages are appended as by
+    /// `append_turn`; one write, all or nothing.
+    pub async fn open_turn(
+        self,
+        (key, agent, place): (&str, &str, SessionPlace<'_>),
+        turn: Option<&str>,
+        messages: &[(&str, String)],
+    ) -> Result<(), StoreError> {
+        let now = self.0.now_ms();
+        let touch = Stmt::new(CREATE_OR_TOUCH)
+            .bind(key)
+            .bind(agent)
+            .bind(place.channel)
+            .bind(place.chat)
+            .bind(place.thread)
+            .bind(now)
+            .bind(now);
+        let mut stmts = Vec::with_capacity(messages.len() + 1);
+        stmts.push(touch);
+        stmts.extend(self.message_rows(key, turn, messages));
+        self.0.exec_all(stmts).await?;
+        Ok(())
+    }
+
+    fn message_rows(self, session_key: &str, turn: Option<&str>, messages: &[(&str, String)]) -> Vec<Stmt> {
         const INSERT: &str =
             "INSERT INTO messages (session_key, role, body, created_at, turn) VALUES ($1, $2, $3, $4, $5)";
         let now = self.0.now_ms();
-        let stmts = messages
+        messages
             .iter()
             .map(|(role, body)| {
                 Stmt::new(INSERT)
@@ -174,9 +200,7 @@ impl<'s> Sessions<'s> {
                     .bind(now)
                     .bind(turn)
             })
-            .collect();
-        self.0.exec_all(stmts).await?;
-        Ok(())
+            .collect()
     }
 
     /// The transcript messages of one turn, oldest first.

@@ -16,7 +16,7 @@ async fn backend(url: &str) {
     exercise(&store).await;
     store.close().await;
     let store = Store::open(url).await.unwrap();
-    assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 1);
+    assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 2);
     assert_eq!(
         store.cursors().get("telegram.main").await.unwrap().as_deref(),
         Some("42")
@@ -48,20 +48,25 @@ async fn exercise(store: &Store) {
     store.sessions().append("s1", "user", "after").await.unwrap();
     assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 1);
     store.sessions().set_model_override("s1", Some("backup")).await.unwrap();
-    // A turn starting on a stored session: only its activity time moves
-    // (the /new mark and the model choice stay).
+    // A turn opening on a stored session: its activity time moves and
+    // the user message is appended (the /new mark and the model choice
+    // stay).
     let before = store.sessions().get("s1").await.unwrap().unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     store
         .sessions()
-        .turn_started(
-            "s1",
-            "other",
-            SessionPlace {
-                channel: Some("x"),
-                chat: Some("y"),
-                thread: None,
-            },
+        .open_turn(
+            (
+                "s1",
+                "other",
+                SessionPlace {
+                    channel: Some("x"),
+                    chat: Some("y"),
+                    thread: None,
+                },
+            ),
+            Some("t1"),
+            &[("user", "asked".to_string())],
         )
         .await
         .unwrap();
@@ -71,16 +76,28 @@ async fn exercise(store: &Store) {
         (after.agent.as_str(), after.channel.as_deref(), after.history_from),
         ("main", Some("cli"), before.history_from)
     );
-    assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 1);
+    let turn = store.sessions().turn_messages("s1", "t1").await.unwrap();
+    assert_eq!(
+        turn.iter()
+            .map(|m| (m.role.as_str(), m.body.as_str()))
+            .collect::<Vec<_>>(),
+        [("user", "asked")]
+    );
+    assert_eq!(store.sessions().history("s1", 10).await.unwrap().len(), 2);
     store
         .sessions()
-        .turn_started("s2", "main", SessionPlace::default())
+        .open_turn(
+            ("s2", "main", SessionPlace::default()),
+            None,
+            &[("user", "hi".to_string())],
+        )
         .await
         .unwrap();
     assert!(
         store.sessions().get("s2").await.unwrap().is_some(),
         "created when missing"
     );
+    assert_eq!(store.sessions().history("s2", 10).await.unwrap().len(), 1);
     assert_eq!(
         store
             .sessions()

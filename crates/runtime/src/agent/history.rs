@@ -1,7 +1,7 @@
 //! Loading and saving a session's transcript through the store.
 
 use crate::message::{ChatMessage, Role};
-use switchboard_store::{Store, StoreError};
+use switchboard_store::{SessionPlace, Store, StoreError};
 
 /// How many stored messages a turn sends back to the model.
 const HISTORY_LIMIT: i64 = 200;
@@ -79,12 +79,32 @@ pub(crate) async fn save_all(
     turn: Option<&str>,
     ms: &[ChatMessage],
 ) -> Result<(), StoreError> {
-    let mut rows = Vec::with_capacity(ms.len());
-    for m in ms {
-        let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        rows.push((m.role.as_str(), body));
-    }
+    let rows = rows(ms)?;
     store.sessions().append_turn(session_key, turn, &rows).await
+}
+
+/// Save what the person asked at the start of a turn of `agent` (at
+/// `place`), with the session's creation or touch in the same write.
+pub(crate) async fn save_opening(
+    store: &Store,
+    (session_key, agent, place): (&str, &str, SessionPlace<'_>),
+    turn: Option<&str>,
+    ms: &[ChatMessage],
+) -> Result<(), StoreError> {
+    let rows = rows(ms)?;
+    store
+        .sessions()
+        .open_turn((session_key, agent, place), turn, &rows)
+        .await
+}
+
+fn rows(ms: &[ChatMessage]) -> Result<Vec<(&str, String)>, StoreError> {
+    ms.iter()
+        .map(|m| {
+            let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            Ok((m.role.as_str(), body))
+        })
+        .collect()
 }
 
 #[cfg(test)]

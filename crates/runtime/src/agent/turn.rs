@@ -56,6 +56,9 @@ pub struct AgentRun {
     /// Messages of the same person before the user message that joined
     /// this turn (see `TurnRequest::earlier`).
     pub earlier: Vec<String>,
+    /// A person's turn (`Runtime::run_turn`): the session is created or
+    /// touched in the same write as the user message.
+    pub opens_session: bool,
 }
 
 /// The text of the message that shows a vision agent its tools' pictures.
@@ -75,16 +78,10 @@ impl AgentRun {
     }
 
     async fn run_inner(&self, user_text: &str) -> Result<TurnReply, TurnError> {
-        let store = &self.ctx.store;
         let (mut messages, asked) = self.opening(user_text).await?;
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).
-        let mut user_saved = Some(Box::pin(history::save_all(
-            store,
-            &self.ctx.session_key,
-            self.turn.as_deref(),
-            &asked,
-        )));
+        let mut user_saved = Some(Box::pin(self.save_asked(&asked)));
         messages.extend(asked.iter().cloned());
         let max_iterations = self.profile.max_tool_iterations;
         let mut specs = self.offered_specs();
@@ -232,6 +229,21 @@ impl AgentRun {
                 crate::cost::CheckError::Budget(b) => TurnError::Budget(b.0),
                 crate::cost::CheckError::Store(s) => TurnError::Store(s),
             })
+    }
+
+    /// Store what the person asked (see `opens_session`).
+    async fn save_asked(&self, asked: &[ChatMessage]) -> Result<(), switchboard_store::StoreError> {
+        let (store, key, turn) = (&self.ctx.store, self.ctx.session_key.as_str(), self.turn.as_deref());
+        if !self.opens_session {
+            return history::save_all(store, key, turn, asked).await;
+        }
+        let origin = self.ctx.scope.origin.as_ref();
+        let place = switchboard_store::SessionPlace {
+            channel: origin.map(|o| o.channel.as_str()),
+            chat: origin.map(|o| o.chat.as_str()),
+            thread: origin.and_then(|o| o.thread.as_deref()),
+        };
+        history::save_opening(store, (key, &self.ctx.agent, place), turn, asked).await
     }
 
     /// Store `message` while the ledger write `recorded` runs (they share a

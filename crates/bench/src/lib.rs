@@ -130,6 +130,11 @@ enum BenchCommand {
         /// The same for the build under test.
         #[arg(long, default_value = "")]
         new_extra: String,
+        /// The floor: `raw` (the relay stores nothing) or `stored` (the
+        /// relay also makes the writes that let a gateway killed at any
+        /// moment lose and repeat nothing, through the gateway's store).
+        #[arg(long, default_value = "raw", value_parser = ["raw", "stored"])]
+        floor: String,
     },
     /// The raw relay `compare` measures as the floor: long-poll, one model
     /// request, post the answer; nothing stored (runs until killed).
@@ -140,6 +145,10 @@ enum BenchCommand {
         token: String,
         #[arg(long)]
         model: String,
+        /// Keep the durable-delivery rows (taken messages, queued answers,
+        /// delivered marks) in a SQLite database in this folder.
+        #[arg(long)]
+        store: Option<std::path::PathBuf>,
     },
     /// MCP tool servers: a stdio call through the gateway's client against
     /// raw JSON-RPC to the same server, and idle RSS with three lazy servers.
@@ -198,6 +207,7 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
             idle_secs,
             old_extra,
             new_extra,
+            floor,
         } => {
             let sizes = regress::Sizes {
                 sequential,
@@ -212,6 +222,7 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
                 runs,
                 sizes,
                 extra,
+                stored_floor: floor == "stored",
             })
             .await
         }
@@ -221,7 +232,12 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
             runs,
             idle_secs,
         } => mcp::mcp(server, calls, runs, idle_secs).await,
-        BenchCommand::Relay { api, token, model } => regress::relay::relay(&api, &token, &model).await,
+        BenchCommand::Relay {
+            api,
+            token,
+            model,
+            store,
+        } => regress::relay::relay(&api, &token, &model, store.as_deref()).await,
         BenchCommand::Cluster {
             database,
             kills,

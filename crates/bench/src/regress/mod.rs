@@ -22,6 +22,8 @@ pub(crate) struct Compare {
     pub sizes: Sizes,
     /// TOML added to the old and the new configuration.
     pub extra: (String, String),
+    /// The floor keeps the durable-delivery rows (`bench relay --store`).
+    pub stored_floor: bool,
 }
 
 /// Run the comparison and print its table.
@@ -39,12 +41,16 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
         args: ["run", "--config", "{config}"].map(String::from).to_vec(),
         extra: extra.replace("{otlp}", &sink),
     };
+    let mut relay: Vec<String> = ["bench", "relay", "--api", "{api}", "--model", "{model}"]
+        .map(String::from)
+        .to_vec();
+    if c.stored_floor {
+        relay.extend(["--store", "{dir}"].map(String::from));
+    }
     let mut targets = vec![Target {
         label: "floor".into(),
         program: me.clone(),
-        args: ["bench", "relay", "--api", "{api}", "--model", "{model}"]
-            .map(String::from)
-            .to_vec(),
+        args: relay,
         extra: String::new(),
     }];
     if let Some(old) = c.old {
@@ -64,8 +70,17 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
     }
     let s = c.sizes;
     println!(
-        "regression bench: {} run(s); {} sequential DMs, bursts of {} and {} people, {} s idle; loopback Bot API, instant model",
-        c.runs, s.sequential, s.burst, s.big_burst, s.idle_secs
+        "regression bench: {} run(s); {} sequential DMs, bursts of {} and {} people, {} s idle; loopback Bot API, instant model; floor: {}",
+        c.runs,
+        s.sequential,
+        s.burst,
+        s.big_burst,
+        s.idle_secs,
+        if c.stored_floor {
+            "the relay with durable delivery (SQLite)"
+        } else {
+            "the raw relay"
+        }
     );
     let mut results: Vec<Vec<Measures>> = vec![Vec::new(); targets.len()];
     for run in 0..c.runs {

@@ -1,13 +1,30 @@
 //! The floor of the comparison: the least a Telegram gateway can do on the
 //! same stand-ins. Long-poll `getUpdates`, ask the model once per message,
-//! post the answer; no storage, no sessions, no history, no checks.
+//! post the answer; no sessions, no history, no checks.
+//!
+//! Raw, it stores nothing. With a store (`--store DIR`, the "stored floor"
+//! of `compare --floor stored`) it also makes the writes that let a
+//! gateway killed at any moment lose and repeat nothing, through the
+//! gateway's own store on SQLite: each poll's messages taken with the
+//! cursor in one write, each answer queued with its message's done mark
+//! before it is sent, and the delivered mark after (docs/performance.md).
 
 use serde_json::{Value, json};
+use std::path::Path;
 use std::process::ExitCode;
+use switchboard_store::{NewInbound, QueuedReply, Store};
+
+/// The channel name the stored floor writes its rows under.
+const CHANNEL: &str = "telegram.relay";
 
 /// Relay every message of the Bot API at `api` (token `token`) through the
-/// OpenAI-compatible model at `model` until killed.
-pub(crate) async fn relay(api: &str, token: &str, model: &str) -> anyhow::Result<ExitCode> {
+/// OpenAI-compatible model at `model` until killed; with `store`, keep the
+/// durable-delivery rows in a SQLite database in that folder.
+pub(crate) async fn relay(api: &str, token: &str, model: &str, store: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let store = match store {
+        Some(dir) => Some(Store::open(&format!("sqlite://{}/relay.db", dir.display())).await?),
+        None => None,
+    };
     let http = reqwest::Client::new();
     let base = format!("{}/bot{token}", api.trim_end_matches('/'));
     let mut offset = 0i64;
@@ -19,12 +36,20 @@ pub(crate) async fn relay(api: &str, token: &str, model: &str) -> anyhow::Result
             .await?
             .json()
             .await?;
-        for update in polled["result"].as_array().into_iter().flatten() {
+        let updates: Vec<Value> = polled["result"].as_array().cloned().unwrap_or_default();
+        for update in &updates {
             offset = offset.max(update["update_id"].as_i64().unwrap_or(0) + 1);
-            let (http, base, model) = (http.clone(), base.clone(), model.to_string());
-            let message = update["message"].clone();
+        }
+        let taken = match &store {
+            Some(store) => take(store, &updates, offset).await?,
+            None => vec![None; updates.len()],
+        };
+        for (update, key) in updates.into_iter().zip(taken) {
+            let (http, base, model, store) = (http.clone(), base.clone(), model.to_string(), store.clone());
             tokio::spawn(async move {
-                if let Err(e) = answer(&http, &base, &model, &message).await {
+                let message = &update["message"];
+                let stored = store.as_ref().zip(key.as_deref());
+                if let Err(e) = answer(&http, (&base, &model), message, stored).await {
                     eprintln!("relay: {e}");
                 }
             });
@@ -32,7 +57,43 @@ pub(crate) async fn relay(api: &str, token: &str, model: &str) -> anyhow::Result
     }
 }
 
-async fn answer(http: &reqwest::Client, base: &str, model: &str, message: &Value) -> anyhow::Result<()> {
+/// Store a poll's messages with the cursor after them (one write); each
+/// message's inbox key.
+async fn take(store: &Store, updates: &[Value], offset: i64) -> anyhow::Result<Vec<Option<String>>> {
+    let messages: Vec<NewInbound> = updates
+        .iter()
+        .map(|u| {
+            let m = &u["message"];
+            let chat = m["chat"]["id"].to_string();
+            let id = m["message_id"].to_string();
+            NewInbound {
+                key: format!("{CHANNEL}:{chat}:{id}"),
+                channel: CHANNEL.into(),
+                chat,
+                platform_id: id,
+                sender: m["from"]["id"].to_string(),
+                body: m.to_string(),
+            }
+        })
+        .collect();
+    let new = store
+        .inbox()
+        .take(CHANNEL, &messages, Some(&offset.to_string()), None)
+        .await?;
+    // A redelivered message was taken before: not answered again.
+    Ok(messages
+        .into_iter()
+        .zip(new)
+        .map(|(m, new)| new.then_some(m.key))
+        .collect())
+}
+
+async fn answer(
+    http: &reqwest::Client,
+    (base, model): (&str, &str),
+    message: &Value,
+    stored: Option<(&Store, &str)>,
+) -> anyhow::Result<()> {
     let asked = json!({
         "model": "instant",
         "messages": [{"role": "user", "content": message["text"].as_str().unwrap_or("")}],
@@ -45,10 +106,25 @@ async fn answer(http: &reqwest::Client, base: &str, model: &str, message: &Value
         .json()
         .await?;
     let text = reply["choices"][0]["message"]["content"].as_str().unwrap_or("");
+    let send = json!({"chat_id": message["chat"]["id"], "text": text});
+    if let Some((store, key)) = stored {
+        let (chat, body) = (message["chat"]["id"].to_string(), send.to_string());
+        let queued = QueuedReply {
+            channel: CHANNEL,
+            chat: &chat,
+            thread: None,
+            reply_to: None,
+            body: &body,
+        };
+        store.inbox().finish(key, Some(&queued)).await?;
+    }
     http.post(format!("{base}/sendMessage"))
-        .json(&json!({"chat_id": message["chat"]["id"], "text": text}))
+        .json(&send)
         .send()
         .await?
         .error_for_status()?;
+    if let Some((store, key)) = stored {
+        store.inbox().reply_delivered(key);
+    }
     Ok(())
 }

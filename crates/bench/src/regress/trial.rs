@@ -42,7 +42,8 @@ pub(crate) const MEASURES: [(&str, &str); 12] = [
 ];
 
 /// What runs: the label in the table and the command that starts it, with
-/// `{config}`, `{api}` and `{model}` replaced in its arguments.
+/// `{config}`, `{api}`, `{model}` and `{dir}` (the trial's scratch folder)
+/// replaced in its arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub label: String,
@@ -84,6 +85,7 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
             a.replace("{config}", &config.display().to_string())
                 .replace("{api}", &tg.url())
                 .replace("{model}", &model.url())
+                .replace("{dir}", &dir.display().to_string())
         })
         .collect();
     let started = Instant::now();

@@ -16,9 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod inspect;
+mod parse;
 mod stream;
 
 pub use inspect::{last_message_text, offered_tools, tokens_of, tool_results};
+use parse::parse;
 
 type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
@@ -308,43 +310,6 @@ fn take_step(shared: &Mutex<Shared>, req: Option<&Value>) -> (Option<Step>, u64)
         Some(Step::text(format!("echo: {}", last_message_text(req?))).delay(delay))
     });
     (step, n)
-}
-
-/// The request as a JSON tree when it is recorded or matched; for the
-/// echo alone, a tree of its messages only; otherwise only checked. Also
-/// returns the requested model and whether it asked for a stream.
-///
-/// Benchmarks share the machine's cores with this model: building a tree
-/// of every request, with the kilobytes of tool schemas a gateway sends
-/// and no echo reads, would charge the model's own work to whatever is
-/// measured beside it.
-fn parse(shared: &Mutex<Shared>, body: &[u8]) -> Result<(Option<Value>, Value, bool), String> {
-    #[derive(serde::Deserialize)]
-    struct Skimmed {
-        model: Option<String>,
-        #[serde(default)]
-        stream: bool,
-        /// Left unread (skipped without building anything) unless asked.
-        #[serde(default)]
-        messages: Option<Box<serde_json::value::RawValue>>,
-    }
-    let bad = |e: serde_json::Error| format!("the body is not JSON: {e}");
-    let (needs_tree, echo) = {
-        let s = shared.lock().unwrap();
-        (!s.skip_recording || s.any_matcher, s.echo.is_some())
-    };
-    if needs_tree {
-        let v: Value = serde_json::from_slice(body).map_err(bad)?;
-        let model = v.get("model").cloned().unwrap_or(Value::Null);
-        let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
-        return Ok((Some(v), model, stream));
-    }
-    let m: Skimmed = serde_json::from_slice(body).map_err(bad)?;
-    let messages = match (echo, m.messages) {
-        (true, Some(raw)) => Some(json!({"messages": serde_json::from_str::<Value>(raw.get()).map_err(bad)?})),
-        _ => None,
-    };
-    Ok((messages, m.model.map(Value::String).unwrap_or(Value::Null), m.stream))
 }
 
 fn error_reply(reply: &Reply) -> Option<Response> {

@@ -108,17 +108,21 @@ impl<'s> Sessions<'s> {
         agent: &str,
         place: SessionPlace<'_>,
     ) -> Result<(), StoreError> {
+        self.0.exec(self.session_row(sql, key, agent, place)).await?;
+        Ok(())
+    }
+
+    /// `sql` (`CREATE` or `CREATE_OR_TOUCH`) for session `key` now.
+    fn session_row(self, sql: &'static str, key: &str, agent: &str, place: SessionPlace<'_>) -> Stmt {
         let now = self.0.now_ms();
-        let stmt = Stmt::new(sql)
+        Stmt::new(sql)
             .bind(key)
             .bind(agent)
             .bind(place.channel)
             .bind(place.chat)
             .bind(place.thread)
             .bind(now)
-            .bind(now);
-        self.0.exec(stmt).await?;
-        Ok(())
+            .bind(now)
     }
 
     /// Session `key`, if stored.
@@ -170,17 +174,8 @@ impl<'s> Sessions<'s> {
         turn: Option<&str>,
         messages: &[(&str, String)],
     ) -> Result<(), StoreError> {
-        let now = self.0.now_ms();
-        let touch = Stmt::new(CREATE_OR_TOUCH)
-            .bind(key)
-            .bind(agent)
-            .bind(place.channel)
-            .bind(place.chat)
-            .bind(place.thread)
-            .bind(now)
-            .bind(now);
         let mut stmts = Vec::with_capacity(messages.len() + 1);
-        stmts.push(touch);
+        stmts.push(self.session_row(CREATE_OR_TOUCH, key, agent, place));
         stmts.extend(self.message_rows(key, turn, messages));
         self.0.exec_all(stmts).await?;
         Ok(())

@@ -97,18 +97,8 @@ impl<'s> Sessions<'s> {
         chat: Option<&str>,
         thread: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.insert(CREATE, key, agent, SessionPlace { channel, chat, thread })
-            .await
-    }
-
-    async fn insert(
-        self,
-        sql: &'static str,
-        key: &str,
-        agent: &str,
-        place: SessionPlace<'_>,
-    ) -> Result<(), StoreError> {
-        self.0.exec(self.session_row(sql, key, agent, place)).await?;
+        let place = SessionPlace { channel, chat, thread };
+        self.0.exec(self.session_row(CREATE, key, agent, place)).await?;
         Ok(())
     }
 

@@ -29,14 +29,17 @@ pub(crate) async fn relay(api: &str, token: &str, model: &str, store: Option<&Pa
     let base = format!("{}/bot{token}", api.trim_end_matches('/'));
     let mut offset = 0i64;
     loop {
-        let polled: Value = http
+        let mut polled: Value = http
             .post(format!("{base}/getUpdates"))
             .json(&json!({"offset": offset, "timeout": 25}))
             .send()
             .await?
             .json()
             .await?;
-        let updates: Vec<Value> = polled["result"].as_array().cloned().unwrap_or_default();
+        let updates = match polled["result"].take() {
+            Value::Array(updates) => updates,
+            _ => Vec::new(),
+        };
         for update in &updates {
             offset = offset.max(update["update_id"].as_i64().unwrap_or(0) + 1);
         }

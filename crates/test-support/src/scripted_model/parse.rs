@@ -19,7 +19,7 @@ pub(super) fn parse(shared: &Mutex<Shared>, body: &[u8]) -> Result<(Option<Value
         model: Option<String>,
         #[serde(default)]
         stream: bool,
-        /// Left unread (skipped without building anything) unless asked.
+        /// Kept as raw text (no tree built); read only for the echo.
         #[serde(default)]
         messages: Option<Box<serde_json::value::RawValue>>,
     }

@@ -33,6 +33,7 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
         }
     };
     let writes_before = gw.runtime.store().writes();
+    let calls_before = tg.call_counts();
     let mut micros = Vec::with_capacity(messages);
     for i in 0..messages {
         let t = Instant::now();
@@ -50,6 +51,7 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
     // Settle the last reply's delivered mark before counting.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let writes = (gw.runtime.store().writes() - writes_before) as f64 / messages.max(1) as f64;
+    let calls = per_message(&calls_before, &tg.call_counts(), messages);
     micros.sort_unstable();
     let pct = |p: f64| percentile(&micros, p);
     let t = Instant::now();
@@ -67,6 +69,7 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
         pct(0.99)
     );
     println!("  store writes per DM: {writes:.1}");
+    println!("  Bot API calls per DM: {calls}");
     println!(
         "  {burst} people at once: all answered in {:.1} ms = {:.0} updates/s",
         all.as_secs_f64() * 1e3,
@@ -90,4 +93,19 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
         );
     }
     finish(gw, &dir, &model, messages + burst + rounds).await
+}
+
+/// Calls per message by method between two counts, e.g. `getupdates 1.0, sendmessage 1.0`.
+fn per_message(
+    before: &std::collections::BTreeMap<String, usize>,
+    after: &std::collections::BTreeMap<String, usize>,
+    messages: usize,
+) -> String {
+    after
+        .iter()
+        .map(|(m, n)| (m, n - before.get(m).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .map(|(m, n)| format!("{m} {:.2}", n as f64 / messages.max(1) as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

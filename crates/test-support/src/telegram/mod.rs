@@ -250,6 +250,16 @@ impl FakeTelegram {
             .collect()
     }
 
+    /// How many calls the bot made, by method (lower case; benchmarks).
+    pub fn call_counts(&self) -> std::collections::BTreeMap<String, usize> {
+        let s = self.shared.state.lock().unwrap();
+        let mut counts = std::collections::BTreeMap::new();
+        for (m, _) in &s.calls {
+            *counts.entry(m.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
     /// How many messages the bot sent, without copying them (benchmarks).
     pub fn sent_count(&self) -> usize {
         self.shared.state.lock().unwrap().sent

@@ -193,15 +193,14 @@ fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
     if let [one] = statements {
         return run_checked(conn, one).map(|n| vec![n]);
     }
-    conn.execute_batch("SAVEPOINT job").map_err(|e| e.to_string())?;
+    control(conn, "SAVEPOINT job").map_err(|e| e.to_string())?;
     let result: Result<Vec<u64>, String> = statements.iter().map(|s| run_checked(conn, s)).collect();
-    let end = if result.is_ok() {
-        "RELEASE job"
-    } else {
-        "ROLLBACK TO job; RELEASE job"
+    let ended = match result {
+        Ok(_) => control(conn, "RELEASE job"),
+        Err(_) => control(conn, "ROLLBACK TO job").and_then(|()| control(conn, "RELEASE job")),
     };
-    if let Err(e) = conn.execute_batch(end) {
-        return Err(format!("{end}: {e}"));
+    if let Err(e) = ended {
+        return Err(format!("ending a job's savepoint: {e}"));
     }
     result
 }
@@ -216,7 +215,8 @@ fn run_checked(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
     Ok(n)
 }
 
-/// BEGIN or COMMIT, prepared once.
+/// BEGIN, COMMIT or a job's savepoint, prepared once (not parsed again
+/// at every job).
 fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }

@@ -17,11 +17,15 @@ const WIRE: super::stream::Wire = super::stream::Wire {
 
 pub(crate) struct AnthropicProvider {
     http: HttpSettings,
+    /// Where messages are posted.
+    messages_url: reqwest::Url,
 }
 
 impl AnthropicProvider {
-    pub(super) fn new(http: HttpSettings) -> Self {
-        Self { http }
+    pub(super) fn new(http: HttpSettings) -> Result<Self, ProviderError> {
+        let root = http.base_url.trim_end_matches("/v1");
+        let messages_url = http.endpoint(&format!("{root}/v1/messages"))?;
+        Ok(Self { http, messages_url })
     }
 }
 
@@ -194,7 +198,6 @@ impl Provider for AnthropicProvider {
     }
 
     async fn chat(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
-        let url = format!("{}/v1/messages", self.http.base_url.trim_end_matches("/v1"));
         let mut headers = vec![("anthropic-version", "2023-06-01".to_string())];
         if let Some(key) = &self.http.api_key {
             headers.push(("x-api-key", key.clone()));
@@ -205,7 +208,7 @@ impl Provider for AnthropicProvider {
             req.max_tokens.unwrap_or(self.http.limits.answer_room),
             req,
         );
-        super::stream::call(&self.http, (&url, &headers), body, req.deltas, &WIRE).await
+        super::stream::call(&self.http, (&self.messages_url, &headers), body, req.deltas, &WIRE).await
     }
 }
 

@@ -62,11 +62,22 @@ impl HttpSettings {
         })
     }
 
+    /// The address `url` of this provider's server, parsed once when the
+    /// provider is built (not at every call).
+    pub(super) fn endpoint(&self, url: &str) -> Result<reqwest::Url, ProviderError> {
+        reqwest::Url::parse(url).map_err(|e| {
+            ProviderError::Misconfigured(
+                self.name.clone(),
+                format!("'{url}' is not a URL ({e}); fix [providers.{}].base_url", self.name),
+            )
+        })
+    }
+
     /// POST the JSON `body` to `url` with `headers`, retrying transient failures.
     /// Returns the parsed JSON of a 2xx answer.
     pub(super) async fn post_json(
         &self,
-        url: &str,
+        url: &reqwest::Url,
         headers: &[(&str, String)],
         body: bytes::Bytes,
     ) -> Result<serde_json::Value, ProviderError> {
@@ -86,7 +97,7 @@ impl HttpSettings {
     /// (not retried here: text may have been shown already).
     pub(super) async fn post_stream(
         &self,
-        url: &str,
+        url: &reqwest::Url,
         headers: &[(&str, String)],
         body: bytes::Bytes,
         on_chunk: &mut (dyn FnMut(&[u8]) + Send),
@@ -139,14 +150,14 @@ impl HttpSettings {
     /// server's `Retry-After`.
     async fn send(
         &self,
-        url: &str,
+        url: &reqwest::Url,
         headers: &[(&str, String)],
         body: bytes::Bytes,
     ) -> Result<reqwest::Response, (ProviderError, Option<Duration>)> {
         let name = || self.name.clone();
         let mut req = self
             .client
-            .post(url)
+            .post(url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
         for (k, v) in headers {

@@ -137,7 +137,7 @@ pub trait Provider: Send + Sync {
 pub fn build_provider(name: &str, config: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
     let http = http::HttpSettings::from_config(name, config)?;
     Ok(match config.kind {
-        ProviderKind::Openai => Arc::new(openai::OpenAiProvider::new(http)),
-        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(http)),
+        ProviderKind::Openai => Arc::new(openai::OpenAiProvider::new(http)?),
+        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(http)?),
     })
 }

@@ -18,11 +18,14 @@ const WIRE: super::stream::Wire = super::stream::Wire {
 
 pub(crate) struct OpenAiProvider {
     http: HttpSettings,
+    /// Where chat completions are posted.
+    chat_url: reqwest::Url,
 }
 
 impl OpenAiProvider {
-    pub(super) fn new(http: HttpSettings) -> Self {
-        Self { http }
+    pub(super) fn new(http: HttpSettings) -> Result<Self, ProviderError> {
+        let chat_url = http.endpoint(&format!("{}/chat/completions", http.base_url))?;
+        Ok(Self { http, chat_url })
     }
 }
 
@@ -257,13 +260,12 @@ impl Provider for OpenAiProvider {
     }
 
     async fn chat(&self, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
-        let url = format!("{}/chat/completions", self.http.base_url);
         let mut headers = Vec::new();
         if let Some(key) = &self.http.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let body = request_body(&self.http.model, self.http.temperature, req);
-        super::stream::call(&self.http, (&url, &headers), body, req.deltas, &WIRE).await
+        super::stream::call(&self.http, (&self.chat_url, &headers), body, req.deltas, &WIRE).await
     }
 }
 
@@ -272,6 +274,19 @@ mod tests {
     use super::*;
     use crate::message::ToolSpec;
     use serde_json::json;
+
+    #[test]
+    fn a_server_address_that_is_no_url_stops_the_provider_at_build() {
+        for kind in ["openai", "anthropic"] {
+            let config: switchboard_config::ProviderConfig =
+                serde_json::from_value(json!({"kind": kind, "model": "m", "base_url": "http://bad host/v1"})).unwrap();
+            let Err(e) = crate::provider::build_provider("local", &config) else {
+                panic!("{kind}: a provider was built for an address that is not a URL");
+            };
+            let said = e.to_string();
+            assert!(said.contains("[providers.local].base_url"), "{kind}: {said}");
+        }
+    }
 
     #[test]
     fn only_self_hosted_servers_are_asked_for_their_context() {

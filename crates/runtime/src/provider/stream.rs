@@ -51,7 +51,7 @@ pub(crate) struct Wire {
 /// otherwise one JSON answer.
 pub(crate) async fn call(
     http: &HttpSettings,
-    (url, headers): (&str, &[(&str, String)]),
+    (url, headers): (&reqwest::Url, &[(&str, String)]),
     body: Vec<u8>,
     deltas: Option<Deltas<'_>>,
     wire: &Wire,
@@ -74,7 +74,7 @@ const MAX_PLAIN: usize = 8 * 1024 * 1024;
 /// body instead is read with `plain` (its text is handed on at once).
 pub(crate) async fn streamed(
     http: &HttpSettings,
-    url: &str,
+    url: &reqwest::Url,
     headers: &[(&str, String)],
     body: bytes::Bytes,
     deltas: Deltas<'_>,

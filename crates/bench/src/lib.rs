@@ -130,10 +130,12 @@ enum BenchCommand {
         /// The same for the build under test.
         #[arg(long, default_value = "")]
         new_extra: String,
-        /// The floor: `raw` (the relay stores nothing) or `stored` (the
+        /// The floor: `raw` (the relay stores nothing), `stored` (the
         /// relay also makes the writes that let a gateway killed at any
-        /// moment lose and repeat nothing, through the gateway's store).
-        #[arg(long, default_value = "raw", value_parser = ["raw", "stored"])]
+        /// moment lose and repeat nothing, through the gateway's store) or
+        /// `agent` (stored, and it sends the model the bench agent's
+        /// request: its tools' schemas, a streamed answer).
+        #[arg(long, default_value = "raw", value_parser = ["raw", "stored", "agent"])]
         floor: String,
     },
     /// The raw relay `compare` measures as the floor: long-poll, one model
@@ -149,6 +151,13 @@ enum BenchCommand {
         /// delivered marks) in a SQLite database in this folder.
         #[arg(long)]
         store: Option<std::path::PathBuf>,
+        /// Send the model the request of `--agent` in this configuration
+        /// (its system prompt, its tools' schemas, a streamed answer);
+        /// needs `--store`.
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
+        #[arg(long, default_value = "main")]
+        agent: String,
     },
     /// MCP tool servers: a stdio call through the gateway's client against
     /// raw JSON-RPC to the same server, and idle RSS with three lazy servers.
@@ -222,7 +231,11 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
                 runs,
                 sizes,
                 extra,
-                stored_floor: floor == "stored",
+                floor: match floor.as_str() {
+                    "stored" => regress::Floor::Stored,
+                    "agent" => regress::Floor::Agent,
+                    _ => regress::Floor::Raw,
+                },
             })
             .await
         }
@@ -237,7 +250,12 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
             token,
             model,
             store,
-        } => regress::relay::relay(&api, &token, &model, store.as_deref()).await,
+            config,
+            agent,
+        } => {
+            let agent = config.as_deref().map(|c| (c, agent.as_str()));
+            regress::relay::relay(&api, &token, &model, store.as_deref(), agent).await
+        }
         BenchCommand::Cluster {
             database,
             kills,

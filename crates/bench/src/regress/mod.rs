@@ -6,6 +6,7 @@
 //! `scripts/bench-regress.sh REV` builds both and calls it
 //! (docs/performance.md).
 
+mod agent_request;
 pub(crate) mod relay;
 mod trial;
 
@@ -22,8 +23,33 @@ pub(crate) struct Compare {
     pub sizes: Sizes,
     /// TOML added to the old and the new configuration.
     pub extra: (String, String),
-    /// The floor keeps the durable-delivery rows (`bench relay --store`).
-    pub stored_floor: bool,
+    /// What the floor does.
+    pub floor: Floor,
+}
+
+/// What the relay that sets the floor does beyond long-poll, ask, answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Floor {
+    /// Nothing: it stores nothing and asks a bare question.
+    Raw,
+    /// It keeps the durable-delivery rows (`bench relay --store`).
+    Stored,
+    /// It keeps them and sends the model the agent's request (`bench relay
+    /// --store --config`).
+    Agent,
+}
+
+impl Floor {
+    /// How the table's heading names it.
+    fn describe(self) -> &'static str {
+        match self {
+            Floor::Raw => "the raw relay",
+            Floor::Stored => "the relay with durable delivery (SQLite)",
+            Floor::Agent => {
+                "the relay with durable delivery (SQLite) sending the agent's request (its tools, streamed)"
+            }
+        }
+    }
 }
 
 /// Run the comparison and print its table.
@@ -44,8 +70,11 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
     let mut relay: Vec<String> = ["bench", "relay", "--api", "{api}", "--model", "{model}"]
         .map(String::from)
         .to_vec();
-    if c.stored_floor {
+    if c.floor != Floor::Raw {
         relay.extend(["--store", "{dir}"].map(String::from));
+    }
+    if c.floor == Floor::Agent {
+        relay.extend(["--config", "{config}"].map(String::from));
     }
     let mut targets = vec![Target {
         label: "floor".into(),
@@ -76,11 +105,7 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
         s.burst,
         s.big_burst,
         s.idle_secs,
-        if c.stored_floor {
-            "the relay with durable delivery (SQLite)"
-        } else {
-            "the raw relay"
-        }
+        c.floor.describe()
     );
     let mut results: Vec<Vec<Measures>> = vec![Vec::new(); targets.len()];
     for run in 0..c.runs {

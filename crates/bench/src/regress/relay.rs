@@ -8,22 +8,45 @@
 //! gateway's own store on SQLite: each poll's messages taken with the
 //! cursor in one write, each answer queued with its message's done mark
 //! before it is sent, and the delivered mark after (docs/performance.md).
+//! With an agent's configuration as well (`--config`, the "agent floor" of
+//! `compare --floor agent`), it sends the model what that agent sends
+//! (`agent_request.rs`) instead of a bare question.
 
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use switchboard_store::{NewInbound, QueuedReply, Store};
+
+use super::agent_request::{AgentRequest, streamed_text};
 
 /// The channel name the stored floor writes its rows under.
 const CHANNEL: &str = "telegram.relay";
 
 /// Relay every message of the Bot API at `api` (token `token`) through the
 /// OpenAI-compatible model at `model` until killed; with `store`, keep the
-/// durable-delivery rows in a SQLite database in that folder.
-pub(crate) async fn relay(api: &str, token: &str, model: &str, store: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// durable-delivery rows in a SQLite database in that folder; with
+/// `agent` (a configuration and one of its agents; needs `store`), send
+/// that agent's request.
+pub(crate) async fn relay(
+    api: &str,
+    token: &str,
+    model: &str,
+    store: Option<&Path>,
+    agent: Option<(&Path, &str)>,
+) -> anyhow::Result<ExitCode> {
     let store = match store {
         Some(dir) => Some(Store::open(&format!("sqlite://{}/relay.db", dir.display())).await?),
         None => None,
+    };
+    let request = match (agent, &store) {
+        (Some((config, name)), Some(store)) => {
+            let r = AgentRequest::of(config, name, store.clone())?;
+            eprintln!("relay: sending agent '{name}''s request ({} tools)", r.count);
+            Some(Arc::new(r))
+        }
+        (Some(_), None) => anyhow::bail!("--config needs --store: the agent floor keeps the durable-delivery rows too"),
+        (None, _) => None,
     };
     let http = reqwest::Client::new();
     let base = format!("{}/bot{token}", api.trim_end_matches('/'));
@@ -49,10 +72,11 @@ pub(crate) async fn relay(api: &str, token: &str, model: &str, store: Option<&Pa
         };
         for (update, key) in updates.into_iter().zip(taken) {
             let (http, base, model, store) = (http.clone(), base.clone(), model.to_string(), store.clone());
+            let request = request.clone();
             tokio::spawn(async move {
                 let message = &update["message"];
                 let stored = store.as_ref().zip(key.as_deref());
-                if let Err(e) = answer(&http, (&base, &model), message, stored).await {
+                if let Err(e) = answer(&http, (&base, &model, request.as_deref()), message, stored).await {
                     eprintln!("relay: {e}");
                 }
             });
@@ -93,22 +117,32 @@ async fn take(store: &Store, updates: &[Value], offset: i64) -> anyhow::Result<V
 
 async fn answer(
     http: &reqwest::Client,
-    (base, model): (&str, &str),
+    (base, model, request): (&str, &str, Option<&AgentRequest>),
     message: &Value,
     stored: Option<(&Store, &str)>,
 ) -> anyhow::Result<()> {
-    let asked = json!({
-        "model": "instant",
-        "messages": [{"role": "user", "content": message["text"].as_str().unwrap_or("")}],
-    });
-    let reply: Value = http
-        .post(format!("{}/chat/completions", model.trim_end_matches('/')))
-        .json(&asked)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let text = reply["choices"][0]["message"]["content"].as_str().unwrap_or("");
+    let asked = message["text"].as_str().unwrap_or("");
+    let url = format!("{}/chat/completions", model.trim_end_matches('/'));
+    let text = match request {
+        Some(r) => {
+            let body = r.body("instant", asked)?;
+            let resp = http
+                .post(url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body)
+                .send()
+                .await?;
+            streamed_text(resp).await?
+        }
+        None => {
+            let asked = json!({"model": "instant", "messages": [{"role": "user", "content": asked}]});
+            let mut reply: Value = http.post(url).json(&asked).send().await?.json().await?;
+            match reply["choices"][0]["message"]["content"].take() {
+                Value::String(s) => s,
+                _ => String::new(),
+            }
+        }
+    };
     let send = json!({"chat_id": message["chat"]["id"], "text": text});
     if let Some((store, key)) = stored {
         let (chat, body) = (message["chat"]["id"].to_string(), send.to_string());

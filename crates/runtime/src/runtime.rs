@@ -121,6 +121,19 @@ impl Runtime {
             .with_all(self.core.mcp.offered(&cfg.mcp_servers, profile))
     }
 
+    /// The tool specs the model sees in a top-level turn of `agent`: its
+    /// tools bound to it (delegation names whom it can reach), none when
+    /// its runtime profile is not agentic.
+    pub fn offered_specs(&self, agent: &str) -> Vec<Arc<crate::message::ToolSpec>> {
+        if !self.core.config().runtime_profile_of(agent).agentic {
+            return Vec::new();
+        }
+        let rules = self.core.rules();
+        self.tools_for(agent)
+            .for_identity(agent, false, &rules.identity_tools)
+            .specs()
+    }
+
     /// The tools `agent` is offered, as `/tools` lists them.
     pub fn tool_rows(&self, agent: &str) -> Vec<crate::tools::ToolRow> {
         self.tools_for(agent).rows()

@@ -199,10 +199,11 @@ fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
         Ok(_) => control(conn, "RELEASE job"),
         Err(_) => control(conn, "ROLLBACK TO job").and_then(|()| control(conn, "RELEASE job")),
     };
-    if let Err(e) = ended {
-        return Err(format!("ending a job's savepoint: {e}"));
+    match (result, ended) {
+        (result, Ok(())) => result,
+        (Err(why), Err(e)) => Err(format!("{why} (and ending its savepoint: {e})")),
+        (Ok(_), Err(e)) => Err(format!("ending a job's savepoint: {e}")),
     }
-    result
 }
 
 /// One statement; a required one that changed nothing is an error (its

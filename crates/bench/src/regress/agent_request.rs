@@ -1,10 +1,12 @@
 //! What the floor sends the model for `compare --floor agent`: the request
 //! the configuration's agent sends, not a bare question. Its system prompt,
-//! the schemas of every tool it is offered (built by the runtime itself
-//! from the same configuration), and a streamed answer read back event by
-//! event. The tools' part of the body is rendered once, as the gateway
-//! renders each schema once (docs/performance.md).
+//! the schemas of every tool the model sees in its turn (the runtime's own
+//! list, from the same configuration), and a streamed answer read back to
+//! its end, event by event. The tools' part of the body is rendered once
+//! and copied into each request as text, as the gateway copies each
+//! schema (docs/performance.md).
 
+use serde::Serialize;
 use serde_json::{Value, json, value::RawValue};
 use std::sync::Arc;
 use switchboard_store::Store;
@@ -28,7 +30,7 @@ impl AgentRequest {
         };
         let system = Some(cfg.system_prompt.clone()).filter(|s| !s.is_empty());
         let runtime = switchboard_runtime::Runtime::new(Arc::new(config), store)?;
-        let specs = runtime.tools_for(agent).specs();
+        let specs = runtime.offered_specs(agent);
         let tools: Vec<Value> = specs
             .iter()
             .map(|t| {
@@ -46,21 +48,49 @@ impl AgentRequest {
         })
     }
 
-    /// The body asking `model` about `text`, as a streamed chat completion.
+    /// The body asking `model` about `text`, as a streamed chat completion
+    /// (the fields in the gateway's order; the tools copied as text).
     pub(crate) fn body(&self, model: &str, text: &str) -> anyhow::Result<Vec<u8>> {
         let mut messages = Vec::with_capacity(2);
         if let Some(system) = &self.system {
-            messages.push(json!({"role": "system", "content": system}));
+            messages.push(Message {
+                role: "system",
+                content: system,
+            });
         }
-        messages.push(json!({"role": "user", "content": text}));
-        Ok(serde_json::to_vec(&json!({
-            "model": model,
-            "messages": messages,
-            "stream": true,
-            "stream_options": {"include_usage": true},
-            "tools": &*self.tools,
-        }))?)
+        messages.push(Message {
+            role: "user",
+            content: text,
+        });
+        Ok(serde_json::to_vec(&Body {
+            model,
+            messages,
+            stream: true,
+            stream_options: StreamOptions { include_usage: true },
+            tools: (self.count > 0).then_some(&*self.tools),
+        })?)
     }
+}
+
+#[derive(Serialize)]
+struct Message<'a> {
+    role: &'static str,
+    content: &'a str,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Message<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
 }
 
 /// The text of a streamed chat completion (server-sent events), read as
@@ -80,7 +110,9 @@ pub(crate) async fn streamed_text(resp: reqwest::Response) -> anyhow::Result<Str
                 };
                 let data = data.trim_ascii();
                 if data == b"[DONE]" {
-                    return Ok(text);
+                    // Read on to the end, as the gateway does (the
+                    // connection goes back to the pool).
+                    continue;
                 }
                 let v: Value = serde_json::from_slice(data)?;
                 if let Some(piece) = v["choices"][0]["delta"]["content"].as_str() {

@@ -63,14 +63,20 @@ impl HttpSettings {
     }
 
     /// The address `url` of this provider's server, parsed once when the
-    /// provider is built (not at every call).
+    /// provider is built (not at every call). The error leaves the address
+    /// out: it may carry credentials, and it reaches the chat.
     pub(super) fn endpoint(&self, url: &str) -> Result<reqwest::Url, ProviderError> {
-        reqwest::Url::parse(url).map_err(|e| {
+        let bad = |why: String| {
             ProviderError::Misconfigured(
                 self.name.clone(),
-                format!("'{url}' is not a URL ({e}); fix [providers.{}].base_url", self.name),
+                format!("its base_url {why}; fix [providers.{}].base_url", self.name),
             )
-        })
+        };
+        let parsed = reqwest::Url::parse(url).map_err(|e| bad(format!("is not a URL ({e})")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
+            return Err(bad("is not an http:// or https:// address with a host".into()));
+        }
+        Ok(parsed)
     }
 
     /// POST the JSON `body` to `url` with `headers`, retrying transient failures.

@@ -278,13 +278,19 @@ mod tests {
     #[test]
     fn a_server_address_that_is_no_url_stops_the_provider_at_build() {
         for kind in ["openai", "anthropic"] {
-            let config: switchboard_config::ProviderConfig =
-                serde_json::from_value(json!({"kind": kind, "model": "m", "base_url": "http://bad host/v1"})).unwrap();
-            let Err(e) = crate::provider::build_provider("local", &config) else {
-                panic!("{kind}: a provider was built for an address that is not a URL");
-            };
-            let said = e.to_string();
-            assert!(said.contains("[providers.local].base_url"), "{kind}: {said}");
+            for url in ["http://user:secret@bad host/v1", "localhost:8080/v1"] {
+                let config: switchboard_config::ProviderConfig =
+                    serde_json::from_value(json!({"kind": kind, "model": "m", "base_url": url})).unwrap();
+                let Err(e) = crate::provider::build_provider("local", &config) else {
+                    panic!("{kind}: a provider was built for {url}");
+                };
+                let said = e.to_string();
+                assert!(said.contains("[providers.local].base_url"), "{kind} {url}: {said}");
+                assert!(
+                    !said.contains("secret"),
+                    "{kind}: the address leaked into the error: {said}"
+                );
+            }
         }
     }
 

@@ -135,8 +135,8 @@ enum BenchCommand {
         /// moment lose and repeat nothing, through the gateway's store) or
         /// `agent` (stored, and it sends the model the bench agent's
         /// request: its tools' schemas, a streamed answer).
-        #[arg(long, default_value = "raw", value_parser = ["raw", "stored", "agent"])]
-        floor: String,
+        #[arg(long, value_enum, default_value_t = regress::Floor::Raw)]
+        floor: regress::Floor,
     },
     /// The raw relay `compare` measures as the floor: long-poll, one model
     /// request, post the answer; nothing stored (runs until killed).
@@ -231,11 +231,7 @@ async fn run(which: BenchCommand) -> anyhow::Result<ExitCode> {
                 runs,
                 sizes,
                 extra,
-                floor: match floor.as_str() {
-                    "stored" => regress::Floor::Stored,
-                    "agent" => regress::Floor::Agent,
-                    _ => regress::Floor::Raw,
-                },
+                floor,
             })
             .await
         }

@@ -28,7 +28,7 @@ pub(crate) struct Compare {
 }
 
 /// What the relay that sets the floor does beyond long-poll, ask, answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Floor {
     /// Nothing: it stores nothing and asks a bare question.
     Raw,

@@ -243,25 +243,12 @@ fn spawn(name: &str, config: &McpServerConfig, place: &Place<'_>) -> Result<(tok
             .map_err(|e| format!("[mcp_servers.{name}.env] {key}: {e}"))?;
         cmd.env(key, value);
     }
+    // The server, and everything it starts (its PID namespace), dies with
+    // the gateway, even when the gateway is killed (kill -9 runs no
+    // destructor). Spawned on a runtime worker thread, which lives as long
+    // as the gateway (the parent-death signal follows the spawning thread).
+    confined.die_with_gateway();
     confined.apply(&mut cmd);
-    // The server dies with the gateway, even when the gateway is killed
-    // (kill -9 runs no destructor). Set on a runtime worker thread, which
-    // lives as long as the gateway. After the confinement's own steps: entering
-    // a user namespace clears it.
-    let parent = std::process::id();
-    // SAFETY: prctl and getppid are async-signal-safe and touch no memory
-    // of the parent.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() as u32 != parent {
-                return Err(std::io::Error::other("the gateway stopped while the server started"));
-            }
-            Ok(())
-        });
-    }
     let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the MCP server '{name}' ({program}): {e}"))?;

@@ -14,9 +14,17 @@ pub(crate) struct Plan {
     /// `cgroup.procs` of the command's pids cgroup, joined first (while
     /// the process still has its privileges in the gateway's namespace).
     pub(crate) cgroup_procs: Option<CString>,
-    /// `unshare` flags: a user namespace (no capabilities outside it) and,
-    /// without network, a network namespace.
+    /// `unshare` flags: a user namespace (no capabilities outside it),
+    /// mount, PID, IPC and UTS namespaces, and, without network, a network
+    /// namespace.
     pub(crate) unshare: libc::c_int,
+    /// The gateway's pid, when the program must die with the gateway
+    /// (even on `kill -9`): the parent-death signal, set after `unshare`
+    /// (entering a user namespace clears it).
+    pub(crate) die_with: Option<libc::pid_t>,
+    /// The Landlock read access to give a fresh `/proc` (in a PID
+    /// namespace of its own with a mount namespace).
+    pub(crate) proc_read: u64,
     /// Bring the private network namespace's loopback up.
     pub(crate) loopback_up: bool,
     /// In a mount namespace of its own: every mount read-only except
@@ -55,14 +63,30 @@ impl Plan {
                     return Err(io::Error::last_os_error());
                 }
             }
+            crate::init::default_handlers();
             if self.unshare != 0 {
                 check(libc::unshare(self.unshare))?;
             }
+            if let Some(gateway) = self.die_with {
+                die_with(gateway)?;
+            }
+            let pid_namespace = self.unshare & libc::CLONE_NEWPID != 0;
+            // From here on this is the namespace's init (the keeper waits
+            // outside and never returns).
+            let init = if pid_namespace {
+                Some(crate::init::split()?)
+            } else {
+                None
+            };
             if self.loopback_up {
                 loopback_up()?;
             }
             if let Some(writable) = &self.writable {
-                read_only_but(writable)?;
+                crate::mounts::read_only_but(writable)?;
+                if pid_namespace {
+                    let ruleset = self.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+                    crate::mounts::fresh_proc(ruleset, self.proc_read)?;
+                }
                 if let Some(cwd) = &self.cwd {
                     check(libc::chdir(cwd.as_ptr()))?;
                 }
@@ -83,9 +107,26 @@ impl Plan {
                 }
             }
             crate::seccomp::install(&self.seccomp)?;
+            if let Some(init) = init {
+                // Returns only in the program's process.
+                init.start()?;
+            }
         }
         Ok(())
     }
+}
+
+/// Die (`SIGKILL`) when the parent, `gateway`, does; fails if it already
+/// has.
+pub(crate) fn die_with(gateway: libc::pid_t) -> io::Result<()> {
+    // SAFETY: prctl and getppid are async-signal-safe and touch no memory.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
+        if libc::getppid() != gateway {
+            return Err(io::Error::other("the gateway stopped while the program started"));
+        }
+    }
+    Ok(())
 }
 
 /// Drop every capability, for good: the bounding set (so not even a
@@ -129,76 +170,6 @@ unsafe fn drop_capabilities() -> io::Result<()> {
         let r = libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr());
         if r != 0 {
             return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// Make every mount of the (new) mount namespace read-only, then give
-/// `writable` back their writes through bind mounts of themselves.
-///
-/// # Safety
-/// Plain system calls on prepared C strings; only in the child before
-/// `exec`, after `unshare(CLONE_NEWNS)`.
-unsafe fn read_only_but(writable: &[CString; 2]) -> io::Result<()> {
-    #[repr(C)]
-    struct MountAttr {
-        attr_set: u64,
-        attr_clr: u64,
-        propagation: u64,
-        userns_fd: u64,
-    }
-    const MOUNT_ATTR_RDONLY: u64 = 1;
-    let root = c"/";
-    let none = std::ptr::null::<libc::c_char>();
-    // SAFETY: mount/mount_setattr with NUL-terminated paths and a struct
-    // on the stack, in the child's own mount namespace.
-    unsafe {
-        check(libc::mount(
-            none,
-            root.as_ptr(),
-            none,
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        ))?;
-        for dir in writable {
-            check(libc::mount(
-                dir.as_ptr(),
-                dir.as_ptr(),
-                none,
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            ))?;
-        }
-        let set = |path: &std::ffi::CStr, attr: &MountAttr| {
-            libc::syscall(
-                libc::SYS_mount_setattr,
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                libc::AT_RECURSIVE as libc::c_uint,
-                attr as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
-            )
-        };
-        let read_only = MountAttr {
-            attr_set: MOUNT_ATTR_RDONLY,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        };
-        if set(root, &read_only) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let writable_again = MountAttr {
-            attr_set: 0,
-            attr_clr: MOUNT_ATTR_RDONLY,
-            propagation: 0,
-            userns_fd: 0,
-        };
-        for dir in writable {
-            if set(dir, &writable_again) != 0 {
-                return Err(io::Error::last_os_error());
-            }
         }
     }
     Ok(())

@@ -8,6 +8,7 @@ use crate::support::Support;
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// What network a confined program has.
@@ -79,6 +80,7 @@ pub struct Sandbox {
 #[derive(Debug)]
 pub struct Confined {
     plan: Option<Plan>,
+    die_with: Option<libc::pid_t>,
     tmp: tempfile::TempDir,
     _cgroup: Option<crate::cgroup::Slot>,
 }
@@ -115,6 +117,7 @@ impl Sandbox {
     ) -> Result<Confined, String> {
         let tmp = tempfile::Builder::new()
             .prefix("switchboard-cmd-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| format!("cannot make the command's temporary folder: {e}"))?;
         let support = self.support();
@@ -124,9 +127,16 @@ impl Sandbox {
             }
             return Ok(Confined {
                 plan: None,
+                die_with: None,
                 tmp,
                 _cgroup: None,
             });
+        }
+        if !support.pid_namespace && support.landlock_abi < 6 && self.settings.required {
+            return Err(format!(
+                "commands are refused: this kernel gives them neither a PID namespace nor Landlock's signal scope (ABI 6, this kernel has {}), so a command could signal or re-limit the gateway; allow unprivileged user namespaces (or run on Linux 6.12 or later), or, to run them anyway, set [sandbox] required = false",
+                support.landlock_abi
+            ));
         }
         let limits = self.settings.limits;
         let mut unshare = 0;
@@ -134,6 +144,12 @@ impl Sandbox {
             unshare |= libc::CLONE_NEWNS;
             if support.namespaces {
                 unshare |= libc::CLONE_NEWUSER;
+            }
+            if support.pid_namespace {
+                unshare |= libc::CLONE_NEWPID;
+            }
+            if support.ipc_namespace {
+                unshare |= libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
             }
             if network != Network::Any {
                 unshare |= libc::CLONE_NEWNET;
@@ -164,6 +180,8 @@ impl Sandbox {
         let plan = Plan {
             cgroup_procs: cgroup.as_ref().map(|s| s.procs.clone()),
             unshare,
+            die_with: None,
+            proc_read: rules::proc_read(),
             loopback_up: network == Network::Loopback,
             writable,
             cwd: None,
@@ -188,10 +206,11 @@ impl Sandbox {
             .flatten()
             .collect(),
             ruleset: Option::<OwnedFd>::from(ruleset),
-            seccomp: crate::seccomp::filter(network == Network::None),
+            seccomp: crate::seccomp::filter(network == Network::None, unshare & libc::CLONE_NEWPID != 0),
         };
         Ok(Confined {
             plan: Some(plan),
+            die_with: None,
             tmp,
             _cgroup: cgroup,
         })
@@ -210,13 +229,30 @@ impl Confined {
         self.plan.is_some()
     }
 
+    /// Make the program die with the gateway, even when the gateway is
+    /// killed with `kill -9` (no destructor runs then): the parent-death
+    /// signal, and in a PID namespace everything the program started goes
+    /// with it. Spawn from a thread that lives as long as the gateway (a
+    /// runtime worker): the signal follows the spawning thread.
+    pub fn die_with_gateway(&mut self) {
+        // SAFETY: getpid has no preconditions.
+        self.die_with = Some(unsafe { libc::getpid() });
+    }
+
     /// Put the confinement on `cmd`: its child confines itself before
     /// `exec`, and `TMPDIR` points at the private temporary folder.
     pub fn apply(&mut self, cmd: &mut tokio::process::Command) {
         cmd.env("TMPDIR", self.tmp.path());
         let Some(mut plan) = self.plan.take() else {
+            if let Some(gateway) = self.die_with {
+                // SAFETY: prctl and getppid are async-signal-safe.
+                unsafe {
+                    cmd.pre_exec(move || crate::child::die_with(gateway));
+                }
+            }
             return;
         };
+        plan.die_with = self.die_with;
         plan.cwd = cmd
             .as_std()
             .get_current_dir()

@@ -12,9 +12,14 @@
 //! * a user namespace of its own, so it holds no capability outside it
 //!   (and every capability dropped besides), and (unless its risk profile
 //!   allows the network) a network namespace of its own;
+//! * PID, IPC and UTS namespaces of its own: a small init as pid 1
+//!   (`init`) reaps, and when the program ends takes everything it left
+//!   with it; nothing inside can name the gateway or any other process by
+//!   pid, and `/proc` shows only the namespace's processes;
 //! * a mount namespace in which everything but the workspace and its
 //!   temporary folder is read-only (what Landlock does not mediate:
-//!   chmod, chown, times, extended attributes);
+//!   chmod, chown, times, extended attributes), and those two are
+//!   `noexec`, `nosuid`, `nodev` (`mounts`);
 //! * a seccomp filter refusing UNIX sockets (and all sockets without
 //!   network), io_uring, eBPF, keyrings and the like (`seccomp`);
 //! * resource limits and a pids cgroup where one can be made (`limits`,
@@ -29,6 +34,8 @@ mod cgroup;
 mod child;
 mod command;
 pub mod fs;
+mod init;
+mod mounts;
 mod rules;
 mod seccomp;
 mod support;

@@ -62,6 +62,12 @@ fn read() -> BitFlags<AccessFs> {
     AccessFs::from_read(ABI_USED) & !AccessFs::Execute
 }
 
+/// The read access of `/proc`, as the raw bits the kernel takes (a fresh
+/// `/proc` is added to the ruleset in the child, see `mounts`).
+pub(crate) fn proc_read() -> u64 {
+    read().bits()
+}
+
 /// Reading and writing, but never making device nodes.
 fn read_write() -> BitFlags<AccessFs> {
     read() | (AccessFs::from_write(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock))

@@ -11,6 +11,17 @@
 //!   eBPF, perf events, userfaultfd, kernel keyrings, inotify/fanotify
 //!   (watching folders outside the workspace), modules, kexec, reboot and
 //!   swap are refused.
+//! * `memfd_create` is refused: a memory file is a file no mount's
+//!   `noexec` covers, and its bytes can be mapped as code even with
+//!   `MFD_NOEXEC_SEAL` (which only stops `execve`), so a loader could run
+//!   workspace bytes through it.
+//! * Where the program has no PID namespace of its own (the second line
+//!   behind it), the calls that act on another process by pid are refused
+//!   unless they name the caller itself (pid 0): `prlimit64`,
+//!   `setpriority` (and any but `PRIO_PROCESS`), the scheduler's setters,
+//!   `ioprio_set`, `migrate_pages`, `move_pages`; `process_vm_readv`/
+//!   `writev`, `pidfd_open`, `pidfd_getfd` and `kcmp` are refused, and
+//!   `ptrace` allows only `PTRACE_TRACEME`.
 //! * System calls of another architecture (32-bit entry points) end the
 //!   process.
 
@@ -47,6 +58,7 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_swapon,
     libc::SYS_swapoff,
     libc::SYS_open_by_handle_at,
+    libc::SYS_memfd_create,
 ];
 
 fn stmt(code: u32, k: u32) -> sock_filter {
@@ -75,9 +87,57 @@ fn errno(e: i32) -> u32 {
     libc::SECCOMP_RET_ERRNO | (e as u32 & libc::SECCOMP_RET_DATA)
 }
 
-/// The filter program; with `no_sockets`, every `socket` call is refused.
+/// Load the low half of argument `i` (the whole of an `int`; both
+/// architectures are little-endian).
+fn load_arg(i: u32) -> sock_filter {
+    stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 16 + 8 * i)
+}
+
+/// Refused outright where there is no PID namespace.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) fn filter(no_sockets: bool) -> Vec<sock_filter> {
+const OTHER_PROCESS: &[libc::c_long] = &[
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_pidfd_open,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_kcmp,
+];
+
+/// Allowed only when these arguments hold these values (the caller
+/// itself), where there is no PID namespace: `(call, [(arg, value)])`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const SELF_ONLY: &[(libc::c_long, &[(u32, u32)])] = &[
+    (libc::SYS_prlimit64, &[(0, 0)]),
+    (libc::SYS_setpriority, &[(0, libc::PRIO_PROCESS), (1, 0)]),
+    (libc::SYS_sched_setaffinity, &[(0, 0)]),
+    (libc::SYS_sched_setattr, &[(0, 0)]),
+    (libc::SYS_sched_setparam, &[(0, 0)]),
+    (libc::SYS_sched_setscheduler, &[(0, 0)]),
+    // IOPRIO_WHO_PROCESS, who = 0.
+    (libc::SYS_ioprio_set, &[(0, 1), (1, 0)]),
+    (libc::SYS_migrate_pages, &[(0, 0)]),
+    (libc::SYS_move_pages, &[(0, 0)]),
+    (libc::SYS_ptrace, &[(0, libc::PTRACE_TRACEME)]),
+];
+
+/// For system call `nr`: allow it only when every `(arg, value)` holds,
+/// else refuse with EPERM. The block returns either way.
+fn only_when(f: &mut Vec<sock_filter>, nr: libc::c_long, conds: &[(u32, u32)]) {
+    let n = conds.len();
+    f.push(jeq(nr as u32, 0, (2 * n + 2) as u8));
+    for (i, &(arg, value)) in conds.iter().enumerate() {
+        f.push(load_arg(arg));
+        // On a mismatch, jump to the refusal past the remaining checks.
+        f.push(jeq(value, 0, (2 * (n - i - 1) + 1) as u8));
+    }
+    f.push(ret(libc::SECCOMP_RET_ALLOW));
+    f.push(ret(errno(libc::EPERM)));
+}
+
+/// The filter program; with `no_sockets`, every `socket` call is refused;
+/// without `pid_namespace`, calls naming another process are too.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) fn filter(no_sockets: bool, pid_namespace: bool) -> Vec<sock_filter> {
     let load = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
     // struct seccomp_data { int nr; __u32 arch; __u64 ip; __u64 args[6]; }
     let mut f = vec![
@@ -97,9 +157,15 @@ pub(crate) fn filter(no_sockets: bool) -> Vec<sock_filter> {
         });
         f.push(ret(libc::SECCOMP_RET_KILL_PROCESS));
     }
-    for &nr in DENIED {
+    let refused = DENIED.iter().chain(if pid_namespace { &[][..] } else { OTHER_PROCESS });
+    for &nr in refused {
         f.push(jeq(nr as u32, 0, 1));
         f.push(ret(errno(libc::EPERM)));
+    }
+    if !pid_namespace {
+        for &(nr, conds) in SELF_ONLY {
+            only_when(&mut f, nr, conds);
+        }
     }
     if no_sockets {
         f.push(jeq(libc::SYS_socket as u32, 0, 1));
@@ -117,7 +183,7 @@ pub(crate) fn filter(no_sockets: bool) -> Vec<sock_filter> {
 
 /// No filter where the architecture is not one we wrote it for.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub(crate) fn filter(_no_sockets: bool) -> Vec<sock_filter> {
+pub(crate) fn filter(_no_sockets: bool, _pid_namespace: bool) -> Vec<sock_filter> {
     Vec::new()
 }
 

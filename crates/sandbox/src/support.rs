@@ -1,7 +1,8 @@
 //! What this kernel offers for confinement, probed once per process.
 //!
 //! `SWITCHBOARD_SANDBOX_SIMULATE` (a comma list of `no-landlock`,
-//! `no-namespaces`, `no-cgroup`) makes the probe report a layer missing
+//! `no-namespaces`, `no-pid-namespace`, `no-ipc-namespace`,
+//! `no-landlock-scopes` (an ABI below 6), `no-cgroup`) makes the probe report a layer missing
 //! although the kernel has it, so tests can show what happens on such a
 //! kernel. It can only take layers away, never add one.
 
@@ -17,6 +18,10 @@ pub struct Support {
     pub namespaces: bool,
     /// Mount and network namespaces without a user namespace (root only).
     pub root_namespaces: bool,
+    /// A PID namespace per program (with the private namespaces above).
+    pub pid_namespace: bool,
+    /// IPC and UTS namespaces per program.
+    pub ipc_namespace: bool,
     /// A pids cgroup the gateway may create per command, where it can.
     pub(crate) pids_cgroup: Option<PidsCgroup>,
     /// The gateway runs as root (process limits then need the cgroup).
@@ -46,17 +51,28 @@ impl Support {
     fn probe() -> Support {
         let simulated = std::env::var(SIMULATE).unwrap_or_default();
         let off = |layer: &str| simulated.split(',').any(|s| s.trim() == layer);
-        let landlock_abi = if off("no-landlock") { 0 } else { landlock_abi() };
+        let mut landlock_abi = if off("no-landlock") { 0 } else { landlock_abi() };
+        if off("no-landlock-scopes") {
+            landlock_abi = landlock_abi.min(5);
+        }
         let all = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET;
         let namespaces = !off("no-namespaces") && namespaces_work(all);
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         let root_namespaces = root && !off("no-namespaces") && namespaces_work(libc::CLONE_NEWNS | libc::CLONE_NEWNET);
+        // Made together with the user namespace (or as root without one).
+        let base = if namespaces { libc::CLONE_NEWUSER } else { 0 };
+        let private = namespaces || root_namespaces;
+        let pid_namespace = private && !off("no-pid-namespace") && namespaces_work(base | libc::CLONE_NEWPID);
+        let ipc_namespace =
+            private && !off("no-ipc-namespace") && namespaces_work(base | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS);
         let pids_cgroup = if off("no-cgroup") { None } else { PidsCgroup::find() };
         Support {
             landlock_abi,
             namespaces,
             root_namespaces,
+            pid_namespace,
+            ipc_namespace,
             pids_cgroup,
             root,
         }
@@ -96,9 +112,29 @@ impl Support {
             },
         });
         layers.push(Layer {
+            name: "pid-namespace",
+            active: self.pid_namespace,
+            detail: if self.pid_namespace {
+                "a PID namespace per command and MCP server, its own init as pid 1: nothing inside can name the gateway or another process, and what a program leaves ends with it".into()
+            } else if self.landlock_abi >= 6 {
+                "not allowed here: seccomp refuses calls naming another process, Landlock's signal scope holds signals".into()
+            } else {
+                "not allowed here, and no Landlock signal scope (ABI 6): commands are refused unless [sandbox] required = false".into()
+            },
+        });
+        layers.push(Layer {
+            name: "ipc-namespace",
+            active: self.ipc_namespace,
+            detail: if self.ipc_namespace {
+                "IPC and UTS namespaces per command: no System V IPC or POSIX message queues shared with other processes".into()
+            } else {
+                "not allowed here: commands share System V IPC with processes of the same user".into()
+            },
+        });
+        layers.push(Layer {
             name: "seccomp",
             active: cfg!(any(target_arch = "x86_64", target_arch = "aarch64")),
-            detail: "no UNIX sockets (no sockets at all without network), io_uring, eBPF, keyrings, inotify".into(),
+            detail: "no UNIX sockets (no sockets at all without network), io_uring, eBPF, keyrings, inotify, executable memory files".into(),
         });
         layers.push(Layer {
             name: "landlock-network",

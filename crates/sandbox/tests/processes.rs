@@ -1,0 +1,237 @@
+//! The kernel layer against other processes: the gateway, unrelated
+//! processes of the same user, System V IPC, and native code from the
+//! workspace. Each attack runs unconfined first (to show it is real), then
+//! confined, where it must fail. The test process stands for the gateway.
+
+use std::path::Path;
+use switchboard_sandbox::{Limits, Network, Sandbox, Settings};
+
+/// Run `argv` in `ws`, confined (with `network`) or not: success and all output.
+async fn run(ws: &Path, network: Option<Network>, argv: &[&str]) -> (bool, String) {
+    let mut cmd = tokio::process::Command::new(argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(ws)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut confined = network.map(|n| {
+        let sandbox = Sandbox::new(Settings {
+            required: true,
+            limits: Limits::default(),
+        });
+        sandbox.confine(ws, n).expect("this kernel confines")
+    });
+    if let Some(c) = confined.as_mut() {
+        c.apply(&mut cmd);
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .expect("the command ended")
+        .expect("the command started");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The soft open-files limit of process `pid`.
+fn open_files_limit(pid: u32) -> String {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits.lines().find(|l| l.starts_with("Max open files")).unwrap();
+    line.split_whitespace().nth(3).unwrap().to_string()
+}
+
+/// Re-limit, renice and pin process `pid`, each step reporting.
+const RELIMIT: &str = r#"
+import os, resource, sys
+pid = int(sys.argv[1])
+for name, step in [
+    ("prlimit", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, (777, 777))),
+    ("renice", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19)),
+    ("affinity", lambda: os.sched_setaffinity(pid, {0})),
+]:
+    try:
+        step()
+        print(name, "done")
+    except OSError as e:
+        print(name, "refused", e.errno)
+"#;
+
+#[tokio::test]
+async fn a_command_cannot_relimit_renice_or_pin_the_gateway_or_another_process() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("relimit.py"), RELIMIT).unwrap();
+    // Real: unconfined, it re-limits an unrelated process of the same user.
+    let mut victim = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = victim.id().to_string();
+    let (_, out) = run(ws.path(), None, &["python3", "relimit.py", &pid]).await;
+    assert!(out.contains("prlimit done") && out.contains("renice done"), "{out}");
+    assert_eq!(open_files_limit(victim.id()), "777");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+
+    let mut victim = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let before = open_files_limit(victim.id());
+    let gateway = std::process::id();
+    let gateway_before = open_files_limit(gateway);
+    for target in [victim.id(), gateway] {
+        let (_, out) = run(
+            ws.path(),
+            Some(Network::Any),
+            &["python3", "relimit.py", &target.to_string()],
+        )
+        .await;
+        for step in ["prlimit", "renice", "affinity"] {
+            assert!(out.contains(&format!("{step} refused")), "{step} on {target}: {out}");
+        }
+    }
+    assert_eq!(open_files_limit(victim.id()), before);
+    assert_eq!(open_files_limit(gateway), gateway_before);
+    // SAFETY: getpriority has no preconditions.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    assert_eq!(nice, 0, "the gateway was reniced");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+}
+
+#[tokio::test]
+async fn proc_shows_only_the_commands_own_processes() {
+    let ws = tempfile::tempdir().unwrap();
+    let list = "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo";
+    let (ok, out) = run(ws.path(), None, &["sh", "-c", list]).await;
+    assert!(ok && out.contains(&format!(" {} ", std::process::id())), "{out}");
+    let (ok, out) = run(ws.path(), Some(Network::None), &["sh", "-c", list]).await;
+    assert!(ok, "{out}");
+    let pids: Vec<u32> = out
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(!pids.contains(&std::process::id()), "{out}");
+    assert!(
+        pids.len() <= 6 && pids.contains(&1),
+        "only the init, the shell and its pipeline: {out}"
+    );
+}
+
+/// Read System V shared memory segment `key`, or say why not.
+const SHM_READ: &str = r#"
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+seg = libc.shmget(int(sys.argv[1]), 0, 0)
+if seg < 0:
+    print("no-segment", ctypes.get_errno())
+else:
+    print("read:", ctypes.string_at(libc.shmat(seg, None, 0o10000), 16).decode())
+"#;
+
+/// Make System V shared memory segment `key` and leave it behind.
+const SHM_MAKE: &str = r#"
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+print("made" if libc.shmget(int(sys.argv[1]), 4096, 0o1000 | 0o600) >= 0 else "refused")
+"#;
+
+fn shm_key() -> i32 {
+    0x5b00_0000 | (std::process::id() as i32 & 0xffff)
+}
+
+#[tokio::test]
+async fn system_v_ipc_does_not_cross_the_wall() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("read.py"), SHM_READ).unwrap();
+    std::fs::write(ws.path().join("make.py"), SHM_MAKE).unwrap();
+    let key = shm_key();
+    // SAFETY: shmget/shmat/shmctl on a segment this test owns.
+    let seg = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | 0o600) };
+    assert!(seg >= 0);
+    // SAFETY: as above; the mapping is 4096 bytes.
+    unsafe {
+        let p = libc::shmat(seg, std::ptr::null(), 0);
+        std::ptr::copy_nonoverlapping(b"the-shm-secret!!".as_ptr(), p.cast::<u8>(), 16);
+        libc::shmdt(p);
+    }
+    let arg = key.to_string();
+    let (_, out) = run(ws.path(), None, &["python3", "read.py", &arg]).await;
+    let (_, confined) = run(ws.path(), Some(Network::Any), &["python3", "read.py", &arg]).await;
+    // SAFETY: removing the test's own segment.
+    unsafe { libc::shmctl(seg, libc::IPC_RMID, std::ptr::null_mut()) };
+    assert!(out.contains("read: the-shm-secret!!"), "{out}");
+    assert!(
+        confined.contains("no-segment") && !confined.contains("secret"),
+        "{confined}"
+    );
+
+    let left = (key + 1).to_string();
+    let (_, made) = run(ws.path(), Some(Network::None), &["python3", "make.py", &left]).await;
+    assert!(made.contains("made"), "{made}");
+    // SAFETY: a lookup of a key the command used.
+    let found = unsafe { libc::shmget(key + 1, 0, 0) };
+    assert!(found < 0, "a segment the command made outlived it");
+}
+
+/// Map `x` and a memory file as code, each step reporting.
+const NATIVE: &str = r#"
+import mmap, os
+for name, flags in [("memfd", 0), ("sealed-memfd", 8)]:
+    try:
+        fd = os.memfd_create("x", flags)
+    except OSError as e:
+        print(name, "refused", e.errno)
+        continue
+    os.write(fd, b"\0" * 4096)
+    try:
+        mmap.mmap(fd, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+        print(name, "mapped-as-code")
+    except OSError as e:
+        print(name, "map-refused", e.errno)
+with open("x", "rb") as f:
+    try:
+        mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+        print("file mapped-as-code")
+    except OSError as e:
+        print("file map-refused", e.errno)
+print("script-ran")
+"#;
+
+#[tokio::test]
+async fn native_code_from_the_workspace_does_not_run_through_any_loader() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::copy("/usr/bin/true", ws.path().join("x")).unwrap();
+    std::fs::write(ws.path().join("native.py"), NATIVE).unwrap();
+    let loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|l| Path::new(l).exists())
+        .expect("a dynamic loader");
+    let (ok, out) = run(ws.path(), None, &[loader, "./x"]).await;
+    assert!(ok, "the loader runs workspace bytes unconfined: {out}");
+    let (_, out) = run(ws.path(), None, &["python3", "native.py"]).await;
+    assert!(
+        out.contains("memfd mapped-as-code") && out.contains("sealed-memfd mapped-as-code"),
+        "{out}"
+    );
+    assert!(out.contains("file mapped-as-code"), "{out}");
+
+    let (ok, out) = run(ws.path(), Some(Network::None), &[loader, "./x"]).await;
+    assert!(!ok, "the loader ran workspace bytes confined: {out}");
+    let (ok, out) = run(ws.path(), Some(Network::None), &["python3", "native.py"]).await;
+    assert!(ok && out.contains("script-ran"), "scripts still run: {out}");
+    assert!(out.contains("memfd refused 1"), "{out}");
+    assert!(out.contains("sealed-memfd refused 1"), "{out}");
+    assert!(out.contains("file map-refused"), "{out}");
+    assert!(!out.contains("mapped-as-code"), "{out}");
+}
+
+#[tokio::test]
+async fn the_private_temporary_folder_is_the_commands_alone() {
+    let ws = tempfile::tempdir().unwrap();
+    let (ok, out) = run(ws.path(), Some(Network::None), &["sh", "-c", "stat -c %a \"$TMPDIR\""]).await;
+    assert!(ok && out.trim() == "700", "{out}");
+}

@@ -1,0 +1,157 @@
+//! The wall between what a tool starts and the gateway, tried as an
+//! attacker would through `switchboard run`: a prompt-injected agent at
+//! risk level `full`, `python3` allowed, `network = "any"` — the broadest
+//! profile an operator writes. A command re-limits and renices the gateway
+//! by pid (as `prlimit` from a confined python did before), and an MCP
+//! server's own children must not outlive the gateway's `kill -9`.
+
+mod support;
+
+use serde_json::json;
+use support::{Gateway, Sandbox, free_port, main_agent_on};
+use switchboard_test_support::{ScriptedModel, Step, tool_results};
+
+const BROAD: &str = "[risk_profiles.default]\nlevel = \"full\"\nblock_high_risk_commands = false\nnetwork = \"any\"\n\
+    allowed_commands = [\"python3\", \"sh\", \"echo\"]\n";
+
+/// Re-limit the gateway (its pid given, and as the parent), renice it.
+const ATTACK: &str = r#"
+import os, resource, sys
+for pid in (int(sys.argv[1]), os.getppid()):
+    for name, step in [
+        ("fsize", lambda: resource.prlimit(pid, resource.RLIMIT_FSIZE, (0, 0))),
+        ("nofile", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, (7, 7))),
+        ("renice", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19)),
+    ]:
+        try:
+            step()
+            print(pid, name, "done")
+        except OSError as e:
+            print(pid, name, "refused", e.strerror)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_relimit_or_renice_the_gateway() {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let config = format!(
+        "{}{BROAD}[channels.local.team]\nallowed_users = [\"*\"]\n",
+        main_agent_on(&model.url(), port, "local.team")
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    let pid = gw.pid().unwrap();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    model.push(Step::tool_call(
+        "file_write",
+        json!({ "path": "attack.py", "content": ATTACK }),
+    ));
+    model.push(Step::tool_call(
+        "shell",
+        json!({ "command": format!("python3 attack.py {pid}") }),
+    ));
+    model.push(Step::text("done"));
+    let mut cursor = 0;
+    gw.send("team", "c1", "cli:ann", "go", false, true).await;
+    gw.wait_for("team", &mut cursor, 60, |e| e["text"].as_str() == Some("done"))
+        .await;
+    let requests = model.requests();
+    let result = &tool_results(requests.last().unwrap())[1];
+    for step in ["fsize", "nofile", "renice"] {
+        assert!(result.contains(&format!("{pid} {step} refused")), "{result}");
+    }
+    // Its parent is its own namespace's init, not the gateway.
+    assert!(
+        result.contains("\n1 fsize ") || result.starts_with("1 fsize "),
+        "{result}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap(),
+        limits,
+        "the gateway's limits changed"
+    );
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let nice = stat.rsplit(')').next().unwrap().split_whitespace().nth(16).unwrap();
+    assert_eq!(nice, "0", "the gateway was reniced");
+    // The gateway still writes and answers.
+    model.push(Step::text("still here"));
+    gw.send("team", "c1", "cli:ann", "again", false, true).await;
+    gw.wait_for("team", &mut cursor, 30, |e| e["text"].as_str() == Some("still here"))
+        .await;
+}
+
+/// A stdio MCP server that, like one running `git fetch`, starts a child
+/// of its own in a new session (out of its process group), then answers.
+const FORKING_SERVER: &str = r#"
+import json, subprocess, sys
+subprocess.Popen(["sleep", sys.argv[1]], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for line in sys.stdin:
+    msg = json.loads(line)
+    mid, method = msg.get("id"), msg.get("method")
+    if mid is None:
+        continue
+    if method == "initialize":
+        res = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+               "serverInfo": {"name": "forks", "version": "1"}}
+    elif method == "tools/list":
+        res = {"tools": [{"name": "noop", "description": "Nothing", "inputSchema": {"type": "object"}}]}
+    else:
+        res = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": res}), flush=True)
+"#;
+
+/// Pids of processes whose command line is `sleep <arg>`.
+fn sleeping(arg: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            (cmdline == format!("sleep\0{arg}\0").as_bytes()).then_some(pid)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_children_die_with_the_gateway() {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let scripts = tempfile::tempdir().unwrap();
+    let server = scripts.path().join("forks.py");
+    std::fs::write(&server, FORKING_SERVER).unwrap();
+    // A duration no other process uses: how the grandchild is found.
+    let arg = format!("{}.{}", 3000 + port % 1000, std::process::id());
+    let config = format!(
+        "{}{BROAD}[channels.local.team]\nallowed_users = [\"*\"]\n[mcp_servers.forks]\ncommand = \"/usr/bin/python3\"\nargs = [\"{}\", \"{arg}\"]\nread_paths = [\"{}\"]\n",
+        main_agent_on(&model.url(), port, "local.team").replacen(
+            "[agents.main]\n",
+            "[agents.main]\nmcp_servers = [\"forks\"]\n",
+            1
+        ),
+        server.display(),
+        scripts.path().display()
+    );
+    let sandbox = Sandbox::new(&config);
+    let mut gw = Gateway::start(&sandbox, port, "team").await;
+    let mut cursor = 0;
+    let text = support::mcp::tools_listing(&gw, &mut cursor).await;
+    assert!(text.contains("forks.noop"), "{text}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sleeping(&arg).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!sleeping(&arg).is_empty(), "the server's child runs");
+    gw.kill();
+    let killed = std::time::Instant::now();
+    while !sleeping(&arg).is_empty() && killed.elapsed() < std::time::Duration::from_secs(2) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        sleeping(&arg),
+        Vec::<i32>::new(),
+        "the server's child outlived the gateway by 2 s"
+    );
+}

@@ -267,3 +267,29 @@ async fn without_landlock_the_shell_refuses_and_says_how_to_opt_out() {
     assert!(!results[0].starts_with("Error"), "{results:?}");
     assert!(opted.gw.log().contains("commands run UNCONFINED"), "{}", opted.gw.log());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_pid_namespace_or_signal_scope_the_shell_refuses() {
+    let simulate = [("SWITCHBOARD_SANDBOX_SIMULATE", "no-pid-namespace,no-landlock-scopes")];
+    let a = Attack::start(&profile("any", ""), &simulate).await;
+    let (results, _) = a.turn(vec![shell("ls")]).await;
+    assert!(
+        results[0].contains("neither a PID namespace nor Landlock's signal scope"),
+        "{results:?}"
+    );
+    assert!(results[0].contains("[sandbox] required = false"), "{results:?}");
+    let check = std::process::Command::new(support::binary())
+        .args(["check", "--config", "switchboard.toml"])
+        .current_dir(a.sandbox.path())
+        .envs(simulate)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{out}");
+    assert!(out.contains("sandbox: pid-namespace missing"), "{out}");
+    assert!(out.contains("sandbox: ipc-namespace active"), "{out}");
+    assert!(
+        out.contains("warning: commands are refused on this kernel (no PID namespace"),
+        "{out}"
+    );
+}

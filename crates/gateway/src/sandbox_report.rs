@@ -5,7 +5,8 @@ use switchboard_config::SandboxConfig;
 use switchboard_sandbox::Support;
 
 /// One line per layer (`active` or `missing`, and what it means), then
-/// what the operator's settings make of a missing Landlock.
+/// what the operator's settings make of a missing Landlock or a missing
+/// wall between commands and the gateway's process.
 pub(crate) fn lines(config: &SandboxConfig) -> Vec<String> {
     let support = Support::get();
     let mut out: Vec<String> = support
@@ -36,6 +37,15 @@ pub(crate) fn warning(config: &SandboxConfig, support: &Support) -> Option<Strin
             "[sandbox] required = false: commands run UNCONFINED on this kernel (no Landlock); they can reach anything this process can".into(),
         ),
     }
+    .or_else(|| match (support.signals_contained(), config.required) {
+        (true, _) => None,
+        (false, true) => Some(
+            "commands are refused on this kernel (no PID namespace and no Landlock signal scope); set [sandbox] required = false to run them anyway".into(),
+        ),
+        (false, false) => Some(
+            "[sandbox] required = false: commands may signal and re-limit the gateway on this kernel (no PID namespace and no Landlock signal scope)".into(),
+        ),
+    })
 }
 
 /// Log the layers at start; a missing Landlock is a warning every time.

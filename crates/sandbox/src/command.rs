@@ -132,7 +132,7 @@ impl Sandbox {
                 _cgroup: None,
             });
         }
-        if !support.pid_namespace && support.landlock_abi < 6 && self.settings.required {
+        if !support.signals_contained() && self.settings.required {
             return Err(format!(
                 "commands are refused: this kernel gives them neither a PID namespace nor Landlock's signal scope (ABI 6, this kernel has {}), so a command could signal or re-limit the gateway; allow unprivileged user namespaces (or run on Linux 6.12 or later), or, to run them anyway, set [sandbox] required = false",
                 support.landlock_abi

@@ -83,6 +83,13 @@ impl Support {
         self.landlock_abi >= 1
     }
 
+    /// Whether a command can neither signal nor re-limit processes outside
+    /// it: a PID namespace of its own, or at least Landlock's signal scope
+    /// (ABI 6) with seccomp refusing the calls that name another process.
+    pub fn signals_contained(&self) -> bool {
+        self.pid_namespace || self.landlock_abi >= 6
+    }
+
     /// Whether a command gets mount and network namespaces of its own.
     pub fn private_namespaces(&self) -> bool {
         self.namespaces || self.root_namespaces

@@ -235,3 +235,26 @@ async fn the_private_temporary_folder_is_the_commands_alone() {
     let (ok, out) = run(ws.path(), Some(Network::None), &["sh", "-c", "stat -c %a \"$TMPDIR\""]).await;
     assert!(ok && out.trim() == "700", "{out}");
 }
+
+#[tokio::test]
+async fn the_namespaces_init_a_copy_of_the_gateway_is_out_of_reach() {
+    let ws = tempfile::tempdir().unwrap();
+    let script = r#"
+import os, signal
+for f in ("environ", "maps", "mem", "fd/0"):
+    try:
+        open("/proc/1/" + f, "rb").read(16)
+        print(f, "read")
+    except OSError as e:
+        print(f, "refused", e.errno)
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    os.kill(1, sig)
+print("init alive", open("/proc/1/stat").read().split()[2] != "Z")
+"#;
+    let (ok, out) = run(ws.path(), Some(Network::Any), &["python3", "-c", script]).await;
+    assert!(ok, "{out}");
+    for f in ["environ", "maps", "mem", "fd/0"] {
+        assert!(out.contains(&format!("{f} refused")), "{f}: {out}");
+    }
+    assert!(out.contains("init alive True"), "{out}");
+}

@@ -196,7 +196,7 @@ async fn console_in_the_terminal_gives_its_person_a_sign_in_link() {
     assert_eq!(code, 0);
 
     let other = Sandbox::new(&format!(
-        "{}{AGENT}[web]\nconsole = true\nconsole_users = [\"cli:someone-else\"]\n",
+        "{}{AGENT}[web]\nlisten = \"127.0.0.1:18098\"\nconsole = true\nconsole_users = [\"cli:someone-else\"]\n",
         provider("primary", &model.url(), "")
     ));
     let mut chat = other.chat(&[]);

@@ -183,3 +183,54 @@ async fn people_by_token_see_only_their_own_chats_and_cannot_act_as_each_other()
     let asked = model.requests()[0].to_string();
     assert!(asked.contains("my secret plans"));
 }
+
+/// Over loopback TCP (`[web].listen`, an opt-in) the local API serves only
+/// aliases that know their people by token; the rest stay on the UNIX
+/// socket, which serves everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tcp_only_channels_with_people_tokens_are_served() {
+    let team = "[channels.local.team.people]\nann = \"ann-token\"\n[channels.local.open]\nallowed_users = [\"*\"]\n";
+    let model = ScriptedModel::start().await;
+    let port = support::free_port();
+    let config = support::with_listen(
+        &format!(
+            "{}[channels.local.team]\nallowed_users = [\"*\"]\n{team}",
+            support::main_agent_on(&model.url(), port, "local.team")
+        ),
+        port,
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "open").await;
+    let tcp = reqwest::Client::new();
+    let events = |alias: &str| format!("http://127.0.0.1:{port}/local/{alias}/events?after=0&wait_ms=0");
+    let r = tcp.get(events("open")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("UNIX socket ([web].socket) only"), "{body}");
+    assert!(body.contains("[channels.local.open.people]"), "{body}");
+    let r = tcp
+        .post(format!("http://127.0.0.1:{port}/local/open/press"))
+        .json(&json!({"chat": "c", "user": "cli:x", "approval_id": "a", "choice": "allow_once"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let r = tcp.get(events("team")).bearer_auth("ann-token").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200, "a channel with people is served over TCP");
+    let r = tcp.get(events("team")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 401, "and wants a person's token there");
+    // Health is served over TCP, and everything on the socket.
+    let r = tcp
+        .get(format!("http://127.0.0.1:{port}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(gw.events("open", 0).await.is_empty());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(sandbox.path().join("data/switchboard.sock"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "the socket is owner-only");
+}

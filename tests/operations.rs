@@ -15,7 +15,7 @@ use switchboard_test_support::{ScriptedModel, Step};
 fn config(model: &str, tg: &str, port: u16, metrics_port: u16) -> String {
     format!(
         "{}[telemetry]\nmetrics_listen = \"127.0.0.1:{metrics_port}\"\n",
-        telegram_dm_config(model, tg, port)
+        support::with_listen(&telegram_dm_config(model, tg, port), port)
     )
 }
 

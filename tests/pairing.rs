@@ -270,7 +270,11 @@ async fn the_console_lists_people_and_lets_an_approver_in_and_out() {
     let model = ScriptedModel::start().await;
     let tg = FakeTelegram::start().await;
     let port = free_port();
-    let config = config(&model.url(), &tg.url(), port).replacen("[web]\n", "[web]\nconsole = true\n", 1);
+    let config = config(&model.url(), &tg.url(), port).replacen(
+        "[web]\n",
+        &format!("[web]\nlisten = \"127.0.0.1:{port}\"\nconsole = true\n"),
+        1,
+    );
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
     let base = format!("http://127.0.0.1:{port}");

@@ -18,11 +18,10 @@ const OPS: i64 = -100_300;
 
 /// `main` on model `p` and `second` on model `q`; `telegram_agent` answers
 /// on Telegram, the other on the local probe.
-fn config(p: &str, q: &str, tg: &str, port: u16, allowed: &str, approvers: &str, telegram_agent: &str) -> String {
+fn config(p: &str, q: &str, tg: &str, _port: u16, allowed: &str, approvers: &str, telegram_agent: &str) -> String {
     let other = if telegram_agent == "main" { "second" } else { "main" };
     format!(
         r#"{}{}[web]
-listen = "127.0.0.1:{port}"
 [agents.{telegram_agent}]
 model_provider = "{}"
 channels = ["telegram.main"]

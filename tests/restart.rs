@@ -126,7 +126,7 @@ async fn a_second_run_on_one_sqlite_file_is_refused() {
     let model = ScriptedModel::start().await;
     let port = support::free_port();
     let sandbox = Sandbox::new(&format!(
-        "{}[web]\nlisten = \"127.0.0.1:{port}\"\n[agents.main]\nmodel_provider = \"primary\"\nchannels = [\"local.team\"]\n[channels.local.team]\nallowed_users = [\"*\"]\n",
+        "{}[web]\n[agents.main]\nmodel_provider = \"primary\"\nchannels = [\"local.team\"]\n[channels.local.team]\nallowed_users = [\"*\"]\n",
         provider("primary", &model.url(), "")
     ));
     let _first = support::Gateway::start(&sandbox, port, "team").await;

@@ -38,7 +38,11 @@ rooms = {{ "ops" = "{OPS}" }}
 [channels.local.probe]
 allowed_users = ["cli:seven"]
 "#,
-        main_agent_on(model, port, "telegram.main").replacen("[web]\n", "[web]\nconsole = true\n", 1),
+        main_agent_on(model, port, "telegram.main").replacen(
+            "[web]\n",
+            &format!("[web]\nlisten = \"127.0.0.1:{port}\"\nconsole = true\n"),
+            1
+        ),
     )
 }
 

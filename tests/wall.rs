@@ -2,8 +2,9 @@
 //! attacker would through `switchboard run`: a prompt-injected agent at
 //! risk level `full`, `python3` allowed, `network = "any"` — the broadest
 //! profile an operator writes. A command re-limits and renices the gateway
-//! by pid (as `prlimit` from a confined python did before), and an MCP
-//! server's own children must not outlive the gateway's `kill -9`.
+//! by pid (as `prlimit` from a confined python did before), looks for the
+//! local API to approve its own request (as it did over loopback TCP), and
+//! an MCP server's own children must not outlive the gateway's `kill -9`.
 
 mod support;
 
@@ -78,6 +79,75 @@ async fn a_command_cannot_relimit_or_renice_the_gateway() {
     gw.send("team", "c1", "cli:ann", "again", false, true).await;
     gw.wait_for("team", &mut cursor, 30, |e| e["text"].as_str() == Some("still here"))
         .await;
+}
+
+/// From inside the sandbox: the gateway's TCP listener (opted in), and
+/// its UNIX socket.
+const KNOCK: &str = r#"
+import json, socket, sys, urllib.request, urllib.error
+port, path = int(sys.argv[1]), "SOCKET"
+def ask(path, body=None):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body,
+                                 headers={"content-type": "application/json"})
+    try:
+        return urllib.request.urlopen(req, timeout=5).status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except Exception as e:
+        return type(e).__name__
+print("healthz", ask("/healthz"))
+print("events", ask("/local/team/events?after=0&wait_ms=0"))
+press = {"chat": "c1", "user": "cli:alice", "approval_id": "x", "choice": "allow_once"}
+print("press", ask("/local/team/press", json.dumps(press).encode()))
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    print("socket connected")
+except OSError as e:
+    print("socket refused", e.errno)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_api_is_no_door_for_a_command_with_the_network() {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let config = support::with_listen(
+        &format!(
+            "{}{BROAD}[channels.local.team]\nallowed_users = [\"*\"]\n",
+            main_agent_on(&model.url(), port, "local.team")
+        ),
+        port,
+    );
+    let sandbox = Sandbox::new(&config);
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    let socket = sandbox.path().join("data/switchboard.sock");
+    assert!(socket.exists());
+    model.push(Step::tool_call(
+        "file_write",
+        // The socket's path goes in the script: the shell's argument checks
+        // would refuse it as a word (the kernel is what is tried here).
+        json!({ "path": "knock.py", "content": KNOCK.replace("SOCKET", &socket.display().to_string()) }),
+    ));
+    model.push(Step::tool_call(
+        "shell",
+        json!({ "command": format!("python3 knock.py {port}") }),
+    ));
+    model.push(Step::text("done"));
+    let mut cursor = 0;
+    gw.send("team", "c1", "cli:ann", "go", false, true).await;
+    gw.wait_for("team", &mut cursor, 60, |e| e["text"].as_str() == Some("done"))
+        .await;
+    let requests = model.requests();
+    let result = &tool_results(requests.last().unwrap())[1];
+    // The listener is reachable (the network is real)...
+    assert!(result.contains("healthz 200"), "{result}");
+    // ...but the local API is not served there for a token-less channel,
+    // and the socket cannot even be opened.
+    assert!(
+        result.contains("events 403") && result.contains("press 403"),
+        "{result}"
+    );
+    assert!(result.contains("socket refused 13"), "{result}");
 }
 
 /// A stdio MCP server that, like one running `git fetch`, starts a child

@@ -14,7 +14,7 @@ use switchboard_test_support::{ScriptedModel, Step};
 /// Seconds an instance may be silent before another takes its channels.
 pub(crate) const LEASE: u64 = 3;
 
-pub(crate) fn config(pg: &str, model: &str, reviewer: &str, tg: &str, port: u16) -> String {
+pub(crate) fn config(pg: &str, model: &str, reviewer: &str, tg: &str, _port: u16) -> String {
     let route = switchboard_test_support::config::ops_route("cli:alice");
     let telegram = switchboard_test_support::config::telegram_main(tg);
     format!(
@@ -22,7 +22,6 @@ pub(crate) fn config(pg: &str, model: &str, reviewer: &str, tg: &str, port: u16)
 [cluster]
 lease_secs = {LEASE}
 {}{}[web]
-listen = "127.0.0.1:{port}"
 [agents.main]
 model_provider = "p"
 channels = ["telegram.main", "local.team"]

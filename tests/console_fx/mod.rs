@@ -25,7 +25,7 @@ pub(crate) fn config(main: &str, reviewer: &str, port: u16) -> String {
         )
         .replacen(
             "[web]\n",
-            "[web]\nconsole = true\nconsole_users = [\"cli:viewer\"]\n",
+            &format!("[web]\nlisten = \"127.0.0.1:{port}\"\nconsole = true\nconsole_users = [\"cli:viewer\"]\n"),
             1,
         )
 }

@@ -1,6 +1,7 @@
 //! `switchboard run` as a person sees it through local channels: send
-//! messages and button presses over the loopback HTTP API, read what the
-//! bot posted.
+//! messages and button presses over the local HTTP API on the gateway's
+//! UNIX socket (`data/switchboard.sock` in the sandbox), read what the bot
+//! posted.
 
 use super::{Sandbox, binary};
 use serde_json::{Value, json};
@@ -55,8 +56,11 @@ impl Gateway {
         let gw = Self {
             child: Some(child),
             log: log_path.clone(),
-            base: format!("http://127.0.0.1:{port}"),
-            http: reqwest::Client::new(),
+            base: "http://localhost".into(),
+            http: reqwest::Client::builder()
+                .unix_socket(sandbox.path().join("data/switchboard.sock"))
+                .build()
+                .unwrap(),
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -68,7 +72,7 @@ impl Gateway {
             }
             if Instant::now() > deadline {
                 let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                panic!("switchboard run did not come up on port {port}; log:\n{log}");
+                panic!("switchboard run did not come up on its socket (port {port}); log:\n{log}");
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -185,6 +185,12 @@ pub(crate) fn telegram_dm_config(model: &str, tg: &str, port: u16) -> String {
     )
 }
 
+/// `config` with the local TCP listener opted in on `port` (for the
+/// console and health over TCP), added to its `[web]` table.
+pub(crate) fn with_listen(config: &str, port: u16) -> String {
+    config.replacen("[web]\n", &format!("[web]\nlisten = \"127.0.0.1:{port}\"\n"), 1)
+}
+
 /// A minimal provider section pointing at a scripted model.
 pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     format!(
@@ -192,11 +198,13 @@ pub(crate) fn provider(name: &str, url: &str, extra: &str) -> String {
     )
 }
 
-/// The start of a gateway config: the model provider `p` at `model`, the
-/// local web API on `port`, and agent `main` answering on `channel`.
-pub(crate) fn main_agent_on(model: &str, port: u16, channel: &str) -> String {
+/// The start of a gateway config: the model provider `p` at `model`, an
+/// empty `[web]` table (the local API on its default UNIX socket; tests
+/// that want TCP add `listen = "127.0.0.1:<port>"` with [`with_listen`]),
+/// and agent `main` answering on `channel`.
+pub(crate) fn main_agent_on(model: &str, _port: u16, channel: &str) -> String {
     format!(
-        "{}[web]\nlisten = \"127.0.0.1:{port}\"\n[agents.main]\nmodel_provider = \"p\"\nchannels = [\"{channel}\"]\n",
+        "{}[web]\n[agents.main]\nmodel_provider = \"p\"\nchannels = [\"{channel}\"]\n",
         provider("p", model, "")
     )
 }
@@ -288,11 +296,10 @@ pub(crate) fn fresh_database(name: &str) -> Option<String> {
 /// model at `main`) may delegate to `reviewer` (on the model at
 /// `reviewer`) with a `full` default risk profile; `route` is appended to
 /// that profile (an `approval_route` table, or nothing).
-pub(crate) fn team_with_reviewer(main: &str, reviewer: &str, port: u16, route: &str) -> String {
+pub(crate) fn team_with_reviewer(main: &str, reviewer: &str, _port: u16, route: &str) -> String {
     format!(
         r#"{}{}
 [web]
-listen = "127.0.0.1:{port}"
 [agents.main]
 model_provider = "pmain"
 channels = ["local.team"]

@@ -8,7 +8,21 @@
 //! be one too. With `[channels.local.<alias>] token` set, every request to
 //! that alias must also carry `Authorization: Bearer <token>`.
 
+use axum::extract::connect_info::Connected;
 use axum::http::HeaderMap;
+use axum::serve::IncomingStream;
+use tokio::net::UnixListener;
+
+/// A caller on the UNIX socket (which only the gateway's own user, and
+/// root, may connect to).
+#[derive(Clone, Debug)]
+pub(crate) struct UnixPeer;
+
+impl Connected<IncomingStream<'_, UnixListener>> for UnixPeer {
+    fn connect_info(_stream: IncomingStream<'_, UnixListener>) -> Self {
+        Self
+    }
+}
 
 /// `localhost`, `*.localhost`, `127.0.0.0/8` and `::1`, with or without a port.
 pub(crate) fn is_loopback_host(host: &str) -> bool {

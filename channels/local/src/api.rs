@@ -129,29 +129,6 @@ impl LocalHub {
             .route_layer(middleware::from_fn_with_state(self.clone(), guard))
             .with_state(self.clone())
     }
-
-    /// Bind `listen` and serve until the task is aborted; returns the bound address.
-    pub async fn serve(&self, listen: &str) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-        self.serve_with(listen, Router::new()).await
-    }
-
-    /// `serve`, with more routes (the operator console) on the same listener.
-    pub async fn serve_with(
-        &self,
-        listen: &str,
-        more: Router,
-    ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-        let listener = tokio::net::TcpListener::bind(listen).await?;
-        let addr = listener.local_addr()?;
-        let app = self.router().merge(more);
-        let task = tokio::spawn(async move {
-            let app = app.into_make_service_with_connect_info::<SocketAddr>();
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "local channel server stopped");
-            }
-        });
-        Ok((addr, task))
-    }
 }
 
 fn unknown(alias: &str) -> Response {
@@ -173,14 +150,28 @@ async fn guard(
     req: Request,
     next: Next,
 ) -> Response {
-    // The peer must be this machine (fail closed when it is not known).
-    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
-    if !peer.is_some_and(|p| p.ip().is_loopback()) {
-        tracing::warn!(?peer, "local API request from another machine refused");
-        let error = "the local API answers only callers on this machine";
-        return (StatusCode::FORBIDDEN, Json(json!({ "error": error }))).into_response();
-    }
     let alias = params.get("alias");
+    // The peer must be this machine (fail closed when it is not known):
+    // the owner-only UNIX socket, or loopback TCP — where only channels
+    // that know their people by token are served.
+    let unix = req.extensions().get::<ConnectInfo<access::UnixPeer>>().is_some();
+    if !unix {
+        let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+        if !peer.is_some_and(|p| p.ip().is_loopback()) {
+            tracing::warn!(?peer, "local API request from another machine refused");
+            let error = "the local API answers only callers on this machine";
+            return (StatusCode::FORBIDDEN, Json(json!({ "error": error }))).into_response();
+        }
+        if let Some(alias) = alias
+            && !hub.people.contains_key(alias)
+        {
+            tracing::warn!(%alias, "local API request over TCP to a channel without people tokens refused");
+            let error = format!(
+                "local channel '{alias}' is served on the gateway's UNIX socket ([web].socket) only: over TCP, a channel must know its people by token ([channels.local.{alias}.people])"
+            );
+            return (StatusCode::FORBIDDEN, Json(json!({ "error": error }))).into_response();
+        }
+    }
     let token = alias.and_then(|a| hub.tokens.get(a)).map(String::as_str);
     if let Some((status, error)) = access::refusal(req.headers(), token) {
         tracing::warn!(%error, "local API request refused");

@@ -1,7 +1,9 @@
 //! Local channels (`local.<alias>`): chats that live on this machine.
 //!
-//! People, scripts and tests talk to agents through a small HTTP API on
-//! loopback, served by one [`LocalHub`] for every local instance:
+//! People, scripts and tests talk to agents through a small HTTP API,
+//! served by one [`LocalHub`] for every local instance on the gateway's
+//! owner-only UNIX socket and, as an opt-in, on loopback TCP (there only
+//! for channels that know their people by token):
 //!
 //! * `POST /local/{alias}/send` — a person writes into a chat
 //!   (`{chat, thread?, user, name?, text, mentioned?, direct?, files?}`,
@@ -25,6 +27,7 @@ mod access;
 mod api;
 mod channel;
 mod files;
+mod serve;
 
 pub use api::LocalHub;
 pub use channel::{Event, LocalChannel};

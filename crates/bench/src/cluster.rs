@@ -18,7 +18,8 @@ const LEASE_SECS: u64 = 3;
 
 struct Node {
     child: Child,
-    port: u16,
+    /// A client of the node's local API (its UNIX socket).
+    http: reqwest::Client,
 }
 
 impl Drop for Node {
@@ -34,7 +35,6 @@ struct Bench {
     tg: FakeTelegram,
     model: ScriptedModel,
     store: Store,
-    http: reqwest::Client,
 }
 
 fn free_port() -> anyhow::Result<u16> {
@@ -42,12 +42,12 @@ fn free_port() -> anyhow::Result<u16> {
 }
 
 impl Bench {
-    /// Start one node (its own folder and local API port).
+    /// Start one node (its own folder, and so its own local API socket).
     async fn node(&self, n: usize) -> anyhow::Result<Node> {
         let port = free_port()?;
         let dir = self.dir.join(format!("node-{n}-{port}"));
         std::fs::create_dir_all(&dir)?;
-        let text = std::fs::read_to_string(&self.config)?.replace("PORT", &port.to_string());
+        let text = std::fs::read_to_string(&self.config)?;
         let config = dir.join("switchboard.toml");
         std::fs::write(&config, text)?;
         let log = std::fs::File::create(dir.join("gateway.log"))?;
@@ -59,7 +59,10 @@ impl Bench {
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()?;
-        let node = Node { child, port };
+        let http = reqwest::Client::builder()
+            .unix_socket(dir.join("data/switchboard.sock"))
+            .build()?;
+        let node = Node { child, http };
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.events(&node, "ops").await.is_err() {
             anyhow::ensure!(Instant::now() < deadline, "a node did not come up");
@@ -69,8 +72,8 @@ impl Bench {
     }
 
     async fn events(&self, node: &Node, alias: &str) -> anyhow::Result<Vec<Value>> {
-        let url = format!("http://127.0.0.1:{}/local/{alias}/events?after=0&wait_ms=0", node.port);
-        let v: Value = self.http.get(url).send().await?.error_for_status()?.json().await?;
+        let url = format!("http://localhost/local/{alias}/events?after=0&wait_ms=0");
+        let v: Value = node.http.get(url).send().await?.error_for_status()?.json().await?;
         Ok(v["events"].as_array().cloned().unwrap_or_default())
     }
 
@@ -175,7 +178,6 @@ base_url = "{model}"
 model = "instant"
 max_retries = 0
 [web]
-listen = "127.0.0.1:PORT"
 [agents.main]
 model_provider = "p"
 channels = ["telegram.main"]
@@ -203,7 +205,6 @@ allowed_users = ["cli:alice"]
             store: Store::open(&url).await?,
             tg,
             model,
-            http: reqwest::Client::new(),
         })
     }
 }
@@ -331,9 +332,9 @@ async fn approvals_across(bench: &Bench, nodes: &mut Vec<Node>, approvals: usize
         let t = Instant::now();
         let body =
             json!({"chat": "ops-room", "user": "cli:alice", "text": format!("/approve {id}"), "mentioned": true});
-        bench
+        nodes[other]
             .http
-            .post(format!("http://127.0.0.1:{}/local/ops/send", nodes[other].port))
+            .post("http://localhost/local/ops/send")
             .json(&body)
             .send()
             .await?

@@ -75,6 +75,13 @@ session_queue = 1000
 {extra}"#,
         d = dir.display(),
     );
+    // The local API's socket in the bench's folder, not the working one.
+    let socket = format!("[web]\nsocket = \"{}/api.sock\"\n", dir.display());
+    let config = if config.contains("[web]\n") {
+        config.replacen("[web]\n", &socket, 1)
+    } else {
+        format!("{config}\n{socket}")
+    };
     let path = dir.join("switchboard.toml");
     std::fs::write(&path, config)?;
     Ok(path)

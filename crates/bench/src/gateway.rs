@@ -15,7 +15,7 @@ pub(crate) async fn gateway(messages: usize, users: usize) -> anyhow::Result<Exi
     let (model, dir, path) = instant_setup(
         messages + users,
         "local.bench",
-        "[web]\nlisten = \"127.0.0.1:0\"\n[channels.local.bench]\nallowed_users = [\"*\"]\n",
+        "[channels.local.bench]\nallowed_users = [\"*\"]\n",
     )
     .await?;
     let t = Instant::now();

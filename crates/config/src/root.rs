@@ -102,9 +102,14 @@ impl Default for Lane {
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct WebConfig {
-    /// Loopback address to listen on; the API has no authentication, so
-    /// only loopback addresses are accepted.
-    pub listen: String,
+    /// The UNIX socket the local channels' API (and health and metrics)
+    /// is served on: owner-only, outside every workspace. Relative paths
+    /// are taken from the working folder, as the default database is.
+    pub socket: String,
+    /// A loopback TCP address to serve on as well (opt-in): the console,
+    /// health and metrics, and the local API only for channels that know
+    /// their people by token.
+    pub listen: Option<String>,
     /// Serve the operator console under `/console` (docs/console.md).
     pub console: bool,
     /// People who may sign in to the console besides approvers.
@@ -122,7 +127,8 @@ pub struct WebConfig {
 impl Default for WebConfig {
     fn default() -> Self {
         Self {
-            listen: "127.0.0.1:8088".into(),
+            socket: "data/switchboard.sock".into(),
+            listen: None,
             console: false,
             console_users: Vec::new(),
             public_url: None,
@@ -133,13 +139,18 @@ impl Default for WebConfig {
 
 impl WebConfig {
     /// The base of console links: `public_url` without a trailing slash,
-    /// or `http://<listen>`.
+    /// or `http://<console_listen or listen>`.
     pub fn base_url(&self) -> String {
-        match (&self.public_url, &self.console_listen) {
+        match (&self.public_url, self.console_listen.as_ref().or(self.listen.as_ref())) {
             (Some(u), _) => u.trim_end_matches('/').to_string(),
-            (None, Some(console)) => format!("http://{console}"),
-            (None, None) => format!("http://{}", self.listen),
+            (None, Some(addr)) => format!("http://{addr}"),
+            (None, None) => "http://localhost".into(),
         }
+    }
+
+    /// Where the console is served over TCP: its own listener, or `listen`.
+    pub fn console_addr(&self) -> Option<&str> {
+        self.console_listen.as_deref().or(self.listen.as_deref())
     }
 }
 

@@ -448,3 +448,27 @@ fn an_agents_models_must_be_configured_providers() {
         "unknown provider 'nope'",
     );
 }
+
+#[test]
+fn the_local_api_socket_stays_out_of_the_workspace_and_the_console_needs_tcp() {
+    assert_problem(
+        "[web]\nsocket = \"workspace/main/api.sock\"\n",
+        "web.socket",
+        "where commands could reach it",
+    );
+    assert_problem(
+        "[web]\nsocket = \"data/../workspace/x.sock\"\n",
+        "web.socket",
+        "where commands could reach it",
+    );
+    assert_problem(
+        &format!("[web]\nsocket = \"/{}/s.sock\"\n", "d".repeat(120)),
+        "web.socket",
+        "the limit is 107",
+    );
+    assert_problem("[web]\nconsole = true\n", "web.console", "needs a TCP address");
+    assert_problem("[web]\nlisten = \"0.0.0.0:8088\"\n", "web.listen", "loopback address");
+    let ok =
+        format!("{BASE}\n[web]\nsocket = \"data/switchboard.sock\"\nlisten = \"127.0.0.1:8088\"\nconsole = true\n");
+    assert!(Config::from_toml_str(&ok, "test.toml").is_ok());
+}

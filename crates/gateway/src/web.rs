@@ -1,8 +1,11 @@
-//! The `[web]` listeners: the local chats' API on `listen` and the
-//! operator console beside it, or, with `console_listen`, on a listener of
-//! its own (the one a reverse proxy forwards to; the local API's stays
-//! private). Health and metrics (see `ops`) are served on `listen` and,
-//! with `[telemetry] metrics_listen`, on a listener of their own.
+//! The `[web]` listeners: the local chats' API on the owner-only UNIX
+//! socket `socket` (with health and metrics), and, as an opt-in, on
+//! loopback TCP `listen` beside the operator console (there only for
+//! channels that know their people by token); or the console, with
+//! `console_listen`, on a listener of its own (the one a reverse proxy
+//! forwards to). Health and metrics (see `ops`) are also served on
+//! `listen` and, with `[telemetry] metrics_listen`, on a listener of their
+//! own.
 
 use crate::console::Console;
 use crate::ops::Ops;
@@ -10,8 +13,9 @@ use std::sync::Arc;
 use switchboard_channel_local::LocalHub;
 use switchboard_config::Config;
 
-/// Serve the local API (and the console, when given) when there is one,
-/// and the metrics listener when configured; the server tasks.
+/// Serve the local API and health on the UNIX socket, the console and
+/// health on TCP when configured, and the metrics listener when
+/// configured; the server tasks.
 pub(crate) async fn serve(
     config: &Config,
     hub: &LocalHub,
@@ -24,20 +28,26 @@ pub(crate) async fn serve(
         tasks.push(own_listener(listen, "[telemetry].metrics_listen", ops.clone().routes()).await?);
         tracing::info!(addr = %listen, "metrics and health listening on their own address");
     }
-    if local_aliases.is_empty() && console.is_none() {
-        return Ok(tasks);
-    }
-    let routes = console.map_or_else(axum::Router::new, |c| Arc::new(c).routes());
-    let (with_api, own) = match &config.web.console_listen {
-        Some(listen) if config.web.console => (axum::Router::new(), Some((listen.clone(), routes))),
-        _ => (routes, None),
+    let socket = std::path::Path::new(&config.web.socket);
+    tasks.push(
+        hub.serve_unix(socket, ops.clone().routes())
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot serve the local API on {} ([web].socket): {e}", socket.display()))?,
+    );
+    tracing::info!(socket = %socket.display(), channels = ?local_aliases, "local API listening on its UNIX socket");
+    let console = console.map(|c| Arc::new(c).routes());
+    let (with_listen, own) = match (&config.web.console_listen, console) {
+        (Some(listen), Some(routes)) => (axum::Router::new(), Some((listen.clone(), routes))),
+        (_, routes) => (routes.unwrap_or_default(), None),
     };
-    let (addr, task) = hub
-        .serve_with(&config.web.listen, with_api.merge(ops.routes()))
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {} ([web].listen): {e}", config.web.listen))?;
-    tracing::info!(%addr, channels = ?local_aliases, console = config.web.console && own.is_none(), "local API listening");
-    tasks.push(task);
+    if let Some(listen) = &config.web.listen {
+        let (addr, task) = hub
+            .serve_with(listen, with_listen.merge(ops.routes()))
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {listen} ([web].listen): {e}"))?;
+        tracing::info!(%addr, console = config.web.console && own.is_none(), "local TCP listener (local API only for channels with people tokens)");
+        tasks.push(task);
+    }
     if let Some((listen, routes)) = own {
         tasks.push(own_listener(&listen, "[web].console_listen", routes).await?);
         tracing::info!(addr = %listen, "console listening on its own address");

@@ -139,24 +139,7 @@ impl Sandbox {
             ));
         }
         let limits = self.settings.limits;
-        let mut unshare = 0;
-        if support.private_namespaces() {
-            unshare |= libc::CLONE_NEWNS;
-            if support.namespaces {
-                unshare |= libc::CLONE_NEWUSER;
-            }
-            if support.pid_namespace {
-                unshare |= libc::CLONE_NEWPID;
-            }
-            if support.ipc_namespace {
-                unshare |= libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-            }
-            if network != Network::Any {
-                unshare |= libc::CLONE_NEWNET;
-            }
-        } else if network == Network::Loopback {
-            return Err("network = \"loopback\" needs network namespaces, which this system does not allow; use \"none\" or \"any\" in the risk profile".into());
-        }
+        let unshare = unshare_flags(support, network)?;
         let writable = if support.private_namespaces() {
             let c = |p: &Path| {
                 let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
@@ -185,26 +168,7 @@ impl Sandbox {
             loopback_up: network == Network::Loopback,
             writable,
             cwd: None,
-            limits: [
-                // Counted per user namespace: without one it would count
-                // the gateway's own threads too.
-                support.namespaces.then_some((
-                    libc::RLIMIT_NPROC,
-                    u64::from(limits.max_processes),
-                    u64::from(limits.max_processes),
-                )),
-                Some((libc::RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files)),
-                Some((libc::RLIMIT_FSIZE, limits.max_file_size, limits.max_file_size)),
-                Some((
-                    libc::RLIMIT_CPU,
-                    limits.max_cpu_secs,
-                    limits.max_cpu_secs.saturating_add(1),
-                )),
-                Some((libc::RLIMIT_CORE, 0, 0)),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
+            limits: rlimits(limits, support.namespaces),
             ruleset: Option::<OwnedFd>::from(ruleset),
             seccomp: crate::seccomp::filter(network == Network::None, unshare & libc::CLONE_NEWPID != 0),
         };
@@ -215,6 +179,52 @@ impl Sandbox {
             _cgroup: cgroup,
         })
     }
+}
+
+/// The namespaces a program gets on this system with `network`, or why
+/// it may not run.
+fn unshare_flags(support: &Support, network: Network) -> Result<libc::c_int, String> {
+    if !support.private_namespaces() {
+        if network == Network::Loopback {
+            return Err("network = \"loopback\" needs network namespaces, which this system does not allow; use \"none\" or \"any\" in the risk profile".into());
+        }
+        return Ok(0);
+    }
+    let mut unshare = libc::CLONE_NEWNS;
+    if support.namespaces {
+        unshare |= libc::CLONE_NEWUSER;
+    }
+    if support.pid_namespace {
+        unshare |= libc::CLONE_NEWPID;
+    }
+    if support.ipc_namespace {
+        unshare |= libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    }
+    if network != Network::Any {
+        unshare |= libc::CLONE_NEWNET;
+    }
+    Ok(unshare)
+}
+
+/// `(resource, soft, hard)` for `limits`; the process count only in a user
+/// namespace of its own (`own_user_ns`): without one it would count the
+/// gateway's own threads too.
+fn rlimits(limits: Limits, own_user_ns: bool) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
+    let processes = u64::from(limits.max_processes);
+    [
+        own_user_ns.then_some((libc::RLIMIT_NPROC, processes, processes)),
+        Some((libc::RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files)),
+        Some((libc::RLIMIT_FSIZE, limits.max_file_size, limits.max_file_size)),
+        Some((
+            libc::RLIMIT_CPU,
+            limits.max_cpu_secs,
+            limits.max_cpu_secs.saturating_add(1),
+        )),
+        Some((libc::RLIMIT_CORE, 0, 0)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 impl Confined {

@@ -4,23 +4,33 @@
 use super::user_list;
 use crate::{Config, Problem};
 
-/// `[web]`: loopback listeners, console users and the public address.
+/// `[web]`: the local API's socket, loopback listeners, console users and
+/// the public address.
 pub(super) fn web(c: &Config, v: &mut Vec<Problem>) {
-    match c.web.listen.parse::<std::net::SocketAddr>() {
-        Ok(addr) if addr.ip().is_loopback() => {}
-        Ok(_) => v.push(Problem::new(
-            "web.listen",
-            "the local HTTP API has no authentication; listen on a loopback address such as 127.0.0.1:8088",
-        )),
-        Err(_) => v.push(Problem::new(
-            "web.listen",
-            format!("'{}' is not an address like 127.0.0.1:8088", c.web.listen),
-        )),
+    socket(c, v);
+    if let Some(listen) = &c.web.listen {
+        match listen.parse::<std::net::SocketAddr>() {
+            Ok(addr) if addr.ip().is_loopback() => {}
+            Ok(_) => v.push(Problem::new(
+                "web.listen",
+                "the local TCP listener must stay on this machine; listen on a loopback address such as 127.0.0.1:8088",
+            )),
+            Err(_) => v.push(Problem::new(
+                "web.listen",
+                format!("'{listen}' is not an address like 127.0.0.1:8088"),
+            )),
+        }
+    }
+    if c.web.console && c.web.console_addr().is_none() {
+        v.push(Problem::new(
+            "web.console",
+            "the console is a web page and needs a TCP address: set web.console_listen = \"127.0.0.1:8089\" (or web.listen)",
+        ));
     }
     user_list("web.console_users", &c.web.console_users, false, v);
     match &c.web.console_listen {
         Some(l) => match l.parse::<std::net::SocketAddr>() {
-            Ok(addr) if addr.ip().is_loopback() && *l != c.web.listen => {}
+            Ok(addr) if addr.ip().is_loopback() && Some(l) != c.web.listen.as_ref() => {}
             Ok(_) => v.push(Problem::new(
                 "web.console_listen",
                 "must be a loopback address other than web.listen, such as 127.0.0.1:8089 (the reverse proxy forwards to it)",
@@ -59,7 +69,7 @@ pub(super) fn telemetry(c: &Config, v: &mut Vec<Problem>) {
     let Some(l) = &c.telemetry.metrics_listen else {
         return;
     };
-    let taken = [Some(&c.web.listen), c.web.console_listen.as_ref()];
+    let taken = [c.web.listen.as_ref(), c.web.console_listen.as_ref()];
     match l.parse::<std::net::SocketAddr>() {
         Ok(_) if taken.contains(&Some(l)) => v.push(Problem::new(
             "telemetry.metrics_listen",
@@ -103,4 +113,48 @@ pub(super) fn local(c: &Config, v: &mut Vec<Problem>) {
             }
         }
     }
+}
+
+/// `web.socket`: a path a UNIX socket can have, outside every workspace
+/// (a command may read and write its workspace).
+fn socket(c: &Config, v: &mut Vec<Problem>) {
+    let path = std::path::Path::new(&c.web.socket);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let absolute = cwd.join(path);
+    if c.web.socket.is_empty() || absolute.as_os_str().len() >= 108 {
+        v.push(Problem::new(
+            "web.socket",
+            format!(
+                "'{}' cannot be a UNIX socket's path (empty, or {} bytes from the working folder; the limit is 107): choose a shorter path such as data/switchboard.sock",
+                c.web.socket,
+                absolute.as_os_str().len()
+            ),
+        ));
+    }
+    // Every agent's and MCP server's workspace lies in workspace_dir.
+    let ws = &c.workspace_dir;
+    if lexical(&absolute).starts_with(lexical(&cwd.join(ws))) {
+        v.push(Problem::new(
+            "web.socket",
+            format!(
+                "'{}' lies in the workspace folder '{ws}', where commands could reach it; put it in the data folder, e.g. data/switchboard.sock",
+                c.web.socket
+            ),
+        ));
+    }
+}
+
+/// `path` with `.` and `..` resolved by name (the folders may not exist yet).
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -62,17 +62,22 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What this host's gateway answers on `/readyz` (its `[web].listen`).
+/// What this host's gateway answers on `/readyz`: on the metrics
+/// listener when there is one, else on its UNIX socket (`[web].socket`).
 async fn local_readiness(config: &Config) -> String {
-    // The metrics listener when there is one (it always serves /readyz;
-    // web.listen only does with local chats or the console).
-    let addr = config.telemetry.metrics_listen.as_deref().unwrap_or(&config.web.listen);
-    let addr = addr.replace("0.0.0.0", "127.0.0.1");
-    let url = format!("http://{addr}/readyz");
-    let client = switchboard_http::client_builder()
-        .timeout(std::time::Duration::from_secs(2))
-        .build();
-    let answer = match client {
+    let builder = switchboard_http::client_builder().timeout(std::time::Duration::from_secs(2));
+    let (builder, url, at) = match config.telemetry.metrics_listen.as_deref() {
+        Some(addr) => {
+            let addr = addr.replace("0.0.0.0", "127.0.0.1");
+            (builder, format!("http://{addr}/readyz"), addr)
+        }
+        None => (
+            builder.unix_socket(std::path::Path::new(&config.web.socket)),
+            "http://localhost/readyz".to_string(),
+            config.web.socket.clone(),
+        ),
+    };
+    let answer = match builder.build() {
         Ok(c) => c.get(&url).send().await,
         Err(e) => return format!("readiness: cannot ask ({e})"),
     };
@@ -81,9 +86,9 @@ async fn local_readiness(config: &Config) -> String {
             let code = r.status().as_u16();
             let body = r.text().await.unwrap_or_default();
             let word = if code == 200 { "ready" } else { "NOT ready" };
-            format!("readiness of the gateway at {addr}: {word} {}", body.trim())
+            format!("readiness of the gateway at {at}: {word} {}", body.trim())
         }
-        Err(_) => format!("readiness: no gateway answers at {url} on this host"),
+        Err(_) => format!("readiness: no gateway answers at {at} on this host"),
     }
 }
 

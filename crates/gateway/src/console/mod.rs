@@ -52,7 +52,7 @@ impl Console {
     ) -> Self {
         let web = &runtime.config().web;
         let mut hosts = Vec::new();
-        for listen in std::iter::once(&web.listen).chain(web.console_listen.as_ref()) {
+        for listen in web.listen.iter().chain(web.console_listen.as_ref()) {
             hosts.push(listen.clone());
             if let Some(port) = listen.rsplit_once(':').map(|(_, p)| p) {
                 hosts.push(format!("localhost:{port}"));

@@ -1,7 +1,9 @@
 //! What confinement costs (`cargo bench -p switchboard-sandbox`): the time
 //! to run `true` unconfined and confined (each network mode), and a 4 KiB
 //! file read the way `file_read` did it before (tokio::fs) and now (a
-//! thread confined to the workspace). Prints p50/p99 over N runs and the
+//! thread confined to the workspace), and a stdio tool server's start (a
+//! python3 answering one JSON-RPC line, as MCP servers answer
+//! `initialize`) unconfined and confined. Prints p50/p99 over N runs and the
 //! added cost; targets: ≤ 2 ms per command, ≤ 0.2 ms per file operation.
 
 use std::time::{Duration, Instant};
@@ -30,6 +32,46 @@ async fn run_true(ws: &std::path::Path, network: Option<Network>) -> Duration {
     assert!(status.success());
     drop(guard);
     started.elapsed()
+}
+
+/// A stdio tool server's start: spawn a python3 that answers one JSON-RPC
+/// line (as an MCP server answers `initialize`), confined as MCP servers
+/// are or not, until its answer is read.
+async fn stdio_server_answer(ws: &std::path::Path, confine: bool) -> Duration {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    const SERVER: &str = "import json,sys\nm=json.loads(sys.stdin.readline())\nprint(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{}}),flush=True)\n";
+    let sandbox = Sandbox::new(Settings::default());
+    let started = Instant::now();
+    let mut cmd = tokio::process::Command::new("python3");
+    cmd.args(["-c", SERVER])
+        .current_dir(ws)
+        .env_clear()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let guard = confine.then(|| {
+        let mut c = sandbox.confine(ws, Network::None).expect("this kernel confines");
+        c.die_with_gateway();
+        c.apply(&mut cmd);
+        c
+    });
+    let mut child = cmd.spawn().expect("python3 runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n")
+        .await
+        .unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    assert!(line.contains("\"id\": 1"), "{line}");
+    let took = started.elapsed();
+    drop(stdin);
+    let _ = child.wait().await;
+    drop(guard);
+    took
 }
 
 async fn read_before(path: &std::path::Path) -> Duration {
@@ -88,6 +130,17 @@ async fn main() {
     }
     rows.push(("file_read 4 KiB, tokio::fs (before)", percentiles(before)));
     rows.push(("file_read 4 KiB, confined thread (now)", percentiles(after)));
+    for (name, confine) in [
+        ("stdio server's first answer, unconfined", false),
+        ("stdio server's first answer, confined", true),
+    ] {
+        let _ = stdio_server_answer(ws.path(), confine).await;
+        let mut times = Vec::with_capacity(RUNS / 6);
+        for _ in 0..RUNS / 6 {
+            times.push(stdio_server_answer(ws.path(), confine).await);
+        }
+        rows.push((name, percentiles(times)));
+    }
     println!("{:<42} {:>9} {:>9}", "", "p50 ms", "p99 ms");
     for (name, (p50, p99)) in &rows {
         println!("{name:<42} {p50:>9.3} {p99:>9.3}");
@@ -102,5 +155,9 @@ async fn main() {
     println!(
         "added per file operation: {:+.3} ms at p50 (target ≤ 0.2 ms)",
         rows[5].1.0 - rows[4].1.0
+    );
+    println!(
+        "added to a stdio server's start: {:+.3} ms at p50",
+        rows[7].1.0 - rows[6].1.0
     );
 }

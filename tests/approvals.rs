@@ -303,3 +303,50 @@ async fn a_request_of_a_stopped_run_is_closed() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("cancelled"), "{out}");
 }
+
+/// A reload takes an approver off the route while a request waits: her
+/// allow is refused (the request stays open), and the approver still named
+/// decides it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_a_reload_removed_decides_nothing_already_waiting() {
+    let model = ScriptedModel::start().await;
+    let port = free_port();
+    let both = config(&model.url(), port, 60)
+        .replace(
+            "approvers = [\"cli:alice\"]",
+            "approvers = [\"cli:alice\", \"cli:dave\"]",
+        )
+        .replace("[\"cli:alice\", \"cli:mallory\"]", "[\"cli:alice\", \"cli:dave\"]");
+    let sandbox = Sandbox::new(&both);
+    let gw = Gateway::start(&sandbox, port, "team").await;
+    model.push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})));
+    model.push(Step::text("Stored it.").when_last_contains("stored memory"));
+    let (mut team, mut ops) = (0, 0);
+    gw.send("team", "general", "cli:bob", "@bot remember k", true, false)
+        .await;
+    let prompt = gw.wait_for("ops", &mut ops, 20, is_prompt).await;
+    let id = prompt["approval_id"].as_str().unwrap().to_string();
+
+    let only_dave = both.replace(
+        "approvers = [\"cli:alice\", \"cli:dave\"]",
+        "approvers = [\"cli:dave\"]",
+    );
+    std::fs::write(sandbox.config_path(), only_dave).unwrap();
+    gw.signal("HUP");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !gw.log().contains("configuration reloaded") {
+        assert!(std::time::Instant::now() < deadline, "no reload: {}", gw.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    gw.press("ops", "room-1", "cli:alice", &id, "allow_once").await;
+    let refusal = gw.wait_for("ops", &mut ops, 10, |e| e["kind"] == "message").await;
+    assert_eq!(
+        refusal["text"],
+        format!(
+            "cli:alice is no longer an approver (the configuration changed after approval {id} was asked): only the current approvers can decide it. The request stays open."
+        )
+    );
+    assert_eq!(model.requests().len(), 1, "the tool did not run on her allow");
+    gw.press("ops", "room-1", "cli:dave", &id, "allow_once").await;
+    gw.wait_for("team", &mut team, 20, |e| e["text"] == "Stored it.").await;
+}

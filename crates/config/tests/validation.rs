@@ -343,10 +343,13 @@ fn mcp_servers_need_one_transport_and_agents_name_known_ones() {
         "mcp_servers.a.b",
         "only letters",
     );
+    assert_problem("[mcp_servers.t_]\ncommand = \"x\"", "mcp_servers.t_", "or end with '_'");
+    // Server `a__b`'s tool `c` and server `a`'s tool `b__c` would both be
+    // `a__b__c` to the model.
     assert_problem(
-        "[mcp_servers.t_]\ncommand = \"x\"",
-        "mcp_servers.t_",
-        "may not end with '_'",
+        "[mcp_servers.a__b]\ncommand = \"x\"",
+        "mcp_servers.a__b",
+        "may not hold \"__\"",
     );
     assert_problem(
         "[mcp_servers.t]\ncommand = \"x\"\nworkspace = \"workspace/main/notes\"",

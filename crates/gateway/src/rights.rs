@@ -26,6 +26,30 @@ pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
     a.approvers.clone()
 }
 
+/// Whether some route of `config` still names `user` among its approvers
+/// (a decision on a request asked before a reload is checked against the
+/// configuration of now as well as the approvers stored with it).
+pub(crate) fn still_approver(config: &Config, user: &UserId) -> bool {
+    config
+        .risk_profiles
+        .values()
+        .filter_map(|p| p.approval_route.as_ref())
+        .any(|r| user.is_listed_in(&r.approvers))
+}
+
+/// Whether a stored request was asked of the person who wrote rather than
+/// of a route's approvers: it was posted outside every route's approver
+/// channel. (Where the two coincide it counts as a route's request, and
+/// only current approvers decide: the cautious reading.)
+pub(crate) fn asked_of_originator(config: &Config, row: &ApprovalRow) -> bool {
+    let channel = row.channel.as_deref().unwrap_or_default();
+    !config
+        .risk_profiles
+        .values()
+        .filter_map(|p| p.approval_route.as_ref())
+        .any(|r| r.approver_channel.as_deref() == Some(channel))
+}
+
 /// Whether `user` may decide a request whose route named `approvers`.
 pub(crate) fn may_decide(user: &UserId, approvers: &[String]) -> bool {
     user.is_listed_in(approvers)

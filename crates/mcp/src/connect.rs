@@ -166,6 +166,34 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// `text` with every trace of `url` beyond its scheme, host and port
+/// taken out: the whole URL (as written and as parsed) becomes
+/// `scheme://host:port`, and its query, user name and password, wherever
+/// they still appear, become `[redacted]`. Errors of HTTP clients quote the
+/// whole URL; this runs before any of them is logged, stored, shown or
+/// given to the model.
+pub(crate) fn scrub(text: &str, url: &str) -> String {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return text.replace(url, "(an invalid URL)");
+    };
+    let short = redacted(url);
+    let mut out = text.replace(url, &short).replace(parsed.as_str(), &short);
+    let mut secrets: Vec<&str> = Vec::new();
+    if let Some(q) = parsed.query().filter(|q| !q.is_empty()) {
+        secrets.push(q);
+    }
+    if let Some(p) = parsed.password().filter(|p| !p.is_empty()) {
+        secrets.push(p);
+    }
+    if !parsed.username().is_empty() {
+        secrets.push(parsed.username());
+    }
+    for secret in secrets {
+        out = out.replace(secret, "[redacted]");
+    }
+    out
+}
+
 /// `; it said: <line>` when the server wrote something to stderr.
 pub(crate) fn said_suffix(line: &str) -> String {
     if line.is_empty() {

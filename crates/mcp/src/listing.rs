@@ -77,8 +77,8 @@ pub(crate) fn tools_from(server: &str, config: &McpServerConfig, raw: &[Value]) 
     }
     for entry in raw.iter().take(MAX_TOOLS) {
         match one(server, config, entry) {
-            Ok(t) if out.iter().any(|o| o.wire == t.wire) => {
-                tracing::warn!(server, tool = %t.name, "an MCP tool was skipped: its name clashes with another tool's once made safe for model providers");
+            Ok(t) if let Some(first) = out.iter().find(|o| o.wire == t.wire) => {
+                tracing::error!(server, first = %first.name, second = %t.name, wire = %t.wire, "an MCP tool was skipped: the model would call it by the same name as the first (names made safe for model providers)");
             }
             Ok(t) => out.push(t),
             Err(why) => tracing::warn!(server, %why, "an MCP tool was skipped: its description is malformed"),

@@ -1,7 +1,10 @@
 //! One configured server, supervised: started on first use (or at start),
-//! restarted after it dies with a growing pause between attempts, one log
-//! line per outage, its tool list kept and refreshed when it says the list
-//! changed.
+//! started again on a timer after it fails (1, 2, 4 … 60 s, also when no
+//! turn asks for it), one log line per outage, its tool list kept and
+//! refreshed when it says the list changed — where a tool's risk may go up
+//! but never down until the server is made anew (a restart, or a reload
+//! that changes its table). Errors of an HTTP server never carry more of its
+//! URL than scheme, host and port.
 
 use crate::connect::{self, Conn, Handler, Place};
 use crate::listing::{ToolInfo, tools_from};
@@ -10,6 +13,7 @@ use parking_lot::{Mutex, RwLock};
 use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, Request, ServerResult};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -43,6 +47,12 @@ pub(crate) struct Server {
     health: Mutex<Health>,
     /// A tool-list refresh is waiting to run.
     refresh_pending: AtomicBool,
+    /// A start is scheduled on the retry timer.
+    retry_scheduled: AtomicBool,
+    /// The gateway stopped it: no more starts on the timer.
+    stopped: AtomicBool,
+    /// The highest risk each tool has had since this server was made.
+    floor: Mutex<HashMap<String, McpRisk>>,
 }
 
 #[derive(Default)]
@@ -69,7 +79,38 @@ impl Server {
             tools: RwLock::new(Arc::default()),
             health: Mutex::new(Health::default()),
             refresh_pending: AtomicBool::new(false),
+            retry_scheduled: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            floor: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// `text` without the secret parts of an HTTP server's URL (see
+    /// `connect::scrub`).
+    fn scrub(&self, text: String) -> String {
+        match &self.config.url {
+            Some(url) => connect::scrub(&text, url),
+            None => text,
+        }
+    }
+
+    /// `tools` with no risk below what each had before in this server's
+    /// life: a server cannot lower a tool's risk while it runs (by
+    /// re-listing it with a milder annotation); a higher one is kept.
+    fn risk_never_lower(&self, mut tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
+        let mut floor = self.floor.lock();
+        for t in &mut tools {
+            match floor.get(&t.name) {
+                Some(&was) if was > t.risk => {
+                    tracing::warn!(server = %self.name, tool = %t.name, was = ?was, now = ?t.risk, "an MCP tool's listed risk went down while the server ran; the higher one holds until a restart or a reload that changes this server");
+                    t.risk = was;
+                }
+                _ => {
+                    floor.insert(t.name.clone(), t.risk);
+                }
+            }
+        }
+        tools
     }
 
     /// Its tools as last listed (empty before its first start).
@@ -135,17 +176,12 @@ impl Server {
         };
         let conn = match connect::open(&self.name, &self.config, place, handler).await {
             Ok(c) => Arc::new(c),
-            Err(why) => {
-                self.outage(why.clone());
-                return Err(why);
-            }
+            Err(why) => return Err(self.outage(why)),
         };
         match self.list(&conn).await {
-            Ok(tools) => *self.tools.write() = Arc::new(tools),
+            Ok(tools) => *self.tools.write() = Arc::new(self.risk_never_lower(tools)),
             Err(why) => {
-                let why = format!("the MCP server '{}' did not list its tools: {why}", self.name);
-                self.outage(why.clone());
-                return Err(why);
+                return Err(self.outage(format!("the MCP server '{}' did not list its tools: {why}", self.name)));
             }
         }
         let mut h = self.health.lock();
@@ -159,17 +195,42 @@ impl Server {
         Ok(conn)
     }
 
-    /// Note a failure: one warning per outage, and the pause before the next try.
-    fn outage(&self, why: String) {
+    /// Note a failure: one warning per outage, and the next start on the
+    /// timer after a pause. Returns the reason, scrubbed.
+    fn outage(&self, why: String) -> String {
+        let why = self.scrub(why);
         let mut h = self.health.lock();
-        if !h.logged {
-            tracing::warn!(server = %self.name, %why, "MCP server unavailable; it is started again on its next use");
-            h.logged = true;
-        }
         h.failures = h.failures.saturating_add(1);
         let pause = Duration::from_secs(1u64 << h.failures.saturating_sub(1).min(6)).min(MAX_BACKOFF);
+        if !h.logged {
+            tracing::warn!(server = %self.name, %why, "MCP server unavailable; it is started again after 1, 2, 4 ... 60 s");
+            h.logged = true;
+        }
         h.retry_at = Some(Instant::now() + pause);
-        h.last_error = Some(why);
+        h.last_error = Some(why.clone());
+        drop(h);
+        self.retry_after(pause);
+        why
+    }
+
+    /// Start the server again after `pause`, whether or not a turn asks
+    /// for it (one timer at a time; none once the gateway stopped it).
+    fn retry_after(&self, pause: Duration) {
+        if self.stopped.load(Ordering::Acquire) || self.retry_scheduled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.me.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(pause).await;
+            let Some(server) = me.upgrade() else {
+                return;
+            };
+            server.retry_scheduled.store(false, Ordering::Release);
+            if !server.stopped.load(Ordering::Acquire) && !server.is_running() {
+                // A failure schedules the next try (`outage`).
+                let _ = server.connection(true).await;
+            }
+        });
     }
 
     /// Its tools, within `startup_timeout_secs` (a server that answers
@@ -199,9 +260,12 @@ impl Server {
                     }
                 }
                 tracing::info!(server = %self.name, tools = tools.len(), "MCP server's tool list changed");
-                *self.tools.write() = Arc::new(tools);
+                *self.tools.write() = Arc::new(self.risk_never_lower(tools));
             }
-            Err(why) => tracing::warn!(server = %self.name, %why, "MCP server's changed tool list could not be read"),
+            Err(why) => {
+                let why = self.scrub(why);
+                tracing::warn!(server = %self.name, %why, "MCP server's changed tool list could not be read");
+            }
         }
     }
 
@@ -248,9 +312,9 @@ impl Server {
                 "{}.{tool}: the server's answer is not a tool result",
                 self.name
             )),
-            Ok(Err(ServiceError::McpError(e))) => {
-                Err(output::cap(format!("{}.{tool} failed: {}", self.name, e.message)))
-            }
+            Ok(Err(ServiceError::McpError(e))) => Err(output::cap(
+                self.scrub(format!("{}.{tool} failed: {}", self.name, e.message)),
+            )),
             Ok(Err(e)) => Err(self.lost(&conn, &e)),
             Err(_) => Err(self.lost(&conn, &ServiceError::TransportClosed)),
         }
@@ -260,7 +324,10 @@ impl Server {
     /// is dropped when it is gone, so the next call starts the server again.
     fn lost(&self, conn: &Arc<Conn>, e: &ServiceError) -> String {
         let said = connect::said_suffix(&conn.stderr_tail.lock());
-        let why = format!("the MCP server '{}' stopped during the call ({e}){said}", self.name);
+        let why = self.scrub(format!(
+            "the MCP server '{}' stopped during the call ({e}){said}",
+            self.name
+        ));
         if conn.is_closed() || matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
             if let Ok(mut slot) = self.conn.try_lock()
                 && slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn))
@@ -274,6 +341,7 @@ impl Server {
 
     /// End the session and the process.
     pub(crate) async fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
         // A start under way holds the slot at most its startup timeouts;
         // shutting down does not wait for it (the process dies with its handle).
         let Ok(mut slot) = tokio::time::timeout(NOTICE_TIMEOUT, self.conn.lock()).await else {

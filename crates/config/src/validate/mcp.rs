@@ -7,17 +7,19 @@ use crate::{Config, Problem};
 pub(super) fn servers(c: &Config, v: &mut Vec<Problem>) {
     for (name, s) in &c.mcp_servers {
         let at = |k: &str| format!("mcp_servers.{name}.{k}");
-        // `<server>__<tool>` is what the model sees: a name ending in '_'
-        // could make two servers' tools look the same.
+        // `<server>__<tool>` is what the model sees: a name holding "__"
+        // or ending in '_' could make two servers' tools look the same
+        // (server `a` with tool `b__c`, server `a__b` with tool `c`).
         if name.is_empty()
             || name.ends_with('_')
+            || name.contains("__")
             || !name
                 .chars()
                 .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
         {
             v.push(Problem::new(
                 format!("mcp_servers.{name}"),
-                "a server name may hold only letters, digits, '_' and '-', and may not end with '_' (its tools are called <server>.<tool>)",
+                "a server name may hold only letters, digits, '_' and '-', may not hold \"__\" or end with '_' (the model calls its tools <server>__<tool>); rename it, e.g. to one word",
             ));
         }
         if let Some(ws) = &s.workspace {

@@ -29,6 +29,8 @@ struct Pending {
     approvers: Vec<String>,
     /// How many different people must allow it.
     required: u32,
+    /// Asked of the person who wrote (no route named approvers).
+    inherited: bool,
     tx: oneshot::Sender<Decision>,
 }
 
@@ -38,6 +40,8 @@ struct Target {
     approvers: Vec<String>,
     /// How many different people must allow it.
     required: u32,
+    /// Asked of the person who wrote (no route named approvers).
+    inherited: bool,
 }
 
 /// Carries approval prompts to the ops rooms named by `approval_route`s
@@ -126,6 +130,7 @@ impl RouteBroker {
                     address: ChatAddress::new(channel, chat),
                     approvers: route.approvers.clone(),
                     required: route.required_for(&req.risk),
+                    inherited: false,
                 });
             }
             return self.fallback(req, &route, format!("approver channel '{channel}' is not running"));
@@ -159,7 +164,8 @@ impl RouteBroker {
         if self.channels.get(&origin.channel).is_none() {
             return Err(format!("{why}; the originating channel is not running"));
         }
-        let approvers = if route.approvers.is_empty() {
+        let inherited = route.approvers.is_empty();
+        let approvers = if inherited {
             vec![requester]
         } else {
             route.approvers.clone()
@@ -168,6 +174,7 @@ impl RouteBroker {
             address: origin,
             approvers,
             required: 1,
+            inherited,
         })
     }
 
@@ -183,13 +190,18 @@ impl RouteBroker {
             choice,
             reason,
         } = ballot;
-        let waiting_here = self.pending.lock().get(id).map(|p| (p.approvers.clone(), p.required));
-        let (approvers, required) = match waiting_here {
+        let waiting_here = self
+            .pending
+            .lock()
+            .get(id)
+            .map(|p| (p.approvers.clone(), p.required, p.inherited));
+        let (approvers, required, inherited) = match waiting_here {
             Some(known) => known,
             None => match self.store.approvals().get(id).await {
                 Ok(Some(row)) if row.status == ApprovalStatus::Pending => (
                     crate::rights::approvers_of(&row),
                     u32::try_from(row.approvals_required).unwrap_or(2),
+                    crate::rights::asked_of_originator(&self.config.get(), &row),
                 ),
                 // Decided, expired or cancelled already: say which.
                 Ok(Some(row)) => return no_longer_pending(&row),
@@ -198,6 +210,14 @@ impl RouteBroker {
         };
         if let Some(refusal) = refusal("approval", id, user, from, &approvers) {
             return refusal;
+        }
+        // The configuration may have changed since it was asked: someone
+        // a reload took off every route decides nothing any more.
+        if !inherited && !crate::rights::still_approver(&self.config.get(), user) {
+            tracing::warn!(approval = %id, %user, "a decision by someone no route names any more was refused");
+            return format!(
+                "{user} is no longer an approver (the configuration changed after approval {id} was asked): only the current approvers can decide it. The request stays open."
+            );
         }
         let (mut by, mut choice) = (user.to_string(), choice);
         if choice != ApprovalChoice::Deny && required > 1 {
@@ -351,6 +371,7 @@ impl ApprovalBroker for RouteBroker {
             Pending {
                 approvers: target.approvers.clone(),
                 required: target.required,
+                inherited: target.inherited,
                 tx,
             },
         );

@@ -8,6 +8,7 @@
 
 use std::io::IsTerminal;
 use switchboard_telemetry::traces::Tracer;
+use tracing_subscriber::filter::FilterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -49,8 +50,13 @@ pub(crate) fn init(format: Format, default_level: &str, traces: Option<Tracer>) 
             && (meta.target().starts_with("switchboard_gateway") || meta.target().starts_with("switchboard_runtime"))
     });
     let exported = traces.map(|t| switchboard_telemetry::traces::layer(t).with_filter(ours));
+    // Whatever the filter says: the MCP client library's transport logs
+    // quote a server's whole URL, query keys included (docs/mcp.md); the
+    // gateway logs what went wrong with a server itself, the URL cut to
+    // scheme, host and port.
+    let no_urls = tracing_subscriber::filter::filter_fn(|meta| !meta.target().starts_with("rmcp::transport"));
     let _ = tracing_subscriber::registry()
         .with(exported)
-        .with(fmt.with_filter(EnvFilter::new(filter)))
+        .with(fmt.with_filter(EnvFilter::new(filter).and(no_urls)))
         .try_init();
 }

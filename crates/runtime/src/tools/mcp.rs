@@ -32,8 +32,12 @@ impl McpTools {
     }
 
     /// The tools of `servers` that `profile` offers.
+    /// Two tools the model would call by one name are never both offered:
+    /// the later is left out, and the clash logged naming both (server
+    /// names without "__" make that all but impossible; see docs/mcp.md).
     pub(crate) fn offered(&self, servers: &[String], profile: &RiskProfile) -> Vec<BoundTool> {
         let mut out = Vec::new();
+        let mut wires: HashMap<&str, &str> = HashMap::new();
         let mut cache = self.bound.lock();
         for name in servers {
             let listed = self.servers.tools(name);
@@ -53,7 +57,22 @@ impl McpTools {
                     .collect();
                 *entry = (listed, bound);
             }
-            out.extend(entry.1.iter().filter(|b| profile.offers_tool(b.name())).cloned());
+        }
+        for name in servers {
+            let Some((listed, bound)) = cache.get(name) else {
+                continue;
+            };
+            for (info, tool) in listed.iter().zip(bound) {
+                if !profile.offers_tool(tool.name()) {
+                    continue;
+                }
+                if let Some(first) = wires.get(info.wire.as_str()) {
+                    tracing::error!(wire = %info.wire, first = %first, second = %info.display, "two MCP tools have one model-facing name; the second is not offered (rename a server or ask its author)");
+                    continue;
+                }
+                wires.insert(info.wire.as_str(), info.display.as_str());
+                out.push(tool.clone());
+            }
         }
         out
     }

@@ -8,7 +8,7 @@ mod support;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::mcp::{everything, free_port, offered, wait_http};
+use support::mcp::{everything, free_port, offered};
 use support::{Gateway, Sandbox, main_agent_on};
 use switchboard_test_support::{ScriptedModel, Step, tool_results};
 
@@ -180,15 +180,7 @@ async fn stop_cancels_a_long_call_and_a_killed_server_is_restarted() {
 async fn a_streamable_http_server_with_a_bearer_token() {
     let Some(dist) = everything() else { return };
     let port = free_port();
-    let mut server = tokio::process::Command::new("node")
-        .args([dist.as_str(), "streamableHttp"])
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node");
-    wait_http(port).await;
+    let mut server = support::mcp::everything_over_http(&dist, port).await;
     let table = format!(
         "[mcp_servers.everything]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer not-checked-by-this-server\" }}\nrisk = {{ echo = \"read\" }}\n"
     );

@@ -15,6 +15,26 @@ use switchboard_test_support::{ScriptedModel, Step, tool_results};
 const BROAD: &str = "[risk_profiles.default]\nlevel = \"full\"\nblock_high_risk_commands = false\nnetwork = \"any\"\n\
     allowed_commands = [\"python3\", \"sh\", \"echo\"]\n";
 
+/// One turn whose model writes `script` as `name` into the workspace and
+/// runs `command`; the command's tool result.
+async fn script_turn(model: &ScriptedModel, gw: &Gateway, name: &str, script: &str, command: &str) -> String {
+    model.push(Step::tool_call(
+        "file_write",
+        json!({ "path": name, "content": script }),
+    ));
+    model.push(Step::tool_call("shell", json!({ "command": command })));
+    model.push(Step::text("done"));
+    let mut cursor = gw
+        .events("team", 0)
+        .await
+        .last()
+        .map_or(0, |e| e["seq"].as_u64().unwrap());
+    gw.send("team", "c1", "cli:ann", "go", false, true).await;
+    gw.wait_for("team", &mut cursor, 60, |e| e["text"].as_str() == Some("done"))
+        .await;
+    tool_results(model.requests().last().unwrap())[1].clone()
+}
+
 /// Re-limit the gateway (its pid given, and as the parent), renice it.
 const ATTACK: &str = r#"
 import os, resource, sys
@@ -43,21 +63,7 @@ async fn a_command_cannot_relimit_or_renice_the_gateway() {
     let gw = Gateway::start(&sandbox, port, "team").await;
     let pid = gw.pid().unwrap();
     let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
-    model.push(Step::tool_call(
-        "file_write",
-        json!({ "path": "attack.py", "content": ATTACK }),
-    ));
-    model.push(Step::tool_call(
-        "shell",
-        json!({ "command": format!("python3 attack.py {pid}") }),
-    ));
-    model.push(Step::text("done"));
-    let mut cursor = 0;
-    gw.send("team", "c1", "cli:ann", "go", false, true).await;
-    gw.wait_for("team", &mut cursor, 60, |e| e["text"].as_str() == Some("done"))
-        .await;
-    let requests = model.requests();
-    let result = &tool_results(requests.last().unwrap())[1];
+    let result = script_turn(&model, &gw, "attack.py", ATTACK, &format!("python3 attack.py {pid}")).await;
     for step in ["fsize", "nofile", "renice"] {
         assert!(result.contains(&format!("{pid} {step} refused")), "{result}");
     }
@@ -75,6 +81,7 @@ async fn a_command_cannot_relimit_or_renice_the_gateway() {
     let nice = stat.rsplit(')').next().unwrap().split_whitespace().nth(16).unwrap();
     assert_eq!(nice, "0", "the gateway was reniced");
     // The gateway still writes and answers.
+    let mut cursor = 0;
     model.push(Step::text("still here"));
     gw.send("team", "c1", "cli:ann", "again", false, true).await;
     gw.wait_for("team", &mut cursor, 30, |e| e["text"].as_str() == Some("still here"))
@@ -122,23 +129,10 @@ async fn the_local_api_is_no_door_for_a_command_with_the_network() {
     let gw = Gateway::start(&sandbox, port, "team").await;
     let socket = sandbox.path().join("data/switchboard.sock");
     assert!(socket.exists());
-    model.push(Step::tool_call(
-        "file_write",
-        // The socket's path goes in the script: the shell's argument checks
-        // would refuse it as a word (the kernel is what is tried here).
-        json!({ "path": "knock.py", "content": KNOCK.replace("SOCKET", &socket.display().to_string()) }),
-    ));
-    model.push(Step::tool_call(
-        "shell",
-        json!({ "command": format!("python3 knock.py {port}") }),
-    ));
-    model.push(Step::text("done"));
-    let mut cursor = 0;
-    gw.send("team", "c1", "cli:ann", "go", false, true).await;
-    gw.wait_for("team", &mut cursor, 60, |e| e["text"].as_str() == Some("done"))
-        .await;
-    let requests = model.requests();
-    let result = &tool_results(requests.last().unwrap())[1];
+    // The socket's path goes in the script: the shell's argument checks
+    // would refuse it as a word (the kernel is what is tried here).
+    let knock = KNOCK.replace("SOCKET", &socket.display().to_string());
+    let result = script_turn(&model, &gw, "knock.py", &knock, &format!("python3 knock.py {port}")).await;
     // The listener is reachable (the network is real)...
     assert!(result.contains("healthz 200"), "{result}");
     // ...but the local API is not served there for a token-less channel,
@@ -153,36 +147,22 @@ async fn the_local_api_is_no_door_for_a_command_with_the_network() {
 /// A stdio MCP server that, like one running `git fetch`, starts a child
 /// of its own in a new session (out of its process group), then answers.
 const FORKING_SERVER: &str = r#"
-import json, subprocess, sys
+import subprocess
 subprocess.Popen(["sleep", sys.argv[1]], start_new_session=True,
                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-for line in sys.stdin:
-    msg = json.loads(line)
-    mid, method = msg.get("id"), msg.get("method")
-    if mid is None:
-        continue
-    if method == "initialize":
-        res = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-               "serverInfo": {"name": "forks", "version": "1"}}
-    elif method == "tools/list":
-        res = {"tools": [{"name": "noop", "description": "Nothing", "inputSchema": {"type": "object"}}]}
-    else:
-        res = {}
-    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": res}), flush=True)
+def tools():
+    return [{"name": "noop", "description": "Nothing", "inputSchema": {"type": "object"}}]
+def call(name):
+    return {"content": []}, None
+serve("forks")
 "#;
 
 /// Pids of processes whose command line is `sleep <arg>`.
 fn sleeping(arg: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            (cmdline == format!("sleep\0{arg}\0").as_bytes()).then_some(pid)
-        })
-        .collect()
+    let wanted = format!("sleep\0{arg}\0");
+    support::mcp::processes_where(|proc_dir| {
+        std::fs::read(proc_dir.join("cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,7 +171,7 @@ async fn an_mcp_servers_children_die_with_the_gateway() {
     let port = free_port();
     let scripts = tempfile::tempdir().unwrap();
     let server = scripts.path().join("forks.py");
-    std::fs::write(&server, FORKING_SERVER).unwrap();
+    std::fs::write(&server, format!("{}{FORKING_SERVER}", support::mcp::PY_SERVE)).unwrap();
     // A duration no other process uses: how the grandchild is found.
     let arg = format!("{}.{}", 3000 + port % 1000, std::process::id());
     let config = format!(

@@ -67,19 +67,64 @@ pub(crate) async fn wait_http(port: u16) {
     panic!("nothing listens on port {port}");
 }
 
-/// The processes whose working folder is `dir`.
-pub(crate) fn processes_in(dir: &Path) -> Vec<i32> {
+/// The processes whose `/proc/<pid>` folder `pick` accepts.
+pub(crate) fn processes_where(pick: impl Fn(&Path) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|entry| {
             let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
-            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
-            (cwd == dir).then_some(pid)
+            pick(&entry.path()).then_some(pid)
         })
         .collect()
 }
+
+/// The processes whose working folder is `dir`.
+pub(crate) fn processes_in(dir: &Path) -> Vec<i32> {
+    processes_where(|proc_dir| std::fs::read_link(proc_dir.join("cwd")).is_ok_and(|cwd| cwd == dir))
+}
+
+/// The "everything" server (`dist`) serving streamable HTTP on `port`,
+/// once it accepts connections.
+pub(crate) async fn everything_over_http(dist: &str, port: u16) -> tokio::process::Child {
+    let server = tokio::process::Command::new("node")
+        .args([dist, "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node");
+    wait_http(port).await;
+    server
+}
+
+/// The loop of a small stdio MCP server written in Python for a test: a
+/// script defines `tools()` (the list) and `call(name)` (a result, and a
+/// notification to send after it or None), then calls `serve(name)`.
+pub(crate) const PY_SERVE: &str = r#"
+import json, sys
+def serve(name):
+    for line in sys.stdin:
+        msg = json.loads(line)
+        mid, method = msg.get("id"), msg.get("method")
+        if mid is None:
+            continue
+        after = None
+        if method == "initialize":
+            res = {"protocolVersion": msg["params"]["protocolVersion"],
+                   "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": name, "version": "1"}}
+        elif method == "tools/list":
+            res = {"tools": tools()}
+        elif method == "tools/call":
+            res, after = call(msg["params"]["name"])
+        else:
+            res = {}
+        print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": res}), flush=True)
+        if after:
+            print(json.dumps(after), flush=True)
+"#;
 
 /// SIGKILL every process whose working folder is `dir`; how many.
 pub(crate) fn kill_processes_in(dir: &Path) -> usize {

@@ -3,39 +3,14 @@
 //! workspace. Each attack runs unconfined first (to show it is real), then
 //! confined, where it must fail. The test process stands for the gateway.
 
+mod common;
+
 use std::path::Path;
-use switchboard_sandbox::{Limits, Network, Sandbox, Settings};
+use switchboard_sandbox::{Limits, Network};
 
 /// Run `argv` in `ws`, confined (with `network`) or not: success and all output.
 async fn run(ws: &Path, network: Option<Network>, argv: &[&str]) -> (bool, String) {
-    let mut cmd = tokio::process::Command::new(argv[0]);
-    cmd.args(&argv[1..])
-        .current_dir(ws)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .stdin(std::process::Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut confined = network.map(|n| {
-        let sandbox = Sandbox::new(Settings {
-            required: true,
-            limits: Limits::default(),
-        });
-        sandbox.confine(ws, n).expect("this kernel confines")
-    });
-    if let Some(c) = confined.as_mut() {
-        c.apply(&mut cmd);
-    }
-    let out = tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
-        .await
-        .expect("the command ended")
-        .expect("the command started");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    common::run_as(ws, network.map(|n| (n, Limits::default())), argv).await
 }
 
 /// The soft open-files limit of process `pid`.

@@ -5,11 +5,23 @@ use super::*;
 use switchboard_config::Config;
 
 fn broker(peers: &crate::test_peers::TeamChannel) -> RouteBroker {
-    let config = Config::load(std::path::Path::new(concat!(
+    broker_with(peers, None)
+}
+
+/// The shipped configuration, its default profile routed by `route` when
+/// given (decisions are checked against the configured approvers too).
+fn broker_with(
+    peers: &crate::test_peers::TeamChannel,
+    route: Option<switchboard_config::ApprovalRoute>,
+) -> RouteBroker {
+    let mut config = Config::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../config/switchboard.toml"
     )))
     .unwrap();
+    if let Some(route) = route {
+        config.risk_profiles.get_mut("default").unwrap().approval_route = Some(route);
+    }
     RouteBroker::new(Arc::new(config), peers.store.clone(), peers.channels.clone())
 }
 
@@ -180,7 +192,6 @@ async fn an_allow_given_while_the_prompt_is_posted_shows_on_it() {
     peers
         .channels
         .insert(slow.clone() as Arc<dyn switchboard_core::Channel>);
-    let broker = Arc::new(broker(&peers));
     let route = switchboard_config::ApprovalRoute {
         approver_channel: Some("local.slow".into()),
         approver_recipient: Some("ops".into()),
@@ -188,6 +199,7 @@ async fn an_allow_given_while_the_prompt_is_posted_shows_on_it() {
         approvals_required: 2,
         ..Default::default()
     };
+    let broker = Arc::new(broker_with(&peers, Some(route.clone())));
     let req = request("early1", Some(route));
     let asking = tokio::spawn({
         let broker = broker.clone();

@@ -26,15 +26,24 @@ pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
     a.approvers.clone()
 }
 
-/// Whether some route of `config` still names `user` among its approvers
-/// (a decision on a request asked before a reload is checked against the
-/// configuration of now as well as the approvers stored with it).
-pub(crate) fn still_approver(config: &Config, user: &UserId) -> bool {
-    config
-        .risk_profiles
-        .values()
-        .filter_map(|p| p.approval_route.as_ref())
-        .any(|r| user.is_listed_in(&r.approvers))
+/// Whether the configuration of now still makes `user` an approver of a
+/// request asked under risk profile `profile` (a decision on a request
+/// asked before a reload is checked against this as well as against the
+/// approvers stored with it): named by that profile's route when it names
+/// approvers, else by some route.
+pub(crate) fn still_approver(config: &Config, user: &UserId, profile: Option<&str>) -> bool {
+    let own = profile
+        .and_then(|p| config.risk_profiles.get(p))
+        .and_then(|p| p.approval_route.as_ref())
+        .filter(|r| !r.approvers.is_empty());
+    match own {
+        Some(route) => user.is_listed_in(&route.approvers),
+        None => config
+            .risk_profiles
+            .values()
+            .filter_map(|p| p.approval_route.as_ref())
+            .any(|r| user.is_listed_in(&r.approvers)),
+    }
 }
 
 /// Whether a stored request was asked of the person who wrote rather than

@@ -2,8 +2,8 @@
 //! started again on a timer after it fails (1, 2, 4 … 60 s, also when no
 //! turn asks for it), one log line per outage, its tool list kept and
 //! refreshed when it says the list changed — where a tool's risk may go up
-//! but never down until the server is made anew (a restart, or a reload
-//! that changes its table). Errors of an HTTP server never carry more of its
+//! but never down until the server is made anew (the gateway restarts;
+//! `[mcp_servers]` is not reloaded live). Errors of an HTTP server never carry more of its
 //! URL than scheme, host and port.
 
 use crate::connect::{self, Conn, Handler, Place};
@@ -102,7 +102,7 @@ impl Server {
         for t in &mut tools {
             match floor.get(&t.name) {
                 Some(&was) if was > t.risk => {
-                    tracing::warn!(server = %self.name, tool = %t.name, was = ?was, now = ?t.risk, "an MCP tool's listed risk went down while the server ran; the higher one holds until a restart or a reload that changes this server");
+                    tracing::warn!(server = %self.name, tool = %t.name, was = ?was, now = ?t.risk, "an MCP tool's listed risk went down while the server ran; the higher one holds until the gateway restarts");
                     t.risk = was;
                 }
                 _ => {

@@ -123,7 +123,8 @@ pub(crate) fn die_with(gateway: libc::pid_t) -> io::Result<()> {
     unsafe {
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
         if libc::getppid() != gateway {
-            return Err(io::Error::other("the gateway stopped while the program started"));
+            // ESRCH: the gateway is gone (no allocation after the fork).
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
     }
     Ok(())

@@ -129,6 +129,11 @@ pub(crate) unsafe fn split() -> io::Result<Init> {
             libc::_exit(1);
         }
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        // A session (and process group) of its own: `kill(0, …)`,
+        // `setpriority(PRIO_PGRP, 0, …)` and `ioprio_set` on the group name
+        // the caller's process group, which without this would be the
+        // gateway's (an MCP server's spawn keeps it), across namespaces.
+        check(libc::setsid())?;
         Ok(Init { status: write })
     }
 }
@@ -141,6 +146,13 @@ unsafe fn keeper(init: libc::pid_t, read: libc::c_int, write: libc::c_int) -> ! 
     // SAFETY: plain system calls on stack memory.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        // It may end by the program's signal: never with a core of the
+        // gateway's memory.
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
         libc::close(write);
         close_all_but(read);
         let mut status: libc::c_int = 0;

@@ -233,3 +233,29 @@ print("init alive", open("/proc/1/stat").read().split()[2] != "Z")
     }
     assert!(out.contains("init alive True"), "{out}");
 }
+
+/// A program spawned in the gateway's own process group (as MCP servers
+/// are) cannot renice that group: its init's session is its own.
+#[tokio::test]
+async fn a_program_cannot_reach_the_process_group_it_was_started_in() {
+    let ws = tempfile::tempdir().unwrap();
+    // A sleeper in this test's process group stands for the gateway.
+    let mut victim = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let script = "import os\nos.setpriority(os.PRIO_PGRP, 0, 19)\nprint(os.getpgrp(), os.getsid(0))\nprint('sent')\n";
+    let sandbox = switchboard_sandbox::Sandbox::new(switchboard_sandbox::Settings::default());
+    let mut confined = sandbox.confine(ws.path(), Network::Any).unwrap();
+    let mut cmd = tokio::process::Command::new("python3");
+    cmd.args(["-c", script]).current_dir(ws.path()).env_clear();
+    confined.die_with_gateway();
+    confined.apply(&mut cmd);
+    let out = cmd.output().await.unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", victim.id())).unwrap();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sent"), "{out:?}");
+    assert_eq!(fields[0], "S", "the sleeper was stopped: {stat}");
+    assert_eq!(fields[16], "0", "the sleeper was reniced: {stat}");
+    // SAFETY: getpriority has no preconditions.
+    assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }, 0);
+}

@@ -31,6 +31,8 @@ struct Pending {
     required: u32,
     /// Asked of the person who wrote (no route named approvers).
     inherited: bool,
+    /// The risk profile whose route it went by.
+    profile: String,
     tx: oneshot::Sender<Decision>,
 }
 
@@ -194,15 +196,19 @@ impl RouteBroker {
             .pending
             .lock()
             .get(id)
-            .map(|p| (p.approvers.clone(), p.required, p.inherited));
-        let (approvers, required, inherited) = match waiting_here {
+            .map(|p| (p.approvers.clone(), p.required, p.inherited, Some(p.profile.clone())));
+        let (approvers, required, inherited, profile) = match waiting_here {
             Some(known) => known,
             None => match self.store.approvals().get(id).await {
-                Ok(Some(row)) if row.status == ApprovalStatus::Pending => (
-                    crate::rights::approvers_of(&row),
-                    u32::try_from(row.approvals_required).unwrap_or(2),
-                    crate::rights::asked_of_originator(&self.config.get(), &row),
-                ),
+                Ok(Some(row)) if row.status == ApprovalStatus::Pending => {
+                    let config = self.config.get();
+                    (
+                        crate::rights::approvers_of(&row),
+                        u32::try_from(row.approvals_required).unwrap_or(2),
+                        crate::rights::asked_of_originator(&config, &row),
+                        config.agents.get(&row.agent).map(|a| a.risk_profile.clone()),
+                    )
+                }
                 // Decided, expired or cancelled already: say which.
                 Ok(Some(row)) => return no_longer_pending(&row),
                 _ => return format!("No approval request '{id}' is waiting."),
@@ -213,7 +219,7 @@ impl RouteBroker {
         }
         // The configuration may have changed since it was asked: someone
         // a reload took off every route decides nothing any more.
-        if !inherited && !crate::rights::still_approver(&self.config.get(), user) {
+        if !inherited && !crate::rights::still_approver(&self.config.get(), user, profile.as_deref()) {
             tracing::warn!(approval = %id, %user, "a decision by someone no route names any more was refused");
             return format!(
                 "{user} is no longer an approver (the configuration changed after approval {id} was asked): only the current approvers can decide it. The request stays open."
@@ -372,6 +378,7 @@ impl ApprovalBroker for RouteBroker {
                 approvers: target.approvers.clone(),
                 required: target.required,
                 inherited: target.inherited,
+                profile: req.profile_name.clone(),
                 tx,
             },
         );

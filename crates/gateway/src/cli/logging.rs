@@ -21,10 +21,9 @@ pub(crate) enum Format {
 
 /// matrix-sdk logs expected 404s (account data never set, rooms without
 /// encryption state) and missing key backups as errors; the Matrix adapter
-/// logs the failures that matter itself, with context. The MCP client
-/// library logs every session's setup (with the server's whole
-/// instructions) at info; the gateway says what matters about its servers.
-const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error,rmcp=warn";
+/// logs the failures that matter itself, with context. (The MCP client
+/// library is never logged: see `init`.)
+const QUIET: &str = "matrix_sdk::http_client=off,matrix_sdk_crypto::backups=error";
 
 /// Set up logging; with `traces` (see `trace_export`), the gateway's
 /// spans are exported as well.
@@ -50,11 +49,11 @@ pub(crate) fn init(format: Format, default_level: &str, traces: Option<Tracer>) 
             && (meta.target().starts_with("switchboard_gateway") || meta.target().starts_with("switchboard_runtime"))
     });
     let exported = traces.map(|t| switchboard_telemetry::traces::layer(t).with_filter(ours));
-    // Whatever the filter says: the MCP client library's transport logs
-    // quote a server's whole URL, query keys included (docs/mcp.md); the
-    // gateway logs what went wrong with a server itself, the URL cut to
+    // Whatever the filter says: the MCP client library's logs quote a
+    // server's whole URL, query keys included, in its errors (docs/mcp.md);
+    // the gateway logs what went wrong with a server itself, the URL cut to
     // scheme, host and port.
-    let no_urls = tracing_subscriber::filter::filter_fn(|meta| !meta.target().starts_with("rmcp::transport"));
+    let no_urls = tracing_subscriber::filter::filter_fn(|meta| !meta.target().starts_with("rmcp"));
     let _ = tracing_subscriber::registry()
         .with(exported)
         .with(fmt.with_filter(EnvFilter::new(filter).and(no_urls)))

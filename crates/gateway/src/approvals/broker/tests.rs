@@ -64,6 +64,7 @@ fn waiting(broker: &RouteBroker, id: &str, approvers: &[String]) -> oneshot::Rec
             approvers: approvers.to_vec(),
             required: 1,
             inherited: true,
+            profile: "default".into(),
             tx,
         },
     );

@@ -26,6 +26,11 @@ pub(crate) fn approvers_of(a: &ApprovalRow) -> Vec<String> {
     a.approvers.clone()
 }
 
+/// Every approval route `config` names.
+fn routes(config: &Config) -> impl Iterator<Item = &switchboard_config::ApprovalRoute> {
+    config.risk_profiles.values().filter_map(|p| p.approval_route.as_ref())
+}
+
 /// Whether the configuration of now still makes `user` an approver of a
 /// request asked under risk profile `profile` (a decision on a request
 /// asked before a reload is checked against this as well as against the
@@ -38,11 +43,7 @@ pub(crate) fn still_approver(config: &Config, user: &UserId, profile: Option<&st
         .filter(|r| !r.approvers.is_empty());
     match own {
         Some(route) => user.is_listed_in(&route.approvers),
-        None => config
-            .risk_profiles
-            .values()
-            .filter_map(|p| p.approval_route.as_ref())
-            .any(|r| user.is_listed_in(&r.approvers)),
+        None => routes(config).any(|r| user.is_listed_in(&r.approvers)),
     }
 }
 
@@ -52,11 +53,7 @@ pub(crate) fn still_approver(config: &Config, user: &UserId, profile: Option<&st
 /// only current approvers decide: the cautious reading.)
 pub(crate) fn asked_of_originator(config: &Config, row: &ApprovalRow) -> bool {
     let channel = row.channel.as_deref().unwrap_or_default();
-    !config
-        .risk_profiles
-        .values()
-        .filter_map(|p| p.approval_route.as_ref())
-        .any(|r| r.approver_channel.as_deref() == Some(channel))
+    !routes(config).any(|r| r.approver_channel.as_deref() == Some(channel))
 }
 
 /// Whether `user` may decide a request whose route named `approvers`.
@@ -69,23 +66,15 @@ pub(crate) fn may_decide(user: &UserId, approvers: &[String]) -> bool {
 /// lets the person who wrote decide (`inherit-originator`). Others' answers
 /// count like any message, so `/approve` cannot be used to flood.
 pub(crate) fn decides_unlimited(config: &Config, user: &UserId) -> bool {
-    config
-        .risk_profiles
-        .values()
-        .filter_map(|p| p.approval_route.as_ref())
-        .any(|r| {
-            user.is_listed_in(&r.approvers) || r.on_no_approver == switchboard_config::OnNoApprover::InheritOriginator
-        })
+    routes(config).any(|r| {
+        user.is_listed_in(&r.approvers) || r.on_no_approver == switchboard_config::OnNoApprover::InheritOriginator
+    })
 }
 
 /// Whether `user` may let people in, send them away and list them
 /// (pairing): an approver named by some route (exact ids).
 pub(crate) fn may_admit(config: &Config, user: &UserId) -> bool {
-    config
-        .risk_profiles
-        .values()
-        .filter_map(|p| p.approval_route.as_ref())
-        .any(|r| r.approvers.iter().any(|a| a == user.as_str()))
+    routes(config).any(|r| r.approvers.iter().any(|a| a == user.as_str()))
 }
 
 /// Whose a run is: the person who asked for it and the agent at the root
@@ -140,12 +129,7 @@ pub(crate) fn may_pause(config: &Config, user: &UserId, scope: PauseScope<'_>) -
 /// here).
 pub(crate) fn may_sign_in(config: &Config, user: &UserId) -> bool {
     let named = |list: &[String]| list.iter().any(|u| u == user.as_str());
-    named(&config.web.console_users)
-        || config
-            .risk_profiles
-            .values()
-            .filter_map(|p| p.approval_route.as_ref())
-            .any(|r| named(&r.approvers))
+    named(&config.web.console_users) || routes(config).any(|r| named(&r.approvers))
 }
 
 #[cfg(test)]

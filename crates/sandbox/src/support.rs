@@ -56,16 +56,22 @@ impl Support {
             landlock_abi = landlock_abi.min(5);
         }
         let all = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET;
-        let namespaces = !off("no-namespaces") && namespaces_work(all);
+        let extra = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        // One child answers for every namespace where all are allowed (the
+        // usual case); the others are asked one by one only if not.
+        let together = !off("no-namespaces") && namespaces_work(all | extra);
+        let namespaces = together || (!off("no-namespaces") && namespaces_work(all));
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         let root_namespaces = root && !off("no-namespaces") && namespaces_work(libc::CLONE_NEWNS | libc::CLONE_NEWNET);
         // Made together with the user namespace (or as root without one).
         let base = if namespaces { libc::CLONE_NEWUSER } else { 0 };
         let private = namespaces || root_namespaces;
-        let pid_namespace = private && !off("no-pid-namespace") && namespaces_work(base | libc::CLONE_NEWPID);
-        let ipc_namespace =
-            private && !off("no-ipc-namespace") && namespaces_work(base | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS);
+        let pid_namespace =
+            private && !off("no-pid-namespace") && (together || namespaces_work(base | libc::CLONE_NEWPID));
+        let ipc_namespace = private
+            && !off("no-ipc-namespace")
+            && (together || namespaces_work(base | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS));
         let pids_cgroup = if off("no-cgroup") { None } else { PidsCgroup::find() };
         Support {
             landlock_abi,

@@ -192,6 +192,7 @@ impl RouteBroker {
             choice,
             reason,
         } = ballot;
+        let config = self.config.get();
         let waiting_here = self
             .pending
             .lock()
@@ -200,15 +201,12 @@ impl RouteBroker {
         let (approvers, required, inherited, profile) = match waiting_here {
             Some(known) => known,
             None => match self.store.approvals().get(id).await {
-                Ok(Some(row)) if row.status == ApprovalStatus::Pending => {
-                    let config = self.config.get();
-                    (
-                        crate::rights::approvers_of(&row),
-                        u32::try_from(row.approvals_required).unwrap_or(2),
-                        crate::rights::asked_of_originator(&config, &row),
-                        config.agents.get(&row.agent).map(|a| a.risk_profile.clone()),
-                    )
-                }
+                Ok(Some(row)) if row.status == ApprovalStatus::Pending => (
+                    crate::rights::approvers_of(&row),
+                    u32::try_from(row.approvals_required).unwrap_or(2),
+                    crate::rights::asked_of_originator(&config, &row),
+                    config.agents.get(&row.agent).map(|a| a.risk_profile.clone()),
+                ),
                 // Decided, expired or cancelled already: say which.
                 Ok(Some(row)) => return no_longer_pending(&row),
                 _ => return format!("No approval request '{id}' is waiting."),
@@ -219,7 +217,7 @@ impl RouteBroker {
         }
         // The configuration may have changed since it was asked: someone
         // a reload took off every route decides nothing any more.
-        if !inherited && !crate::rights::still_approver(&self.config.get(), user, profile.as_deref()) {
+        if !inherited && !crate::rights::still_approver(&config, user, profile.as_deref()) {
             tracing::warn!(approval = %id, %user, "a decision by someone no route names any more was refused");
             return format!(
                 "{user} is no longer an approver (the configuration changed after approval {id} was asked): only the current approvers can decide it. The request stays open."

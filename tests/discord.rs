@@ -14,7 +14,6 @@ use switchboard_test_support::{ScriptedModel, Step, last_message_text};
 fn config(model: &str, dc: &str, ops: u64, port: u16) -> String {
     format!(
         r#"{}{}[channels.discord.main]
-merge_window_ms = 0
 bot_token = "TEST.TOKEN"
 api_url = "{dc}"
 allowed_users = ["*"]

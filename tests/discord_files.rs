@@ -17,7 +17,7 @@ async fn setup() -> (ScriptedModel, FakeDiscord, Sandbox, Gateway) {
     let dc = FakeDiscord::start().await;
     let port = free_port();
     let config = format!(
-        "{}vision = true\n[risk_profiles.default]\nlevel = \"full\"\n[channels.discord.main]\nmerge_window_ms = 0\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
+        "{}vision = true\n[risk_profiles.default]\nlevel = \"full\"\n[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
         main_agent_on(&model.url(), port, "discord.main"),
         dc.url()
     );

@@ -20,7 +20,6 @@ const APPROVER: i64 = 7;
 fn config(model: &str, tg: &str, port: u16) -> String {
     format!(
         r#"{}{}[channels.telegram.main]
-merge_window_ms = 0
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = ["paired", "tg:{APPROVER}", "tg:12"]

@@ -29,7 +29,6 @@ channels = ["telegram.main"]
 model_provider = "{}"
 channels = ["local.probe"]
 [channels.telegram.main]
-merge_window_ms = 0
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = [{allowed}]

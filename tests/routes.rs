@@ -35,7 +35,6 @@ async fn discord_channels_of_one_guild_reach_different_agents_and_threads_follow
     let port = free_port();
     let config = format!(
         r#"{}[channels.discord.main]
-merge_window_ms = 0
 bot_token = "TEST.TOKEN"
 api_url = "{}"
 allowed_users = ["*"]

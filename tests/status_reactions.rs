@@ -95,12 +95,7 @@ async fn telegram_status_reactions_can_be_turned_off() {
     let model = ScriptedModel::start().await;
     let tg = FakeTelegram::start().await;
     let port = free_port();
-    let config = telegram(
-        &model.url(),
-        &tg.url(),
-        port,
-        "status_reactions = false\nmerge_window_ms = 0\n",
-    );
+    let config = telegram(&model.url(), &tg.url(), port, "status_reactions = false\n");
     let sandbox = Sandbox::new(&config);
     let _gw = Gateway::start(&sandbox, port, "probe").await;
     model.push(Step::text("Hi."));
@@ -116,7 +111,7 @@ async fn discord_messages_end_with_one_done_reaction() {
     let dc = FakeDiscord::start().await;
     let port = free_port();
     let config = format!(
-        "{}[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\nmerge_window_ms = 0\n[channels.local.probe]\nallowed_users = []\n",
+        "{}[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
         main_agent_on(&model.url(), port, "discord.main"),
         dc.url()
     );

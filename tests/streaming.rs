@@ -246,7 +246,7 @@ async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
     use switchboard_test_support::discord::{FakeDiscord, user};
     let dc = FakeDiscord::start().await;
     let table = format!(
-        "[channels.discord.main]\nmerge_window_ms = 0\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+        "[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
         dc.url()
     );
     let (model, _sandbox, _gw) = bot_gateway("discord.main", &table).await;

@@ -19,7 +19,6 @@ const OPS: i64 = -100_300;
 fn config(model: &str, tg: &str, port: u16) -> String {
     format!(
         r#"{}{}[channels.telegram.main]
-merge_window_ms = 0
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = ["*"]

@@ -29,7 +29,6 @@ timeout_secs = 60
 [people.seven]
 ids = ["tg:7", "cli:seven"]
 [channels.telegram.main]
-merge_window_ms = 0
 bot_token = "123:TEST"
 api_url = "{tg}"
 allowed_users = ["*"]

@@ -50,7 +50,7 @@ async fn telegram_voice_notes_are_heard_and_spoken_commands_run() {
     let stt = Transcriber::start().await;
     let port = free_port();
     let config = format!(
-        "{}{}[channels.telegram.main]\nbot_token = \"123:TEST\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\nmerge_window_ms = 0\n[channels.local.probe]\nallowed_users = []\n",
+        "{}{}[channels.telegram.main]\nbot_token = \"123:TEST\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
         main_agent_on(&model.url(), port, "telegram.main"),
         transcription(&stt.url()),
         tg.url()
@@ -136,7 +136,7 @@ async fn discord_audio_is_heard() {
     let stt = Transcriber::start().await;
     let port = free_port();
     let config = format!(
-        "{}{}[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\nmerge_window_ms = 0\n[channels.local.probe]\nallowed_users = []\n",
+        "{}{}[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
         main_agent_on(&model.url(), port, "discord.main"),
         transcription(&stt.url()),
         dc.url()

@@ -180,7 +180,7 @@ pub(crate) async fn team_gateway(before: &str, team: &str) -> (ScriptedModel, Sa
 /// channel on `port`.
 pub(crate) fn telegram_dm_config(model: &str, tg: &str, port: u16) -> String {
     format!(
-        "{}[channels.telegram.main]\nmerge_window_ms = 0\nbot_token = \"123:TEST\"\napi_url = \"{tg}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
+        "{}[channels.telegram.main]\nbot_token = \"123:TEST\"\napi_url = \"{tg}\"\nallowed_users = [\"*\"]\nstreaming = \"off\"\n[channels.local.probe]\nallowed_users = []\n",
         main_agent_on(model, port, "telegram.main")
     )
 }
@@ -217,7 +217,6 @@ pub(crate) fn matrix_config(model: &str, homeserver: &str, rooms: &[&str], port:
     let rooms = rooms.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
     format!(
         r#"{}[channels.matrix.main]
-merge_window_ms = 0
 homeserver = "{homeserver}"
 user_id = "@bot:localhost"
 password = "bot-password"

@@ -188,7 +188,6 @@ auto_approve = ["memory_recall"]
 messages_per_minute = 0
 session_queue = 1000
 [channels.telegram.main]
-merge_window_ms = 0
 bot_token = "123:BENCH"
 api_url = "{tg}"
 allowed_users = ["*"]

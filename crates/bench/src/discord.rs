@@ -19,7 +19,7 @@ pub(crate) async fn discord(messages: usize, burst: usize) -> anyhow::Result<Exi
         messages + burst,
         "discord.main",
         &format!(
-            "[channels.discord.main]\nmerge_window_ms = 0\nbot_token = \"BENCH.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+            "[channels.discord.main]\nbot_token = \"BENCH.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
             dc.url()
         ),
     )

@@ -120,7 +120,7 @@ pub(crate) async fn matrix(messages: usize, burst: usize, rooms: usize) -> anyho
         messages + burst,
         "matrix.main",
         &format!(
-            "[channels.matrix.main]\nmerge_window_ms = 0\nhomeserver = \"{}\"\nuser_id = \"{BOT}\"\npassword = \"bench-bot-password\"\nallowed_users = [\"*\"]\nauto_join = [{}]\n",
+            "[channels.matrix.main]\nhomeserver = \"{}\"\nuser_id = \"{BOT}\"\npassword = \"bench-bot-password\"\nallowed_users = [\"*\"]\nauto_join = [{}]\n",
             hs.url(),
             joins.join(", ")
         ),

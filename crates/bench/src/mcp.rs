@@ -176,7 +176,7 @@ async fn idle_memory(server: &Path, runs: usize, idle_secs: u64) -> anyhow::Resu
             let model = ScriptedModel::start().await;
             let dir = tempfile_dir()?;
             let telegram = format!(
-                "[channels.telegram.main]\nmerge_window_ms = 0\nbot_token = \"123:BENCH\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+                "[channels.telegram.main]\nbot_token = \"123:BENCH\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
                 tg.url()
             );
             let path = crate::common::write_config(&dir, &model.url(), "telegram.main", &telegram)?;

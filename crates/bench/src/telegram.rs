@@ -18,7 +18,7 @@ pub(crate) async fn telegram(messages: usize, burst: usize, idle_secs: u64) -> a
         messages + burst + IDLE_ROUNDS,
         "telegram.main",
         &format!(
-            "[channels.telegram.main]\nmerge_window_ms = 0\nbot_token = \"123:BENCH\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+            "[channels.telegram.main]\nbot_token = \"123:BENCH\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
             tg.url()
         ),
     )

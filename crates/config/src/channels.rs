@@ -164,7 +164,8 @@ pub struct TelegramChannel {
     pub rooms: BTreeMap<String, String>,
     /// Messages from one person that arrive within this many milliseconds
     /// of each other, before their turn starts, become one turn (default
-    /// 1500; 0 turns merging off; docs/conversations.md).
+    /// 0: no wait, messages join a turn until the model writes;
+    /// docs/conversations.md).
     #[serde(default = "merge_window_default")]
     pub merge_window_ms: u64,
     /// Reactions on the person's message while it is handled: taken,
@@ -234,7 +235,8 @@ pub struct DiscordChannel {
     pub rooms: BTreeMap<String, String>,
     /// Messages from one person that arrive within this many milliseconds
     /// of each other, before their turn starts, become one turn (default
-    /// 1500; 0 turns merging off; docs/conversations.md).
+    /// 0: no wait, messages join a turn until the model writes;
+    /// docs/conversations.md).
     #[serde(default = "merge_window_default")]
     pub merge_window_ms: u64,
     /// Reactions on the person's message while it is handled: taken,
@@ -291,7 +293,8 @@ pub struct MatrixChannel {
     pub rooms: BTreeMap<String, String>,
     /// Messages from one person that arrive within this many milliseconds
     /// of each other, before their turn starts, become one turn (default
-    /// 1500; 0 turns merging off; docs/conversations.md).
+    /// 0: no wait, messages join a turn until the model writes;
+    /// docs/conversations.md).
     #[serde(default = "merge_window_default")]
     pub merge_window_ms: u64,
     /// Reactions on the person's message while it is handled: taken,
@@ -337,5 +340,5 @@ pub struct LocalChannel {
 }
 
 fn merge_window_default() -> u64 {
-    1500
+    0
 }

@@ -252,6 +252,7 @@ impl Core {
             images: Vec::new(),
             earlier: Vec::new(),
             opens_session: false,
+            joins: Default::default(),
         }
     }
 }

@@ -34,6 +34,6 @@ pub mod sessions;
 pub mod subagent;
 pub mod tools;
 
-pub use agent::{TurnError, TurnEvent, TurnReply};
+pub use agent::{Join, Joins, TurnError, TurnEvent, TurnReply};
 pub use approval::{ApprovalBroker, ApprovalOutcome, ApprovalRequest, NoApprover};
 pub use runtime::{Runtime, TurnRequest};

@@ -40,6 +40,9 @@ pub struct TurnRequest {
     /// Pictures sent with the message, shown to the model when the agent
     /// has `vision` (ignored otherwise; the text describes the files).
     pub images: Vec<crate::message::Image>,
+    /// Messages of the same person that come before the model has written
+    /// anything join this turn through here (see `agent::Join`).
+    pub joins: Option<crate::agent::Joins>,
 }
 
 impl TurnRequest {
@@ -59,6 +62,7 @@ impl TurnRequest {
             events: None,
             turn: None,
             images: Vec::new(),
+            joins: None,
         }
     }
 }
@@ -224,6 +228,7 @@ impl Runtime {
         run.turn = request.turn;
         run.earlier = request.earlier;
         run.opens_session = true;
+        *run.joins.lock() = request.joins;
         if agent_cfg.vision {
             run.images = request.images;
         }
@@ -234,6 +239,13 @@ impl Runtime {
     /// was running (see `recover`).
     pub async fn recover_turn(&self, session_key: &str, turn: &str) -> Result<crate::recover::Recovery, StoreError> {
         crate::recover::recover_turn(&self.core.store, &self.core.builtin, session_key, turn).await
+    }
+
+    /// How many person messages the stored record of turn `turn` holds (0
+    /// when it stored nothing): the messages that were answered together.
+    pub async fn asked_in_turn(&self, session_key: &str, turn: &str) -> Result<usize, StoreError> {
+        let stored = self.core.store.sessions().turn_messages(session_key, turn).await?;
+        Ok(stored.iter().filter(|m| m.role == "user").count())
     }
 
     /// The parts of a top-level run of `agent` (a person's turn or cron).

@@ -11,10 +11,7 @@ pub fn ops_route(approver: &str) -> String {
 }
 
 /// The bot `telegram.main` on the (fake) Bot API at `api_url`, where
-/// everyone may write and each message is answered on its own
-/// (`merge_window_ms = 0`: tests count one answer per message).
+/// everyone may write, on the channel's defaults.
 pub fn telegram_main(api_url: &str) -> String {
-    format!(
-        "[channels.telegram.main]\nbot_token = \"123:TEST\"\napi_url = \"{api_url}\"\nallowed_users = [\"*\"]\nmerge_window_ms = 0\n"
-    )
+    format!("[channels.telegram.main]\nbot_token = \"123:TEST\"\napi_url = \"{api_url}\"\nallowed_users = [\"*\"]\n")
 }

@@ -3,9 +3,11 @@
 
 mod compact;
 pub(crate) mod history;
+mod joins;
 mod tool_call;
 mod turn;
 
+pub use joins::{Join, Joins};
 pub use turn::AgentRun;
 
 use crate::message::Usage;

@@ -3,10 +3,12 @@
 use super::{TurnError, TurnEvent, TurnReply, history};
 use crate::approval::{ApprovalBroker, RunGrants};
 use crate::message::{ChatMessage, Role, ToolCall, ToolSpec, Usage};
-use crate::provider::{ChatRequest, Delta, Deltas, ProviderChain, ProviderSet};
+use crate::provider::{ProviderChain, ProviderSet};
 use crate::tools::{ToolContext, ToolRegistry};
 use parking_lot::Mutex;
 use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use tokio::sync::mpsc::UnboundedSender;
@@ -59,6 +61,8 @@ pub struct AgentRun {
     /// A person's turn (`Runtime::run_turn`): the session is created or
     /// touched in the same write as the user message.
     pub opens_session: bool,
+    /// Late messages that may join before the model answers (see `joins`).
+    pub joins: Mutex<Option<super::joins::Joins>>,
 }
 
 /// The text of the message that shows a vision agent its tools' pictures.
@@ -81,7 +85,10 @@ impl AgentRun {
         let (mut messages, asked) = self.opening(user_text).await?;
         // Stored while the first model call runs (both are awaited before
         // anything else is written, so the transcript keeps its order).
-        let mut user_saved = Some(Box::pin(self.save_asked(&asked)));
+        let saving: Pin<Box<dyn Future<Output = Result<(), switchboard_store::StoreError>> + Send + '_>> =
+            Box::pin(self.save_asked(&asked));
+        let mut opening = Some(Box::pin(futures::future::maybe_done(saving)));
+        let mut joins = self.joins.lock().take();
         messages.extend(asked.iter().cloned());
         let max_iterations = self.profile.max_tool_iterations;
         let mut specs = self.offered_specs();
@@ -94,34 +101,10 @@ impl AgentRun {
         loop {
             let offer_tools = self.offer_tools(iterations < max_iterations && !specs.is_empty())?;
             self.check_budget().await?;
-            // Someone listening gets the answer as it is written.
-            let sink = |d: Delta<'_>| {
-                self.emit(match d {
-                    Delta::Text(t) => TurnEvent::Text(t.to_string()),
-                    Delta::Reset => TurnEvent::TextReset,
-                });
-            };
-            let request = ChatRequest {
-                messages: &messages,
-                tools: if offer_tools { &specs } else { &[] },
-                temperature: self.temperature,
-                deltas: self.events.as_ref().map(|_| Deltas(&sink)),
-                max_tokens: None,
-            };
-            let call = async {
-                match user_saved.take() {
-                    Some(save) => {
-                        let (answer, saved) = tokio::join!(chain.chat(&request), save);
-                        saved?;
-                        Ok(answer?)
-                    }
-                    None => Ok::<_, TurnError>(chain.chat(&request).await?),
-                }
-            };
-            let (response, served) = tokio::select! {
-                _ = self.ctx.cancel.cancelled() => return Err(TurnError::Cancelled),
-                r = call => r?,
-            };
+            let tools: &[Arc<ToolSpec>] = if offer_tools { &specs } else { &[] };
+            let (response, served) = self
+                .model_call(&chain, &mut messages, tools, &mut opening, &mut joins)
+                .await?;
             usage.add(response.usage);
             if let Some(p) = &scope.progress {
                 p.model_call(response.usage.input_tokens, response.usage.output_tokens)

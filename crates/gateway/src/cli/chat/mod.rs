@@ -306,6 +306,7 @@ fn start_turn(
         events: Some(events.clone()),
         turn: None,
         images: message.images,
+        joins: None,
     };
     let runtime = runtime.clone();
     Running {

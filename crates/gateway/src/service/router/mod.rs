@@ -6,6 +6,7 @@
 //! (`[limits]`): a session's queue, and how long an idle session stays in
 //! memory (a person's rate is checked before the inbox).
 
+mod joining;
 mod merge;
 mod recovered;
 mod session;

@@ -50,6 +50,9 @@ pub(super) struct Queued {
     pub follow_up: Option<String>,
 }
 
+/// The session's queue and the message held for its next turn.
+pub(super) type Lane<'a> = (&'a mut mpsc::Receiver<Queued>, &'a mut Option<Queued>);
+
 /// The session's queue is full; the message is handed back.
 pub(super) struct Busy(pub Box<Queued>);
 
@@ -167,7 +170,7 @@ impl Router {
                 }
             }
             let (t, earlier) = match follow_up {
-                None => self.gather(t, &mut queue, &mut held).await,
+                None => self.gather(&session_key, t, &mut queue, &mut held).await,
                 Some(_) => (t, Vec::new()),
             };
             // Sent away while the message waited (`/unpair`, a reload that
@@ -186,7 +189,8 @@ impl Router {
                 self.statuses.ended(&t, ended);
                 continue;
             }
-            self.turn(&agent, &session_key, (&t, &earlier), follow_up, &current)
+            let lane = (&mut queue, &mut held);
+            self.turn(&agent, &session_key, (t, earlier), follow_up, (&current, lane))
                 .await;
         }
     }
@@ -197,18 +201,17 @@ impl Router {
         &self,
         agent: &str,
         session_key: &str,
-        t: (&Taken, &[Taken]),
+        t: (Taken, Vec<Taken>),
         follow_up: Option<String>,
-        current: &Current,
+        running: (&Current, Lane<'_>),
     ) {
-        let (t, earlier) = t;
-        let queued_ms = self.runtime.store().now_ms().saturating_sub(t.received_at);
+        let queued_ms = self.runtime.store().now_ms().saturating_sub(t.0.received_at);
         let span = tracing::info_span!(
             parent: None,
             "message",
-            channel = %t.m.address.channel,
+            channel = %t.0.m.address.channel,
             agent,
-            direct = t.m.direct,
+            direct = t.0.m.direct,
             queued_ms,
             outcome = tracing::field::Empty,
             trace_id = tracing::field::Empty,
@@ -216,11 +219,7 @@ impl Router {
         if let Some(id) = switchboard_telemetry::traces::trace_id(&span) {
             span.record("trace_id", tracing::field::display(&id));
         }
-        tracing::Instrument::instrument(
-            self.turn_traced(agent, session_key, (t, earlier), follow_up, current),
-            span,
-        )
-        .await;
+        tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, running), span).await;
     }
 
     /// Typing shown in `m`'s chat from `TYPING_AFTER` on, renewed, until
@@ -275,15 +274,15 @@ impl Router {
         &self,
         agent: &str,
         session_key: &str,
-        (t, earlier): (&Taken, &[Taken]),
+        (mut t, mut earlier): (Taken, Vec<Taken>),
         follow_up: Option<String>,
-        current: &Current,
+        (current, lane): (&Current, Lane<'_>),
     ) {
-        let m = &t.m;
+        let m = &t.m.clone();
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
         *current.lock() = Some(self.turn_now(agent, session_key, m, &cancel));
-        self.statuses.working(t);
+        self.statuses.working(&t);
         self.runtime
             .store()
             .changed(switchboard_store::Change::Turn(session_key.to_string()));
@@ -310,23 +309,25 @@ impl Router {
             None => (None, None),
         };
         // Its files fetched, saved and described (see `files::inbound`).
-        let (files, earlier_texts) = self.prepared(agent, t, earlier).await;
-        let result = self
-            .runtime
-            .run_turn(TurnRequest {
-                agent: agent.to_string(),
-                session_key: session_key.to_string(),
-                origin: Some(m.address.clone()),
-                sender: Some(m.sender.to_string()),
-                text: files.text,
-                earlier: earlier_texts,
-                broker,
-                cancel,
-                events,
-                turn: Some(t.key.clone()),
-                images: files.images,
-            })
-            .await;
+        let (files, earlier_texts) = self.prepared(agent, &t, &earlier).await;
+        // The record of a turn is kept under its first message's key (see
+        // `merge::room`).
+        let tag = earlier.first().unwrap_or(&t).key.clone();
+        let request = TurnRequest {
+            agent: agent.to_string(),
+            session_key: session_key.to_string(),
+            origin: Some(m.address.clone()),
+            sender: Some(m.sender.to_string()),
+            text: files.text,
+            earlier: earlier_texts,
+            broker,
+            cancel,
+            events,
+            turn: Some(tag),
+            images: files.images,
+            joins: None,
+        };
+        let result = self.run_joined(request, (&mut t, &mut earlier), lane).await;
         let streamed = match feeder {
             Some(f) => f.await.ok().filter(crate::service::stream_out::StreamOut::has_shown),
             None => None,
@@ -345,7 +346,7 @@ impl Router {
             Err(_) => "failed",
         };
         switchboard_telemetry::metrics::turn_finished(agent, outcome, started.elapsed().as_secs_f64());
-        self.statuses.ended(t, MessageStatus::ended(result.is_ok()));
+        self.statuses.ended(&t, MessageStatus::ended(result.is_ok()));
         tracing::Span::current().record("outcome", outcome);
         let text = match result {
             Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
@@ -360,12 +361,12 @@ impl Router {
                 s.finish(&text).await
             };
             if shown {
-                crate::service::reply::answered_in_place(self.runtime.store(), t).await;
+                crate::service::reply::answered_in_place(self.runtime.store(), &t).await;
                 return;
             }
         }
         let reply = tracing::info_span!("reply");
-        tracing::Instrument::instrument(self.answer(t, with_prefix(follow_up.as_deref(), text)), reply).await;
+        tracing::Instrument::instrument(self.answer(&t, with_prefix(follow_up.as_deref(), text)), reply).await;
     }
 }
 

@@ -13,6 +13,9 @@ fn shipped_configs_pass() {
         "examples/ops-room.toml",
         "examples/openai.toml",
         "examples/local-ops.toml",
+        "examples/telegram.toml",
+        "examples/discord.toml",
+        "examples/matrix.toml",
         "../deploy/switchboard.toml",
     ] {
         let path = format!("{root}/{file}");

@@ -307,11 +307,28 @@ async fn a_dropped_connection_is_resumed_and_nothing_is_lost() {
     w.dc.say(dm, &ann, "message 2");
     w.dc.say(dm, &ann, "message 3");
     w.dc.wait_sessions(1, 1, 30).await;
-    let answers = w.dc.wait_bot_messages(dm, 3, 30).await;
+    // Messages 2 and 3 arrive together after the resume: one turn answers
+    // both (or, if 2 was answered before 3 came, a turn each).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !w.dc.bot_messages(dm).iter().any(|m| content(m) == "answer 3") {
+        assert!(std::time::Instant::now() < deadline, "message 3 was never answered");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let answers = w.dc.bot_messages(dm);
     let texts: Vec<&str> = answers.iter().map(content).collect();
-    assert_eq!(texts, ["answer 1", "answer 2", "answer 3"]);
-    assert_eq!(w.dc.bot_messages(dm).len(), 3, "nothing twice");
+    assert!(
+        texts == ["answer 1", "answer 3"] || texts == ["answer 1", "answer 2", "answer 3"],
+        "nothing lost, nothing twice: {texts:?}"
+    );
+    let asked: Vec<String> = w.model.requests().last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(asked, ["message 1", "message 2", "message 3"]);
     assert_eq!(w.dc.sessions().0, 1, "resumed, not identified again");
 }
 

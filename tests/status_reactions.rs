@@ -1,8 +1,8 @@
 //! Status reactions through `switchboard run`: on Telegram (with the
-//! channel's defaults) a message goes 👀 → 🤔 → 👍, at most one change a
-//! second, a failed turn ends 😢, a quick answer after the merge window
-//! skips 🤔, and `status_reactions = false` sets none; on Discord (no merge
-//! window) the bot's reaction on a slow turn's message ends as ✅ alone
+//! channel's defaults) a slow turn's message goes 🤔 → 👍, one waiting
+//! behind another person's turn 👀 → 🤔 → 👍, at most one change a second,
+//! a quick answer gets none, a failed turn ends 😢, and
+//! `status_reactions = false` sets none; on Discord the bot's reaction on a slow turn's message ends as ✅ alone
 //! (each earlier one removed), a quick answer gets no reaction at all and a
 //! quick failure gets ❌.
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::time::Duration;
 use support::{Gateway, Sandbox, free_port, main_agent_on};
 use switchboard_test_support::discord::{FakeDiscord, user as discord_user};
-use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
 fn telegram(model: &str, tg: &str, port: u16, extra: &str) -> String {
@@ -64,22 +64,51 @@ async fn telegram_messages_show_taken_working_and_how_they_ended() {
     let sandbox = Sandbox::new(&telegram(&model.url(), &tg.url(), port, ""));
     let _gw = Gateway::start(&sandbox, port, "probe").await;
 
-    // A turn that takes a while: taken, working, done.
+    // A turn that takes a while: working from the start (nothing waits for
+    // a next message), then done.
     model.push(Step::text("Done thinking.").delay(Duration::from_millis(2500)));
     let slow = tg.message(private_chat(11, "Ann"), user(11, "Ann"), "think hard", None, None);
     let r = until_final(&tg, slow).await;
-    assert_eq!(emoji(&r), ["👀", "🤔", "👍"], "{r:?}");
+    assert_eq!(emoji(&r), ["🤔", "👍"], "{r:?}");
     at_most_one_a_second(&r);
     assert_eq!(tg.wait_sent(1, 20).await[0]["text"], "Done thinking.");
 
-    // A quick answer: from taken straight to done, a second later.
+    // A quick answer gets no reaction at all (the answer says it).
     model.push(Step::text("Quick."));
     let quick = tg.message(private_chat(11, "Ann"), user(11, "Ann"), "quick one", None, None);
-    let r = until_final(&tg, quick).await;
-    assert_eq!(emoji(&r)[0], "👀");
+    tg.wait_sent(2, 20).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(reactions_on(&tg, quick).is_empty(), "{:?}", reactions_on(&tg, quick));
+
+    // In a group, Cat's message waits behind Bob's turn: taken, then
+    // working, then done.
+    model.push(
+        Step::text("For Bob.")
+            .delay(Duration::from_millis(2500))
+            .when_last_contains("from Bob"),
+    );
+    model.push(Step::text("For Cat.").when_last_contains("from Cat"));
+    tg.message(
+        supergroup(-100_900, "team"),
+        user(13, "Bob"),
+        &format!("@{BOT_USERNAME} from Bob"),
+        None,
+        None,
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let waiting = tg.message(
+        supergroup(-100_900, "team"),
+        user(14, "Cat"),
+        &format!("@{BOT_USERNAME} from Cat"),
+        None,
+        None,
+    );
+    let r = until_final(&tg, waiting).await;
+    assert_eq!(emoji(&r)[0], "👀", "{r:?}");
     assert_eq!(*emoji(&r).last().unwrap(), "👍");
     assert!(r.len() <= 3, "{r:?}");
     at_most_one_a_second(&r);
+    tg.wait_sent(4, 20).await;
 
     // A failed turn ends 😢.
     model.push(Step::status(500));
@@ -87,7 +116,7 @@ async fn telegram_messages_show_taken_working_and_how_they_ended() {
     let r = until_final(&tg, failed).await;
     assert_eq!(*emoji(&r).last().unwrap(), "😢", "{r:?}");
     at_most_one_a_second(&r);
-    tg.wait_sent(3, 20).await;
+    tg.wait_sent(5, 20).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -215,6 +215,9 @@ async fn a_mention_after_text_that_lowercases_longer_is_answered_and_so_is_the_n
         None,
         None,
     );
+    // After the first answer (sent before it, the second would join the
+    // first's turn).
+    tg.wait_sent(1, 20).await;
     tg.message(
         supergroup(GROUP, "team"),
         user(12, "Bob"),

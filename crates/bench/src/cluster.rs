@@ -138,6 +138,7 @@ pub(crate) async fn cluster(
     println!(
         "cluster: 3 switchboard run processes on PostgreSQL, lease_secs = {LEASE_SECS}, loopback Telegram, instant model"
     );
+    println!("  {}", crate::common::CHANGED_DEFAULTS);
 
     failover(&bench, &mut nodes, kills).await?;
     throughput(&bench, &mut nodes, messages).await?;

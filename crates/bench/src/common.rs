@@ -42,9 +42,14 @@ pub(crate) async fn instant_setup(
         model.push(Step::text("ok"));
     }
     let dir = tempfile_dir()?;
+    println!("{CHANGED_DEFAULTS}");
     let path = write_config(&dir, &model.url(), channel, extra)?;
     Ok((model, dir, path))
 }
+
+/// The shipped defaults a bench changes, and why (printed with its numbers;
+/// everything else runs as shipped).
+pub(crate) const CHANGED_DEFAULTS: &str = "defaults changed: [limits] messages_per_minute = 0 (the bench writes faster than one person may: the per-person rate would refuse it), session_queue = 1000 (a burst may queue that deep in one conversation); everything else as shipped";
 
 /// `switchboard.toml` in `dir`: SQLite there, agent `main` on the model at
 /// `model_url` answering on `channel`, no per-person rate and a deep

@@ -169,6 +169,7 @@ async fn idle_memory(server: &Path, runs: usize, idle_secs: u64) -> anyhow::Resu
     use switchboard_test_support::ScriptedModel;
     use switchboard_test_support::telegram::FakeTelegram;
     let binary = std::env::current_exe()?;
+    println!("  {}", crate::common::CHANGED_DEFAULTS);
     let mut rss: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..runs {
         for (k, with_servers) in [false, true].into_iter().enumerate() {

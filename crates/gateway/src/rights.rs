@@ -71,6 +71,13 @@ pub(crate) fn decides_unlimited(config: &Config, user: &UserId) -> bool {
     })
 }
 
+/// Whether `user` is named as an approver by some route (their decisions
+/// are taken wherever the bot sees them; each request still checks its
+/// own route's approvers).
+pub(crate) fn approves_somewhere(config: &Config, user: &UserId) -> bool {
+    routes(config).any(|r| user.is_listed_in(&r.approvers))
+}
+
 /// Whether `user` may let people in, send them away and list them
 /// (pairing): an approver named by some route (exact ids).
 pub(crate) fn may_admit(config: &Config, user: &UserId) -> bool {

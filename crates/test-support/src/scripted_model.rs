@@ -151,6 +151,9 @@ struct Shared {
     /// When set, a request no step matches is answered `echo: <its last
     /// message>` after this long.
     echo: Option<Duration>,
+    /// The echo repeats every person message after the last answer, joined
+    /// with " + " (a merged burst), not only the last.
+    echo_joined: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -240,6 +243,15 @@ impl ScriptedModel {
         self
     }
 
+    /// Answer every request that no step matches with `echo: <the person
+    /// messages after its last answer, joined with " + ">`, after `delay`
+    /// (a merged burst shows which messages its answer covers).
+    pub fn echo_joined_after(&self, delay: Duration) -> &Self {
+        self.echo_after(delay);
+        self.shared.lock().unwrap().echo_joined = true;
+        self
+    }
+
     /// Answer every request that no step matches with `echo: <its last
     /// message>`, after `delay` (a model that takes its time).
     pub fn echo_after(&self, delay: Duration) -> &Self {
@@ -307,7 +319,12 @@ fn take_step(shared: &Mutex<Shared>, req: Option<&Value>) -> (Option<Step>, u64)
     });
     let step = pos.and_then(|i| s.steps[i].take()).or_else(|| {
         let delay = s.echo?;
-        Some(Step::text(format!("echo: {}", last_message_text(req?))).delay(delay))
+        let said = if s.echo_joined {
+            inspect::trailing_person_texts(req?).join(" + ")
+        } else {
+            last_message_text(req?)
+        };
+        Some(Step::text(format!("echo: {said}")).delay(delay))
     });
     (step, n)
 }

@@ -8,6 +8,7 @@
 
 mod agent_request;
 pub(crate) mod relay;
+mod slow_model;
 mod trial;
 
 use std::path::PathBuf;
@@ -107,6 +108,7 @@ pub(crate) async fn compare(c: Compare) -> anyhow::Result<ExitCode> {
         s.idle_secs,
         c.floor.describe()
     );
+    println!("{}", crate::common::CHANGED_DEFAULTS);
     let mut results: Vec<Vec<Measures>> = vec![Vec::new(); targets.len()];
     for run in 0..c.runs {
         // Alternate the order so drift of the machine spreads over all.

@@ -23,10 +23,10 @@ pub(crate) struct Sizes {
 }
 
 /// A trial's numbers, in the order of [`MEASURES`].
-pub(crate) type Measures = [f64; 12];
+pub(crate) type Measures = [f64; 15];
 
 /// Each measure's name and unit, in the order of [`Measures`].
-pub(crate) const MEASURES: [(&str, &str); 12] = [
+pub(crate) const MEASURES: [(&str, &str); 15] = [
     ("start -> first getUpdates", "ms"),
     ("idle RSS", "MiB"),
     ("idle CPU", "% of a core"),
@@ -39,6 +39,9 @@ pub(crate) const MEASURES: [(&str, &str); 12] = [
     ("stand-ins' CPU per message", "µs"),
     ("model connections opened", "count"),
     ("Bot API connections opened", "count"),
+    ("lone DM, 1 s model: first text", "ms"),
+    ("3 DMs 200 ms apart, 1 s model: model requests", "count"),
+    ("3 DMs 200 ms apart, 1 s model: answers", "count"),
 ];
 
 /// What runs: the label in the table and the command that starts it, with
@@ -121,6 +124,9 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
     let messages = (sizes.burst + sizes.big_burst).max(1) as f64;
     let (per_message, harness_per_message) = (burst_cpu * 1e6 / messages, harness_cpu * 1e6 / messages);
     let after = rss_mib(pid, "VmRSS:")?;
+    let connections = (model.connections() as f64, tg.connections() as f64);
+    let lone = super::slow_model::lone_dm(&tg, &model).await?;
+    let (requests, answers) = super::slow_model::burst_of_three(&tg, &model).await?;
     drop(process);
     std::fs::remove_dir_all(&dir).ok();
     Ok([
@@ -134,8 +140,11 @@ pub(crate) async fn run(target: &Target, sizes: Sizes) -> anyhow::Result<Measure
         after,
         per_message,
         harness_per_message,
-        model.connections() as f64,
-        tg.connections() as f64,
+        connections.0,
+        connections.1,
+        lone,
+        requests,
+        answers,
     ])
 }
 

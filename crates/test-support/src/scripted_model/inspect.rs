@@ -51,6 +51,22 @@ pub fn last_message_text(req: &Value) -> String {
     }
 }
 
+/// The texts of the person messages at the end of a request (after the
+/// last message of any other role), oldest first (OpenAI shape).
+pub(crate) fn trailing_person_texts(req: &Value) -> Vec<String> {
+    let Some(messages) = req.get("messages").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    out.reverse();
+    out
+}
+
 /// The token count the scripted model charges for a request body.
 pub fn tokens_of(body_len: usize) -> u64 {
     body_len as u64 / 4

@@ -39,8 +39,8 @@ async fn one_instance_runs_the_bot_and_another_takes_over_when_it_dies() {
         .push(Step::text("answer three").when_last_contains("message three"));
     let (chat, from) = ann();
     c.tg.message(chat, from, "message two", None, None);
-    let (chat, from) = ann();
-    c.tg.message(chat, from, "message three", None, None);
+    // Another person, so the two are not one merged turn.
+    c.tg.message(private_chat(12, "Bob"), user(12, "Bob"), "message three", None, None);
     let b = owner(&c, Some(a), 20).await;
     let took = killed.elapsed();
     println!(

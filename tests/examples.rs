@@ -4,15 +4,17 @@
 //! addresses of the stand-ins changed. A stranger's direct message gets a
 //! pairing code; the configured approver — on no allow list — lets them in
 //! from the ops room and approves a tool call there; anyone else's press is
-//! answered with a refusal; the person's messages are answered.
+//! answered with a refusal; the person's messages are answered. (Matrix
+//! runs against a real Synapse, as in matrix.rs.)
 
+mod matrix_fx;
 mod support;
 
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::{Gateway, Sandbox, free_port};
 use switchboard_test_support::discord::{FakeDiscord, GUILD_ID, Kind};
-use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+use switchboard_test_support::telegram::{FakeTelegram, button, private_chat, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
 /// The example `name` with each `(from, to)` replaced (each must occur), and
@@ -69,18 +71,6 @@ mod telegram {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
-    }
-
-    fn button(prompt: &Value, label: &str) -> String {
-        prompt["reply_markup"]["inline_keyboard"][0]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["text"] == label)
-            .unwrap_or_else(|| panic!("no {label} button: {prompt}"))["callback_data"]
-            .as_str()
-            .unwrap()
-            .to_string()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -224,5 +214,73 @@ mod discord {
         assert!(answer.ends_with(": allowed once."), "{answer}");
         let answers = dc.wait_bot_messages(dm, 3, 20).await;
         assert_eq!(content(&answers[2]), "Noted: stand-up at ten.");
+    }
+}
+
+mod matrix {
+    use super::*;
+    use crate::matrix_fx::{BOT, OP, world};
+    use switchboard_test_support::synapse::body;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_matrix_example_pairs_a_stranger_and_approves_from_its_ops_room() {
+        let model = ScriptedModel::start().await;
+        let w = world().await;
+        let config = example(
+            "matrix.toml",
+            &[
+                (MODEL_LINE, format!("base_url = \"{}\"", model.url())),
+                ("https://matrix.example.org", w.synapse.url()),
+                ("@bot:example.org", BOT.to_string()),
+                ("@alice:example.org", OP.to_string()),
+                (
+                    "[\"!team:example.org\", \"!ops:example.org\"]",
+                    format!("[\"{}\", \"{}\", \"{}\"]", w.group, w.ops, w.dm),
+                ),
+                (
+                    "{ \"ops\" = \"!ops:example.org\" }",
+                    format!("{{ \"ops\" = \"{}\" }}", w.ops),
+                ),
+            ],
+        );
+        let sandbox = Sandbox::new(&config);
+        let _gw = Gateway::start_with_env(&sandbox, free_port(), "probe", &[("MATRIX_PASSWORD", "bot-password")]).await;
+
+        // A stranger writes: a code for them, the request in the ops room.
+        w.ann.say(&w.dm, "hello, may I?").await;
+        let told = w.ann.wait_for(&w.dm, BOT, 60, |m| body(m).contains("code: ")).await;
+        let code = code_in(body(&told));
+        let request =
+            w.op.wait_for(&w.ops, BOT, 30, |m| body(m).starts_with("Pairing request"))
+                .await;
+        assert!(body(&request).contains(&code), "{}", body(&request));
+        let id = request["event_id"].as_str().unwrap().to_string();
+
+        // Bob, in the ops room but no approver, reacts ✅: refused there.
+        w.bob.react(&w.ops, &id, "✅").await;
+        w.op.wait_for(&w.ops, BOT, 30, |m| {
+            body(m).starts_with("@bob:localhost may not decide pairing")
+        })
+        .await;
+
+        // The approver, on no allow list, reacts ✅: Ann is in.
+        w.op.react(&w.ops, &id, "✅").await;
+        w.ann
+            .wait_for(&w.dm, BOT, 30, |m| {
+                body(m) == "An operator let you in: you can talk to me now."
+            })
+            .await;
+
+        // Ann's message needs a tool call, approved from the ops room.
+        tool_then_answer(&model);
+        w.ann.say(&w.dm, "remember the stand-up is at ten").await;
+        let prompt =
+            w.op.wait_for(&w.ops, BOT, 30, |m| body(m).starts_with("Approval needed"))
+                .await;
+        assert!(body(&prompt).contains("memory_store"), "{}", body(&prompt));
+        w.op.react(&w.ops, prompt["event_id"].as_str().unwrap(), "✅").await;
+        w.ann
+            .wait_for(&w.dm, BOT, 30, |m| body(m) == "Noted: stand-up at ten.")
+            .await;
     }
 }

@@ -29,8 +29,10 @@ async fn a_full_conversation_queue_answers_busy() {
     );
     model.push(Step::text("second answer").when_last_contains("two"));
     model.push(Step::text("third answer").when_last_contains("three"));
-    for text in ["one", "two", "three", "four"] {
-        gw.send("team", "dm-bob", "cli:bob", text, false, true).await;
+    // Four people in one group conversation: a person's own messages would
+    // join their running turn instead of queueing behind it.
+    for (who, text) in [("bob", "one"), ("carol", "two"), ("dave", "three"), ("erin", "four")] {
+        gw.send("team", "room", &format!("cli:{who}"), text, true, false).await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let mut cursor = 0;
@@ -45,7 +47,7 @@ async fn a_full_conversation_queue_answers_busy() {
     );
     gw.wait_for("team", &mut cursor, 20, |e| e["text"] == "third answer")
         .await;
-    let all = texts(&gw.events("team", 0).await, "dm-bob");
+    let all = texts(&gw.events("team", 0).await, "room");
     assert_eq!(all.len(), 4, "{all:?}");
     assert_eq!(model.requests().len(), 3, "the fourth message never reached the model");
 }
@@ -56,9 +58,18 @@ async fn a_person_over_the_rate_is_told_once_and_others_are_unaffected() {
     for _ in 0..4 {
         model.push(Step::text("ok"));
     }
+    // Each of the first three is answered before the next is sent (sent at
+    // once, they would be one merged turn); the rest come within the minute.
+    let mut cursor = 0;
     for i in 0..6 {
         gw.send("team", "dm-carol", "cli:carol", &format!("message {i}"), false, true)
             .await;
+        if i < 3 {
+            gw.wait_for("team", &mut cursor, 10, |e| {
+                e["chat"] == "dm-carol" && e["text"] == "ok"
+            })
+            .await;
+        }
     }
     gw.send("team", "dm-dave", "cli:dave", "hello", false, true).await;
     tokio::time::sleep(Duration::from_secs(2)).await;

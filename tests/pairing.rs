@@ -13,7 +13,7 @@ mod support;
 use serde_json::Value;
 use std::time::Duration;
 use support::{Gateway, Sandbox, free_port, main_agent_on, ops_room_approvals};
-use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, private_chat, supergroup, user};
+use switchboard_test_support::telegram::{BOT_USERNAME, FakeTelegram, button, private_chat, supergroup, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
 const OPS: i64 = -100_300;
@@ -56,19 +56,6 @@ fn to(sent: &[Value], chat: i64) -> Vec<Value> {
 fn code_in(message: &str) -> String {
     let at = message.find("code: ").expect("a code") + "code: ".len();
     message[at..at + 8].to_string()
-}
-
-/// The callback data of the button labelled `label` under `prompt`.
-fn button(prompt: &Value, label: &str) -> String {
-    prompt["reply_markup"]["inline_keyboard"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["text"] == label)
-        .unwrap_or_else(|| panic!("no {label} button: {prompt}"))["callback_data"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 /// The bot's messages to `chat`, once there are at least `n`.

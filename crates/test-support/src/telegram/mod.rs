@@ -11,10 +11,12 @@
 //! read what the bot sent.
 
 mod files;
+mod markup;
 mod people;
 mod reactions;
 
 pub use files::Upload;
+pub use markup::button;
 pub(crate) use people::{bot_user, chat_for};
 pub use people::{private_chat, supergroup, user};
 

@@ -111,7 +111,11 @@ impl Router {
         };
         let session_key = t.m.address.session_key(agent);
         self.statuses.taken(&config, &self.channels, &t);
-        let q = Queued { t, follow_up: None };
+        let q = Queued {
+            t,
+            follow_up: None,
+            seat: None,
+        };
         if let Err(session::Busy(q)) = self.enqueue(agent, session_key, q) {
             tracing::warn!(channel = %q.t.m.address.channel, sender = %q.t.m.sender, "session queue full; message refused");
             self.statuses.ended(&q.t, switchboard_core::MessageStatus::Failed);
@@ -225,6 +229,7 @@ impl Router {
                                 let q = Queued {
                                     t: follow,
                                     follow_up: Some(prefix),
+                                    seat: None,
                                 };
                                 if self.enqueue(&agent, session_key, q).is_ok() {
                                     return;

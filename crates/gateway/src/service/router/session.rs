@@ -9,6 +9,7 @@ use super::Router;
 use crate::service::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use switchboard_core::{ChatAddress, Inbound, MessageStatus, UserId};
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
@@ -39,7 +40,19 @@ pub(crate) struct TurnNow {
 
 pub(super) struct Session {
     queue: mpsc::Sender<Queued>,
+    /// Messages waiting: queued, or read ahead and held for the next turn.
+    waiting: Arc<AtomicUsize>,
     current: Current,
+}
+
+/// A waiting message's place in its session's count; given back when the
+/// message is dropped or taken apart to run.
+pub(super) struct Seat(Arc<AtomicUsize>);
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A message waiting for its turn.
@@ -48,6 +61,8 @@ pub(super) struct Queued {
     /// A `/subagents send` follow-up in a finished child's session: its
     /// answer is prefixed with this, and nobody can be asked to approve.
     pub follow_up: Option<String>,
+    /// Counted while it waits (set by `enqueue`).
+    pub seat: Option<Seat>,
 }
 
 /// The session's queue and the message held for its next turn.
@@ -95,19 +110,35 @@ impl Router {
 
     /// Queue a message for its session, starting the session's worker if
     /// needed; `Busy` when the session already has a full queue.
-    pub(super) fn enqueue(self: &Arc<Self>, agent: &str, session_key: String, q: Queued) -> Result<(), Busy> {
+    pub(super) fn enqueue(self: &Arc<Self>, agent: &str, session_key: String, mut q: Queued) -> Result<(), Busy> {
         let bound = self.runtime.config().limits.session_queue.max(1) as usize;
         let mut sessions = self.sessions.lock();
         let session = sessions.entry(session_key.clone()).or_insert_with(|| {
-            let (tx, rx) = mpsc::channel(bound);
+            // One more than the bound: the worker may hold one message read
+            // ahead while the count still has it.
+            let (tx, rx) = mpsc::channel(bound + 1);
             let current = Arc::new(Mutex::new(None));
             tokio::spawn(
                 self.clone()
                     .worker(agent.to_string(), session_key.clone(), rx, current.clone()),
             );
-            Session { queue: tx, current }
+            Session {
+                queue: tx,
+                waiting: Arc::new(AtomicUsize::new(0)),
+                current,
+            }
         });
-        session.queue.try_send(q).map_err(|e| Busy(Box::new(e.into_inner())))
+        // A reload may have lowered the bound below the channel's size.
+        if session.waiting.load(Ordering::Relaxed) >= bound {
+            return Err(Busy(Box::new(q)));
+        }
+        session.waiting.fetch_add(1, Ordering::Relaxed);
+        q.seat = Some(Seat(session.waiting.clone()));
+        session.queue.try_send(q).map_err(|e| {
+            let mut q = e.into_inner();
+            q.seat = None;
+            Busy(Box::new(q))
+        })
     }
 
     /// The next message, or `None` once the session has been idle long
@@ -158,7 +189,9 @@ impl Router {
                     None => break,
                 },
             };
-            let Queued { mut t, follow_up } = q;
+            // No longer waiting: its seat is given back now.
+            let Queued { mut t, follow_up, seat } = q;
+            drop(seat);
             // A voice message is heard first: it may be a spoken command.
             let config = self.runtime.config();
             if follow_up.is_none() && crate::service::voice::audio_of(&config, &t.m).is_some() {

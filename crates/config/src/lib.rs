@@ -31,7 +31,7 @@ pub use limits::{AttachmentsConfig, LimitsConfig, StorageConfig};
 pub use load::{ConfigError, Problem};
 pub use mcp::{McpRisk, McpServerConfig, McpStart, listed, tool_pattern_matches};
 pub use people::Person;
-pub use provider::{ProviderConfig, ProviderKind};
+pub use provider::{ProviderConfig, ProviderKind, TextToolCalls, is_local_server};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
 pub use root::{Config, Lane, LanesConfig, WebConfig};
 pub use routes::{Picked, Place, Route, RouteLevel};

@@ -58,6 +58,23 @@ pub struct ProviderConfig {
     /// the context; Anthropic's `max_tokens`).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// Whether a tool call the model wrote into its text (fenced JSON,
+    /// `<tool_call>` tags and the like) is taken as a call: `auto` or `off`.
+    /// Unset: `auto` for OpenAI-compatible servers on this machine or the
+    /// local network, `off` for hosted APIs.
+    #[serde(default)]
+    pub text_tool_calls: Option<TextToolCalls>,
+}
+
+/// `[providers.<p>].text_tool_calls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextToolCalls {
+    /// Calls written as text in a known shape, naming an offered tool with
+    /// arguments that fit it, are taken as calls.
+    Auto,
+    /// Text is always text.
+    Off,
 }
 
 fn default_max_tokens() -> u32 {
@@ -72,6 +89,15 @@ fn default_retries() -> u32 {
 }
 
 impl ProviderConfig {
+    /// Whether calls written as text are read (see `text_tool_calls`).
+    pub fn reads_text_calls(&self) -> bool {
+        match self.text_tool_calls {
+            Some(TextToolCalls::Auto) => self.kind == ProviderKind::Openai,
+            Some(TextToolCalls::Off) => false,
+            None => self.kind == ProviderKind::Openai && is_local_server(self.base_url()),
+        }
+    }
+
     /// The base URL, or the public endpoint of the provider kind.
     pub fn base_url(&self) -> &str {
         match (&self.base_url, self.kind) {
@@ -80,4 +106,22 @@ impl ProviderConfig {
             (None, ProviderKind::Anthropic) => "https://api.anthropic.com",
         }
     }
+}
+
+/// Whether `base_url` points at a self-hosted server rather than a hosted
+/// API: an IP address, `localhost` or a name without dots.
+pub fn is_local_server(base_url: &str) -> bool {
+    let Some((_, rest)) = base_url.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    };
+    if host.is_empty() {
+        return false;
+    }
+    host.parse::<std::net::IpAddr>().is_ok() || host == "localhost" || !host.contains('.')
 }

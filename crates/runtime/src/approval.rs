@@ -97,6 +97,10 @@ impl ApprovalOutcome {
 pub trait ApprovalBroker: Send + Sync {
     /// Ask, and wait for the outcome.
     async fn request(&self, request: ApprovalRequest) -> ApprovalOutcome;
+    /// Tell the approvers of `route` something that needs no decision (a
+    /// refused command and the setting that would allow it). Best effort;
+    /// by default nobody is told.
+    async fn tell(&self, _route: &ApprovalRoute, _text: &str) {}
 }
 
 /// A broker for runs with nobody to ask: every request is refused as

@@ -303,4 +303,19 @@ impl RunHost for Core {
     fn take_notes(&self, session_key: &str) -> Vec<String> {
         self.live.take_notes(session_key)
     }
+
+    fn tell_operators(&self, agent: &str, subject: &str, text: String) {
+        if !self.live.first_telling(agent, subject) {
+            return;
+        }
+        tracing::warn!(agent, "{text}");
+        let config = self.rules().config.clone();
+        let route = config
+            .risk_profile_of(agent)
+            .and_then(|p| p.approval_route.clone())
+            .filter(switchboard_config::ApprovalRoute::is_complete);
+        if let (Some(route), Some(broker)) = (route, self.live.route_broker()) {
+            tokio::spawn(async move { broker.tell(&route, &text).await });
+        }
+    }
 }

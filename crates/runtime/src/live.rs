@@ -36,6 +36,8 @@ pub struct Live {
     /// to recording the new one, so parallel calls cannot overshoot
     /// `max_children_per_agent`.
     spawning: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// What operators were told, by agent and subject: each once per process.
+    told: Mutex<std::collections::HashSet<(String, String)>>,
 }
 
 /// Held while a session's spawn is checked and recorded.
@@ -67,6 +69,7 @@ impl Live {
             lane: Arc::new(tokio::sync::Semaphore::new(lane_permits)),
             notes: Mutex::default(),
             spawning: Mutex::default(),
+            told: Mutex::default(),
         }
     }
 
@@ -105,6 +108,12 @@ impl Live {
     /// sent) or a workspace's `received/` folder (files received).
     pub fn leave_note(&self, session_key: &str, text: String) {
         self.notes.lock().entry(session_key.to_string()).or_default().push(text);
+    }
+
+    /// Whether operators are yet to be told about `subject` for `agent`
+    /// (true once: the first asker tells them).
+    pub fn first_telling(&self, agent: &str, subject: &str) -> bool {
+        self.told.lock().insert((agent.to_string(), subject.to_string()))
     }
 
     /// Notes waiting for `session_key`'s loop.

@@ -139,7 +139,7 @@ async fn programs_that_launch_other_programs_are_high_risk() {
     .await;
     assert!(!pwned(&h), "{results:?}");
     for r in &results[..6] {
-        assert!(r.contains("high-risk command blocked"), "{results:?}");
+        assert!(r.contains("high-risk commands are blocked"), "{results:?}");
     }
     assert!(!results[6].starts_with("Error:"), "env alone only prints: {results:?}");
 }

@@ -176,7 +176,7 @@ async fn children_deny_dangerous_commands() {
     let reqs = main.requests();
     assert_eq!(
         tool_results(&reqs[2])[0],
-        "Error: shell refused: dangerous command in a child run; set [risk_profiles.lead].subagent_auto_approve = true or route approvals to an operator"
+        "Error: shell refused: a dangerous command in a child run, with no operator to approve it. Do not retry it; say so in your result."
     );
 }
 
@@ -193,7 +193,7 @@ async fn a_child_is_gated_by_its_narrowed_policy() {
     main.push(
         Step::tool_call("file_write", json!({"path": "x.txt", "content": "no"})).when_last_contains("read-only child"),
     );
-    main.push(Step::text("child 1 done").when_last_contains("read_only"));
+    main.push(Step::text("child 1 done").when_last_contains("may only read"));
     main.push(Step::tool_call(
         "spawn_subagent",
         json!({"prompt": "careful child", "overrides": {"block_high_risk_commands": true}}),
@@ -206,11 +206,11 @@ async fn a_child_is_gated_by_its_narrowed_policy() {
     assert!(
         results
             .iter()
-            .any(|r| r.starts_with("Error: file_write refused") && r.contains("read_only")),
+            .any(|r| r.starts_with("Error: file_write refused") && r.contains("read-only")),
         "{results:?}"
     );
     assert!(
-        results.iter().any(|r| r.contains("high-risk command blocked")),
+        results.iter().any(|r| r.contains("high-risk commands are blocked")),
         "{results:?}"
     );
     assert!(!h.workspace("main").join("x.txt").exists());

@@ -244,7 +244,7 @@ async fn malformed_arguments_unknown_tools_and_duplicates_are_reported_to_the_mo
     assert_eq!(r[2].trim(), "hi");
     assert!(r[3].starts_with("Error: skipped: an identical shell call"), "{}", r[3]);
     assert!(
-        r[4].contains("high-risk command blocked by [risk_profiles.default].block_high_risk_commands"),
+        r[4].contains("high-risk commands are blocked for this agent") && !r[4].contains("risk_profiles"),
         "{}",
         r[4]
     );
@@ -262,9 +262,11 @@ async fn commands_outside_allowed_commands_name_the_key() {
     let broker = FixedBroker::approving("cli:me", false);
     h.turn("go", broker).await.unwrap();
     let r = tool_results(&model.requests()[1]);
+    // The model is told it was refused and not to retry; the setting
+    // that would allow it is for operators only (a model repeats it).
     assert_eq!(
         r[0],
-        "Error: command 'touch' is not allowed by risk profile 'default'; add it to [risk_profiles.default].allowed_commands"
+        "Error: command 'touch' is not allowed for this agent. Do not run it again or try to get the same effect another way; tell the user it was refused."
     );
 }
 
@@ -379,9 +381,7 @@ async fn read_only_refuses_writes_and_the_daily_limit_stops_calls() {
         .unwrap();
     let tool_row = history.iter().find(|m| m.role == "tool").unwrap();
     assert!(
-        tool_row
-            .body
-            .contains("file_write refused: risk profile 'default' has level = \\\"read_only\\\""),
+        tool_row.body.contains("file_write refused: this agent may only read"),
         "{}",
         tool_row.body
     );

@@ -354,6 +354,10 @@ impl Drop for CancelOnDrop<'_> {
 
 #[async_trait]
 impl ApprovalBroker for RouteBroker {
+    async fn tell(&self, route: &switchboard_config::ApprovalRoute, text: &str) {
+        super::notice::tell(&self.config.get(), &self.channels, route, text).await;
+    }
+
     async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
         let target = match self.target(&req) {
             Ok(t) => t,

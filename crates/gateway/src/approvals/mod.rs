@@ -4,6 +4,7 @@
 
 mod broker;
 mod expire;
+mod notice;
 mod record;
 
 pub use broker::{Ballot, RouteBroker};

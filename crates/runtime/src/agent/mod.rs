@@ -4,6 +4,7 @@
 mod compact;
 pub(crate) mod history;
 mod joins;
+mod last_word;
 mod tool_call;
 mod turn;
 

@@ -93,11 +93,22 @@ impl AgentRun {
         let decision = if operator_route {
             GateDecision::Ask
         } else {
-            GateDecision::Refuse(format!(
-                "shell refused: dangerous command in a child run; set [risk_profiles.{profile_name}].subagent_auto_approve = true or route approvals to an operator"
+            GateDecision::Refuse(crate::policy::Refusal::new(
+                "shell refused: a dangerous command in a child run, with no operator to approve it. Do not retry it; say so in your result.".into(),
+                format!("set [risk_profiles.{profile_name}].subagent_auto_approve = true or route approvals to an operator"),
             ))
         };
         (decision, true)
+    }
+
+    /// The refusal's words for the model; its fix goes to the operators
+    /// (once per agent and change).
+    fn refused(&self, tool: &str, why: crate::policy::Refusal) -> ToolResult {
+        let agent = &self.ctx.agent;
+        let subject = format!("{tool}: {}", why.fix);
+        let text = format!("Agent {agent} was refused a {tool} call. To allow it, {}.", why.fix);
+        self.ctx.host.tell_operators(agent, &subject, text);
+        ToolResult::fail(why.said)
     }
 
     pub(crate) async fn run_call(&self, call: &ToolCall, seen: &Mutex<HashSet<String>>) -> (ChatMessage, bool) {
@@ -129,8 +140,8 @@ impl AgentRun {
         // People and the configuration know a tool by its own name (an MCP
         // tool's `server.tool`), the model by the name it called.
         let name = tool.name();
-        if let GateDecision::Refuse(why) = &decision {
-            return (ToolResult::fail(why.clone()), "refused");
+        if let GateDecision::Refuse(why) = decision {
+            return (self.refused(name, why), "refused");
         }
         // Work another gateway adopted is neither asked about nor run (and
         // asked again after an approval, which may have taken minutes).
@@ -139,7 +150,7 @@ impl AgentRun {
         }
         let mut asked = false;
         match decision {
-            GateDecision::Refuse(why) => return (ToolResult::fail(why), "refused"),
+            GateDecision::Refuse(why) => return (self.refused(name, why), "refused"),
             GateDecision::Ask if dangerous || !self.grants.has(name, effect.risk()) => {
                 asked = true;
                 let outcome = self.ask(name, &summary, effect.risk().as_str()).await;
@@ -158,11 +169,16 @@ impl AgentRun {
         }
         if !policy.tracker.try_record_capped(policy.hourly_cap) {
             return (
-                ToolResult::fail(format!(
-                    "action budget spent: {} actions in the last hour; raise [runtime_profiles.{}].max_actions_per_hour",
-                    policy.tracker.limit(),
-                    self.runtime_profile_name
-                )),
+                self.refused(
+                    "actions",
+                    crate::policy::Refusal::new(
+                        format!(
+                            "action budget spent: {} actions in the last hour; no more tool calls can run for now. Tell the user to try again later.",
+                            policy.tracker.limit()
+                        ),
+                        format!("raise [runtime_profiles.{}].max_actions_per_hour", self.runtime_profile_name),
+                    ),
+                ),
                 "refused",
             );
         }

@@ -89,6 +89,7 @@ impl AgentRun {
             Box::pin(self.save_asked(&asked));
         let mut opening = Some(Box::pin(futures::future::maybe_done(saving)));
         let mut joins = self.joins.lock().take();
+        let turn_start = messages.len();
         messages.extend(asked.iter().cloned());
         let max_iterations = self.profile.max_tool_iterations;
         let mut specs = self.offered_specs();
@@ -102,9 +103,18 @@ impl AgentRun {
             let offer_tools = self.offer_tools(iterations < max_iterations && !specs.is_empty())?;
             self.check_budget().await?;
             let tools: &[Arc<ToolSpec>] = if offer_tools { &specs } else { &[] };
+            // Tools used up: the last request asks for words (`last_word`).
+            let last_word = !offer_tools && !specs.is_empty();
+            let note_at = last_word.then(|| {
+                messages.push(self.last_word_note(&specs));
+                messages.len() - 1
+            });
             let (response, served) = self
                 .model_call(&chain, &mut messages, tools, &mut opening, &mut joins)
                 .await?;
+            if let Some(at) = note_at {
+                messages.remove(at);
+            }
             usage.add(response.usage);
             if let Some(p) = &scope.progress {
                 p.model_call(response.usage.input_tokens, response.usage.output_tokens)
@@ -113,7 +123,11 @@ impl AgentRun {
             // The ledger write and the transcript write share a commit.
             let recorded = self.record_cost(&served, response.usage);
             if response.tool_calls.is_empty() || !offer_tools {
-                let text = self.final_text(response, &served.model, iterations);
+                let turn = &messages[turn_start..];
+                let text = match last_word {
+                    true => self.words_only(response, (&served.model, iterations), &specs, turn),
+                    false => self.final_text(response, &served.model, iterations, turn),
+                };
                 let answer = ChatMessage::assistant(text.clone());
                 self.save_with_cost(recorded, &answer).await?;
                 return Ok(TurnReply {
@@ -266,12 +280,15 @@ impl AgentRun {
     }
 
     /// The answer to return from the model's last response.
-    fn final_text(&self, response: crate::provider::ChatResponse, model: &str, iterations: u32) -> String {
+    pub(super) fn final_text(
+        &self,
+        response: crate::provider::ChatResponse,
+        model: &str,
+        iterations: u32,
+        turn: &[ChatMessage],
+    ) -> String {
         if response.text.trim().is_empty() && !response.tool_calls.is_empty() {
-            format!(
-                "(stopped after {iterations} tool iterations without a final answer; raise [runtime_profiles.{}].max_tool_iterations if the task needs more)",
-                self.runtime_profile_name
-            )
+            self.stopped(iterations, turn)
         } else if response.truncated {
             tracing::warn!(agent = %self.ctx.agent, model, "the answer stopped at the model's output limit");
             format!("{}\n\n{CUT_OFF_NOTE}", response.text.trim_end())

@@ -31,7 +31,25 @@ pub enum GateDecision {
     /// Ask an approver first.
     Ask,
     /// Never run it, and why.
-    Refuse(String),
+    Refuse(Refusal),
+}
+
+/// Why a call is refused, split by audience: the model is told what was
+/// refused and not to retry it; the setting that would allow it is for the
+/// operators only (a model would repeat it to the person).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// What the model is told.
+    pub said: String,
+    /// The change that would allow it, for the log and the approvers.
+    pub fix: String,
+}
+
+impl Refusal {
+    /// `said` to the model, `fix` to the operators.
+    pub fn new(said: String, fix: String) -> Self {
+        Self { said, fix }
+    }
 }
 
 /// How the gate weighs a tool's risk.
@@ -51,13 +69,23 @@ pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effec
     let is_shell = rated == Rated::Command;
     let listed = |list: &[String]| switchboard_config::listed(list, tool);
     if profile.level == AutonomyLevel::ReadOnly && effect != Effect::Read {
-        return GateDecision::Refuse(format!(
-            "{tool} refused: risk profile '{profile_name}' has level = \"read_only\", which forbids writes and commands; set [risk_profiles.{profile_name}].level = \"supervised\" to allow them with approval"
+        return GateDecision::Refuse(Refusal::new(
+            format!(
+                "{tool} refused: this agent may only read (its risk profile is read-only), so writes and commands are not possible. Do not retry; tell the user."
+            ),
+            format!(
+                "set [risk_profiles.{profile_name}].level = \"supervised\" to allow writes and commands with approval"
+            ),
         ));
     }
     if is_shell && effect.risk() == CommandRisk::High && profile.block_high_risk_commands {
-        return GateDecision::Refuse(format!(
-            "{tool} refused: high-risk command blocked by [risk_profiles.{profile_name}].block_high_risk_commands = true"
+        return GateDecision::Refuse(Refusal::new(
+            format!(
+                "{tool} refused: high-risk commands are blocked for this agent. Do not retry it or try to get the same effect another way; tell the user."
+            ),
+            format!(
+                "set [risk_profiles.{profile_name}].block_high_risk_commands = false to have high-risk commands asked for instead"
+            ),
         ));
     }
     if listed(&profile.always_ask) {
@@ -130,7 +158,7 @@ mod tests {
         );
         let ro = profile(AutonomyLevel::ReadOnly);
         assert!(
-            matches!(gate("p", &ro, "file_write", Effect::Write(CommandRisk::Medium), Rated::No), GateDecision::Refuse(m) if m.contains("read_only"))
+            matches!(gate("p", &ro, "file_write", Effect::Write(CommandRisk::Medium), Rated::No), GateDecision::Refuse(m) if m.said.contains("read-only") && m.fix.contains("level"))
         );
         assert_eq!(
             gate("p", &ro, "file_read", Effect::Read, Rated::No),

@@ -11,7 +11,7 @@ mod tracker;
 
 pub use command_risk::{CommandRisk, classify_command, is_dangerous_for_child};
 pub use escalation::{EscalationViolation, SubAgentOverrides};
-pub use gate::{Effect, GateDecision, Rated, gate};
+pub use gate::{Effect, GateDecision, Rated, Refusal, gate};
 pub(crate) use git_rules::refusal as git_refusal;
 pub use paths::{PathError, resolve_in_workspace};
 pub use tracker::ActionTracker;

@@ -28,6 +28,8 @@ pub(crate) struct HttpSettings {
     pub limits: super::ContextLimits,
     /// Whether the server was asked for its context size already.
     pub asked_window: tokio::sync::OnceCell<()>,
+    /// Whether calls written as text are read (`text_tool_calls`).
+    pub text_calls: bool,
 }
 
 impl HttpSettings {
@@ -59,6 +61,7 @@ impl HttpSettings {
             client,
             limits: super::ContextLimits::new(c.context_window, c.max_tokens),
             asked_window: tokio::sync::OnceCell::new(),
+            text_calls: c.reads_text_calls(),
         })
     }
 

@@ -8,11 +8,14 @@ mod anthropic;
 mod chain;
 mod fit;
 mod health;
+mod holdback;
 mod http;
 mod openai;
 mod openai_chunk;
+mod schema_fit;
 mod set;
 mod stream;
+pub(crate) mod text_calls;
 
 pub use chain::{ProviderChain, Served};
 pub use fit::{ContextLimits, estimate, estimate_tools};

@@ -202,17 +202,7 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
     })
 }
 
-/// Whether `base_url` points at a self-hosted server rather than a hosted API.
-fn is_local_server(base_url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(base_url) else {
-        return false;
-    };
-    let Some(host) = url.host_str() else {
-        return false;
-    };
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    bare.parse::<std::net::IpAddr>().is_ok() || host == "localhost" || !host.contains('.')
-}
+use switchboard_config::is_local_server;
 
 #[async_trait]
 impl Provider for OpenAiProvider {
@@ -265,7 +255,30 @@ impl Provider for OpenAiProvider {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let body = request_body(&self.http.model, self.http.temperature, req);
-        super::stream::call(&self.http, (&self.chat_url, &headers), body, req.deltas, &WIRE).await
+        let endpoint = (&self.chat_url, headers.as_slice());
+        if !self.http.text_calls || req.tools.is_empty() {
+            return super::stream::call(&self.http, endpoint, body, req.deltas, &WIRE).await;
+        }
+        // Calls the model may write as text: held back from the stream
+        // until the answer is complete, then lifted out of it.
+        let hold = req.deltas.map(super::holdback::Holdback::new);
+        let filter = |d: super::Delta<'_>| {
+            if let Some(h) = &hold {
+                h.on(d);
+            }
+        };
+        let deltas = hold.as_ref().map(|_| super::Deltas(&filter));
+        let mut response = super::stream::call(&self.http, endpoint, body, deltas, &WIRE).await?;
+        let lifted = response.tool_calls.is_empty()
+            && !response.truncated
+            && super::text_calls::lift_into(&mut response, req.tools);
+        if let Some(h) = &hold {
+            h.finish(lifted);
+        }
+        if lifted {
+            tracing::info!(provider = %self.http.name, calls = response.tool_calls.len(), "tool calls written as text were taken as calls");
+        }
+        Ok(response)
     }
 }
 

@@ -17,4 +17,8 @@ pub trait RunHost: Send + Sync {
     fn leave_note(&self, session_key: &str, text: String);
     /// Notes (announcements, steering) left for the loop of `session_key`.
     fn take_notes(&self, session_key: &str) -> Vec<String>;
+    /// Tell the operators of `agent` about `subject` (the log, and its risk
+    /// profile's approvers where there is a route), once per process: what
+    /// only they can change, kept out of what the model reads.
+    fn tell_operators(&self, agent: &str, subject: &str, text: String);
 }

@@ -55,9 +55,19 @@ fn check_argv(argv: &[String], ctx: &ToolContext) -> Result<std::path::PathBuf, 
     let executable = program::resolve(name)?;
     let p = &ctx.policy;
     if !p.allows_command(name) {
+        // The setting that would allow it is for operators, not for a
+        // model that may repeat it to the person (docs/approvals.md).
+        ctx.host.tell_operators(
+            &ctx.agent,
+            &format!("command {name}"),
+            format!(
+                "Agent {agent} was refused the command '{name}'. To allow it, add it to [risk_profiles.{profile}].allowed_commands.",
+                agent = ctx.agent,
+                profile = p.profile_name
+            ),
+        );
         return Err(format!(
-            "command '{name}' is not allowed by risk profile '{profile}'; add it to [risk_profiles.{profile}].allowed_commands",
-            profile = p.profile_name
+            "command '{name}' is not allowed for this agent. Do not run it again or try to get the same effect another way; tell the user it was refused."
         ));
     }
     // Where the program works, relative to the workspace (git's `-C`).

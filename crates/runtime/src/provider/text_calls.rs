@@ -1,0 +1,231 @@
+//! Tool calls a model wrote as text (`[providers.<p>] text_tool_calls`,
+//! docs/models.md): small local models often write their call into the
+//! answer instead of the API's `tool_calls`, in one of a few shapes. When an
+//! answer is, or ends with, such a call naming an offered tool with
+//! arguments that fit its schema, the call is lifted out of the text;
+//! anything else stays text.
+//!
+//! Shapes read: `<tool_call>{…}</tool_call>` (Hermes, Qwen), `[TOOL_CALLS]`
+//! followed by a JSON list or `name[ARGS]{…}` (Mistral), `<|python_tag|>`
+//! followed by JSON (Llama 3.1), a fenced block (```` ```json ````, plain
+//! ```` ``` ```` or ```` ```tool_call ````) and bare JSON at the end of the
+//! answer. A call object is `{"name", "arguments"}` (or `"parameters"`, or
+//! OpenAI's `{"function": {…}}`); arguments may be an object or a string
+//! holding one.
+
+use super::schema_fit::fits;
+use crate::message::{ToolCall, ToolSpec};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The tags that open a tagged call.
+pub(super) const TAGS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
+
+/// Fence info strings a call may be written under.
+const CALL_FENCES: [&str; 4] = ["", "json", "tool_call", "tool_code"];
+
+/// Calls lifted from an answer, and the text around them.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Lifted {
+    /// The calls, in the order written, with generated ids.
+    pub calls: Vec<ToolCall>,
+    /// The answer's text without them.
+    pub text: String,
+}
+
+/// The calls `text` ends with, if every one names a tool of `tools` with
+/// arguments that fit its schema.
+pub(crate) fn lift(text: &str, tools: &[Arc<ToolSpec>]) -> Option<Lifted> {
+    let (before, raw) = written_calls(text)?;
+    let calls = raw
+        .into_iter()
+        .map(|(name, args)| checked(name, args, tools))
+        .collect::<Option<Vec<_>>>()?;
+    (!calls.is_empty()).then(|| Lifted {
+        calls,
+        text: before.trim_end().to_string(),
+    })
+}
+
+/// Lift the calls `response`'s text ends with into its `tool_calls`;
+/// whether there were any.
+pub(crate) fn lift_into(response: &mut super::ChatResponse, tools: &[Arc<ToolSpec>]) -> bool {
+    match lift(&response.text, tools) {
+        Some(l) => {
+            response.tool_calls = l.calls;
+            response.text = l.text;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Whether `text` ends with something written as a call to one of `names`,
+/// whatever its arguments (to keep a call out of an answer that must be
+/// words).
+pub(crate) fn names_a_call(text: &str, names: &[&str]) -> bool {
+    written_calls(text).is_some_and(|(_, calls)| calls.iter().any(|(n, _)| names.contains(&n.as_str())))
+}
+
+/// A call as written: the tool's name and its arguments.
+type Written = (String, Value);
+
+/// The text before the calls `text` ends with, and the calls.
+fn written_calls(text: &str) -> Option<(&str, Vec<Written>)> {
+    let text = text.trim_end();
+    tagged(text).or_else(|| fenced(text)).or_else(|| bare(text))
+}
+
+/// `<tool_call>…</tool_call>` (repeated), `[TOOL_CALLS]…`, `<|python_tag|>…`.
+fn tagged(text: &str) -> Option<(&str, Vec<Written>)> {
+    let (at, tag) = TAGS.iter().filter_map(|t| text.find(t).map(|i| (i, *t))).min()?;
+    let rest = &text[at + tag.len()..];
+    let calls = match tag {
+        "<tool_call>" => rest
+            .split("<tool_call>")
+            .map(|part| {
+                let part = part.trim();
+                let part = part.strip_suffix("</tool_call>").unwrap_or(part);
+                json_calls(part.trim())
+            })
+            .collect::<Option<Vec<_>>>()?
+            .concat(),
+        "[TOOL_CALLS]" => json_calls(rest.trim()).or_else(|| args_tagged(rest))?,
+        _ => semicolon_separated(rest)?,
+    };
+    Some((&text[..at], calls))
+}
+
+/// Mistral's newer `name[ARGS]{…}` form, repeated.
+fn args_tagged(rest: &str) -> Option<Vec<Written>> {
+    rest.split("[TOOL_CALLS]")
+        .map(|part| {
+            let (name, args) = part.split_once("[ARGS]")?;
+            let args: Value = serde_json::from_str(args.trim()).ok()?;
+            Some((name.trim().to_string(), args))
+        })
+        .collect()
+}
+
+/// Llama's `<|python_tag|>` calls, one JSON object each, `;` between them.
+fn semicolon_separated(rest: &str) -> Option<Vec<Written>> {
+    let rest = rest
+        .trim()
+        .trim_end_matches("<|eom_id|>")
+        .trim_end_matches("<|eot_id|>");
+    if let Some(calls) = json_calls(rest.trim()) {
+        return Some(calls);
+    }
+    rest.split(';')
+        .map(|p| json_calls(p.trim()))
+        .collect::<Option<Vec<_>>>()
+        .map(|v| v.concat())
+}
+
+/// One or more fenced blocks at the end of `text`, each holding calls.
+fn fenced(text: &str) -> Option<(&str, Vec<Written>)> {
+    let mut end = text.len();
+    let mut blocks = Vec::new();
+    while let Some(body) = text[..end].trim_end().strip_suffix("```") {
+        let open = body.rfind("```")?;
+        let inside = &body[open + 3..];
+        let (info, code) = inside.split_once('\n')?;
+        if !CALL_FENCES.contains(&info.trim().to_ascii_lowercase().as_str()) {
+            break;
+        }
+        blocks.push(json_calls(code.trim())?);
+        end = open;
+    }
+    if blocks.is_empty() {
+        return None;
+    }
+    blocks.reverse();
+    Some((&text[..end], blocks.concat()))
+}
+
+/// JSON at the end of `text` that starts a line: one value, or several one
+/// after another (one per line).
+fn bare(text: &str) -> Option<(&str, Vec<Written>)> {
+    if !(text.ends_with('}') || text.ends_with(']')) {
+        return None;
+    }
+    let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+    for start in starts {
+        let line = text[start..].trim_start();
+        if !(line.starts_with('{') || line.starts_with('[')) {
+            continue;
+        }
+        let values: Option<Vec<Value>> = serde_json::Deserializer::from_str(line)
+            .into_iter::<Value>()
+            .map(Result::ok)
+            .collect();
+        if let Some(values) = values
+            && let Some(calls) = values.iter().map(calls_in).collect::<Option<Vec<_>>>()
+        {
+            return Some((without_open_fence(&text[..start]), calls.concat()));
+        }
+    }
+    None
+}
+
+/// `before` without a fence opened for the call that follows it and never
+/// closed (a model that stopped before writing the closing fence).
+fn without_open_fence(before: &str) -> &str {
+    let trimmed = before.trim_end();
+    let line_start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+    match trimmed[line_start..].strip_prefix("```") {
+        Some(info) if CALL_FENCES.contains(&info.trim().to_ascii_lowercase().as_str()) => &trimmed[..line_start],
+        _ => before,
+    }
+}
+
+/// Calls in `json`: an object or a list of objects.
+fn json_calls(json: &str) -> Option<Vec<Written>> {
+    calls_in(&serde_json::from_str::<Value>(json).ok()?)
+}
+
+fn calls_in(v: &Value) -> Option<Vec<Written>> {
+    match v {
+        Value::Array(items) if !items.is_empty() => items.iter().map(call_in).collect(),
+        Value::Object(_) => Some(vec![call_in(v)?]),
+        _ => None,
+    }
+}
+
+/// One call object, in any of the shapes in the module doc.
+fn call_in(v: &Value) -> Option<Written> {
+    let o = v.as_object()?;
+    if let Some(f) = o.get("function").filter(|f| f.is_object()) {
+        return call_in(f);
+    }
+    let name = o.get("name")?.as_str()?.trim().to_string();
+    let allowed = ["name", "arguments", "parameters", "type", "id"];
+    if o.keys().any(|k| !allowed.contains(&k.as_str())) {
+        return None;
+    }
+    let args = match o.get("arguments").or_else(|| o.get("parameters")) {
+        None => Value::Object(Default::default()),
+        Some(Value::String(s)) => serde_json::from_str(s).ok()?,
+        Some(a) => a.clone(),
+    };
+    args.is_object().then_some((name, args))
+}
+
+/// The call, when `name` is offered and `args` fit its schema.
+fn checked(name: String, args: Value, tools: &[Arc<ToolSpec>]) -> Option<ToolCall> {
+    let spec = tools.iter().find(|t| t.name == name)?;
+    let schema: Value = serde_json::from_str(spec.parameters.get()).ok()?;
+    if !fits(&schema, &args) {
+        tracing::debug!(tool = %name, "a call written as text does not fit the tool's schema; kept as text");
+        return None;
+    }
+    Some(ToolCall {
+        id: format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..24]),
+        name,
+        arguments: args.to_string(),
+    })
+}
+
+#[cfg(test)]
+#[path = "text_calls_tests.rs"]
+mod tests;

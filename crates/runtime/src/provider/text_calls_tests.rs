@@ -1,0 +1,114 @@
+//! Every shape of a call written as text, and what stays text.
+
+use super::*;
+use serde_json::json;
+
+fn tools() -> Vec<Arc<ToolSpec>> {
+    vec![
+        Arc::new(ToolSpec::new(
+            "file_write",
+            "Write a file",
+            &json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}),
+        )),
+        Arc::new(ToolSpec::new(
+            "shell",
+            "Run a command",
+            &json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"], "additionalProperties": false}),
+        )),
+    ]
+}
+
+/// The calls lifted from `text` as (name, arguments), and the text kept.
+fn lifted(text: &str) -> Option<(Vec<(String, Value)>, String)> {
+    let l = lift(text, &tools())?;
+    for c in &l.calls {
+        assert!(c.id.starts_with("call_") && c.id.len() == 29, "{}", c.id);
+    }
+    let calls = l
+        .calls
+        .into_iter()
+        .map(|c| (c.name, serde_json::from_str(&c.arguments).unwrap()))
+        .collect();
+    Some((calls, l.text))
+}
+
+fn ls() -> Vec<(String, Value)> {
+    vec![("shell".to_string(), json!({"command": "ls"}))]
+}
+
+#[test]
+fn every_known_shape_becomes_a_call() {
+    let shapes = [
+        r#"<tool_call>
+{"name": "shell", "arguments": {"command": "ls"}}
+</tool_call>"#,
+        r#"<tool_call>{"name": "shell", "arguments": {"command": "ls"}}"#,
+        r#"[TOOL_CALLS] [{"name": "shell", "arguments": {"command": "ls"}}]"#,
+        r#"[TOOL_CALLS]shell[ARGS]{"command": "ls"}"#,
+        r#"<|python_tag|>{"name": "shell", "parameters": {"command": "ls"}}<|eom_id|>"#,
+        "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n```",
+        "```\n{\"name\": \"shell\", \"arguments\": \"{\\\"command\\\": \\\"ls\\\"}\"}\n```",
+        "```tool_call\n{\"type\": \"function\", \"function\": {\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}}\n```",
+        r#"{"name": "shell", "arguments": {"command": "ls"}}"#,
+        // The closing fence never written.
+        "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}",
+        r#"  [{"name": "shell", "arguments": {"command": "ls"}}]  "#,
+    ];
+    for shape in shapes {
+        assert_eq!(lifted(shape), Some((ls(), String::new())), "{shape}");
+    }
+}
+
+#[test]
+fn the_text_before_a_call_is_kept_and_several_calls_are_read_in_order() {
+    let text =
+        "I'll list the files first.\n\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n```";
+    assert_eq!(lifted(text), Some((ls(), "I'll list the files first.".to_string())));
+    let two = "Sure.\n<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"file_write\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"hi\"}}\n</tool_call>";
+    let (calls, text) = lifted(two).unwrap();
+    assert_eq!(text, "Sure.");
+    assert_eq!(
+        calls[1],
+        ("file_write".to_string(), json!({"path": "a.txt", "content": "hi"}))
+    );
+    let lines = "{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"shell\", \"arguments\": {\"command\": \"date\"}}";
+    assert_eq!(lifted(lines).unwrap().0.len(), 2);
+    let blocks = "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n```\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"pwd\"}}\n```";
+    assert_eq!(lifted(blocks).unwrap().0.len(), 2);
+}
+
+#[test]
+fn anything_else_stays_text() {
+    let not_calls = [
+        // Ordinary answers, code and JSON data.
+        "The files are a.txt and b.txt.",
+        "```python\nprint('hi')\n```",
+        "```json\n{\"name\": \"Ann\", \"age\": 3}\n```",
+        r#"{"name": "Ann", "age": 3}"#,
+        // A tool that is not offered, or arguments that do not fit.
+        r#"{"name": "rm_everything", "arguments": {}}"#,
+        r#"{"name": "shell", "arguments": {"cmd": "ls"}}"#,
+        r#"{"name": "shell", "arguments": {"command": 42}}"#,
+        r#"<tool_call>{"name": "shell", "arguments": {}}</tool_call>"#,
+        // A call in the middle of an answer is talked about, not made.
+        "Call it like this: {\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}} and see.",
+        // Half a call (cut off).
+        "<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"comm",
+        // One good call beside a bad one: all or nothing.
+        "```json\n[{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}, {\"name\": \"nope\"}]\n```",
+    ];
+    for text in not_calls {
+        assert_eq!(lifted(text), None, "{text}");
+    }
+}
+
+#[test]
+fn a_call_in_words_is_recognised_by_name_whatever_its_arguments() {
+    let names = ["shell", "file_write"];
+    assert!(names_a_call(
+        "```json\n{\"name\": \"shell\", \"arguments\": {\"oops\": 1}}\n```",
+        &names
+    ));
+    assert!(!names_a_call("I ran shell three times.", &names));
+    assert!(!names_a_call(r#"{"name": "Ann"}"#, &names));
+}

@@ -42,6 +42,10 @@ pub struct Price {
     /// USD per million answer tokens (default 0).
     #[serde(default)]
     pub output: f64,
+    /// USD per million prompt tokens the provider served from its cache
+    /// (default: the `input` price, so spend is never under-counted).
+    #[serde(default)]
+    pub cached_input: Option<f64>,
 }
 
 impl CostConfig {
@@ -57,8 +61,12 @@ impl CostConfig {
 
 impl Price {
     /// Cost in micro-dollars of one call.
-    pub fn cost_micros(&self, input_tokens: u64, output_tokens: u64) -> u64 {
+    /// `cached_tokens` are part of `input_tokens`, priced at `cached_input`.
+    pub fn cost_micros(&self, input_tokens: u64, cached_tokens: u64, output_tokens: u64) -> u64 {
         // USD per million tokens == micro-dollars per token.
-        (self.input * input_tokens as f64 + self.output * output_tokens as f64).round() as u64
+        let cached = cached_tokens.min(input_tokens);
+        let fresh = (input_tokens - cached) as f64 * self.input;
+        let reused = cached as f64 * self.cached_input.unwrap_or(self.input);
+        (fresh + reused + self.output * output_tokens as f64).round() as u64
     }
 }

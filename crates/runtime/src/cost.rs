@@ -33,10 +33,11 @@ pub async fn record(
     let Some(agent) = cost_chain.first() else {
         return Ok(0);
     };
-    let micros = config
-        .cost
-        .price_for(provider, model)
-        .cost_micros(usage.input_tokens, usage.output_tokens);
+    let micros = config.cost.price_for(provider, model).cost_micros(
+        usage.input_tokens,
+        usage.cached_tokens,
+        usage.output_tokens,
+    );
     switchboard_telemetry::metrics::model_usage(provider, usage.input_tokens, usage.output_tokens, micros);
     let day = utc_day(now_ms());
     let usage_row = switchboard_store::CostTotals {

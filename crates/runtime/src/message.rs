@@ -179,6 +179,12 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Answer tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those the server served from its cache (a
+    /// prefix it had seen): OpenAI's and llama.cpp's
+    /// `prompt_tokens_details.cached_tokens`, Anthropic's
+    /// `cache_read_input_tokens`.
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 impl Usage {
@@ -186,7 +192,21 @@ impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cached_tokens += other.cached_tokens;
     }
+    /// Anthropic's usage object: its `input_tokens` counts only what was
+    /// neither read from nor written to the cache, so the prompt is the sum
+    /// of the three.
+    pub(crate) fn from_anthropic(u: &serde_json::Value) -> Self {
+        let n = |k: &str| u.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let cached = n("cache_read_input_tokens");
+        Self {
+            input_tokens: n("input_tokens") + cached + n("cache_creation_input_tokens"),
+            output_tokens: n("output_tokens"),
+            cached_tokens: cached,
+        }
+    }
+
     /// Prompt and answer tokens together.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens

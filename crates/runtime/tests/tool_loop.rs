@@ -309,7 +309,11 @@ async fn anthropic_provider_runs_the_same_loop() {
         .unwrap();
     assert_eq!(reply.text, "stored");
     let reqs = model.requests();
-    assert_eq!(reqs[0]["system"], "You are terse.");
+    assert_eq!(reqs[0]["system"][0]["text"], "You are terse.");
+    assert_eq!(
+        reqs[0]["system"][0]["cache_control"]["type"], "ephemeral",
+        "the prefix is marked for the cache"
+    );
     assert_eq!(reqs[1]["messages"][1]["content"][0]["type"], "tool_use");
     assert_eq!(reqs[1]["messages"][2]["content"][0]["type"], "tool_result");
     assert_eq!(

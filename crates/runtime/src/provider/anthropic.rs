@@ -62,12 +62,20 @@ struct WireTool<'a> {
 }
 
 #[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
 struct WireBody<'a> {
     model: &'a str,
     max_tokens: u32,
     messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<String>,
+    /// One block per system message; the first carries the cache mark.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemBlock<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -116,11 +124,14 @@ fn blocks(m: &ChatMessage) -> Vec<Block<'_>> {
 
 /// The request body, serialized straight from the borrowed conversation.
 pub(crate) fn request_body(model: &str, temperature: Option<f64>, max_tokens: u32, req: &ChatRequest<'_>) -> Vec<u8> {
-    let system: Vec<&str> = req
+    let system: Vec<SystemBlock<'_>> = req
         .messages
         .iter()
         .filter(|m| m.role == Role::System)
-        .map(|m| m.content.as_str())
+        .map(|m| SystemBlock {
+            kind: "text",
+            text: &m.content,
+        })
         .collect();
     // Anthropic wants alternating user/assistant turns: merge neighbours.
     let mut messages: Vec<WireMessage<'_>> = Vec::new();
@@ -139,7 +150,7 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, max_tokens: u3
         model,
         max_tokens,
         messages,
-        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        system,
         temperature: req.temperature.or(temperature).map(|t| t.min(1.0)),
         tools: req
             .tools
@@ -152,7 +163,38 @@ pub(crate) fn request_body(model: &str, temperature: Option<f64>, max_tokens: u3
             .collect(),
         stream: req.deltas.is_some(),
     };
-    serde_json::to_vec(&body).expect("a request body of strings and JSON values always serializes")
+    let mut body = serde_json::to_value(&body).expect("a request body of strings and JSON values always serializes");
+    mark_cache(&mut body);
+    serde_json::to_vec(&body).expect("a JSON value always serializes")
+}
+
+/// Prompt-cache breakpoints (`cache_control`): on the first system block
+/// (which covers the tools before it), or on the last tool when there is no
+/// system prompt; and on the last block of the last message, so the next
+/// request of the conversation reads everything before it from the cache.
+/// Later system messages (a note at the end of a turn) come after the
+/// first block and leave the cached prefix alone.
+fn mark_cache(body: &mut Value) {
+    fn last_of(v: Option<&mut Value>) -> Option<&mut Value> {
+        v.and_then(Value::as_array_mut).and_then(|a| a.last_mut())
+    }
+    let mark = || json!({"type": "ephemeral"});
+    match body
+        .get_mut("system")
+        .and_then(Value::as_array_mut)
+        .and_then(|a| a.first_mut())
+    {
+        Some(first) => first["cache_control"] = mark(),
+        None => {
+            if let Some(tool) = last_of(body.get_mut("tools")) {
+                tool["cache_control"] = mark();
+            }
+        }
+    }
+    let message = last_of(body.get_mut("messages"));
+    if let Some(block) = last_of(message.and_then(|m| m.get_mut("content"))) {
+        block["cache_control"] = mark();
+    }
 }
 
 pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
@@ -170,10 +212,7 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
             _ => {}
         }
     }
-    let usage = v.get("usage").map(|u| Usage {
-        input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
-        output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
-    });
+    let usage = v.get("usage").map(Usage::from_anthropic);
     Some(ChatResponse {
         text,
         tool_calls,
@@ -254,7 +293,10 @@ mod tests {
             json!({
                 "model": "claude",
                 "max_tokens": 4096,
-                "system": "be brief\n\nbe kind",
+                "system": [
+                    {"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": "be kind"}
+                ],
                 "temperature": 1.0,
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "list"}]},
@@ -264,12 +306,31 @@ mod tests {
                     ]},
                     {"role": "user", "content": [
                         {"type": "tool_result", "tool_use_id": "t1", "content": "a"},
-                        {"type": "text", "text": "thanks"}
+                        {"type": "text", "text": "thanks", "cache_control": {"type": "ephemeral"}}
                     ]}
                 ],
                 "tools": [{"name": "shell", "description": "Run a command", "input_schema": {"type": "object"}}]
             })
         );
+        // Without a system prompt the mark goes on the last tool.
+        let bare = [ChatMessage::user("hi")];
+        let body: Value = serde_json::from_slice(&request_body(
+            "claude",
+            None,
+            10,
+            &ChatRequest { messages: &bare, ..req },
+        ))
+        .unwrap();
+        assert!(body.get("system").is_none(), "{body}");
+        assert_eq!(body["tools"][0]["cache_control"]["type"], "ephemeral");
+    }
+
+    #[test]
+    fn usage_counts_cache_reads_and_writes_in_the_prompt() {
+        let u = Usage::from_anthropic(
+            &json!({"input_tokens": 5, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 100, "output_tokens": 7}),
+        );
+        assert_eq!((u.input_tokens, u.cached_tokens, u.output_tokens), (1005, 900, 7));
     }
 }
 
@@ -290,7 +351,7 @@ mod pictures {
             body["messages"][0]["content"],
             json!([
                 {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "UklGRgQAAABXRUJQ"}},
-                {"type": "text", "text": "what is this?"}
+                {"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}}
             ])
         );
     }

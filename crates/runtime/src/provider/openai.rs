@@ -193,6 +193,10 @@ pub(crate) fn parse_response(v: &Value) -> Option<ChatResponse> {
     let usage = v.get("usage").map(|u| Usage {
         input_tokens: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
         output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+        cached_tokens: u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
     });
     Some(ChatResponse {
         text,
@@ -377,6 +381,40 @@ mod tests {
         assert!(
             bare.get("tools").is_none() && bare.get("temperature").is_none(),
             "{bare}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod cached {
+    use serde_json::json;
+
+    #[test]
+    fn cached_prompt_tokens_are_read_from_the_usage() {
+        let v = json!({
+            "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1200, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1024}}
+        });
+        let u = super::parse_response(&v).unwrap().usage;
+        assert_eq!((u.input_tokens, u.cached_tokens, u.output_tokens), (1200, 1024, 5));
+        let price = switchboard_config::Price {
+            input: 2.0,
+            output: 8.0,
+            cached_input: Some(0.5),
+        };
+        // 176 fresh at 2, 1,024 cached at 0.5, 5 out at 8 (micro-dollars).
+        assert_eq!(
+            price.cost_micros(u.input_tokens, u.cached_tokens, u.output_tokens),
+            352 + 512 + 40
+        );
+        let unset = switchboard_config::Price {
+            cached_input: None,
+            ..price
+        };
+        assert_eq!(
+            unset.cost_micros(1200, 1024, 0),
+            2400,
+            "cached tokens cost the input price unless priced"
         );
     }
 }

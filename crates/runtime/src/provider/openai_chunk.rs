@@ -67,6 +67,16 @@ pub(super) struct ChunkUsage {
     pub(super) prompt_tokens: Option<u64>,
     #[serde(default)]
     pub(super) completion_tokens: Option<u64>,
+    /// `cached_tokens` in it: prompt tokens served from the cache.
+    #[serde(default)]
+    pub(super) prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct PromptDetails {
+    #[serde(default)]
+    pub(super) cached_tokens: Option<u64>,
 }
 
 /// Run `on` with the chunk in `data`; `false` when `data` is not JSON.
@@ -128,6 +138,12 @@ fn lenient(v: &Value) -> Chunk<'_> {
     let usage = v.get("usage").filter(|u| u.is_object()).map(|u| ChunkUsage {
         prompt_tokens: u.get("prompt_tokens").and_then(Value::as_u64),
         completion_tokens: u.get("completion_tokens").and_then(Value::as_u64),
+        prompt_tokens_details: u
+            .get("prompt_tokens_details")
+            .filter(|d| d.is_object())
+            .map(|d| PromptDetails {
+                cached_tokens: d.get("cached_tokens").and_then(Value::as_u64),
+            }),
     });
     let choice = v.get("choices").and_then(|c| c.get(0)).map(|c| Choice {
         finish_reason: text(c, "finish_reason"),

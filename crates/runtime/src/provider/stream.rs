@@ -192,6 +192,7 @@ impl OpenAiFold {
             self.usage = Usage {
                 input_tokens: u.prompt_tokens.unwrap_or(0),
                 output_tokens: u.completion_tokens.unwrap_or(0),
+                cached_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
             };
         }
         let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
@@ -260,7 +261,9 @@ impl AnthropicFold {
         match kind {
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
-                    self.usage.input_tokens = u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
+                    let usage = Usage::from_anthropic(u);
+                    self.usage.input_tokens = usage.input_tokens;
+                    self.usage.cached_tokens = usage.cached_tokens;
                 }
             }
             "content_block_start" => {
@@ -386,7 +389,7 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"command\":"}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":8}}}"#,
             "[DONE]",
         ];
         let mut fold = OpenAiFold::default();
@@ -405,7 +408,10 @@ mod tests {
             ("c1", "shell")
         );
         assert_eq!(r.tool_calls[0].arguments, r#"{"command":"ls"}"#);
-        assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (12, 7));
+        assert_eq!(
+            (r.usage.input_tokens, r.usage.output_tokens, r.usage.cached_tokens),
+            (12, 7, 8)
+        );
         assert!(!r.truncated);
     }
 

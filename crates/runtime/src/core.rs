@@ -270,8 +270,8 @@ impl CoreRef {
             .ok_or_else(|| ToolResult::fail("the runtime is shutting down; try again after the restart"))
     }
 
-    /// A reference to no runtime (tests of tool sets).
-    #[cfg(test)]
+    /// A reference to no runtime: tool sets looked at, never run (tests,
+    /// `doctor`'s prompt size).
     pub(crate) fn detached() -> Self {
         Self(Weak::new())
     }

@@ -39,6 +39,14 @@ pub async fn record(
         usage.output_tokens,
     );
     switchboard_telemetry::metrics::model_usage(provider, usage.input_tokens, usage.output_tokens, micros);
+    // How much of each prompt the server had cached (docs/models.md).
+    tracing::info!(
+        provider,
+        prompt_tokens = usage.input_tokens,
+        cached_tokens = usage.cached_tokens,
+        answer_tokens = usage.output_tokens,
+        "model call"
+    );
     let day = utc_day(now_ms());
     let usage_row = switchboard_store::CostTotals {
         calls: 1,

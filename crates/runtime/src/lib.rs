@@ -23,6 +23,7 @@ pub mod message;
 pub mod policy;
 pub mod process;
 pub mod progress;
+pub mod prompt_size;
 pub mod provider;
 pub mod recover;
 pub mod redact;

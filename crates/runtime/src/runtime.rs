@@ -138,6 +138,22 @@ impl Runtime {
             .specs()
     }
 
+    /// What the tools `agent` is offered cost in each of its prompts, with
+    /// the context window of provider `provider` (asked of its server once,
+    /// where it says).
+    pub async fn tool_cost(&self, agent: &str, provider: &str) -> crate::prompt_size::ToolCost {
+        let specs = self.offered_specs(agent);
+        let window = match self.core.rules().providers.chain_for(provider) {
+            Ok(chain) => {
+                let primary = chain.primary();
+                primary.learn_window().await;
+                primary.limits().window()
+            }
+            Err(_) => None,
+        };
+        crate::prompt_size::ToolCost::of(&specs, window)
+    }
+
     /// The tools `agent` is offered, as `/tools` lists them.
     pub fn tool_rows(&self, agent: &str) -> Vec<crate::tools::ToolRow> {
         self.tools_for(agent).rows()

@@ -19,13 +19,14 @@ pub(super) async fn apply(ctx: &CommandContext<'_>) -> String {
         .of_agent(ctx.agent, &day)
         .await
         .unwrap_or_default();
+    let tools = ctx.runtime.tool_cost(ctx.agent, &provider).await.describe();
     let route = ctx
         .route
         .as_deref()
         .map(|r| format!("\nroute: {r}"))
         .unwrap_or_default();
     format!(
-        "agent: {}{route}\nmodel: {provider} ({model})\nsession: {}\ntoday ({day} UTC): {} model calls, {} tokens in / {} out, ${:.4}",
+        "agent: {}{route}\nmodel: {provider} ({model})\ntools: {tools}\nsession: {}\ntoday ({day} UTC): {} model calls, {} tokens in / {} out, ${:.4}",
         ctx.agent,
         ctx.session_key,
         cost.calls,

@@ -33,13 +33,17 @@ pub(crate) struct Lifted {
     pub text: String,
 }
 
-/// The calls `text` ends with, if every one names a tool of `tools` with
-/// arguments that fit its schema.
+/// The calls `text` ends with. A call written with its arguments
+/// (`"arguments"` or `"parameters"`) is taken whatever it names: a tool that
+/// is not offered or arguments that do not fit are answered by the tool loop
+/// with the usual error, so the model can correct itself instead of the
+/// person receiving its JSON. One written as a bare `{"name": …}` is taken
+/// only when it names an offered tool whose schema it fits.
 pub(crate) fn lift(text: &str, tools: &[Arc<ToolSpec>]) -> Option<Lifted> {
     let (before, raw) = written_calls(text)?;
     let calls = raw
         .into_iter()
-        .map(|(name, args)| checked(name, args, tools))
+        .map(|(name, args, explicit)| checked(name, args, explicit, tools))
         .collect::<Option<Vec<_>>>()?;
     (!calls.is_empty()).then(|| Lifted {
         calls,
@@ -64,11 +68,12 @@ pub(crate) fn lift_into(response: &mut super::ChatResponse, tools: &[Arc<ToolSpe
 /// whatever its arguments (to keep a call out of an answer that must be
 /// words).
 pub(crate) fn names_a_call(text: &str, names: &[&str]) -> bool {
-    written_calls(text).is_some_and(|(_, calls)| calls.iter().any(|(n, _)| names.contains(&n.as_str())))
+    written_calls(text).is_some_and(|(_, calls)| calls.iter().any(|(n, _, _)| names.contains(&n.as_str())))
 }
 
-/// A call as written: the tool's name and its arguments.
-type Written = (String, Value);
+/// A call as written: the tool's name, its arguments, and whether they
+/// were written out (an `arguments` or `parameters` key, `[ARGS]`).
+type Written = (String, Value, bool);
 
 /// The text before the calls `text` ends with, and the calls.
 fn written_calls(text: &str) -> Option<(&str, Vec<Written>)> {
@@ -102,7 +107,7 @@ fn args_tagged(rest: &str) -> Option<Vec<Written>> {
         .map(|part| {
             let (name, args) = part.split_once("[ARGS]")?;
             let args: Value = serde_json::from_str(args.trim()).ok()?;
-            Some((name.trim().to_string(), args))
+            Some((name.trim().to_string(), args, true))
         })
         .collect()
 }
@@ -155,6 +160,9 @@ fn bare(text: &str) -> Option<(&str, Vec<Written>)> {
         if !(line.starts_with('{') || line.starts_with('[')) {
             continue;
         }
+        if let Some(calls) = json_calls(line) {
+            return Some((without_open_fence(&text[..start]), calls));
+        }
         let values: Option<Vec<Value>> = serde_json::Deserializer::from_str(line)
             .into_iter::<Value>()
             .map(Result::ok)
@@ -179,9 +187,18 @@ fn without_open_fence(before: &str) -> &str {
     }
 }
 
-/// Calls in `json`: an object or a list of objects.
+/// Calls in `json`: an object or a list of objects. A call wrapped in a
+/// second pair of braces (`{{"name": …}}`, copied from a template that
+/// escapes its braces) is read too.
 fn json_calls(json: &str) -> Option<Vec<Written>> {
-    calls_in(&serde_json::from_str::<Value>(json).ok()?)
+    let parsed = serde_json::from_str::<Value>(json).ok().or_else(|| {
+        let inner = json.strip_prefix('{')?.strip_suffix('}')?;
+        inner
+            .trim_start()
+            .starts_with('{')
+            .then(|| serde_json::from_str::<Value>(inner).ok())?
+    })?;
+    calls_in(&parsed)
 }
 
 fn calls_in(v: &Value) -> Option<Vec<Written>> {
@@ -203,21 +220,28 @@ fn call_in(v: &Value) -> Option<Written> {
     if o.keys().any(|k| !allowed.contains(&k.as_str())) {
         return None;
     }
-    let args = match o.get("arguments").or_else(|| o.get("parameters")) {
+    let written = o.get("arguments").or_else(|| o.get("parameters"));
+    let args = match written {
         None => Value::Object(Default::default()),
         Some(Value::String(s)) => serde_json::from_str(s).ok()?,
         Some(a) => a.clone(),
     };
-    args.is_object().then_some((name, args))
+    args.is_object().then_some((name, args, written.is_some()))
 }
 
-/// The call, when `name` is offered and `args` fit its schema.
-fn checked(name: String, args: Value, tools: &[Arc<ToolSpec>]) -> Option<ToolCall> {
-    let spec = tools.iter().find(|t| t.name == name)?;
-    let schema: Value = serde_json::from_str(spec.parameters.get()).ok()?;
-    if !fits(&schema, &args) {
-        tracing::debug!(tool = %name, "a call written as text does not fit the tool's schema; kept as text");
+/// The call, when it was written out with its arguments, or names an
+/// offered tool whose schema its arguments fit.
+fn checked(name: String, args: Value, explicit: bool, tools: &[Arc<ToolSpec>]) -> Option<ToolCall> {
+    let fitting = tools
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|spec| serde_json::from_str::<Value>(spec.parameters.get()).ok())
+        .is_some_and(|schema| fits(&schema, &args));
+    if !fitting && !explicit {
         return None;
+    }
+    if !fitting {
+        tracing::info!(tool = %name, "a call written as text names no offered tool or does not fit it; the tool loop answers it");
     }
     Some(ToolCall {
         id: format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..24]),

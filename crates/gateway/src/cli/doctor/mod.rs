@@ -68,6 +68,9 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     for (name, p) in &config.providers {
         rows.push(providers::check(name, p).await);
     }
+    for agent in config.agents.keys() {
+        rows.push(providers::tool_cost(&config, agent).await);
+    }
     rows.extend(channels(&config).await);
     rows.extend(sandbox(&config));
     rows.extend(mcp(&config).await);

@@ -124,3 +124,28 @@ fn client() -> reqwest::Client {
         .build()
         .unwrap_or_default()
 }
+
+/// What `agent`'s built-in tools cost in each prompt, against its model's
+/// context; a warning past a quarter of it.
+pub(super) async fn tool_cost(config: &switchboard_config::Config, agent: &str) -> Row {
+    let specs = switchboard_runtime::prompt_size::builtin_specs(config, agent);
+    let provider = config
+        .agents
+        .get(agent)
+        .map(|a| a.model_provider.as_str())
+        .unwrap_or_default();
+    let window = match config
+        .providers
+        .get(provider)
+        .map(|p| switchboard_runtime::provider::build_provider(provider, p))
+    {
+        Some(Ok(p)) => {
+            p.learn_window().await;
+            p.limits().window()
+        }
+        _ => None,
+    };
+    let cost = switchboard_runtime::prompt_size::ToolCost::of(&specs, window);
+    let state = if cost.too_large() { State::Warn } else { State::Ok };
+    Row::new("tools", agent, state, format!("built-in: {}", cost.describe()))
+}

@@ -1,9 +1,8 @@
 //! Tool calls a model wrote as text (`[providers.<p>] text_tool_calls`,
 //! docs/models.md): small local models often write their call into the
 //! answer instead of the API's `tool_calls`, in one of a few shapes. When an
-//! answer is, or ends with, such a call naming an offered tool with
-//! arguments that fit its schema, the call is lifted out of the text;
-//! anything else stays text.
+//! answer is, or ends with, such a call (see `lift` for which are taken),
+//! the call is lifted out of the text; anything else stays text.
 //!
 //! Shapes read: `<tool_call>{…}</tool_call>` (Hermes, Qwen), `[TOOL_CALLS]`
 //! followed by a JSON list or `name[ARGS]{…}` (Mistral), `<|python_tag|>`

@@ -4,7 +4,7 @@
 //! out not to be a call is handed on at the end; a call is never shown.
 
 use super::stream::{Delta, Deltas};
-use super::text_calls::TAGS;
+use super::text_calls::{CALL_FENCES, TAGS};
 use parking_lot::Mutex;
 
 /// A sink in front of the caller's that holds back possible calls.
@@ -72,7 +72,7 @@ impl<'a> Holdback<'a> {
 fn safe_end(text: &str, from: usize) -> usize {
     for (i, c) in text[from..].char_indices() {
         let at = from + i;
-        if matches!(c, '<' | '[' | '`' | '{') && may_start(&text[at..], line_start(text, at), in_code(&text[..at])) {
+        if matches!(c, '<' | '[' | '`' | '{') && may_start(&text[..at], &text[at..]) {
             return at;
         }
     }
@@ -85,30 +85,29 @@ fn in_code(before: &str) -> bool {
     before.lines().filter(|l| l.trim_start().starts_with("```")).count() % 2 == 1
 }
 
-/// Whether only blanks stand between `at` and the start of its line.
-fn line_start(text: &str, at: usize) -> bool {
-    let line = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    text[line..at].chars().all(|c| c == ' ' || c == '\t')
+/// Whether only blanks stand between the end of `before` and the start of
+/// its line.
+fn line_start(before: &str) -> bool {
+    let line = before.rfind('\n').map_or(0, |i| i + 1);
+    before[line..].chars().all(|c| c == ' ' || c == '\t')
 }
 
-/// Whether a call may start at the beginning of `rest` (or whether that is
-/// not known yet); `closes`: a fence there closes a code block.
-fn may_start(rest: &str, at_line_start: bool, closes: bool) -> bool {
+/// Whether a call may start at the beginning of `rest`, after `before`
+/// (or whether that is not known yet).
+fn may_start(before: &str, rest: &str) -> bool {
     if TAGS.iter().any(|t| rest.starts_with(t) || t.starts_with(rest)) {
         return true;
     }
     // Inside another language's code block nothing starts a call but a
-    // tag (its closing fence included).
-    if !at_line_start || closes {
+    // tag (its closing fence included). The fences before are counted
+    // only at the start of a line.
+    if !line_start(before) || in_code(before) {
         return false;
     }
     if let Some(after) = rest.strip_prefix("```") {
         return match after.split_once('\n') {
             None => true,
-            Some((info, _)) => matches!(
-                info.trim().to_ascii_lowercase().as_str(),
-                "" | "json" | "tool_call" | "tool_code"
-            ),
+            Some((info, _)) => CALL_FENCES.contains(&info.trim().to_ascii_lowercase().as_str()),
         };
     }
     if "```".starts_with(rest) || rest.starts_with('{') {

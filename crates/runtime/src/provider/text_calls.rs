@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub(super) const TAGS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
 
 /// Fence info strings a call may be written under.
-const CALL_FENCES: [&str; 4] = ["", "json", "tool_call", "tool_code"];
+pub(super) const CALL_FENCES: [&str; 4] = ["", "json", "tool_call", "tool_code"];
 
 /// Calls lifted from an answer, and the text around them.
 #[derive(Debug, PartialEq)]

@@ -143,7 +143,7 @@ async fn two_different_people_must_allow_and_one_deny_ends_it() {
     assert!(
         last["reply_markup"]["inline_keyboard"]
             .as_array()
-            .is_none_or(|k| k.is_empty()),
+            .is_none_or(Vec::is_empty),
         "{last}"
     );
     let db = sqlx::SqlitePool::connect(&format!(

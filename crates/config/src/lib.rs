@@ -14,6 +14,7 @@ mod people;
 mod provider;
 mod risk;
 mod root;
+mod roster;
 mod routes;
 mod runtime_profile;
 mod sandbox;

@@ -1,8 +1,8 @@
 //! The shared heart of the runtime: configuration, store, providers,
 //! per-agent policies, the built-in tools, running background tasks, and
-//! the assembly of an [`AgentRun`] from its parts. Tools that start child
-//! runs (`spawn_subagent`, `delegate`, `sessions_spawn`) hold it through a
-//! [`CoreRef`]; every tool gets the narrower [`RunHost`] in its context.
+//! the assembly of an [`AgentRun`] from its parts. A run's context holds
+//! it: the tools that start child runs (`spawn_subagent`, `delegate`,
+//! `sessions_spawn`) use it whole, the others the narrower [`RunHost`].
 
 use crate::agent::{AgentRun, TurnEvent};
 use crate::approval::{ApprovalBroker, NoApprover, RunGrants};
@@ -14,7 +14,7 @@ use crate::scope::RunScope;
 use crate::tools::{RunHost, ToolContext, ToolRegistry, ToolResult};
 use parking_lot::Mutex;
 use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use switchboard_config::{Config, RiskProfile, RuntimeProfile};
 use switchboard_store::Store;
 use tokio::sync::mpsc::UnboundedSender;
@@ -79,6 +79,15 @@ pub struct RunParts {
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 
 impl Core {
+    /// The runtime a run's tools work in (see [`RunHost::runtime`]).
+    pub(crate) fn of(ctx: &ToolContext) -> Result<Arc<Self>, ToolResult> {
+        ctx.host
+            .clone()
+            .runtime()
+            .downcast::<Self>()
+            .map_err(|_| ToolResult::fail("this run has no runtime to start or steer child runs in"))
+    }
+
     /// Where the gateway keeps an agent's records on disk (background
     /// results, child transcripts): `<workspace_dir>/.records/<agent>/`,
     /// beside the agent's workspace and so out of its tools' reach — a
@@ -112,14 +121,9 @@ impl Core {
         Ok(())
     }
 
-    /// Build it, creating each agent's workspace. `tools` makes the
-    /// built-in registry; the tools that start child runs keep the
-    /// [`CoreRef`] it is given.
-    pub fn new(
-        config: Arc<Config>,
-        store: Store,
-        tools: impl FnOnce(CoreRef) -> ToolRegistry,
-    ) -> std::io::Result<Arc<Self>> {
+    /// Build it, creating each agent's workspace; `builtin` is every
+    /// built-in tool.
+    pub fn new(config: Arc<Config>, store: Store, builtin: ToolRegistry) -> std::io::Result<Arc<Self>> {
         let rules = Rules::build(config.clone(), None)?;
         let live = Live::new(config.lanes.subagent.max_concurrent as usize);
         let sandbox = crate::confinement::sandbox_of(&config.sandbox);
@@ -128,10 +132,10 @@ impl Core {
             std::path::Path::new(&config.workspace_dir),
             &sandbox,
         );
-        Ok(Arc::new_cyclic(|weak| Self {
+        Ok(Arc::new(Self {
             rules: parking_lot::RwLock::new(Arc::new(rules)),
             store,
-            builtin: tools(CoreRef(weak.clone())),
+            builtin,
             live,
             artifacts: crate::artifacts::ArtifactWriter::start(),
             sandbox,
@@ -201,7 +205,7 @@ impl Core {
         }
     }
 
-    /// Build the run: bind the per-identity `delegate` tool and the context.
+    /// Build the run: bind its `delegate` tool to its agent, and the context.
     pub fn assemble(self: &Arc<Self>, mut parts: RunParts) -> AgentRun {
         // Every registry run reports progress (the console shows it).
         if let (Some(run_id), None) = (&parts.scope.run_id, &parts.scope.progress) {
@@ -215,9 +219,7 @@ impl Core {
             )));
         }
         let rules = self.rules();
-        let registry = parts
-            .registry
-            .for_identity(&parts.agent, parts.scope.delegate_only, &rules.identity_tools);
+        let registry = rules.bind(parts.registry, &parts.agent);
         let ctx = Arc::new(ToolContext {
             agent: parts.agent.clone(),
             session_key: parts.session_key,
@@ -257,31 +259,6 @@ impl Core {
     }
 }
 
-/// The runtime as the tools that start child runs hold it: weakly, since
-/// the core owns its tools.
-#[derive(Clone)]
-pub struct CoreRef(Weak<Core>);
-
-impl CoreRef {
-    /// The core, or the failure to return once the runtime has shut down.
-    pub(crate) fn get(&self) -> Result<Arc<Core>, ToolResult> {
-        self.0
-            .upgrade()
-            .ok_or_else(|| ToolResult::fail("the runtime is shutting down; try again after the restart"))
-    }
-
-    /// A reference to no runtime: tool sets looked at, never run (tests,
-    /// `doctor`'s prompt size).
-    pub(crate) fn detached() -> Self {
-        Self(Weak::new())
-    }
-
-    /// The core while it runs.
-    pub(crate) fn upgrade(&self) -> Option<Arc<Core>> {
-        self.0.upgrade()
-    }
-}
-
 /// What a run's tools and loop reach of the runtime (see [`RunHost`]).
 impl RunHost for Core {
     fn sandbox(&self) -> &switchboard_sandbox::Sandbox {
@@ -302,6 +279,10 @@ impl RunHost for Core {
 
     fn take_notes(&self, session_key: &str) -> Vec<String> {
         self.live.take_notes(session_key)
+    }
+
+    fn runtime(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
     }
 
     fn tell_operators(&self, agent: &str, subject: &str, text: String) {

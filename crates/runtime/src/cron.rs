@@ -5,7 +5,7 @@
 //! may call `spawn_subagent` (one level).
 
 use crate::agent::{TurnError, TurnReply};
-use crate::child_run::ChildRun;
+use crate::children::{ChildRun, Verdict};
 use crate::core::RunParts;
 use crate::runtime::Runtime;
 use chrono::Utc;
@@ -55,7 +55,7 @@ impl Runtime {
             .await?;
         let provider = self.provider_of(&job.agent, session_key).await?;
         let mut parts = self.top_level_parts(&job.agent, &provider, session_key.to_string(), origin.clone())?;
-        crate::child_run::record(
+        crate::children::record(
             core,
             &NewRun {
                 id: run_id.to_string(),
@@ -88,7 +88,7 @@ impl Runtime {
             spawn_site = "cron"
         );
         let result = child.run(&job.prompt, None, span).await;
-        child.finish(&result).await;
+        child.finish(&Verdict::Plain.read(&result), None).await;
         result
     }
 

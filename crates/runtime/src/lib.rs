@@ -3,11 +3,10 @@
 //! `switchboard_core::ChatAddress` and never names a platform.
 
 pub mod agent;
-pub mod announce;
 pub mod approval;
 mod artifacts;
 mod builtin;
-mod child_run;
+pub mod children;
 mod compact_now;
 pub mod compaction;
 pub mod confinement;
@@ -28,7 +27,6 @@ pub mod provider;
 pub mod recover;
 pub mod redact;
 mod rules;
-mod run_end;
 mod runtime;
 pub mod scope;
 pub mod sessions;

@@ -61,9 +61,7 @@ pub fn builtin_specs(config: &Config, agent: &str) -> Vec<Arc<ToolSpec>> {
     if !config.runtime_profile_of(agent).agentic {
         return Vec::new();
     }
-    crate::builtin::tools(crate::core::CoreRef::detached())
-        .filtered(profile)
-        .specs()
+    crate::builtin::tools().filtered(profile).specs()
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ impl Runtime {
     /// (`<workspace_dir>/<agent>`).
     pub fn new(config: Arc<Config>, store: Store) -> std::io::Result<Self> {
         Ok(Self {
-            core: Core::new(config, store, crate::builtin::tools)?,
+            core: Core::new(config, store, crate::builtin::tools())?,
         })
     }
 
@@ -132,10 +132,7 @@ impl Runtime {
         if !self.core.config().runtime_profile_of(agent).agentic {
             return Vec::new();
         }
-        let rules = self.core.rules();
-        self.tools_for(agent)
-            .for_identity(agent, false, &rules.identity_tools)
-            .specs()
+        self.core.rules().bind(self.tools_for(agent), agent).specs()
     }
 
     /// What the tools `agent` is offered cost in each of its prompts, with
@@ -188,12 +185,12 @@ impl Runtime {
     /// Archive due child-session transcripts now; returns how many were
     /// archived (docs/delegation.md).
     pub async fn archive_due(&self) -> usize {
-        crate::sessions::archive_due(&self.core).await
+        crate::children::archive_due(&self.core).await
     }
 
     /// Archive due transcripts every 30 seconds until aborted.
     pub fn spawn_archiver(&self) -> tokio::task::JoinHandle<()> {
-        crate::sessions::spawn_archiver(self.core.clone())
+        crate::children::spawn_archiver(self.core.clone())
     }
 
     /// The provider a session uses now: its `model_switch` choice or the agent's.

@@ -96,7 +96,7 @@ pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard
     // Runs just lost are among these when they are announced kinds.
     for r in store.runs().unannounced().await? {
         tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");
-        switchboard_runtime::announce::announce_row(store, &r).await?;
+        switchboard_runtime::children::announce_row(store, &r).await?;
     }
     Ok(reclaimed.expired_approvals)
 }

@@ -13,7 +13,6 @@ use switchboard_store::{NewRun, RunKind};
 /// A child ready to run: its parts and what the result strings need.
 pub(crate) struct Plan {
     pub target: String,
-    pub mode: DelegateMode,
     pub agentic: bool,
     /// Seconds the child may run (delegation timeout, or the agentic one in
     /// the background).
@@ -78,7 +77,6 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
     Ok(Plan {
         target: target.to_string(),
-        mode,
         agentic: tp.agentic,
         foreground_timeout: tp.delegation_timeout_secs,
         background_timeout: if tp.agentic {
@@ -109,13 +107,13 @@ fn admissible(
     let config = &rules.config;
     let scope = &ctx.scope;
     if !config.agents.contains_key(target) {
-        let roster: Vec<String> = super::reachable(config, caller).into_iter().map(|(a, _)| a).collect();
+        let roster: Vec<String> = config.reachable(caller).into_iter().map(|(a, _)| a).collect();
         return Err(format!(
             "Unknown agent '{target}'. Available agents: {}",
             roster.join(", ")
         ));
     }
-    let mode = super::check_reachable(config, caller, target)?;
+    let mode = config.check_reachable(caller, target)?;
     // A paused agent takes no new work, whoever asks for it.
     if core.live.is_paused(target) {
         return Err(format!(

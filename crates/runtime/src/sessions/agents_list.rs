@@ -1,23 +1,20 @@
 //! `agents_list`: which agents `sessions_spawn` may run as.
 
-use crate::core::CoreRef;
 use crate::tools::{ToolContext, ToolResult, builtin_tool};
 use serde_json::{Value, json};
 
 /// `agents_list`: the agents a child session may run as.
-pub struct AgentsList {
-    /// The runtime (its configuration).
-    pub core: CoreRef,
-}
+pub struct AgentsList;
 
 builtin_tool!(AgentsList, "agents_list");
 
 impl AgentsList {
     async fn run(&self, _: serde::de::IgnoredAny, ctx: &ToolContext) -> ToolResult {
-        let core = match self.core.get() {
+        let core = match crate::core::Core::of(ctx) {
             Ok(c) => c,
             Err(e) => return e,
         };
+        let core = &core;
         let root = ctx.root_agent();
         let agents: Vec<Value> = super::allowed_agents(&core.config(), &root)
             .into_iter()

@@ -6,8 +6,6 @@
 //! session, into the parent session for nested children.
 
 mod agents_list;
-mod archive;
-mod child;
 mod history;
 mod list;
 mod send;
@@ -15,7 +13,6 @@ mod spawn;
 mod subagents_tool;
 
 pub use agents_list::AgentsList;
-pub(crate) use archive::{archive_due, spawn_archiver};
 pub use history::SessionsHistory;
 pub use list::SessionsList;
 pub use send::SessionsSend;
@@ -24,8 +21,7 @@ pub use subagents_tool::SubagentsTool;
 
 use switchboard_config::Config;
 
-/// The announce step's answer that posts nothing.
-pub const ANNOUNCE_SKIP: &str = "ANNOUNCE_SKIP";
+pub use crate::children::ANNOUNCE_SKIP;
 
 /// Tools only orchestrators (children that may still spawn) keep.
 pub const SESSION_TOOLS: &[&str] = &[

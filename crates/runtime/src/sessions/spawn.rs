@@ -1,19 +1,17 @@
 //! `sessions_spawn`: start a child session; never blocks.
 
-use super::child::{self, Child};
-use crate::core::{Core, CoreRef, PAUSED, RunParts};
+use crate::children::{ChildSpec, Detached, Verdict};
+use crate::core::{Core, PAUSED, RunParts};
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::time::Duration;
 use switchboard_store::{RunKind, RunStatus};
 
 /// `sessions_spawn`: start a child session.
-pub struct SessionsSpawn {
-    /// The runtime (to start the child).
-    pub core: CoreRef,
-}
+pub struct SessionsSpawn;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -39,10 +37,11 @@ impl Tool for SessionsSpawn {
         let Some(task) = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
-        let core = match self.core.get() {
+        let core = match crate::core::Core::of(ctx) {
             Ok(c) => c,
             Err(e) => return e,
         };
+        let core = &core;
         // One snapshot of the rules throughout (a reload may replace them).
         let rules = core.rules();
         let config = &rules.config;
@@ -50,7 +49,7 @@ impl Tool for SessionsSpawn {
         let Some(root_cfg) = config.agents.get(&root).map(|a| &a.subagents) else {
             return ToolResult::fail(format!("agent '{root}' is no longer configured"));
         };
-        let (agent_id, depth, max_depth) = match admissible(&core, ctx, &args) {
+        let (agent_id, depth, max_depth) = match admissible(core, ctx, &args) {
             Ok(v) => v,
             Err(why) => return ToolResult::fail(why),
         };
@@ -93,12 +92,7 @@ impl Tool for SessionsSpawn {
             requester_session: &ctx.session_key,
         });
         row.label = args.label.clone();
-        // Children of the main session are announced into the chat.
-        row.announce = depth < 2;
-        if let Err(e) = crate::child_run::record(&core, &row).await {
-            return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
-        }
-        drop(turn);
+        row.announce = crate::children::announces_into_chat(depth);
         let system_prompt = system_prompt(&target.system_prompt, &policy.workspace, args.thinking.as_deref());
         let Some(base) = core.agent_parts(&agent_id, session_key.clone(), chain) else {
             return ToolResult::fail(format!("sessions_spawn: agent '{agent_id}' is not configured"));
@@ -110,18 +104,18 @@ impl Tool for SessionsSpawn {
             scope: child_scope(ctx, &row.root_id, owner_chain, (depth, max_depth), &agent_id),
             ..base
         };
-        child::start(
-            core.clone(),
-            Child {
-                parts,
-                task: task.to_string(),
-                run_id: run_id.clone(),
-                requester_session: ctx.session_key.clone(),
-                depth,
-                timeout_secs: args.run_timeout_seconds.unwrap_or(0),
-                delete: args.cleanup.as_deref() == Some("delete"),
-            },
-        );
+        let spec = ChildSpec {
+            row,
+            parts,
+            task: task.to_string(),
+            timeout: args.run_timeout_seconds.filter(|s| *s > 0).map(Duration::from_secs),
+            verdict: Verdict::Plain,
+        };
+        let delete = args.cleanup.as_deref() == Some("delete");
+        if let Err(e) = crate::children::detach(core, spec, Detached::Session(delete)).await {
+            return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
+        }
+        drop(turn);
         let mut accepted = json!({"status": "accepted", "runId": run_id, "childSessionKey": session_key});
         if let Some(w) = warning {
             accepted["warning"] = json!(w);

@@ -1,7 +1,6 @@
 //! The `subagents` tool: the model's view of its own children (list) and
 //! the means to stop one (kill), limited to this session's children.
 
-use crate::core::CoreRef;
 use crate::policy::{CommandRisk, Effect};
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
@@ -9,10 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// `subagents`: list, steer or kill this session's children.
-pub struct SubagentsTool {
-    /// The runtime (to stop children).
-    pub core: CoreRef,
-}
+pub struct SubagentsTool;
 
 #[derive(Deserialize)]
 struct Args {
@@ -35,10 +31,11 @@ impl Tool for SubagentsTool {
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: Args = crate::tools::tool_args!(self, args);
-        let core = match self.core.get() {
+        let core = match crate::core::Core::of(ctx) {
             Ok(c) => c,
             Err(e) => return e,
         };
+        let core = &core;
         let rows = match ctx.store.runs().of_session(&ctx.session_key, 100).await {
             Ok(r) => r,
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),

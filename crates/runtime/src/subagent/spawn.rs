@@ -1,7 +1,7 @@
 //! The `spawn_subagent` tool.
 
-use crate::child_run::ChildRun;
-use crate::core::{CoreRef, RunParts};
+use crate::children::{ChildSpec, Verdict};
+use crate::core::RunParts;
 use crate::policy::SubAgentOverrides;
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolResult};
@@ -12,10 +12,7 @@ use std::sync::Arc;
 use switchboard_store::RunKind;
 
 /// `spawn_subagent`: a helper run of the same agent.
-pub struct SpawnSubagent {
-    /// The runtime (to start the child).
-    pub core: CoreRef,
-}
+pub struct SpawnSubagent;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -38,10 +35,11 @@ impl Tool for SpawnSubagent {
         if ctx.scope.is_subagent {
             return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
         }
-        let core = match self.core.get() {
+        let core = match crate::core::Core::of(ctx) {
             Ok(c) => c,
             Err(e) => return e,
         };
+        let core = &core;
         if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
             return ToolResult::fail(crate::core::PAUSED);
         }
@@ -84,9 +82,6 @@ impl Tool for SpawnSubagent {
             model: ctx.chain.primary().model(),
             requester_session: &ctx.session_key,
         });
-        if let Err(e) = crate::child_run::record(&core, &row).await {
-            return ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})"));
-        }
         let registry = core.builtin.filtered(&policy.profile).without("model_switch");
         // The child's approval gate decides with the narrowed policy: a
         // child spawned read_only cannot write, whatever the agent's profile.
@@ -94,35 +89,38 @@ impl Tool for SpawnSubagent {
         approval.level = policy.profile.level;
         approval.block_high_risk_commands = policy.profile.block_high_risk_commands;
         approval.require_approval_for_medium_risk = policy.profile.require_approval_for_medium_risk;
-        let child = ChildRun::begin(
-            &core,
-            &uuid,
-            RunParts {
-                policy,
-                approval_profile: (base.approval_profile.0.clone(), approval),
-                registry,
-                temperature: ctx.temperature,
-                broker: Arc::new(crate::NoApprover(
-                    "subagent runs have no operator; auto-approve the tool in the risk profile".into(),
-                )),
-                cancel: ctx.cancel.child_token(),
-                scope: RunScope {
-                    is_subagent: true,
-                    is_tree_root: false,
-                    fresh_session: true,
-                    ..ctx.scope.clone()
-                },
-                memory_readers,
-                ..base
+        let parts = RunParts {
+            policy,
+            approval_profile: (base.approval_profile.0.clone(), approval),
+            registry,
+            temperature: ctx.temperature,
+            broker: Arc::new(crate::NoApprover(
+                "subagent runs have no operator; auto-approve the tool in the risk profile".into(),
+            )),
+            cancel: ctx.cancel.child_token(),
+            scope: RunScope {
+                is_subagent: true,
+                is_tree_root: false,
+                fresh_session: true,
+                ..ctx.scope.clone()
             },
-        );
-        let span = tracing::info_span!("subagent", agent_alias = %parent, session_key = %uuid);
-        let result = child.run(&prompt, None, span).await;
-        child.finish(&result).await;
-        match result {
-            Ok(reply) if reply.text.trim().is_empty() => ToolResult::ok("subagent completed without output"),
-            Ok(reply) => ToolResult::ok(reply.text),
-            Err(e) => ToolResult::fail(format!("subagent run failed: {e}")),
+            memory_readers,
+            ..base
+        };
+        let spec = ChildSpec {
+            row,
+            parts,
+            task: prompt,
+            timeout: None,
+            verdict: Verdict::Plain,
+        };
+        match crate::children::wait(core, spec).await {
+            Err(e) => ToolResult::fail(format!("subagent spawn failed: the run could not be recorded ({e})")),
+            Ok(outcome) => match outcome.result {
+                Ok(text) if text.trim().is_empty() => ToolResult::ok("subagent completed without output"),
+                Ok(text) => ToolResult::ok(text),
+                Err(e) => ToolResult::fail(format!("subagent run failed: {e}")),
+            },
         }
     }
 }

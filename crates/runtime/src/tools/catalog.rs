@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn every_builtin_tool_has_an_entry_and_nothing_else_does() {
-        let names = crate::builtin::tools(crate::core::CoreRef::detached()).names();
+        let names = crate::builtin::tools().names();
         for name in &names {
             let e = entry(name).unwrap_or_else(|| panic!("no catalog entry for {name}"));
             assert!(!e.description.is_empty(), "{name}");

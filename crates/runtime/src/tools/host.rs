@@ -1,7 +1,7 @@
 //! What a run's tools and its loop may reach of the runtime while they
 //! work: the kernel sandbox, the file poster, the fence and notes left for
-//! the loop. Narrower than the runtime itself; the tools that start child
-//! runs hold the runtime on their own (`core::CoreRef`).
+//! the loop. Narrower than the runtime itself, which only the tools that
+//! start or steer child runs use (`Core::of`).
 
 use std::sync::Arc;
 
@@ -21,4 +21,7 @@ pub trait RunHost: Send + Sync {
     /// profile's approvers where there is a route), once per process: what
     /// only they can change, kept out of what the model reads.
     fn tell_operators(&self, agent: &str, subject: &str, text: String);
+    /// The runtime itself, for the modules above it that start or steer
+    /// child runs (`Core::of`); tools below it never look.
+    fn runtime(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
 }

@@ -15,7 +15,7 @@ mod shell;
 
 pub use host::RunHost;
 pub(crate) use mcp::McpTools;
-pub use registry::{BoundTool, IdentityTools, ToolRegistry, ToolRow};
+pub use registry::{BoundTool, ToolRegistry, ToolRow};
 
 use crate::policy::{Effect, SecurityPolicy};
 use async_trait::async_trait;
@@ -84,7 +84,9 @@ pub struct ToolContext {
     pub switch_to: Mutex<Option<String>>,
     /// Stops the run (tools honour it).
     pub cancel: CancellationToken,
-    /// What the run may reach of the runtime (sandbox, file poster, fence, notes).
+    /// What the run may reach of the runtime (sandbox, file poster, fence,
+    /// notes); the tools that start or steer child runs get the runtime
+    /// itself from it (`Core::of`).
     pub host: Arc<dyn RunHost>,
     /// Where this run sits in its tree.
     pub scope: crate::scope::RunScope,
@@ -147,16 +149,6 @@ pub trait Tool: Send + Sync {
     /// Where it comes from, for `/tools`.
     fn source(&self) -> String {
         "built in".into()
-    }
-    /// Whether what it offers depends on who calls it (`delegate` lists
-    /// the agents the caller can reach): runs then get [`Tool::for_identity`].
-    fn binds_per_identity(&self) -> bool {
-        false
-    }
-    /// Its version for runs acting as `identity` (inside a bounded child
-    /// when `delegate_only`); `None` keeps the tool as it is.
-    fn for_identity(&self, _identity: &str, _delegate_only: bool) -> Option<Arc<dyn Tool>> {
-        None
     }
     /// Run it.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;

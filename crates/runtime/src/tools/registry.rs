@@ -2,8 +2,6 @@
 
 use super::Tool;
 use crate::message::ToolSpec;
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::sync::Arc;
 use switchboard_config::RiskProfile;
 
@@ -15,8 +13,6 @@ pub struct BoundTool {
     spec: Arc<ToolSpec>,
     /// The whole spec of a tool offered briefly until called.
     full: Option<Arc<ToolSpec>>,
-    /// Whether runs get a version of it for their identity.
-    per_identity: bool,
 }
 
 impl BoundTool {
@@ -25,29 +21,22 @@ impl BoundTool {
         self.tool.name()
     }
 
+    /// Bind `tool` with its spec built once, its schema being `parameters`
+    /// rather than its own (a tool whose arguments depend on who is offered it).
+    pub fn with_parameters(tool: Arc<dyn Tool>, parameters: &serde_json::Value) -> Self {
+        let spec = Arc::new(ToolSpec::new(tool.model_name(), tool.description(), parameters));
+        Self { tool, spec, full: None }
+    }
+
     /// Bind `tool` with its spec built once.
     pub fn new(tool: Arc<dyn Tool>) -> Self {
         let spec = Arc::new(ToolSpec::new(tool.model_name(), tool.description(), &tool.parameters()));
         let full = tool
             .full_spec()
             .map(|(description, parameters)| Arc::new(ToolSpec::new(tool.model_name(), description, &parameters)));
-        let per_identity = tool.binds_per_identity();
-        Self {
-            tool,
-            spec,
-            full,
-            per_identity,
-        }
+        Self { tool, spec, full }
     }
 }
-
-/// Tools bound to an identity, by tool name, identity and whether the run
-/// may only delegate.
-#[derive(Default)]
-pub struct IdentityTools(Mutex<HashMap<IdentityKey, BoundTool>>);
-
-/// A tool's name, the identity and whether the run may only delegate.
-type IdentityKey = (&'static str, String, bool);
 
 /// One tool as `/tools` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,24 +71,6 @@ impl ToolRegistry {
         Self {
             tools: tools.into_iter().map(BoundTool::new).collect(),
         }
-    }
-
-    /// The registry for a run acting as `identity`: each tool that binds
-    /// per identity ([`Tool::binds_per_identity`]) replaced by its version
-    /// for it, built once per identity and kind of run and kept in `cache`.
-    /// The other tools are passed through untouched.
-    pub fn for_identity(mut self, identity: &str, delegate_only: bool, cache: &IdentityTools) -> Self {
-        for bound in self.tools.iter_mut().filter(|b| b.per_identity) {
-            let key = (bound.tool.name(), identity.to_string(), delegate_only);
-            let mut cached = cache.0.lock();
-            if let Some(made) = cached.get(&key) {
-                *bound = made.clone();
-            } else if let Some(made) = bound.tool.for_identity(identity, delegate_only).map(BoundTool::new) {
-                cached.insert(key, made.clone());
-                *bound = made;
-            }
-        }
-        self
     }
 
     /// Add (or replace) a tool.

@@ -1,16 +1,16 @@
-//! One lifecycle for every run that is not a person's turn — subagents,
-//! child sessions, delegations (foreground and background) and cron jobs:
-//! its row recorded in the run registry, the run assembled and registered
-//! with the live registry (so a kill from chat, the console or another
-//! gateway stops it rather than only marking it), run under its deadline,
-//! and its ending recorded (the first ending wins over a racing kill).
+//! One lifecycle for every child run: its row recorded in the run
+//! registry, the run assembled and registered with the live registry (so a
+//! kill from chat, the console or another gateway stops it rather than
+//! only marking it, even before it runs), run under its deadline, and its
+//! ending recorded (the first ending wins over a racing kill).
 
+use super::Outcome;
 use crate::agent::{AgentRun, TurnError, TurnReply};
 use crate::core::{Core, RunParts};
 use crate::live::RunRegistration;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_store::{NewRun, RunEnd, RunStatus, StoreError};
+use switchboard_store::{NewRun, StoreError};
 use tracing::Instrument;
 
 /// A child run between its start and its recorded ending.
@@ -67,35 +67,24 @@ impl ChildRun {
         }
     }
 
-    /// Record how the turn ended (its reply, tokens and progress); returns
-    /// the status recorded for it.
-    pub(crate) async fn finish(self, result: &Result<TurnReply, TurnError>) -> RunStatus {
-        crate::run_end::record(
-            &self.core.store,
-            &self.id,
-            result,
-            self.run.ctx.scope.progress.as_deref(),
-        )
-        .await
-    }
-
-    /// Record an ending the caller rendered itself (a delegation's answer
-    /// and status). True when this ending is the one recorded. The last
-    /// progress is written first, unless the ending carries it (then it is
-    /// written after, only when a racing kill ended the run first).
-    pub(crate) async fn finish_as(self, status: RunStatus, end: &RunEnd<'_>) -> bool {
-        let progress = self.run.ctx.scope.progress.as_ref();
-        if let Some(p) = progress.filter(|_| end.progress.is_none()) {
+    /// Record `outcome` as the run's ending, with `progress` (the last
+    /// progress line) when the ending carries it. True when this ending is
+    /// the one recorded. Without it, the last progress is written first;
+    /// with it, after, and only when a racing kill ended the run first.
+    pub(crate) async fn finish(self, outcome: &Outcome, progress: Option<&str>) -> bool {
+        let recorder = self.run.ctx.scope.progress.as_ref();
+        if let Some(p) = recorder.filter(|_| progress.is_none()) {
             p.flush().await;
         }
-        let recorded = match self.core.store.runs().finish(&self.id, status, end).await {
+        let end = outcome.end(progress);
+        let recorded = match self.core.store.runs().finish(&self.id, outcome.status, &end).await {
             Ok(recorded) => recorded,
             Err(e) => {
                 tracing::error!(run_id = %self.id, error = %e, "cannot record the end of a child run");
                 false
             }
         };
-        if let Some(p) = progress.filter(|_| !recorded && end.progress.is_some()) {
+        if let Some(p) = recorder.filter(|_| !recorded && progress.is_some()) {
             p.flush().await;
         }
         recorded

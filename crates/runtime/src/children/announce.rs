@@ -1,7 +1,8 @@
 //! Announcements (docs/delegation.md) of finished child runs, written to the
 //! durable outbox for the gateway to deliver into the chat and thread where
 //! the work was asked for. Status comes from the run row (runtime signals),
-//! never from model text.
+//! never from model text. [`queue`] is the only place an announcement is
+//! written; nested session children reach it through `relay`.
 
 use switchboard_store::{RunRow, RunStatus, Store, StoreError};
 
@@ -76,6 +77,14 @@ pub async fn announce_run(store: &Store, run_id: &str) -> Result<bool, StoreErro
 
 /// Queue the announcement of a finished run whose row is at hand.
 pub async fn announce_row(store: &Store, row: &RunRow) -> Result<bool, StoreError> {
+    queue(store, &row.id, row, &render(row)).await
+}
+
+/// Queue `body`, the announcement of `row`, under the idempotency key
+/// `key`, into the chat and thread the work came from. Returns false when
+/// the run has no originating chat (recorded as needing none) or the
+/// announcement was queued before.
+pub(crate) async fn queue(store: &Store, key: &str, row: &RunRow, body: &str) -> Result<bool, StoreError> {
     let (Some(channel), Some(chat)) = (&row.origin_channel, &row.origin_chat) else {
         tracing::info!(run_id = %row.id, "finished run has no originating chat; nothing to announce");
         store.runs().announcement_not_needed(&row.id).await?;
@@ -83,7 +92,7 @@ pub async fn announce_row(store: &Store, row: &RunRow) -> Result<bool, StoreErro
     };
     store
         .outbox()
-        .enqueue_announcement(&row.id, channel, chat, row.origin_thread.as_deref(), &render(row))
+        .enqueue_announcement(key, channel, chat, row.origin_thread.as_deref(), body)
         .await
 }
 

@@ -44,7 +44,7 @@ pub(crate) fn render(prompt: &ApprovalPrompt, state: Option<&PromptState>) -> St
         id = literal(&prompt.id),
         agent = literal(&prompt.agent),
         tool = literal(&prompt.tool),
-        risk = literal(&prompt.risk),
+        risk = literal(prompt.risk.as_str()),
     );
     let tail = match state {
         None => format!(
@@ -96,7 +96,7 @@ mod tests {
             caller_chain: Vec::new(),
             tool: "shell".into(),
             summary: summary.into(),
-            risk: "high".into(),
+            risk: switchboard_core::Risk::High,
             deadline_unix: 0,
             kind: Default::default(),
             approvals_required: 1,

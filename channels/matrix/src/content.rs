@@ -177,7 +177,7 @@ mod tests {
             caller_chain: vec![],
             tool: "file_write".into(),
             summary: r#"{"path":"<img src=x onerror=alert(1)>","content":"**<b>hi</b>** [x](javascript:y)"}"#.into(),
-            risk: "medium".into(),
+            risk: switchboard_core::Risk::Medium,
             deadline_unix: 0,
             kind: Default::default(),
             approvals_required: 1,

@@ -65,7 +65,7 @@ allowed_users = ["cli:alice"]
             caller_chain: Vec::new(),
             tool: "shell".into(),
             summary: "{\"command\":\"ls\"}".into(),
-            risk: "low".into(),
+            risk: switchboard_core::Risk::Low,
             profile_name: "default".into(),
             route: route.clone(),
             origin: None,

@@ -4,6 +4,7 @@
 use crate::{NetworkAccess, Secret};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use switchboard_core::Risk;
 
 /// `[mcp_servers.<name>]`: one MCP server, reached over stdio (`command`)
 /// or streamable HTTP (`url`).
@@ -48,7 +49,7 @@ pub struct McpServerConfig {
     pub network: NetworkAccess,
     /// Risk of each tool by name, `"*"` for the rest: `read`, `low`, `medium` or `high` (default: every tool `high`).
     #[serde(default)]
-    pub risk: BTreeMap<String, McpRisk>,
+    pub risk: BTreeMap<String, Risk>,
     /// Let the server's own `readOnlyHint` (→ `read`) and `destructiveHint` (→ `high`) annotations set the risk of tools `risk` does not name (default false).
     #[serde(default)]
     pub trust_annotations: bool,
@@ -68,24 +69,10 @@ pub enum McpStart {
     Eager,
 }
 
-/// The risk of an MCP tool, as the approval gate sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum McpRisk {
-    /// Reads only (allowed even under `read_only`).
-    Read,
-    /// Low-risk change.
-    Low,
-    /// Medium-risk change.
-    Medium,
-    /// High-risk change (the default).
-    High,
-}
-
 impl McpServerConfig {
     /// The risk of `tool` from the `risk` table (its own entry, then
     /// `"*"`), or `None` when the table says nothing about it.
-    pub fn configured_risk(&self, tool: &str) -> Option<McpRisk> {
+    pub fn configured_risk(&self, tool: &str) -> Option<Risk> {
         self.risk.get(tool).or_else(|| self.risk.get("*")).copied()
     }
 }

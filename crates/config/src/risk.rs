@@ -1,6 +1,7 @@
 //! `[risk_profiles.<name>]`: what an agent's tools may do and who approves.
 
 use serde::{Deserialize, Serialize};
+use switchboard_core::Risk;
 
 /// How much an agent may do without asking (docs/approvals.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -137,7 +138,7 @@ pub struct ApprovalRoute {
     /// How many different people must allow a request before the tool runs (1 or 2, default 1); a deny by anyone ends it.
     pub approvals_required: u32,
     /// With `approvals_required = 2`: only requests of this risk or higher need two (`low`, `medium`, `high`; default: every request).
-    pub approvals_required_min_risk: Option<String>,
+    pub approvals_required_min_risk: Option<Risk>,
 }
 
 impl Default for ApprovalRoute {
@@ -154,22 +155,10 @@ impl Default for ApprovalRoute {
     }
 }
 
-/// The order of risk words (`low` < `medium` < `high`); unknown words rank highest.
-fn risk_rank(risk: &str) -> u8 {
-    match risk {
-        "low" => 0,
-        "medium" => 1,
-        _ => 2,
-    }
-}
-
 impl ApprovalRoute {
     /// How many people must allow a request of `risk` on this route.
-    pub fn required_for(&self, risk: &str) -> u32 {
-        let applies = self
-            .approvals_required_min_risk
-            .as_deref()
-            .is_none_or(|min| risk_rank(risk) >= risk_rank(min));
+    pub fn required_for(&self, risk: Risk) -> u32 {
+        let applies = self.approvals_required_min_risk.is_none_or(|min| risk >= min);
         if applies { self.approvals_required.max(1) } else { 1 }
     }
 

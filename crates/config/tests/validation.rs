@@ -369,7 +369,7 @@ fn mcp_servers_need_one_transport_and_agents_name_known_ones() {
     assert_problem(
         "[mcp_servers.t]\ncommand = \"x\"\nrisk = { x = \"huge\" }",
         "mcp_servers.t.risk.x",
-        "unknown variant",
+        "'huge' is not a risk; use read, low, medium or high",
     );
     // BASE's agent names a server nobody configured.
     let text = format!("{BASE}mcp_servers = [\"tracker\"]\n");
@@ -389,12 +389,9 @@ fn mcp_servers_need_one_transport_and_agents_name_known_ones() {
     let server = &c.mcp_servers["tracker"];
     assert_eq!(
         server.configured_risk("read_issue"),
-        Some(switchboard_config::McpRisk::Read)
+        Some(switchboard_config::Risk::Read)
     );
-    assert_eq!(
-        server.configured_risk("other"),
-        Some(switchboard_config::McpRisk::Medium)
-    );
+    assert_eq!(server.configured_risk("other"), Some(switchboard_config::Risk::Medium));
     assert!(c.risk_profiles["default"].offers_tool("tracker.create_issue"));
     assert!(!c.risk_profiles["default"].offers_tool("other.create_issue"));
 }

@@ -78,8 +78,8 @@ pub struct ApprovalPrompt {
     pub tool: String,
     /// Argument summary with secrets already redacted.
     pub summary: String,
-    /// `low`, `medium` or `high`.
-    pub risk: String,
+    /// How risky the call is.
+    pub risk: crate::Risk,
     /// Seconds since the Unix epoch after which the request expires.
     pub deadline_unix: i64,
     /// What is asked: a tool call, or letting a person in.

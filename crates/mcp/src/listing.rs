@@ -4,7 +4,7 @@
 
 use crate::names::{display_name, wire_name};
 use serde_json::{Map, Value};
-use switchboard_config::{McpRisk, McpServerConfig};
+use switchboard_config::{McpServerConfig, Risk};
 
 /// A server with more tools than this offers them by name and one-line
 /// description until called (unless `expose` names them).
@@ -33,7 +33,7 @@ pub struct ToolInfo {
     /// Its arguments' JSON schema (an object schema).
     pub schema: Value,
     /// How the approval gate rates a call.
-    pub risk: McpRisk,
+    pub risk: Risk,
     /// Offered by name and one-line description until first called.
     pub brief: bool,
 }
@@ -162,19 +162,19 @@ fn is_format(c: char) -> bool {
 /// is the base, and where annotations are trusted a read-only tool is
 /// `read`, a destructive one `high` and a non-destructive one at most
 /// `medium`.
-fn risk_of(config: &McpServerConfig, name: &str, annotations: Option<&Value>) -> McpRisk {
+fn risk_of(config: &McpServerConfig, name: &str, annotations: Option<&Value>) -> Risk {
     if let Some(r) = config.risk.get(name) {
         return *r;
     }
-    let base = config.risk.get("*").copied().unwrap_or(McpRisk::High);
+    let base = config.risk.get("*").copied().unwrap_or(Risk::High);
     let Some(a) = annotations.filter(|_| config.trust_annotations) else {
         return base;
     };
     let hint = |k: &str| a.get(k).and_then(Value::as_bool);
     match (hint("readOnlyHint"), hint("destructiveHint")) {
-        (Some(true), _) => McpRisk::Read,
-        (_, Some(true)) => McpRisk::High,
-        (_, Some(false)) => base.min(McpRisk::Medium),
+        (Some(true), _) => Risk::Read,
+        (_, Some(true)) => Risk::High,
+        (_, Some(false)) => base.min(Risk::Medium),
         _ => base,
     }
 }
@@ -207,22 +207,22 @@ mod tests {
         let odd = json!({"name": "t", "description": "a\u{1b}]52;c;x\u{7}b\u{202E}c", "inputSchema": {}});
         assert_eq!(tools_from("s", &config(""), &[odd])[0].description, "a]52;c;xbc");
         assert_eq!(tools[0].missing_required(&json!({})), vec!["a".to_string()]);
-        assert_eq!(tools[0].risk, McpRisk::High);
+        assert_eq!(tools[0].risk, Risk::High);
     }
 
     #[test]
     fn risk_comes_from_the_operator_and_annotations_only_when_trusted() {
         let ro = json!({"name": "look", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}});
         let plain = tools_from("s", &config(""), std::slice::from_ref(&ro));
-        assert_eq!(plain[0].risk, McpRisk::High);
+        assert_eq!(plain[0].risk, Risk::High);
         let trusted = tools_from("s", &config("trust_annotations = true"), std::slice::from_ref(&ro));
-        assert_eq!(trusted[0].risk, McpRisk::Read);
+        assert_eq!(trusted[0].risk, Risk::Read);
         let set = tools_from(
             "s",
             &config("trust_annotations = true\nrisk = { look = \"medium\" }"),
             &[ro],
         );
-        assert_eq!(set[0].risk, McpRisk::Medium);
+        assert_eq!(set[0].risk, Risk::Medium);
     }
 
     #[test]

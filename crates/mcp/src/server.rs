@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
-use switchboard_config::{McpRisk, McpServerConfig};
+use switchboard_config::{McpServerConfig, Risk};
 use switchboard_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
@@ -52,7 +52,7 @@ pub(crate) struct Server {
     /// The gateway stopped it: no more starts on the timer.
     stopped: AtomicBool,
     /// The highest risk each tool has had since this server was made.
-    floor: Mutex<HashMap<String, McpRisk>>,
+    floor: Mutex<HashMap<String, Risk>>,
 }
 
 #[derive(Default)]
@@ -254,9 +254,9 @@ impl Server {
                 // not slip a dangerous tool under a milder "*" entry.
                 let before = self.tools();
                 for t in tools.iter_mut().filter(|t| !before.iter().any(|b| b.name == t.name)) {
-                    if !self.config.risk.contains_key(&t.name) && t.risk != McpRisk::High {
+                    if !self.config.risk.contains_key(&t.name) && t.risk != Risk::High {
                         tracing::warn!(server = %self.name, tool = %t.name, "a tool appeared while the MCP server ran; it is rated high until the gateway restarts");
-                        t.risk = McpRisk::High;
+                        t.risk = Risk::High;
                     }
                 }
                 tracing::info!(server = %self.name, tools = tools.len(), "MCP server's tool list changed");

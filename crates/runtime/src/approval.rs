@@ -2,7 +2,7 @@
 //! asked; a broker (terminal, ops room, ...) decides *how* and returns what
 //! happened, so the model can be told the truth about it.
 
-use crate::policy::CommandRisk;
+use crate::policy::Risk;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -23,8 +23,8 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// Argument summary with secrets redacted.
     pub summary: String,
-    /// `low`, `medium` or `high`.
-    pub risk: String,
+    /// How risky the call is.
+    pub risk: switchboard_core::Risk,
     /// The risk profile that asked.
     pub profile_name: String,
     /// The route of the risk profile in force, if any.
@@ -118,15 +118,15 @@ impl ApprovalBroker for NoApprover {
 /// is for one tool at one risk class: "always" for `shell ls` (low) does
 /// not let a later high-risk `shell` call through without asking.
 #[derive(Debug, Default)]
-pub struct RunGrants(Mutex<HashSet<(String, CommandRisk)>>);
+pub struct RunGrants(Mutex<HashSet<(String, Risk)>>);
 
 impl RunGrants {
     /// Allow `tool` at `risk` for the rest of the run.
-    pub fn grant(&self, tool: &str, risk: CommandRisk) {
+    pub fn grant(&self, tool: &str, risk: Risk) {
         self.0.lock().insert((tool.to_string(), risk));
     }
     /// Whether `tool` at `risk` was allowed for the run.
-    pub fn has(&self, tool: &str, risk: CommandRisk) -> bool {
+    pub fn has(&self, tool: &str, risk: Risk) -> bool {
         self.0.lock().contains(&(tool.to_string(), risk))
     }
 }

@@ -14,7 +14,7 @@
 
 use crate::agent::history;
 use crate::message::{ChatMessage, Role};
-use crate::policy::Effect;
+use crate::policy::Risk;
 use crate::redact::summarize_args;
 use crate::tools::ToolRegistry;
 use serde_json::Value;
@@ -83,7 +83,7 @@ fn changes(tools: &ToolRegistry, messages: &[ChatMessage]) -> Vec<String> {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         // A tool this build does not know is assumed to change things.
         let effect = tools.get(&call.name).map(|t| t.effect(&args));
-        if effect == Some(Effect::Read) {
+        if effect == Some(Risk::Read) {
             continue;
         }
         let state = if finished.contains(&call.id.as_str()) {

@@ -147,7 +147,7 @@ async fn always_grants_are_per_tool_and_risk_class() {
     let h = harness(&toml).await;
     let broker = FixedBroker::approving("cli:ops", true);
     h.turn("go", broker.clone()).await.unwrap();
-    let risks: Vec<String> = broker.seen.lock().unwrap().iter().map(|r| r.risk.clone()).collect();
+    let risks: Vec<String> = broker.seen.lock().unwrap().iter().map(|r| r.risk.to_string()).collect();
     assert_eq!(
         risks,
         ["low", "medium", "high"],

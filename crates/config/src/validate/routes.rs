@@ -103,14 +103,6 @@ pub(super) fn two_person(c: &Config, v: &mut Vec<Problem>) {
             v.push(Problem::new(at("approvals_required"), "use 1 or 2"));
             continue;
         }
-        if let Some(min) = &route.approvals_required_min_risk
-            && !["low", "medium", "high"].contains(&min.as_str())
-        {
-            v.push(Problem::new(
-                at("approvals_required_min_risk"),
-                format!("'{min}' is not a risk; use low, medium or high"),
-            ));
-        }
         let mut people: Vec<String> = route.approvers.iter().map(|a| c.person_of(a)).collect();
         people.sort();
         people.dedup();

@@ -131,7 +131,7 @@ impl RouteBroker {
                 return Ok(Target {
                     address: ChatAddress::new(channel, chat),
                     approvers: route.approvers.clone(),
-                    required: route.required_for(&req.risk),
+                    required: route.required_for(req.risk),
                     inherited: false,
                 });
             }
@@ -152,7 +152,7 @@ impl RouteBroker {
                 req.profile_name
             ));
         }
-        if route.required_for(&req.risk) > 1 {
+        if route.required_for(req.risk) > 1 {
             return Err(format!(
                 "{why}; this request needs two different approvers, and the person who wrote is one"
             ));

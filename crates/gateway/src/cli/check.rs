@@ -43,7 +43,7 @@ async fn probe_mcp(config: &Config) -> bool {
             Ok(tools) => {
                 println!("mcp server {name}: ok, {} tool(s)", tools.len());
                 for t in tools {
-                    let risk = format!("{:?}", t.risk).to_lowercase();
+                    let risk = t.risk.as_str();
                     println!("  {} — risk {risk}: {}", t.display, t.one_line());
                 }
             }

@@ -68,7 +68,7 @@ impl AgentRun {
     /// The approval gate's decision for `call`, and whether it is a
     /// dangerous command in a child run: such a command is asked for every
     /// time (no "always" grant covers it, and it never makes one).
-    fn gate_call(&self, tool: &dyn Tool, args: &Value, effect: crate::policy::Effect) -> (GateDecision, bool) {
+    fn gate_call(&self, tool: &dyn Tool, args: &Value, effect: crate::policy::Risk) -> (GateDecision, bool) {
         let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
         let is_shell = tool.name() == "shell";
         let kind = if is_shell {
@@ -122,7 +122,7 @@ impl AgentRun {
             Ok(found) => found,
             Err(refused) => return refused,
         };
-        let risk = tool.effect(&args).risk().as_str();
+        let risk = tool.effect(&args).at_least_low().as_str();
         let span = tracing::info_span!("tool_call", tool = tool.name(), risk, outcome = tracing::field::Empty);
         let (result, outcome) = tracing::Instrument::instrument(self.gated(tool.as_ref(), args), span.clone()).await;
         span.record("outcome", outcome);
@@ -151,13 +151,13 @@ impl AgentRun {
         let mut asked = false;
         match decision {
             GateDecision::Refuse(why) => return (self.refused(name, why), "refused"),
-            GateDecision::Ask if dangerous || !self.grants.has(name, effect.risk()) => {
+            GateDecision::Ask if dangerous || !self.grants.has(name, effect.at_least_low()) => {
                 asked = true;
-                let outcome = self.ask(name, &summary, effect.risk().as_str()).await;
+                let outcome = self.ask(name, &summary, effect.at_least_low()).await;
                 match outcome {
                     ApprovalOutcome::Approved { always, .. } => {
                         if always && !dangerous {
-                            self.grants.grant(name, effect.risk());
+                            self.grants.grant(name, effect.at_least_low());
                         }
                     }
                     other => {
@@ -209,8 +209,8 @@ impl AgentRun {
 
     /// The refusal of a side-effecting call for work this gateway no longer
     /// owns (see `crate::fence`); the turn is cancelled with it.
-    async fn fenced(&self, tool: &str, effect: crate::policy::Effect) -> Option<ToolResult> {
-        if !matches!(effect, crate::policy::Effect::Write(_)) {
+    async fn fenced(&self, tool: &str, effect: crate::policy::Risk) -> Option<ToolResult> {
+        if effect == crate::policy::Risk::Read {
             return None;
         }
         let fence = self.ctx.host.fence()?;
@@ -224,7 +224,7 @@ impl AgentRun {
         Some(ToolResult::fail(format!("{tool} was not run: {why}")))
     }
 
-    async fn ask(&self, tool: &str, summary: &str, risk: &str) -> ApprovalOutcome {
+    async fn ask(&self, tool: &str, summary: &str, risk: crate::policy::Risk) -> ApprovalOutcome {
         let (profile_name, profile) = (&self.approval_profile.0, &self.approval_profile.1);
         let route = profile.approval_route.clone();
         let scope = &self.ctx.scope;
@@ -246,7 +246,7 @@ impl AgentRun {
             caller_chain,
             tool: tool.to_string(),
             summary: summary.to_string(),
-            risk: risk.to_string(),
+            risk,
             profile_name: profile_name.clone(),
             route,
             origin: scope.origin.clone(),
@@ -257,7 +257,12 @@ impl AgentRun {
         };
         switchboard_telemetry::metrics::approval_requested();
         let asked_at = std::time::Instant::now();
-        let span = tracing::info_span!("approval_wait", tool, risk, outcome = tracing::field::Empty);
+        let span = tracing::info_span!(
+            "approval_wait",
+            tool,
+            risk = risk.as_str(),
+            outcome = tracing::field::Empty
+        );
         let wait = async {
             tokio::select! {
                 o = self.broker.request(request) => o,

@@ -1,30 +1,7 @@
 //! Classifying shell commands as low, medium or high risk, and the list of
 //! commands children may never run without an operator (docs/approvals.md).
 
-use serde::Serialize;
-
-/// How risky a command is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CommandRisk {
-    /// Reads or harmless.
-    Low,
-    /// Changes files or state.
-    Medium,
-    /// Destructive, or runs programs of the caller's choosing.
-    High,
-}
-
-impl CommandRisk {
-    /// `low`, `medium` or `high`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-        }
-    }
-}
+use switchboard_core::Risk;
 
 /// Programs that only read.
 const LOW: &[&str] = &[
@@ -76,21 +53,21 @@ const HIGH: &[&str] = &[
 ];
 
 /// Risk of one command given as argv.
-pub fn classify_command(argv: &[String]) -> CommandRisk {
+pub fn classify_command(argv: &[String]) -> Risk {
     let Some(program) = argv.first() else {
-        return CommandRisk::Low;
+        return Risk::Low;
     };
     // A program named by a path is never run (the shell tool runs programs
     // by name only); judge it as an unknown program.
     let program = program.as_str();
     let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
     if HIGH.contains(&program) || program.starts_with("mkfs") {
-        return CommandRisk::High;
+        return Risk::High;
     }
     if super::launchers::launches_programs(argv)
         || (program == "git" && super::git_rules::launches_programs(&argv[1..]))
     {
-        return CommandRisk::High;
+        return Risk::High;
     }
     match program {
         "rm" => {
@@ -98,36 +75,32 @@ pub fn classify_command(argv: &[String]) -> CommandRisk {
                 *a == "--recursive"
                     || (a.starts_with('-') && !a.starts_with("--") && (a.contains('r') || a.contains('R')))
             });
-            if recursive {
-                CommandRisk::High
-            } else {
-                CommandRisk::Medium
-            }
+            if recursive { Risk::High } else { Risk::Medium }
         }
-        "chmod" | "chown" if args.iter().any(|a| *a == "-R" || a.contains("777")) => CommandRisk::High,
+        "chmod" | "chown" if args.iter().any(|a| *a == "-R" || a.contains("777")) => Risk::High,
         "git" => match super::git_rules::parse(&argv[1..]).subcommand.as_ref() {
-            _ if super::git_rules::only_reads(&argv[1..]) => CommandRisk::Low,
-            Some(&"push") if args.iter().any(|a| a.starts_with("--force") || *a == "-f") => CommandRisk::High,
-            Some(&"reset") if args.contains(&"--hard") => CommandRisk::High,
-            Some(&"clean") => CommandRisk::High,
-            _ => CommandRisk::Medium,
+            _ if super::git_rules::only_reads(&argv[1..]) => Risk::Low,
+            Some(&"push") if args.iter().any(|a| a.starts_with("--force") || *a == "-f") => Risk::High,
+            Some(&"reset") if args.contains(&"--hard") => Risk::High,
+            Some(&"clean") => Risk::High,
+            _ => Risk::Medium,
         },
-        "find" if args.contains(&"-delete") => CommandRisk::High,
+        "find" if args.contains(&"-delete") => Risk::High,
         // -fprint and -fls write files.
-        "find" if args.iter().any(|a| a.starts_with("-fprint") || *a == "-fls") => CommandRisk::Medium,
+        "find" if args.iter().any(|a| a.starts_with("-fprint") || *a == "-fls") => Risk::Medium,
         "kill" | "pkill" | "killall" | "systemctl" | "service" => {
             if program == "systemctl"
                 && args
                     .first()
                     .is_some_and(|a| ["status", "list-units", "is-active", "show"].contains(a))
             {
-                CommandRisk::Low
+                Risk::Low
             } else {
-                CommandRisk::Medium
+                Risk::Medium
             }
         }
-        p if LOW.contains(&p) => CommandRisk::Low,
-        _ => CommandRisk::Medium,
+        p if LOW.contains(&p) => Risk::Low,
+        _ => Risk::Medium,
     }
 }
 
@@ -172,39 +145,39 @@ pub fn is_dangerous_for_child(command_line: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn risk(cmd: &str) -> CommandRisk {
+    fn risk(cmd: &str) -> Risk {
         classify_command(&shell_words::split(cmd).unwrap())
     }
 
     #[test]
     fn classification() {
-        assert_eq!(risk("ls -la"), CommandRisk::Low);
-        assert_eq!(risk("git status"), CommandRisk::Low);
-        assert_eq!(risk("git commit -m x"), CommandRisk::Medium);
-        assert_eq!(risk("git branch -D main"), CommandRisk::Medium);
-        assert_eq!(risk("git diff --output=up/x a b"), CommandRisk::Medium);
-        assert_eq!(risk("git init --separate-git-dir=gd wt"), CommandRisk::Medium);
-        assert_eq!(risk("git push --force origin main"), CommandRisk::High);
-        assert_eq!(risk("rm notes.txt"), CommandRisk::Medium);
-        assert_eq!(risk("rm -rf build"), CommandRisk::High);
+        assert_eq!(risk("ls -la"), Risk::Low);
+        assert_eq!(risk("git status"), Risk::Low);
+        assert_eq!(risk("git commit -m x"), Risk::Medium);
+        assert_eq!(risk("git branch -D main"), Risk::Medium);
+        assert_eq!(risk("git diff --output=up/x a b"), Risk::Medium);
+        assert_eq!(risk("git init --separate-git-dir=gd wt"), Risk::Medium);
+        assert_eq!(risk("git push --force origin main"), Risk::High);
+        assert_eq!(risk("rm notes.txt"), Risk::Medium);
+        assert_eq!(risk("rm -rf build"), Risk::High);
         assert_eq!(
             risk("/usr/bin/sudo ls"),
-            CommandRisk::Medium,
+            Risk::Medium,
             "never run: programs run by name"
         );
-        assert_eq!(risk("./ls"), CommandRisk::Medium);
-        assert_eq!(risk("env touch x"), CommandRisk::High);
-        assert_eq!(risk("env"), CommandRisk::Low);
-        assert_eq!(risk("find . -exec touch x ;"), CommandRisk::High);
-        assert_eq!(risk("find . -fprint out"), CommandRisk::Medium);
-        assert_eq!(risk("git -c core.pager=x log"), CommandRisk::High);
-        assert_eq!(risk("git --no-pager log"), CommandRisk::Low);
-        assert_eq!(risk("git config user.name x"), CommandRisk::High);
-        assert_eq!(risk("rg --pre ./x y"), CommandRisk::High);
-        assert_eq!(risk("find . -delete"), CommandRisk::High);
-        assert_eq!(risk("touch x"), CommandRisk::Medium);
-        assert_eq!(risk("systemctl status nginx"), CommandRisk::Low);
-        assert_eq!(risk("systemctl restart nginx"), CommandRisk::Medium);
+        assert_eq!(risk("./ls"), Risk::Medium);
+        assert_eq!(risk("env touch x"), Risk::High);
+        assert_eq!(risk("env"), Risk::Low);
+        assert_eq!(risk("find . -exec touch x ;"), Risk::High);
+        assert_eq!(risk("find . -fprint out"), Risk::Medium);
+        assert_eq!(risk("git -c core.pager=x log"), Risk::High);
+        assert_eq!(risk("git --no-pager log"), Risk::Low);
+        assert_eq!(risk("git config user.name x"), Risk::High);
+        assert_eq!(risk("rg --pre ./x y"), Risk::High);
+        assert_eq!(risk("find . -delete"), Risk::High);
+        assert_eq!(risk("touch x"), Risk::Medium);
+        assert_eq!(risk("systemctl status nginx"), Risk::Low);
+        assert_eq!(risk("systemctl restart nginx"), Risk::Medium);
     }
 
     #[test]

@@ -1,27 +1,8 @@
 //! The approval gate (docs/approvals.md): given the risk profile and what a tool call
 //! would do, allow it, ask a person, or refuse it outright.
 
-use super::CommandRisk;
+use super::Risk;
 use switchboard_config::{AutonomyLevel, RiskProfile};
-
-/// What a tool call would do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// Reads only.
-    Read,
-    /// Changes something; shell commands carry their classified risk.
-    Write(CommandRisk),
-}
-
-impl Effect {
-    /// The risk (reads are low).
-    pub fn risk(self) -> CommandRisk {
-        match self {
-            Effect::Read => CommandRisk::Low,
-            Effect::Write(r) => r,
-        }
-    }
-}
 
 /// What the gate says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +45,11 @@ pub enum Rated {
     ByRisk,
 }
 
-/// Decide for `tool` with `effect` under `profile` (named `profile_name`).
-pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effect, rated: Rated) -> GateDecision {
+/// Decide for `tool`, whose call has the risk `effect`, under `profile` (named `profile_name`).
+pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Risk, rated: Rated) -> GateDecision {
     let is_shell = rated == Rated::Command;
     let listed = |list: &[String]| switchboard_config::listed(list, tool);
-    if profile.level == AutonomyLevel::ReadOnly && effect != Effect::Read {
+    if profile.level == AutonomyLevel::ReadOnly && effect != Risk::Read {
         return GateDecision::Refuse(Refusal::new(
             format!(
                 "{tool} refused: this agent may only read (its risk profile is read-only), so writes and commands are not possible. Do not retry; tell the user."
@@ -78,7 +59,7 @@ pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effec
             ),
         ));
     }
-    if is_shell && effect.risk() == CommandRisk::High && profile.block_high_risk_commands {
+    if is_shell && effect.at_least_low() == Risk::High && profile.block_high_risk_commands {
         return GateDecision::Refuse(Refusal::new(
             format!(
                 "{tool} refused: high-risk commands are blocked for this agent. Do not retry it or try to get the same effect another way; tell the user."
@@ -98,10 +79,9 @@ pub fn gate(profile_name: &str, profile: &RiskProfile, tool: &str, effect: Effec
             if !listed(&profile.auto_approve) {
                 return GateDecision::Ask;
             }
-            let risk = effect.risk();
+            let risk = effect.at_least_low();
             if rated != Rated::No
-                && (risk == CommandRisk::High
-                    || (risk == CommandRisk::Medium && profile.require_approval_for_medium_risk))
+                && (risk == Risk::High || (risk == Risk::Medium && profile.require_approval_for_medium_risk))
             {
                 GateDecision::Ask
             } else {
@@ -127,55 +107,43 @@ mod tests {
     #[test]
     fn levels() {
         let sup = profile(AutonomyLevel::Supervised);
+        assert_eq!(gate("p", &sup, "file_read", Risk::Read, Rated::No), GateDecision::Allow);
+        assert_eq!(gate("p", &sup, "memory_store", Risk::Low, Rated::No), GateDecision::Ask);
+        assert_eq!(gate("p", &sup, "shell", Risk::Low, Rated::Command), GateDecision::Allow);
         assert_eq!(
-            gate("p", &sup, "file_read", Effect::Read, Rated::No),
-            GateDecision::Allow
-        );
-        assert_eq!(
-            gate("p", &sup, "memory_store", Effect::Write(CommandRisk::Low), Rated::No),
-            GateDecision::Ask
-        );
-        assert_eq!(
-            gate("p", &sup, "shell", Effect::Write(CommandRisk::Low), Rated::Command),
-            GateDecision::Allow
-        );
-        assert_eq!(
-            gate("p", &sup, "shell", Effect::Write(CommandRisk::Medium), Rated::Command),
+            gate("p", &sup, "shell", Risk::Medium, Rated::Command),
             GateDecision::Ask
         );
         assert!(matches!(
-            gate("p", &sup, "shell", Effect::Write(CommandRisk::High), Rated::Command),
+            gate("p", &sup, "shell", Risk::High, Rated::Command),
             GateDecision::Refuse(_)
         ));
         let full = profile(AutonomyLevel::Full);
         assert_eq!(
-            gate("p", &full, "shell", Effect::Write(CommandRisk::Medium), Rated::Command),
+            gate("p", &full, "shell", Risk::Medium, Rated::Command),
             GateDecision::Allow
         );
         assert_eq!(
-            gate("p", &full, "file_write", Effect::Write(CommandRisk::Medium), Rated::No),
+            gate("p", &full, "file_write", Risk::Medium, Rated::No),
             GateDecision::Ask
         );
         let ro = profile(AutonomyLevel::ReadOnly);
         assert!(
-            matches!(gate("p", &ro, "file_write", Effect::Write(CommandRisk::Medium), Rated::No), GateDecision::Refuse(m) if m.said.contains("read-only") && m.fix.contains("level"))
+            matches!(gate("p", &ro, "file_write", Risk::Medium, Rated::No), GateDecision::Refuse(m) if m.said.contains("read-only") && m.fix.contains("level"))
         );
-        assert_eq!(
-            gate("p", &ro, "file_read", Effect::Read, Rated::No),
-            GateDecision::Allow
-        );
+        assert_eq!(gate("p", &ro, "file_read", Risk::Read, Rated::No), GateDecision::Allow);
     }
 
     #[test]
     fn mcp_tools_are_weighed_by_their_risk_and_never_blocked_as_commands() {
         let mut sup = profile(AutonomyLevel::Supervised);
         sup.auto_approve = vec!["t.*".into()];
-        let at = |risk| gate("p", &sup, "t.x", Effect::Write(risk), Rated::ByRisk);
-        assert_eq!(at(CommandRisk::Low), GateDecision::Allow);
-        assert_eq!(at(CommandRisk::Medium), GateDecision::Ask);
-        assert_eq!(at(CommandRisk::High), GateDecision::Ask);
-        assert_eq!(gate("p", &sup, "t.x", Effect::Read, Rated::ByRisk), GateDecision::Allow);
+        let at = |risk| gate("p", &sup, "t.x", risk, Rated::ByRisk);
+        assert_eq!(at(Risk::Low), GateDecision::Allow);
+        assert_eq!(at(Risk::Medium), GateDecision::Ask);
+        assert_eq!(at(Risk::High), GateDecision::Ask);
+        assert_eq!(gate("p", &sup, "t.x", Risk::Read, Rated::ByRisk), GateDecision::Allow);
         let plain = profile(AutonomyLevel::Supervised);
-        assert_eq!(gate("p", &plain, "t.x", Effect::Read, Rated::ByRisk), GateDecision::Ask);
+        assert_eq!(gate("p", &plain, "t.x", Risk::Read, Rated::ByRisk), GateDecision::Ask);
     }
 }

@@ -9,11 +9,12 @@ mod launchers;
 mod paths;
 mod tracker;
 
-pub use command_risk::{CommandRisk, classify_command, is_dangerous_for_child};
+pub use command_risk::{classify_command, is_dangerous_for_child};
 pub use escalation::{EscalationViolation, SubAgentOverrides};
-pub use gate::{Effect, GateDecision, Rated, Refusal, gate};
+pub use gate::{GateDecision, Rated, Refusal, gate};
 pub(crate) use git_rules::refusal as git_refusal;
 pub use paths::{PathError, resolve_in_workspace};
+pub use switchboard_core::Risk;
 pub use tracker::ActionTracker;
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! The `subagents` tool: the model's view of its own children (list) and
 //! the means to stop one (kill), limited to this session's children.
 
-use crate::policy::{CommandRisk, Effect};
+use crate::policy::Risk;
 use crate::tools::{Tool, ToolContext, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -22,11 +22,11 @@ impl Tool for SubagentsTool {
     fn name(&self) -> &'static str {
         "subagents"
     }
-    fn effect(&self, args: &Value) -> Effect {
+    fn effect(&self, args: &Value) -> Risk {
         if args.get("action").and_then(Value::as_str) == Some("list") {
-            Effect::Read
+            Risk::Read
         } else {
-            Effect::Write(CommandRisk::Low)
+            Risk::Low
         }
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {

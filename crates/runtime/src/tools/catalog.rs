@@ -4,7 +4,7 @@
 //! A tool whose effect depends on its arguments says `"by arguments"` and
 //! computes it itself (see `Tool::effect`).
 
-use crate::policy::{CommandRisk, Effect};
+use crate::policy::Risk;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -15,23 +15,40 @@ use std::sync::LazyLock;
 pub(crate) struct Entry {
     pub(crate) description: String,
     pub(crate) parameters: Value,
-    effect: String,
+    effect: Declared,
+}
+
+/// What the catalog says a call of a tool risks.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Declared {
+    /// Every call risks this.
+    Fixed(Risk),
+    /// `"by arguments"`: the tool works it out per call (`Tool::effect`).
+    ByArguments(ByArguments),
+}
+
+#[derive(Debug, Deserialize)]
+enum ByArguments {
+    #[serde(rename = "by arguments")]
+    Word,
 }
 
 impl Entry {
     /// The effect as the catalog words it (`read`, `low`, `medium`, `by arguments`).
-    pub(crate) fn effect_word(&self) -> &str {
-        &self.effect
+    pub(crate) fn effect_word(&self) -> &'static str {
+        match self.effect {
+            Declared::Fixed(risk) => risk.as_str(),
+            Declared::ByArguments(_) => "by arguments",
+        }
     }
 
     /// The effect of any call, for tools whose effect does not depend on
-    /// the arguments; unknown or argument-dependent entries fail closed.
-    pub(crate) fn effect(&self) -> Effect {
-        match self.effect.as_str() {
-            "read" => Effect::Read,
-            "low" => Effect::Write(CommandRisk::Low),
-            "medium" => Effect::Write(CommandRisk::Medium),
-            _ => Effect::Write(CommandRisk::High),
+    /// the arguments; argument-dependent entries fail closed.
+    pub(crate) fn effect(&self) -> Risk {
+        match self.effect {
+            Declared::Fixed(risk) => risk,
+            Declared::ByArguments(_) => Risk::High,
         }
     }
 }
@@ -59,9 +76,9 @@ mod tests {
             assert!(!e.description.is_empty(), "{name}");
             assert_eq!(e.parameters["type"], "object", "{name}");
             assert!(
-                ["read", "low", "medium", "by arguments"].contains(&e.effect.as_str()),
+                ["read", "low", "medium", "by arguments"].contains(&e.effect_word()),
                 "{name}: effect {}",
-                e.effect
+                e.effect_word()
             );
         }
         assert_eq!(CATALOG.len(), names.len());

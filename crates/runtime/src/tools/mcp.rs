@@ -3,13 +3,13 @@
 //! risk the operator gave it, gated, counted and cancellable like them.
 
 use super::{BoundTool, Tool, ToolContext, ToolResult};
-use crate::policy::{CommandRisk, Effect};
+use crate::policy::Risk;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
-use switchboard_config::{McpRisk, RiskProfile};
+use switchboard_config::RiskProfile;
 use switchboard_mcp::{McpServers, ToolInfo};
 
 /// The servers and, per server, its tools bound once for each tool list it
@@ -147,13 +147,7 @@ impl Tool for McpTool {
     }
 
     fn risk_label(&self) -> String {
-        match self.info.risk {
-            McpRisk::Read => "read",
-            McpRisk::Low => "low",
-            McpRisk::Medium => "medium",
-            McpRisk::High => "high",
-        }
-        .into()
+        self.info.risk.as_str().into()
     }
 
     fn metric_label(&self) -> String {
@@ -164,13 +158,8 @@ impl Tool for McpTool {
         format!("MCP server {}", self.info.server)
     }
 
-    fn effect(&self, _args: &Value) -> Effect {
-        match self.info.risk {
-            McpRisk::Read => Effect::Read,
-            McpRisk::Low => Effect::Write(CommandRisk::Low),
-            McpRisk::Medium => Effect::Write(CommandRisk::Medium),
-            McpRisk::High => Effect::Write(CommandRisk::High),
-        }
+    fn effect(&self, _args: &Value) -> Risk {
+        self.info.risk
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {

@@ -17,7 +17,7 @@ pub use host::RunHost;
 pub(crate) use mcp::McpTools;
 pub use registry::{BoundTool, ToolRegistry, ToolRow};
 
-use crate::policy::{Effect, SecurityPolicy};
+use crate::policy::{Risk, SecurityPolicy};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -118,8 +118,8 @@ pub trait Tool: Send + Sync {
     }
     /// What a call with these (already parsed) arguments would do
     /// (built-ins: from the catalog; a tool missing there counts as high risk).
-    fn effect(&self, _args: &Value) -> Effect {
-        catalog::entry(self.name()).map_or(Effect::Write(crate::policy::CommandRisk::High), catalog::Entry::effect)
+    fn effect(&self, _args: &Value) -> Risk {
+        catalog::entry(self.name()).map_or(crate::policy::Risk::High, catalog::Entry::effect)
     }
     /// The name the model calls it by (built-ins: [`Tool::name`]; MCP
     /// tools: a name every provider accepts).

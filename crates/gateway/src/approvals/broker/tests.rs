@@ -33,7 +33,7 @@ fn request(id: &str, route: Option<switchboard_config::ApprovalRoute>) -> switch
         caller_chain: Vec::new(),
         tool: "shell".into(),
         summary: "rm x".into(),
-        risk: "medium".into(),
+        risk: switchboard_core::Risk::Medium,
         profile_name: "default".into(),
         route,
         origin: None,

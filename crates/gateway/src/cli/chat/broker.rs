@@ -92,7 +92,7 @@ impl ApprovalBroker for CliBroker {
     async fn request(&self, req: ApprovalRequest) -> ApprovalOutcome {
         let _turn = self.asking.lock().await;
         // One person at a terminal cannot be two (fail closed).
-        if req.route.as_ref().is_some_and(|r| r.required_for(&req.risk) > 1) {
+        if req.route.as_ref().is_some_and(|r| r.required_for(req.risk) > 1) {
             return ApprovalOutcome::Unavailable {
                 why: "this request needs two different approvers (approvals_required = 2); decide it from the ops room, not the terminal".into(),
             };

@@ -324,7 +324,8 @@ fn request_prompt(a: &Asked<'_>, expires_ms: i64) -> ApprovalPrompt {
         caller_chain: Vec::new(),
         tool: a.code.to_string(),
         summary: format!("{} ({}) asks to talk to the bot on {}.", a.user, a.name, a.channel),
-        risk: String::new(),
+        // Not shown on a pairing prompt; letting a stranger in is weighed as high.
+        risk: switchboard_core::Risk::High,
         deadline_unix: expires_ms / 1000,
         kind: PromptKind::Pairing,
         approvals_required: 1,

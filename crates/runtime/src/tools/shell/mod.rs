@@ -20,7 +20,7 @@ mod program;
 mod repository;
 
 use super::{Tool, ToolContext, ToolResult, parse_args};
-use crate::policy::{CommandRisk, Effect, classify_command, git_refusal};
+use crate::policy::{Risk, classify_command, git_refusal};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -92,10 +92,10 @@ impl Tool for Shell {
         "shell"
     }
 
-    fn effect(&self, args: &Value) -> Effect {
+    fn effect(&self, args: &Value) -> Risk {
         match argv_of(args) {
-            Some(argv) => Effect::Write(classify_command(&argv)),
-            None => Effect::Write(CommandRisk::Medium),
+            Some(argv) => classify_command(&argv),
+            None => Risk::Medium,
         }
     }
 

@@ -22,7 +22,7 @@ fn main() -> std::process::ExitCode {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     // Memory a burst used is given back when the runtime's threads run
     // out of work, not kept until the next burst.
-    switchboard_gateway::memory::set_park_hook(give_back_memory);
+    switchboard_gateway::allocator::set_park_hook(give_back_memory);
     // `switchboard bench ...` in builds with the benchmarks (feature `bench`).
     #[cfg(feature = "bench")]
     if std::env::args().nth(1).as_deref() == Some("bench") {

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{
     ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
-    OutboundFile, PromptEdit, StreamLimits, TaskEnd, split_message,
+    OutboundFile, PromptEdit, SetupError, StreamLimits, TaskEnd, split_message,
 };
 
 /// Discord's limit for one message.
@@ -99,14 +99,17 @@ fn snowflake(s: &str, what: &str) -> Result<u64, ChannelError> {
 
 impl DiscordChannel {
     /// `name` is the instance (`discord.main`).
-    pub fn new(name: &str, token: &str, settings: Settings) -> Result<Self, String> {
+    pub fn new(name: &str, token: &str, settings: Settings) -> Result<Self, SetupError> {
         if token.trim().is_empty() {
-            return Err("bot_token is empty".into());
+            return Err(SetupError::Empty { key: "bot_token" });
         }
         if let Some(url) = &settings.api_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return Err(format!("api_url '{url}' is not an http(s) URL"));
+            return Err(SetupError::NotHttp {
+                key: "api_url",
+                value: url.clone(),
+            });
         }
         Ok(Self {
             name: name.to_string(),
@@ -116,7 +119,7 @@ impl DiscordChannel {
                 .connect_timeout(Duration::from_secs(10))
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
-                .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
+                .map_err(|e| SetupError::HttpClient(Box::new(e)))?,
             api_url: settings.api_url,
             gateway_url: settings.gateway_url,
             guilds: settings.guilds,

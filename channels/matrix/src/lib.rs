@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
     ApprovalChoice, ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef,
-    Outbound, OutboundFile, PromptEdit, StreamLimits,
+    Outbound, OutboundFile, PromptEdit, SetupError, StreamLimits,
 };
 
 /// How the bot signs in.
@@ -160,10 +160,13 @@ impl State {
 
 impl MatrixChannel {
     /// The adapter for `settings`; nothing connects before `start`.
-    pub fn new(settings: Settings) -> Result<Self, String> {
-        url_ok(&settings.homeserver)?;
-        matrix_sdk::ruma::UserId::parse(settings.user_id.as_str())
-            .map_err(|e| format!("user_id '{}': {e}", settings.user_id))?;
+    pub fn new(settings: Settings) -> Result<Self, SetupError> {
+        url_ok("homeserver", &settings.homeserver)?;
+        matrix_sdk::ruma::UserId::parse(settings.user_id.as_str()).map_err(|e| SetupError::Invalid {
+            key: "user_id",
+            value: settings.user_id.clone(),
+            why: e.to_string(),
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 settings,
@@ -243,11 +246,14 @@ impl Inner {
     }
 }
 
-fn url_ok(url: &str) -> Result<(), String> {
+fn url_ok(key: &'static str, url: &str) -> Result<(), SetupError> {
     if url.starts_with("http://") || url.starts_with("https://") {
         Ok(())
     } else {
-        Err(format!("homeserver '{url}' is not an http(s) URL"))
+        Err(SetupError::NotHttp {
+            key,
+            value: url.to_string(),
+        })
     }
 }
 

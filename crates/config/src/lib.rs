@@ -35,6 +35,7 @@ pub use people::Person;
 pub use provider::{ProviderConfig, ProviderKind, TextToolCalls, is_local_server};
 pub use risk::{ApprovalRoute, AutonomyLevel, DelegationMode, DelegationPolicy, OnNoApprover, RiskProfile};
 pub use root::{Config, Lane, LanesConfig, WebConfig};
+pub use roster::Unreachable;
 pub use routes::{Picked, Place, Route, RouteLevel};
 pub use runtime_profile::RuntimeProfile;
 pub use sandbox::{NetworkAccess, SandboxConfig};

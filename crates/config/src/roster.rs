@@ -3,6 +3,45 @@
 
 use crate::{Config, DelegateMode};
 
+/// Why an agent cannot delegate to another (the words are a contract:
+/// docs/delegation.md).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unreachable {
+    /// The target is disabled.
+    #[error("delegate target \"{target}\" is not reachable from \"{caller}\": the target agent is disabled")]
+    Disabled {
+        /// Who asked.
+        caller: String,
+        /// Whom.
+        target: String,
+    },
+    /// Reaching same-profile peers only, and the target's profile differs.
+    #[error(
+        "delegate target \"{target}\" is not reachable from \"{caller}\": different risk profile (caller uses \"{caller_profile}\", target uses \"{target_profile}\"). delegate_same_risk_profile only reaches agents with the same risk profile; add an explicit [agents.{caller}].delegates entry with the intended mode, or change one agent's risk_profile."
+    )]
+    OtherProfile {
+        /// Who asked.
+        caller: String,
+        /// Whom.
+        target: String,
+        /// The caller's risk profile.
+        caller_profile: String,
+        /// The target's.
+        target_profile: String,
+    },
+    /// Not reaching same-profile peers, and the target is not listed.
+    #[error(
+        "delegate target \"{target}\" is not reachable from \"{caller}\": delegate_same_risk_profile is disabled and the target is not listed in [agents.{caller}].delegates"
+    )]
+    NotListed {
+        /// Who asked.
+        caller: String,
+        /// Whom.
+        target: String,
+    },
+}
+
 impl Config {
     /// The reachable set of `caller`, sorted by alias: same-risk-profile peers
     /// (while `delegate_same_risk_profile`) and explicit `delegates`, minus the
@@ -26,29 +65,27 @@ impl Config {
     }
 
     /// Whether `caller` may reach `target` (which exists), and in which mode.
-    pub fn check_reachable(&self, caller: &str, target: &str) -> Result<DelegateMode, String> {
+    pub fn check_reachable(&self, caller: &str, target: &str) -> Result<DelegateMode, Unreachable> {
         let c = &self.agents[caller];
         let t = &self.agents[target];
+        let (caller, target) = (caller.to_string(), target.to_string());
         if !t.enabled {
-            return Err(format!(
-                "delegate target \"{target}\" is not reachable from \"{caller}\": the target agent is disabled"
-            ));
+            return Err(Unreachable::Disabled { caller, target });
         }
         if let Some(entry) = c.delegates.iter().find(|d| d.agent() == target) {
             return Ok(entry.mode());
         }
-        if c.delegate_same_risk_profile {
-            if t.risk_profile == c.risk_profile && target != caller {
-                return Ok(DelegateMode::Bounded);
-            }
-            return Err(format!(
-                "delegate target \"{target}\" is not reachable from \"{caller}\": different risk profile (caller uses \"{cp}\", target uses \"{tp}\"). delegate_same_risk_profile only reaches agents with the same risk profile; add an explicit [agents.{caller}].delegates entry with the intended mode, or change one agent's risk_profile.",
-                cp = c.risk_profile,
-                tp = t.risk_profile
-            ));
+        if !c.delegate_same_risk_profile {
+            return Err(Unreachable::NotListed { caller, target });
         }
-        Err(format!(
-            "delegate target \"{target}\" is not reachable from \"{caller}\": delegate_same_risk_profile is disabled and the target is not listed in [agents.{caller}].delegates"
-        ))
+        if t.risk_profile == c.risk_profile && target != caller {
+            return Ok(DelegateMode::Bounded);
+        }
+        Err(Unreachable::OtherProfile {
+            caller,
+            target,
+            caller_profile: c.risk_profile.clone(),
+            target_profile: t.risk_profile.clone(),
+        })
     }
 }

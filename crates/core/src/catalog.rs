@@ -1,5 +1,5 @@
 //! The chat commands, once: names, arguments, descriptions and who may use
-//! them. The gateway's parser and `/help`, Telegram's command menu and
+//! them. The parser (`command_line.rs`), the gateway's `/help`, Telegram's command menu and
 //! Discord's application commands are all made from this table, so they
 //! cannot drift apart.
 
@@ -27,9 +27,42 @@ pub struct ArgSpec {
     pub about: &'static str,
 }
 
+/// Which command (or sub-command) a catalog entry is: what the gateway
+/// matches on, so a command in the catalog that nothing answers does not
+/// compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CommandId {
+    Help,
+    New,
+    Status,
+    Agents,
+    Tools,
+    Model,
+    Compact,
+    Stop,
+    Subagents,
+    Approve,
+    Deny,
+    Pair,
+    Unpair,
+    People,
+    Console,
+    Attach,
+    SubagentsList,
+    SubagentsInfo,
+    SubagentsLog,
+    SubagentsSend,
+    SubagentsKill,
+    SubagentsPause,
+    SubagentsResume,
+}
+
 /// One command (or sub-command).
 #[derive(Debug, Clone, Copy)]
 pub struct CommandSpec {
+    /// Which one it is.
+    pub id: CommandId,
     /// The word after `/`.
     pub name: &'static str,
     /// How it is typed after its name, for `/help`.
@@ -57,8 +90,15 @@ const fn arg(name: &'static str, kind: ArgKind, required: bool, about: &'static 
     }
 }
 
-const fn cmd(name: &'static str, usage: &'static str, about: &'static str, who: &'static str) -> CommandSpec {
+const fn cmd(
+    id: CommandId,
+    name: &'static str,
+    usage: &'static str,
+    about: &'static str,
+    who: &'static str,
+) -> CommandSpec {
     CommandSpec {
+        id,
         name,
         usage,
         about,
@@ -75,10 +115,16 @@ const APPROVERS: &str = "approvers named by an approval_route";
 const RUN: ArgSpec = arg("id", ArgKind::Text, true, "Run id, #n from list, or all (kill)");
 
 const SUBAGENTS: &[CommandSpec] = &[
-    cmd("list", "", "Child runs of this chat", ANYONE),
+    cmd(CommandId::SubagentsList, "list", "", "Child runs of this chat", ANYONE),
     CommandSpec {
         args: &[RUN],
-        ..cmd("info", "<id|#>", "One child run in detail", ANYONE)
+        ..cmd(
+            CommandId::SubagentsInfo,
+            "info",
+            "<id|#>",
+            "One child run in detail",
+            ANYONE,
+        )
     },
     CommandSpec {
         args: &[
@@ -86,11 +132,18 @@ const SUBAGENTS: &[CommandSpec] = &[
             arg("limit", ArgKind::Number, false, "How many messages"),
             arg("tools", ArgKind::Flag, false, "Include tool calls"),
         ],
-        ..cmd("log", "<id|#> [limit] [tools]", "A child run's transcript", ANYONE)
+        ..cmd(
+            CommandId::SubagentsLog,
+            "log",
+            "<id|#> [limit] [tools]",
+            "A child run's transcript",
+            ANYONE,
+        )
     },
     CommandSpec {
         args: &[RUN, arg("message", ArgKind::Text, true, "The message")],
         ..cmd(
+            CommandId::SubagentsSend,
             "send",
             "<id|#> <message>",
             "Send a message to a child run",
@@ -100,6 +153,7 @@ const SUBAGENTS: &[CommandSpec] = &[
     CommandSpec {
         args: &[RUN],
         ..cmd(
+            CommandId::SubagentsKill,
             "kill",
             "<id|#|all>",
             "Stop a child run and its children",
@@ -109,6 +163,7 @@ const SUBAGENTS: &[CommandSpec] = &[
     CommandSpec {
         args: &[arg("all", ArgKind::Flag, false, "For every agent")],
         ..cmd(
+            CommandId::SubagentsPause,
             "pause",
             "[all]",
             "Refuse new delegations",
@@ -118,6 +173,7 @@ const SUBAGENTS: &[CommandSpec] = &[
     CommandSpec {
         args: &[arg("all", ArgKind::Flag, false, "For every agent")],
         ..cmd(
+            CommandId::SubagentsResume,
             "resume",
             "[all]",
             "Allow delegations again",
@@ -128,19 +184,38 @@ const SUBAGENTS: &[CommandSpec] = &[
 
 /// Every chat command, in the order `/help` lists them.
 pub const CATALOG: &[CommandSpec] = &[
-    cmd("help", "", "What can be typed here", ANYONE),
+    cmd(CommandId::Help, "help", "", "What can be typed here", ANYONE),
     cmd(
+        CommandId::New,
         "new",
         "",
         "Start a fresh conversation (the old one stays stored)",
         ANYONE,
     ),
-    cmd("status", "", "Agent, model, session and today's costs", ANYONE),
-    cmd("agents", "", "The configured agents", ANYONE),
-    cmd("tools", "", "The chat agent's tools, their risk and source", ANYONE),
+    cmd(
+        CommandId::Status,
+        "status",
+        "",
+        "Agent, model, session and today's costs",
+        ANYONE,
+    ),
+    cmd(CommandId::Agents, "agents", "", "The configured agents", ANYONE),
+    cmd(
+        CommandId::Tools,
+        "tools",
+        "",
+        "The chat agent's tools, their risk and source",
+        ANYONE,
+    ),
     CommandSpec {
         args: &[arg("name", ArgKind::Text, false, "A provider the agent may use")],
-        ..cmd("model", "[name]", "This conversation's model, or switch it", ANYONE)
+        ..cmd(
+            CommandId::Model,
+            "model",
+            "[name]",
+            "This conversation's model, or switch it",
+            ANYONE,
+        )
     },
     CommandSpec {
         args: &[arg(
@@ -150,6 +225,7 @@ pub const CATALOG: &[CommandSpec] = &[
             "What the summary should keep most of",
         )],
         ..cmd(
+            CommandId::Compact,
             "compact",
             "[focus]",
             "Summarise the conversation so far into a short note (the last exchange stays)",
@@ -157,6 +233,7 @@ pub const CATALOG: &[CommandSpec] = &[
         )
     },
     cmd(
+        CommandId::Stop,
         "stop",
         "",
         "Abort the current turn and every child it started",
@@ -165,6 +242,7 @@ pub const CATALOG: &[CommandSpec] = &[
     CommandSpec {
         subcommands: SUBAGENTS,
         ..cmd(
+            CommandId::Subagents,
             "subagents",
             "list | info | log | send | kill | pause | resume",
             "List, inspect, steer or stop child runs",
@@ -178,6 +256,7 @@ pub const CATALOG: &[CommandSpec] = &[
         ],
         private: true,
         ..cmd(
+            CommandId::Approve,
             "approve",
             "<id> [always]",
             "Approve a pending request",
@@ -191,6 +270,7 @@ pub const CATALOG: &[CommandSpec] = &[
         ],
         private: true,
         ..cmd(
+            CommandId::Deny,
             "deny",
             "<id> [reason]",
             "Deny a pending request",
@@ -200,12 +280,19 @@ pub const CATALOG: &[CommandSpec] = &[
     CommandSpec {
         args: &[arg("code", ArgKind::Text, true, "The code the person was given")],
         private: true,
-        ..cmd("pair", "<code>", "Let in a person who asked with this code", APPROVERS)
+        ..cmd(
+            CommandId::Pair,
+            "pair",
+            "<code>",
+            "Let in a person who asked with this code",
+            APPROVERS,
+        )
     },
     CommandSpec {
         args: &[arg("id", ArgKind::Text, true, "Their id, e.g. tg:42")],
         private: true,
         ..cmd(
+            CommandId::Unpair,
             "unpair",
             "<id>",
             "Stop a paired person from talking to the bot",
@@ -214,11 +301,18 @@ pub const CATALOG: &[CommandSpec] = &[
     },
     CommandSpec {
         private: true,
-        ..cmd("people", "", "People let in by pairing, waiting or refused", APPROVERS)
+        ..cmd(
+            CommandId::People,
+            "people",
+            "",
+            "People let in by pairing, waiting or refused",
+            APPROVERS,
+        )
     },
     CommandSpec {
         private: true,
         ..cmd(
+            CommandId::Console,
             "console",
             "",
             "A sign-in link to the operator console (in a direct chat)",
@@ -228,6 +322,7 @@ pub const CATALOG: &[CommandSpec] = &[
     CommandSpec {
         terminal_only: true,
         ..cmd(
+            CommandId::Attach,
             "attach",
             "<path> [caption]",
             "Send a file with a message (in chats, attach it as usual)",

@@ -30,6 +30,41 @@ pub enum ChannelError {
     Unsupported(&'static str),
 }
 
+/// Why an adapter cannot be built: a setting it cannot work with (each
+/// names the key under the channel's table, `channels.<kind>.<alias>.<key>`),
+/// or its HTTP client.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The key holds nothing.
+    #[error("{key} is empty")]
+    Empty {
+        /// The setting.
+        key: &'static str,
+    },
+    /// The key must be an `http://` or `https://` URL.
+    #[error("{key} '{value}' is not an http(s) URL")]
+    NotHttp {
+        /// The setting.
+        key: &'static str,
+        /// What it holds.
+        value: String,
+    },
+    /// The platform does not accept the value.
+    #[error("{key} '{value}': {why}")]
+    Invalid {
+        /// The setting.
+        key: &'static str,
+        /// What it holds.
+        value: String,
+        /// What the platform's library said.
+        why: String,
+    },
+    /// The HTTP client could not be built (TLS roots, proxy settings).
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// A posted approval prompt to edit, and how its request ended.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptEdit<'a> {

@@ -4,6 +4,7 @@
 //! is a thin `main` over [`cli::main`]; everything else lives in crates.
 
 mod adapters;
+pub mod allocator;
 mod approvals;
 mod bootstrap;
 mod channels;
@@ -14,8 +15,8 @@ mod config_digest;
 mod console;
 pub mod embed;
 mod gateway;
+mod human_time;
 mod live_config;
-pub mod memory;
 mod ops;
 mod reload;
 mod rights;
@@ -27,4 +28,3 @@ mod service;
 mod test_peers;
 mod trace_export;
 mod web;
-mod when;

@@ -2,8 +2,9 @@
 //! ruleset, the cgroup, the limits, a private temporary folder), then the
 //! child applies it to itself between `fork` and `exec` (`child.rs`).
 
+use crate::Refusal;
 use crate::child::Plan;
-use crate::rules::{self, Tcp};
+use crate::rulesets::{self, Tcp};
 use crate::support::Support;
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -103,7 +104,7 @@ impl Sandbox {
 
     /// Prepare the confinement of a program working in `workspace`, or why
     /// it may not run (one line saying what to change).
-    pub fn confine(&self, workspace: &Path, network: Network) -> Result<Confined, String> {
+    pub fn confine(&self, workspace: &Path, network: Network) -> Result<Confined, Refusal> {
         self.confine_reading(workspace, network, &[])
     }
 
@@ -114,16 +115,16 @@ impl Sandbox {
         workspace: &Path,
         network: Network,
         also_read: &[std::path::PathBuf],
-    ) -> Result<Confined, String> {
+    ) -> Result<Confined, Refusal> {
         let tmp = tempfile::Builder::new()
             .prefix("switchboard-cmd-")
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
-            .map_err(|e| format!("cannot make the command's temporary folder: {e}"))?;
+            .map_err(Refusal::TempDir)?;
         let support = self.support();
         if !support.can_confine() {
             if self.settings.required {
-                return Err("commands are refused: this kernel cannot confine them (no Landlock), so a command could reach outside the workspace; to run them unconfined anyway, set [sandbox] required = false".into());
+                return Err(Refusal::NoLandlock);
             }
             return Ok(Confined {
                 plan: None,
@@ -133,17 +134,16 @@ impl Sandbox {
             });
         }
         if !support.signals_contained() && self.settings.required {
-            return Err(format!(
-                "commands are refused: this kernel gives them neither a PID namespace nor Landlock's signal scope (ABI 6, this kernel has {}), so a command could signal or re-limit the gateway; allow unprivileged user namespaces (or run on Linux 6.12 or later), or, to run them anyway, set [sandbox] required = false",
-                support.landlock_abi
-            ));
+            return Err(Refusal::SignalsUncontained {
+                landlock_abi: support.landlock_abi,
+            });
         }
         let limits = self.settings.limits;
         let unshare = unshare_flags(support, network)?;
         let writable = if support.private_namespaces() {
             let c = |p: &Path| {
                 let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-                CString::new(p.as_os_str().as_bytes()).map_err(|_| "a folder name holds a NUL byte".to_string())
+                CString::new(p.as_os_str().as_bytes()).map_err(|_| Refusal::NulInPath)
             };
             Some([c(workspace)?, c(tmp.path())?])
         } else {
@@ -154,8 +154,7 @@ impl Sandbox {
         } else {
             Tcp::Allowed
         };
-        let ruleset = rules::command(workspace, tmp.path(), also_read, tcp)
-            .map_err(|e| format!("cannot prepare the confinement: {e}"))?;
+        let ruleset = rulesets::command(workspace, tmp.path(), also_read, tcp).map_err(Refusal::Rules)?;
         let cgroup = support
             .pids_cgroup
             .as_ref()
@@ -164,7 +163,7 @@ impl Sandbox {
             cgroup_procs: cgroup.as_ref().map(|s| s.procs.clone()),
             unshare,
             die_with: None,
-            proc_read: rules::proc_read(),
+            proc_read: rulesets::proc_read(),
             loopback_up: network == Network::Loopback,
             writable,
             cwd: None,
@@ -183,10 +182,10 @@ impl Sandbox {
 
 /// The namespaces a program gets on this system with `network`, or why
 /// it may not run.
-fn unshare_flags(support: &Support, network: Network) -> Result<libc::c_int, String> {
+fn unshare_flags(support: &Support, network: Network) -> Result<libc::c_int, Refusal> {
     if !support.private_namespaces() {
         if network == Network::Loopback {
-            return Err("network = \"loopback\" needs network namespaces, which this system does not allow; use \"none\" or \"any\" in the risk profile".into());
+            return Err(Refusal::NoLoopback);
         }
         return Ok(0);
     }

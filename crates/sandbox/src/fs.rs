@@ -66,7 +66,7 @@ where
 
 fn run<T>(workspace: &Path, access: Access, work: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     if Support::get().can_confine() {
-        let ruleset = crate::rules::files(workspace, access == Access::ReadWrite).map_err(io::Error::other)?;
+        let ruleset = crate::rulesets::files(workspace, access == Access::ReadWrite).map_err(io::Error::other)?;
         ruleset.restrict_self().map_err(io::Error::other)?;
     }
     work()

@@ -36,9 +36,11 @@ mod command;
 pub mod fs;
 mod init;
 mod mounts;
-mod rules;
+mod refusal;
+mod rulesets;
 mod seccomp;
 mod support;
 
 pub use command::{Confined, Limits, Network, Sandbox, Settings};
+pub use refusal::Refusal;
 pub use support::{Layer, Support};

@@ -20,6 +20,8 @@ fn without_landlock_commands_are_refused_unless_the_operator_opted_out() {
     let refusal = Sandbox::new(Settings::default())
         .confine(ws.path(), Network::None)
         .unwrap_err();
+    assert!(matches!(refusal, switchboard_sandbox::Refusal::NoLandlock), "{refusal}");
+    let refusal = refusal.to_string();
     assert!(refusal.contains("cannot confine"), "{refusal}");
     assert!(refusal.contains("[sandbox] required = false"), "{refusal}");
     let opted_out = Sandbox::new(Settings {

@@ -16,10 +16,12 @@ fn without_pid_namespace_or_signal_scope_commands_are_refused_unless_opted_out()
         .confine(ws.path(), Network::None)
         .unwrap_err();
     assert!(
-        refusal.contains("neither a PID namespace nor Landlock's signal scope"),
+        refusal
+            .to_string()
+            .contains("neither a PID namespace nor Landlock's signal scope"),
         "{refusal}"
     );
-    assert!(refusal.contains("[sandbox] required = false"), "{refusal}");
+    assert!(refusal.to_string().contains("[sandbox] required = false"), "{refusal}");
     let layers = support.layers();
     let pid = layers.iter().find(|l| l.name == "pid-namespace").unwrap();
     assert!(!pid.active && pid.detail.contains("commands are refused"), "{pid:?}");

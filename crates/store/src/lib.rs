@@ -20,7 +20,7 @@ macro_rules! read {
 }
 
 #[macro_use]
-mod words;
+mod stored_words;
 
 mod approval_votes;
 mod approvals;
@@ -29,16 +29,16 @@ mod clock;
 mod console;
 mod cost;
 mod cursors;
+mod delivered_marks;
 mod error;
 mod inbox;
 mod instances;
 mod leases;
 mod list;
-mod mail;
-mod marks;
 mod memory;
 mod outbox;
 mod pairings;
+mod peer_mail;
 mod readiness;
 mod runs;
 mod sessions;
@@ -61,6 +61,7 @@ pub use leases::LeaseRow;
 pub use memory::MemoryRow;
 pub use outbox::{OutboxRow, OutboxStatus};
 pub use pairings::{NewPairing, Opened, PairingRow, PairingStatus};
+pub use readiness::NotReady;
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
 pub use sessions::{SessionInfo, SessionPlace, StoredMessage};
 
@@ -104,7 +105,7 @@ pub struct Store {
     pools: Pools,
     writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Delivered marks waiting to be written together (see `marks`).
-    marks: std::sync::Arc<marks::Marks>,
+    marks: std::sync::Arc<delivered_marks::Marks>,
     /// Who waits for what (see `signals`).
     wakes: std::sync::Arc<signals::Wakes>,
     /// What changed in this process, for live views (see `changes`).

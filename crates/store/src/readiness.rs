@@ -4,11 +4,29 @@
 
 use crate::{Backend, Store, StoreError};
 
+/// Why the store is not ready, in words for an operator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotReady {
+    /// The database did not answer (the details are logged, not shown: they
+    /// may name hosts or files).
+    #[error("the database does not answer (see the gateway's log)")]
+    Silent,
+    /// A migration of this build is not applied.
+    #[error("migration {version} ({description}) is not applied; start `switchboard run` once to apply it")]
+    Unmigrated {
+        /// Its version.
+        version: i64,
+        /// What it does.
+        description: String,
+    },
+}
+
 impl Store {
     /// `Ok` when the database answers and every migration of this build
     /// is applied (a newer instance may have applied more); otherwise
     /// what is wrong, in words for an operator.
-    pub async fn check_ready(&self) -> Result<(), String> {
+    pub async fn check_ready(&self) -> Result<(), NotReady> {
         let applied: Vec<(i64, bool)> = read!(self, |p| sqlx::query_as(
             "SELECT version, success FROM _sqlx_migrations"
         )
@@ -17,7 +35,7 @@ impl Store {
         .map_err(|e| {
             // The details may name hosts or files: logged, not answered.
             tracing::warn!(error = %e, "readiness: the database did not answer");
-            "the database does not answer (see the gateway's log)".to_string()
+            NotReady::Silent
         })?;
         let embedded = match self.backend() {
             Backend::Sqlite => &crate::SQLITE_MIGRATIONS,
@@ -25,10 +43,10 @@ impl Store {
         };
         for m in embedded.iter() {
             if !applied.iter().any(|(v, ok)| *v == m.version && *ok) {
-                return Err(format!(
-                    "migration {} ({}) is not applied; start `switchboard run` once to apply it",
-                    m.version, m.description
-                ));
+                return Err(NotReady::Unmigrated {
+                    version: m.version,
+                    description: m.description.to_string(),
+                });
             }
         }
         Ok(())

@@ -19,17 +19,22 @@ pub struct Exporter {
     provider: SdkTracerProvider,
 }
 
+/// The OTLP exporter could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the OTLP exporter: {0}")]
+pub struct ExporterError(#[source] opentelemetry_otlp::ExporterBuildError);
+
 /// Start exporting to `endpoint` (`http://collector:4318`; spans go to
 /// `<endpoint>/v1/traces`) as service `service`; the tracer to hand to
 /// [`layer`].
-pub fn exporter(endpoint: &str, service: &str) -> Result<(Exporter, Tracer), String> {
+pub fn exporter(endpoint: &str, service: &str) -> Result<(Exporter, Tracer), ExporterError> {
     let span_exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
         .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))
         .with_timeout(Duration::from_secs(10))
         .build()
-        .map_err(|e| format!("cannot build the OTLP exporter: {e}"))?;
+        .map_err(ExporterError)?;
     let processor = BatchSpanProcessor::builder(span_exporter)
         .with_batch_config(BatchConfigBuilder::default().with_scheduled_delay(EXPORT_EVERY).build())
         .build();

@@ -13,11 +13,11 @@ use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, 
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
-pub(crate) use words::refusal;
-use words::{decided, decision_of, no_longer_pending, status_of};
+pub(crate) use told::refusal;
+use told::{decided, decision_of, no_longer_pending, status_of};
 
 mod tally;
-mod words;
+mod told;
 
 pub(super) struct Decision {
     pub(super) choice: ApprovalChoice,

@@ -149,7 +149,7 @@ pub fn main() -> ExitCode {
 pub fn run_to_exit(work: impl std::future::Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
-    if let Some(hook) = crate::memory::park_hook() {
+    if let Some(hook) = crate::allocator::park_hook() {
         builder.on_thread_park(hook);
     }
     let rt = match builder.build() {

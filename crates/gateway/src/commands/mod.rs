@@ -1,5 +1,6 @@
-//! Slash commands, one per file, each with a parse step (here) and an apply
-//! step (in its file). They answer with text and know no platform, so every
+//! Slash commands, one per file: read against the catalog
+//! (`switchboard_core::CommandLine`), turned into a [`Command`] here and
+//! applied in their file. They answer with text and know no platform, so every
 //! channel, the terminal included, shares them.
 
 mod agents;
@@ -12,7 +13,7 @@ mod status;
 pub(crate) mod subagents;
 mod tools;
 
-use switchboard_core::{Action, ApprovalChoice, ChatAddress, Inbound, UserId};
+use switchboard_core::{Action, ApprovalChoice, ChatAddress, CommandId, CommandLine, Inbound, UserId};
 use switchboard_runtime::Runtime;
 use switchboard_store::RunKind;
 use switchboard_store::RunStatus;
@@ -98,6 +99,8 @@ pub(crate) enum Command {
     Unpair(String),
     People,
     Unknown(String),
+    /// A command typed wrong: how to type it (or what went wrong).
+    Usage(String),
     /// `/cmd@otherbot`: addressed to another bot in the group; ignored.
     ForAnotherBot,
 }
@@ -115,58 +118,63 @@ pub(crate) fn of(m: &Inbound) -> Option<Command> {
         }),
         Action::Command { name, args } => {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            Some(named(&name.to_lowercase(), &args))
+            Some(command_of(CommandLine::of(name, &args)))
         }
     }
 }
 
 /// `None` when `text` is not a slash command (it goes to the agent).
 pub(crate) fn parse(text: &str) -> Option<Command> {
-    let text = text.trim();
-    let rest = text.strip_prefix('/')?;
-    let mut words = rest.split_whitespace();
-    // `/cmd@botname` is how some platforms address one bot in a group. The
-    // adapter removes this bot's own name, so a name left is another bot's.
-    let word = words.next()?;
-    if word.contains('@') {
-        return Some(Command::ForAnotherBot);
-    }
-    let name = word.to_lowercase();
-    let args: Vec<&str> = words.collect();
-    Some(named(&name, &args))
+    CommandLine::read(text).map(command_of)
 }
 
-/// The command `name` (lowercase) with `args`.
-fn named(name: &str, args: &[&str]) -> Command {
-    match name {
-        "help" => Command::Help,
-        "new" => Command::New,
-        "status" => Command::Status,
-        "agents" => Command::Agents,
-        "tools" => Command::Tools,
-        "model" => Command::Model(args.first().map(|a| (*a).to_string())),
-        "compact" => Command::Compact((!args.is_empty()).then(|| args.join(" "))),
-        "stop" => Command::Stop,
-        "console" => Command::Console,
-        "subagents" => Command::Subagents(subagents::parse(args)),
-        "pair" if !args.is_empty() => Command::Pair(args.join(" ")),
-        "unpair" if args.len() == 1 => Command::Unpair(args[0].to_string()),
-        "people" => Command::People,
-        "approve" if !args.is_empty() => Command::Decide {
-            id: args[0].to_string(),
-            choice: if args.get(1).is_some_and(|a| a.eq_ignore_ascii_case("always")) {
+/// The command the catalog read (`switchboard_core::CommandLine`).
+fn command_of(line: CommandLine) -> Command {
+    let i = match line {
+        CommandLine::Known(i) => i,
+        CommandLine::ForAnotherBot => return Command::ForAnotherBot,
+        CommandLine::Unknown(name) => return Command::Unknown(name),
+        CommandLine::Usage(how) => return Command::Usage(how),
+    };
+    let text = |name: &str| i.text(name).unwrap_or_default().to_string();
+    let given = |name: &str| i.text(name).map(str::to_string);
+    match i.id {
+        CommandId::Help => Command::Help,
+        CommandId::New => Command::New,
+        CommandId::Status => Command::Status,
+        CommandId::Agents => Command::Agents,
+        CommandId::Tools => Command::Tools,
+        CommandId::Model => Command::Model(given("name")),
+        CommandId::Compact => Command::Compact(given("focus")),
+        CommandId::Stop => Command::Stop,
+        CommandId::Console => Command::Console,
+        CommandId::Pair => Command::Pair(text("code")),
+        CommandId::Unpair => Command::Unpair(text("id")),
+        CommandId::People => Command::People,
+        CommandId::Approve => Command::Decide {
+            id: text("id"),
+            choice: if i.flag("always") {
                 ApprovalChoice::Always
             } else {
                 ApprovalChoice::AllowOnce
             },
             reason: None,
         },
-        "deny" if !args.is_empty() => Command::Decide {
-            id: args[0].to_string(),
+        CommandId::Deny => Command::Decide {
+            id: text("id"),
             choice: ApprovalChoice::Deny,
-            reason: (args.len() > 1).then(|| args[1..].join(" ")),
+            reason: given("reason"),
         },
-        _ => Command::Unknown(name.to_string()),
+        // The terminal chat reads `/attach` before it gets here.
+        CommandId::Attach => Command::Unknown("attach".into()),
+        CommandId::Subagents
+        | CommandId::SubagentsList
+        | CommandId::SubagentsInfo
+        | CommandId::SubagentsLog
+        | CommandId::SubagentsSend
+        | CommandId::SubagentsKill
+        | CommandId::SubagentsPause
+        | CommandId::SubagentsResume => Command::Subagents(subagents::of(&i)),
     }
 }
 
@@ -188,6 +196,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         }
         Command::Pair(_) | Command::Unpair(_) | Command::People => "Pairing is not available here.".into(),
         Command::Unknown(name) => format!("Unknown command /{name}. Type /help for the list."),
+        Command::Usage(how) => format!("Usage: {how}"),
         Command::ForAnotherBot => String::new(),
     }
 }
@@ -219,7 +228,7 @@ mod tests {
                 reason: Some("too risky".into())
             })
         );
-        assert_eq!(parse("/deny"), Some(Command::Unknown("deny".into())));
+        assert_eq!(parse("/deny"), Some(Command::Usage("/deny <id> [reason]".into())));
         assert_eq!(parse("/frobnicate"), Some(Command::Unknown("frobnicate".into())));
     }
 

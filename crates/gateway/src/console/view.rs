@@ -125,7 +125,7 @@ pub(crate) fn elapsed(ms: i64) -> String {
 
 /// A Unix-ms time as `YYYY-MM-DD HH:MM:SS` UTC.
 pub(crate) fn time(ms: i64) -> String {
-    crate::when::utc(ms)
+    crate::human_time::utc(ms)
 }
 
 /// Micro-dollars as `$1.2345`.

@@ -52,7 +52,7 @@ impl Ops {
     pub(crate) async fn readiness(&self) -> Readiness {
         let database = match tokio::time::timeout(DATABASE_WAIT, self.runtime.store().check_ready()).await {
             Ok(Ok(())) => None,
-            Ok(Err(why)) => Some(why),
+            Ok(Err(why)) => Some(why.to_string()),
             Err(_) => Some(format!(
                 "the database did not answer within {} s",
                 DATABASE_WAIT.as_secs()

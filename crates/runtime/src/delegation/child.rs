@@ -113,7 +113,7 @@ fn admissible(
             roster.join(", ")
         ));
     }
-    let mode = config.check_reachable(caller, target)?;
+    let mode = config.check_reachable(caller, target).map_err(|e| e.to_string())?;
     // A paused agent takes no new work, whoever asks for it.
     if core.live.is_paused(target) {
         return Err(format!(

@@ -4,7 +4,7 @@
 //! decided when enough different people allowed it, and a deny by anyone
 //! ends it (that path is the ordinary one).
 
-use super::{RouteBroker, Via, words::no_longer_pending};
+use super::{RouteBroker, Via, told::no_longer_pending};
 use switchboard_core::{ApprovalChoice, MessageRef, PromptState, UserId};
 use switchboard_store::{Allow, Counted, VoteRow};
 

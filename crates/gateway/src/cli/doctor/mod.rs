@@ -118,7 +118,7 @@ async fn database(config: &Config) -> Row {
     };
     let row = match store.check_ready().await {
         Ok(()) => Row::new("database", url, State::Ok, "reachable, every migration applied"),
-        Err(why) => Row::new("database", url, State::Fail, why),
+        Err(why) => Row::new("database", url, State::Fail, why.to_string()),
     };
     store.close().await;
     row

@@ -1,7 +1,7 @@
 //! `/subagents info <id|#>`: everything the registry knows about one child.
 
 use super::{CommandContext, resolve, runtime_of, tokens_of};
-use crate::when;
+use crate::human_time;
 
 pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
     let r = match resolve(ctx, target).await {
@@ -42,12 +42,15 @@ pub(super) async fn apply(ctx: &CommandContext<'_>, target: &str) -> String {
             r.instance_id.as_deref().map_or("-", |i| &i[..8.min(i.len())])
         ),
         format!("parent: {}", r.parent_id.as_deref().unwrap_or("-")),
-        format!("created: {}", when::at(r.created_at, now)),
+        format!("created: {}", human_time::at(r.created_at, now)),
         format!(
             "started: {}",
-            r.started_at.map_or_else(|| "-".into(), |t| when::at(t, now))
+            r.started_at.map_or_else(|| "-".into(), |t| human_time::at(t, now))
         ),
-        format!("ended: {}", r.ended_at.map_or_else(|| "-".into(), |t| when::at(t, now))),
+        format!(
+            "ended: {}",
+            r.ended_at.map_or_else(|| "-".into(), |t| human_time::at(t, now))
+        ),
         format!("runtime: {}", runtime_of(&r)),
         format!("tokens: {}", tokens_of(&r)),
         format!("cost: ${:.4}", r.cost_micros as f64 / 1e6),

@@ -11,6 +11,7 @@ pub(crate) use pause::{flag as pause_flag, set_paused};
 pub(crate) mod send;
 
 use super::CommandContext;
+use switchboard_core::{CommandId, Invocation};
 use switchboard_store::{RunRow, now_ms};
 
 /// How far back `list` looks for finished children.
@@ -37,46 +38,26 @@ pub(crate) enum Sub {
     Resume {
         all: bool,
     },
-    Usage(String),
 }
 
-pub(crate) fn parse(args: &[&str]) -> Sub {
-    let target = || args.get(1).map(std::string::ToString::to_string);
-    match args.first().copied() {
-        Some("list") | None => Sub::List,
-        Some("info") => target()
-            .map(Sub::Info)
-            .unwrap_or_else(|| Sub::Usage("/subagents info <id|#>".into())),
-        Some("log") => match target() {
-            Some(t) => Sub::Log {
-                target: t,
-                limit: args
-                    .iter()
-                    .skip(2)
-                    .find_map(|a| a.parse::<usize>().ok())
-                    .unwrap_or(20)
-                    .clamp(1, 200),
-                tools: args.iter().skip(2).any(|a| *a == "tools"),
-            },
-            None => Sub::Usage("/subagents log <id|#> [limit] [tools]".into()),
+/// The sub-command the catalog read (`/subagents` alone lists).
+pub(crate) fn of(i: &Invocation) -> Sub {
+    let target = || i.text("id").unwrap_or_default().to_string();
+    match i.id {
+        CommandId::SubagentsInfo => Sub::Info(target()),
+        CommandId::SubagentsLog => Sub::Log {
+            target: target(),
+            limit: i.number("limit").map_or(20, |n| n.clamp(1, 200) as usize),
+            tools: i.flag("tools"),
         },
-        Some("kill") => target()
-            .map(Sub::Kill)
-            .unwrap_or_else(|| Sub::Usage("/subagents kill <id|#|all>".into())),
-        Some("send") if args.len() >= 3 => Sub::Send {
-            target: args[1].to_string(),
-            message: args[2..].join(" "),
+        CommandId::SubagentsKill => Sub::Kill(target()),
+        CommandId::SubagentsSend => Sub::Send {
+            target: target(),
+            message: i.text("message").unwrap_or_default().to_string(),
         },
-        Some("send") => Sub::Usage("/subagents send <id|#> <message>".into()),
-        Some("pause") => Sub::Pause {
-            all: args.get(1) == Some(&"all"),
-        },
-        Some("resume") => Sub::Resume {
-            all: args.get(1) == Some(&"all"),
-        },
-        Some(other) => Sub::Usage(format!(
-            "unknown /subagents command '{other}'; use list, info, log, send, kill, pause or resume"
-        )),
+        CommandId::SubagentsPause => Sub::Pause { all: i.flag("all") },
+        CommandId::SubagentsResume => Sub::Resume { all: i.flag("all") },
+        _ => Sub::List,
     }
 }
 
@@ -89,7 +70,6 @@ pub(crate) async fn apply(sub: &Sub, ctx: &CommandContext<'_>) -> String {
         Sub::Send { target, message } => send::apply(ctx, target, message).await,
         Sub::Pause { all } => pause::apply(ctx, true, *all).await,
         Sub::Resume { all } => pause::apply(ctx, false, *all).await,
-        Sub::Usage(u) => format!("Usage: {u}"),
     }
 }
 
@@ -152,10 +132,14 @@ mod tests {
 
     #[test]
     fn parsing() {
-        assert_eq!(parse(&[]), Sub::List);
-        assert_eq!(parse(&["info", "#2"]), Sub::Info("#2".into()));
+        let sub = |text: &str| match crate::commands::parse(text) {
+            Some(crate::commands::Command::Subagents(s)) => s,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(sub("/subagents"), Sub::List);
+        assert_eq!(sub("/subagents info #2"), Sub::Info("#2".into()));
         assert_eq!(
-            parse(&["log", "ab12", "50", "tools"]),
+            sub("/subagents log ab12 50 tools"),
             Sub::Log {
                 target: "ab12".into(),
                 limit: 50,
@@ -163,16 +147,20 @@ mod tests {
             }
         );
         assert_eq!(
-            parse(&["log", "ab12", "999"]),
+            sub("/subagents log ab12 999"),
             Sub::Log {
                 target: "ab12".into(),
                 limit: 200,
                 tools: false
             }
         );
-        assert_eq!(parse(&["kill", "all"]), Sub::Kill("all".into()));
-        assert!(matches!(parse(&["kill"]), Sub::Usage(_)));
-        assert!(matches!(parse(&["explode"]), Sub::Usage(_)));
+        assert_eq!(sub("/subagents kill all"), Sub::Kill("all".into()));
+        for wrong in ["/subagents kill", "/subagents explode"] {
+            assert!(
+                matches!(crate::commands::parse(wrong), Some(crate::commands::Command::Usage(_))),
+                "{wrong}"
+            );
+        }
     }
 
     /// A `/subagents kill` taken before a run started (and handled only

@@ -148,7 +148,7 @@ fn spoken_command(transcript: &str) -> Option<String> {
         format!("/{name} {}", args.join(" "))
     };
     match commands::parse(&typed)? {
-        Command::Unknown(_) | Command::ForAnotherBot => None,
+        Command::Unknown(_) | Command::Usage(_) | Command::ForAnotherBot => None,
         _ => Some(typed),
     }
 }

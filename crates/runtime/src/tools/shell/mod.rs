@@ -120,7 +120,7 @@ impl Tool for Shell {
             Ok(c) => c,
             Err(why) => {
                 switchboard_telemetry::metrics::sandbox_refusal("kernel");
-                return ToolResult::fail(why);
+                return ToolResult::fail(why.to_string());
             }
         };
         let mut cmd = tokio::process::Command::new(&executable);

@@ -36,7 +36,28 @@ pub(crate) fn users_of<'a>(config: &'a Config, route: Option<&Picked<'a>>, chann
     )
 }
 
-/// Why `m`'s agent answers it (`/status`, the console), or nothing.
-pub(crate) fn why(config: &Config, m: &Inbound) -> String {
-    pick(config, m).map_or_else(String::new, |p| p.why(config))
+/// The route a message was taken by, decided once when it was taken and
+/// carried with it: the agent that answers it and why (`/status`, the
+/// console), so what runs and what is shown cannot disagree after a reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Routed {
+    /// The agent that answers.
+    pub agent: String,
+    /// Why (`[[routes]] #2 matched by chat: …`, or `agents.<a>.channels`).
+    pub why: String,
+}
+
+impl Routed {
+    /// The route `picked` (under `config`) as carried.
+    pub(crate) fn of(config: &Config, picked: &Picked<'_>) -> Self {
+        Self {
+            agent: picked.agent.to_string(),
+            why: picked.why(config),
+        }
+    }
+}
+
+/// The route that takes `m` now, as carried.
+pub(crate) fn route_now(config: &Config, m: &Inbound) -> Option<Routed> {
+    pick(config, m).map(|p| Routed::of(config, &p))
 }

@@ -1,6 +1,9 @@
 //! A message taken into the inbox (the durable table of messages people
 //! sent), on its way to the router and, once answered, marked done.
 
+use crate::commands::Command;
+use crate::routing::Routed;
+use switchboard_config::Config;
 use switchboard_core::Inbound;
 use switchboard_store::InboxRow;
 
@@ -18,18 +21,32 @@ pub(crate) struct Taken {
     /// Earlier messages of the same person that joined this one's turn
     /// (their inbox keys): answered with it, in the same transaction.
     pub merged: Vec<String>,
+    /// The route that took it, decided when it was taken (none: no agent
+    /// answers where it was written).
+    pub route: Option<Routed>,
+    /// The command it is, read once when it was taken (none: it goes to
+    /// the agent).
+    pub command: Option<Command>,
 }
 
 impl Taken {
-    /// A pending inbox row, as the router takes it after a restart.
-    pub(crate) fn recovered(row: InboxRow) -> Result<Self, String> {
+    /// A pending inbox row, as the router takes it after a restart: routed
+    /// by the configuration in force now.
+    pub(crate) fn recovered(row: InboxRow, config: &Config) -> Result<Self, String> {
         let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
         Ok(Self {
             key: row.key,
+            route: crate::routing::route_now(config, &m),
+            command: crate::commands::of(&m),
             m,
             received_at: row.received_at,
             recovered: true,
             merged: Vec::new(),
         })
+    }
+
+    /// The agent that answers it.
+    pub(crate) fn agent(&self) -> Option<&str> {
+        self.route.as_ref().map(|r| r.agent.as_str())
     }
 }

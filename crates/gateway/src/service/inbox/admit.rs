@@ -4,7 +4,7 @@
 
 use super::rate;
 use super::strangers::Strangers;
-use crate::commands::{self, Command};
+use crate::commands::Command;
 use parking_lot::Mutex;
 use switchboard_config::{Config, Picked};
 use switchboard_core::Inbound;
@@ -32,7 +32,7 @@ pub(super) enum Admission {
 pub(super) fn admit(
     config: &Config,
     (rate, strangers): (&Mutex<rate::Window>, &Mutex<Strangers>),
-    m: &Inbound,
+    (m, command): (&Inbound, Option<&Command>),
     route: Option<&Picked<'_>>,
     paired: bool,
 ) -> Admission {
@@ -43,10 +43,9 @@ pub(super) fn admit(
         tracing::warn!(%channel, sender = %m.sender, "message whose sender is not an id of this channel's platform refused");
         return Admission::Drop;
     }
-    let command = commands::of(m);
     // Approvers' decisions reach the broker from any chat the bot sees (an
     // ops room need not be on the allow list, nor the approver on it).
-    if command.as_ref().is_some_and(|c| admitted_anywhere(config, m, c)) {
+    if command.is_some_and(|c| admitted_anywhere(config, m, c)) {
         return Admission::Keep;
     }
     // Anyone's press on a prompt is answered (never a silent spinner): the
@@ -125,6 +124,7 @@ fn admitted_anywhere(config: &Config, m: &Inbound, command: &Command) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands;
     use switchboard_core::{ApprovalChoice, ChatAddress, UserId};
 
     /// Strangers are let in by pairing, and the ops room is a group of the
@@ -164,7 +164,14 @@ allowed_users = ["paired"]
         }
         let route = crate::routing::pick(&config, &m);
         let (rate, strangers) = (Mutex::default(), Mutex::default());
-        admit(&config, (&rate, &strangers), &m, route.as_ref(), false)
+        let command = commands::of(&m);
+        admit(
+            &config,
+            (&rate, &strangers),
+            (&m, command.as_ref()),
+            route.as_ref(),
+            false,
+        )
     }
 
     #[test]

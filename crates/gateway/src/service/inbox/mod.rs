@@ -135,8 +135,15 @@ impl Intake for GatewayIntake {
         let mut dropped = 0;
         for m in messages {
             let route = crate::routing::pick(&config, &m);
+            let command = crate::commands::of(&m);
             let paired = crate::service::pairing::paired_here(&self.store, route.as_ref(), &m).await;
-            match admit(&config, (&self.rate, &self.strangers), &m, route.as_ref(), paired) {
+            match admit(
+                &config,
+                (&self.rate, &self.strangers),
+                (&m, command.as_ref()),
+                route.as_ref(),
+                paired,
+            ) {
                 Admission::Keep => {
                     let key = uuid::Uuid::new_v4().simple().to_string();
                     rows.push(NewInbound {
@@ -157,6 +164,8 @@ impl Intake for GatewayIntake {
                         received_at,
                         recovered: false,
                         merged: Vec::new(),
+                        route: route.as_ref().map(|p| crate::routing::Routed::of(&config, p)),
+                        command,
                     });
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),

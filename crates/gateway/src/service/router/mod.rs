@@ -43,11 +43,6 @@ fn no_agent(channel: &str) -> String {
     format!("No agent answers on {channel}; add it to an agent's [agents.<alias>].channels.")
 }
 
-/// The agent that answers `m` (its route, docs/routes.md).
-fn agent_for<'a>(config: &'a Config, m: &switchboard_core::Inbound) -> Option<&'a str> {
-    crate::routing::pick(config, m).map(|p| p.agent)
-}
-
 impl Router {
     pub(crate) fn new(
         runtime: Runtime,
@@ -70,7 +65,7 @@ impl Router {
     /// commands run side by side.
     pub(crate) async fn run(self: Arc<Self>, mut inbound: mpsc::Receiver<Taken>) {
         while let Some(t) = inbound.recv().await {
-            match commands::of(&t.m) {
+            match t.command.clone() {
                 None => self.start_turn(t),
                 Some(command) => {
                     tokio::spawn(self.clone().command(t, command));
@@ -89,7 +84,7 @@ impl Router {
         // handled, so a merged burst is grouped again as it was (commands
         // run beside, as they do when they arrive).
         for t in pending {
-            match commands::of(&t.m) {
+            match t.command.clone() {
                 None => self.start_turn(t),
                 Some(command) => {
                     tokio::spawn(self.clone().command(t, command));
@@ -103,12 +98,13 @@ impl Router {
     fn start_turn(self: &Arc<Self>, t: Taken) {
         let channel = &t.m.address.channel;
         let config = self.runtime.config().clone();
-        let Some(agent) = agent_for(&config, &t.m) else {
+        let Some(agent) = t.agent().map(str::to_string) else {
             let text = no_agent(channel);
             let router = self.clone();
             tokio::spawn(async move { router.answer(&t, text).await });
             return;
         };
+        let agent = agent.as_str();
         let session_key = t.m.address.session_key(agent);
         self.statuses.taken(&config, &self.channels, &t);
         let q = Queued {
@@ -200,10 +196,11 @@ impl Router {
                 crate::service::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
             other => {
-                let Some(agent) = agent_for(&config, m) else {
+                let Some(route) = t.route.clone() else {
                     self.answer(&t, no_agent(&channel)).await;
                     return;
                 };
+                let agent = route.agent.as_str();
                 let session_key = m.address.session_key(agent);
                 let ctx = CommandContext {
                     runtime: &self.runtime,
@@ -212,7 +209,7 @@ impl Router {
                     address: &m.address,
                     sender: &m.sender,
                     sent_at: t.received_at,
-                    route: Some(crate::routing::why(&config, m)).filter(|w| !w.is_empty()),
+                    route: Some(route.why.clone()),
                 };
                 let text = match other {
                     Command::Subagents(commands::subagents::Sub::Send { target, message }) => {
@@ -226,6 +223,7 @@ impl Router {
                             } => {
                                 let mut follow = t.clone();
                                 follow.m.text = text;
+                                follow.command = None;
                                 let q = Queued {
                                     t: follow,
                                     follow_up: Some(prefix),

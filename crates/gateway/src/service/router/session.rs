@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use switchboard_core::{ChatAddress, Inbound, MessageStatus, UserId};
+use switchboard_core::{ChatAddress, MessageStatus, UserId};
 use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -270,15 +270,16 @@ impl Router {
         })
     }
 
-    /// What the console and `/stop` see of the turn starting for `m`.
-    fn turn_now(&self, agent: &str, session_key: &str, m: &Inbound, cancel: &CancellationToken) -> TurnNow {
+    /// What the console and `/stop` see of the turn starting for `t`
+    /// (the route it was taken by).
+    fn turn_now(&self, agent: &str, session_key: &str, t: &Taken, cancel: &CancellationToken) -> TurnNow {
         TurnNow {
             cancel: cancel.clone(),
-            owner: m.sender.clone(),
+            owner: t.m.sender.clone(),
             agent: agent.to_string(),
             session_key: session_key.to_string(),
-            address: m.address.clone(),
-            route: crate::routing::why(&self.runtime.config(), m),
+            address: t.m.address.clone(),
+            route: t.route.as_ref().map(|r| r.why.clone()).unwrap_or_default(),
             started_at: self.runtime.store().now_ms(),
         }
     }
@@ -314,7 +315,7 @@ impl Router {
         let m = &t.m.clone();
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
-        *current.lock() = Some(self.turn_now(agent, session_key, m, &cancel));
+        *current.lock() = Some(self.turn_now(agent, session_key, &t, &cancel));
         self.statuses.working(&t);
         self.runtime
             .store()

@@ -33,72 +33,59 @@ impl ChannelsConfig {
         out
     }
 
-    /// Who may talk to the bot on instance `name` (`cli` admits its own user).
-    pub fn allowed_users(&self, name: &str) -> Option<&[String]> {
+    /// What every kind of channel table says of the instance `name`
+    /// (`telegram.main`), read in one place.
+    fn shared(&self, name: &str) -> Option<Shared<'_>> {
         let (kind, alias) = name.split_once('.')?;
+        macro_rules! shared {
+            ($table:expr, $reactions:expr) => {{
+                let c = $table.get(alias)?;
+                Shared {
+                    allowed_users: &c.allowed_users,
+                    require_mention: c.require_mention_in_groups,
+                    merge_window_ms: c.merge_window_ms,
+                    status_reactions: $reactions(c),
+                    streaming: c.streaming,
+                    rooms: &c.rooms,
+                }
+            }};
+        }
         Some(match kind {
-            "telegram" => &self.telegram.get(alias)?.allowed_users,
-            "discord" => &self.discord.get(alias)?.allowed_users,
-            "matrix" => &self.matrix.get(alias)?.allowed_users,
-            "local" => &self.local.get(alias)?.allowed_users,
+            "telegram" => shared!(self.telegram, |c: &TelegramChannel| c.status_reactions),
+            "discord" => shared!(self.discord, |c: &DiscordChannel| c.status_reactions),
+            "matrix" => shared!(self.matrix, |c: &MatrixChannel| c.status_reactions),
+            // Local chats have no reactions to show.
+            "local" => shared!(self.local, |_: &LocalChannel| false),
             _ => return None,
         })
     }
 
-    /// Whether group messages on `name` must mention the bot.
+    /// Who may talk to the bot on instance `name` (`cli` admits its own user).
+    pub fn allowed_users(&self, name: &str) -> Option<&[String]> {
+        self.shared(name).map(|s| s.allowed_users)
+    }
+
+    /// Whether group messages on `name` must mention the bot (an unknown
+    /// instance: yes; the terminal's `cli`: no).
     pub fn require_mention(&self, name: &str) -> bool {
-        let Some((kind, alias)) = name.split_once('.') else {
-            return false;
-        };
-        match kind {
-            "telegram" => self.telegram.get(alias).is_none_or(|c| c.require_mention_in_groups),
-            "discord" => self.discord.get(alias).is_none_or(|c| c.require_mention_in_groups),
-            "matrix" => self.matrix.get(alias).is_none_or(|c| c.require_mention_in_groups),
-            "local" => self.local.get(alias).is_none_or(|c| c.require_mention_in_groups),
-            _ => true,
-        }
+        name.contains('.') && self.shared(name).is_none_or(|s| s.require_mention)
     }
 
     /// How long (ms) a person's next message may follow the previous one on
     /// `name` and still join its turn (0: never).
     pub fn merge_window_ms(&self, name: &str) -> u64 {
-        let Some((kind, alias)) = name.split_once('.') else {
-            return 0;
-        };
-        match kind {
-            "telegram" => self.telegram.get(alias).map(|c| c.merge_window_ms),
-            "discord" => self.discord.get(alias).map(|c| c.merge_window_ms),
-            "matrix" => self.matrix.get(alias).map(|c| c.merge_window_ms),
-            "local" => self.local.get(alias).map(|c| c.merge_window_ms),
-            _ => None,
-        }
-        .unwrap_or(0)
+        self.shared(name).map_or(0, |s| s.merge_window_ms)
     }
 
     /// Whether `name` shows status reactions on people's messages.
     pub fn status_reactions(&self, name: &str) -> bool {
-        let Some((kind, alias)) = name.split_once('.') else {
-            return false;
-        };
-        match kind {
-            "telegram" => self.telegram.get(alias).is_some_and(|c| c.status_reactions),
-            "discord" => self.discord.get(alias).is_some_and(|c| c.status_reactions),
-            "matrix" => self.matrix.get(alias).is_some_and(|c| c.status_reactions),
-            _ => false,
-        }
+        self.shared(name).is_some_and(|s| s.status_reactions)
     }
 
     /// Whether answers on `name` are streamed into a chat that is direct
     /// (`direct`) or a group.
     pub fn streams(&self, name: &str, direct: bool) -> bool {
-        let setting = name.split_once('.').and_then(|(kind, alias)| match kind {
-            "telegram" => self.telegram.get(alias).map(|c| c.streaming),
-            "discord" => self.discord.get(alias).map(|c| c.streaming),
-            "matrix" => self.matrix.get(alias).map(|c| c.streaming),
-            "local" => self.local.get(alias).map(|c| c.streaming),
-            _ => None,
-        });
-        match setting.flatten() {
+        match self.shared(name).and_then(|s| s.streaming) {
             Some(Streaming::Edit) => true,
             Some(Streaming::Off) => false,
             None => direct,
@@ -107,15 +94,8 @@ impl ChannelsConfig {
 
     /// A chat named in an instance's `rooms` table, or the name itself.
     pub fn resolve_room(&self, name: &str, room: &str) -> String {
-        let rooms = name.split_once('.').and_then(|(kind, alias)| match kind {
-            "telegram" => self.telegram.get(alias).map(|c| &c.rooms),
-            "discord" => self.discord.get(alias).map(|c| &c.rooms),
-            "matrix" => self.matrix.get(alias).map(|c| &c.rooms),
-            "local" => self.local.get(alias).map(|c| &c.rooms),
-            _ => None,
-        });
-        rooms
-            .and_then(|r| r.get(room))
+        self.shared(name)
+            .and_then(|s| s.rooms.get(room))
             .cloned()
             .unwrap_or_else(|| room.to_string())
     }
@@ -124,6 +104,16 @@ impl ChannelsConfig {
     pub fn knows(&self, name: &str) -> bool {
         name == "cli" || self.instances().iter().any(|(n, _)| n == name)
     }
+}
+
+/// The settings every kind of channel table has.
+struct Shared<'a> {
+    allowed_users: &'a [String],
+    require_mention: bool,
+    merge_window_ms: u64,
+    status_reactions: bool,
+    streaming: Option<Streaming>,
+    rooms: &'a BTreeMap<String, String>,
 }
 
 /// How answers are shown while the model writes them.

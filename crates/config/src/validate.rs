@@ -227,35 +227,40 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
                 ));
             }
         }
-        let s = &a.subagents;
-        for (i, r) in s.allow_agents.iter().enumerate() {
-            if r != "*" && !c.agents.contains_key(r) {
-                v.push(Problem::new(
-                    format!("{}[{i}]", at("subagents.allow_agents")),
-                    format!("unknown agent '{r}'; use an agent alias or \"*\""),
-                ));
-            }
-        }
-        if !(1..=5).contains(&s.max_spawn_depth) {
-            v.push(Problem::new(
-                at("subagents.max_spawn_depth"),
-                format!("{} is out of range; use 1 to 5", s.max_spawn_depth),
-            ));
-        }
-        if !(1..=20).contains(&s.max_children_per_agent) {
-            v.push(Problem::new(
-                at("subagents.max_children_per_agent"),
-                format!("{} is out of range; use 1 to 20", s.max_children_per_agent),
-            ));
-        }
-        if let Some(m) = &s.model
-            && !c.providers.contains_key(m)
-        {
-            v.push(Problem::new(at("subagents.model"), format!("unknown provider '{m}'")));
-        }
-        tool_names(c, &at("subagents.tools.deny"), &s.tools.deny, v);
-        tool_names(c, &at("subagents.tools.allow"), &s.tools.allow, v);
+        subagents(c, &at, &a.subagents, v);
     }
+}
+
+/// `[agents.<a>.subagents]`: the agents it may spawn, its limits, model
+/// and tool lists (`at` makes a key's path under the agent).
+fn subagents(c: &Config, at: &dyn Fn(&str) -> String, s: &crate::SubagentsConfig, v: &mut Vec<Problem>) {
+    for (i, r) in s.allow_agents.iter().enumerate() {
+        if r != "*" && !c.agents.contains_key(r) {
+            v.push(Problem::new(
+                format!("{}[{i}]", at("subagents.allow_agents")),
+                format!("unknown agent '{r}'; use an agent alias or \"*\""),
+            ));
+        }
+    }
+    if !(1..=5).contains(&s.max_spawn_depth) {
+        v.push(Problem::new(
+            at("subagents.max_spawn_depth"),
+            format!("{} is out of range; use 1 to 5", s.max_spawn_depth),
+        ));
+    }
+    if !(1..=20).contains(&s.max_children_per_agent) {
+        v.push(Problem::new(
+            at("subagents.max_children_per_agent"),
+            format!("{} is out of range; use 1 to 20", s.max_children_per_agent),
+        ));
+    }
+    if let Some(m) = &s.model
+        && !c.providers.contains_key(m)
+    {
+        v.push(Problem::new(at("subagents.model"), format!("unknown provider '{m}'")));
+    }
+    tool_names(c, &at("subagents.tools.deny"), &s.tools.deny, v);
+    tool_names(c, &at("subagents.tools.allow"), &s.tools.allow, v);
 }
 
 fn tool_names(c: &Config, path: &str, names: &[String], v: &mut Vec<Problem>) {

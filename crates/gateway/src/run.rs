@@ -46,18 +46,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         pairing.clone(),
     ));
     let mut tasks = Vec::new();
-    let mut keepers = std::collections::HashMap::new();
-    for ch in channels.all() {
-        if crate::cluster::is_leased(ch.name()) {
-            // Started once this instance holds the channel's lease.
-            let keeper = crate::reload::keep(ch.clone(), &intake, runtime.store(), &fences).await;
-            keepers.insert(ch.name().to_string(), keeper);
-        } else {
-            ch.start(intake.clone())
-                .await
-                .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
-        }
-    }
+    let keepers = start_channels(&channels, &intake, runtime.store(), &fences).await?;
     let broker = Arc::new(RouteBroker::new(
         runtime.as_ref(),
         runtime.store().clone(),
@@ -112,6 +101,28 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         scheduler,
         config_path: config_path.to_path_buf(),
     })
+}
+
+/// Start every channel: a leased one (docs/operations.md, clusters) once
+/// this instance holds its lease, through its keeper; the others now.
+async fn start_channels(
+    channels: &crate::channels::ChannelSet,
+    intake: &Arc<dyn switchboard_core::Intake>,
+    store: &switchboard_store::Store,
+    fences: &crate::cluster::Fences,
+) -> anyhow::Result<std::collections::HashMap<String, tokio::task::JoinHandle<()>>> {
+    let mut keepers = std::collections::HashMap::new();
+    for ch in channels.all() {
+        if crate::cluster::is_leased(ch.name()) {
+            let keeper = crate::reload::keep(ch.clone(), intake, store, fences).await;
+            keepers.insert(ch.name().to_string(), keeper);
+        } else {
+            ch.start(intake.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("channel {} failed to start: {e}", ch.name()))?;
+        }
+    }
+    Ok(keepers)
 }
 
 /// This instance's heartbeat: expired prompts are edited; taken for dead,

@@ -75,6 +75,18 @@ pub struct RunParts {
     pub memory_readers: Vec<String>,
 }
 
+/// `let core = runtime_of!(ctx);` in a tool that starts or steers child
+/// runs: the runtime, or return the failure (see [`Core::of`]).
+macro_rules! runtime_of {
+    ($ctx:expr) => {
+        match $crate::core::Core::of($ctx) {
+            Ok(core) => core,
+            Err(failure) => return failure,
+        }
+    };
+}
+pub(crate) use runtime_of;
+
 /// The refusal while `/subagents pause` holds.
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 

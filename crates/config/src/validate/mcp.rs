@@ -2,6 +2,51 @@
 
 use crate::{Config, Problem};
 
+/// A server's transport: a command (stdio) or a url (streamable HTTP),
+/// never both, and only the settings of the one it uses (`table` is its
+/// table's path, `at` makes a key's).
+fn transport(at: &dyn Fn(&str) -> String, table: &str, s: &crate::McpServerConfig, v: &mut Vec<Problem>) {
+    match (&s.command, &s.url) {
+        (Some(_), Some(_)) => v.push(Problem::new(
+            at("url"),
+            "give either command (a program spoken to over stdio) or url (streamable HTTP), not both",
+        )),
+        (None, None) => v.push(Problem::new(
+            table.to_string(),
+            "give command (a program spoken to over stdio) or url (a streamable HTTP endpoint)",
+        )),
+        (Some(cmd), None) if cmd.trim().is_empty() => {
+            v.push(Problem::new(at("command"), "the program to start is empty"));
+        }
+        (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => v.push(Problem::new(
+            at("url"),
+            format!("'{url}' is not an http:// or https:// URL"),
+        )),
+        _ => {}
+    }
+    if s.url.is_some() {
+        for (key, given) in [
+            ("args", !s.args.is_empty()),
+            ("env", !s.env.is_empty()),
+            ("workspace", s.workspace.is_some()),
+            ("read_paths", !s.read_paths.is_empty()),
+        ] {
+            if given {
+                v.push(Problem::new(
+                    at(key),
+                    "only a stdio server (command) takes it; remove it or use command",
+                ));
+            }
+        }
+    }
+    if s.command.is_some() && !s.headers.is_empty() {
+        v.push(Problem::new(
+            at("headers"),
+            "only an HTTP server (url) takes headers; remove them",
+        ));
+    }
+}
+
 /// Every server's transport, limits and risk table; every agent's
 /// `mcp_servers` list.
 pub(super) fn servers(c: &Config, v: &mut Vec<Problem>) {
@@ -25,45 +70,7 @@ pub(super) fn servers(c: &Config, v: &mut Vec<Problem>) {
         if let Some(ws) = &s.workspace {
             own_workspace(c, &at("workspace"), ws, v);
         }
-        match (&s.command, &s.url) {
-            (Some(_), Some(_)) => v.push(Problem::new(
-                at("url"),
-                "give either command (a program spoken to over stdio) or url (streamable HTTP), not both",
-            )),
-            (None, None) => v.push(Problem::new(
-                format!("mcp_servers.{name}"),
-                "give command (a program spoken to over stdio) or url (a streamable HTTP endpoint)",
-            )),
-            (Some(cmd), None) if cmd.trim().is_empty() => {
-                v.push(Problem::new(at("command"), "the program to start is empty"));
-            }
-            (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => v.push(Problem::new(
-                at("url"),
-                format!("'{url}' is not an http:// or https:// URL"),
-            )),
-            _ => {}
-        }
-        if s.url.is_some() {
-            for (key, given) in [
-                ("args", !s.args.is_empty()),
-                ("env", !s.env.is_empty()),
-                ("workspace", s.workspace.is_some()),
-                ("read_paths", !s.read_paths.is_empty()),
-            ] {
-                if given {
-                    v.push(Problem::new(
-                        at(key),
-                        "only a stdio server (command) takes it; remove it or use command",
-                    ));
-                }
-            }
-        }
-        if s.command.is_some() && !s.headers.is_empty() {
-            v.push(Problem::new(
-                at("headers"),
-                "only an HTTP server (url) takes headers; remove them",
-            ));
-        }
+        transport(&at, &format!("mcp_servers.{name}"), s, v);
         for (key, secs) in [
             ("timeout_secs", s.timeout_secs),
             ("startup_timeout_secs", s.startup_timeout_secs),

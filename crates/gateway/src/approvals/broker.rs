@@ -428,33 +428,37 @@ impl ApprovalBroker for RouteBroker {
             Ok(Err(_)) => ApprovalOutcome::Unavailable {
                 why: "the approval request was dropped".into(),
             },
-            Err(_) => {
-                // Expired only if nobody decided meanwhile: a decision
-                // recorded a moment before the deadline stands.
-                match self
-                    .store
-                    .approvals()
-                    .decide(&req.id, &ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out"))
-                    .await
-                {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        let row = self.store.approvals().get(&req.id).await.ok().flatten();
-                        if let Some(d) = row.and_then(decision_of) {
-                            return self.act_on(&req.id, channel, &message, &prompt, d).await;
-                        }
-                    }
-                    Err(e) => tracing::error!(approval = %req.id, error = %e, "cannot store an approval decision"),
-                }
-                self.edit_prompt(channel, &message, &prompt, &PromptState::Expired)
-                    .await;
-                ApprovalOutcome::TimedOut { after_secs: timeout }
-            }
+            Err(_) => self.expire(&req.id, channel, (&message, &prompt), timeout).await,
         }
     }
 }
 
 impl RouteBroker {
+    /// Request `id` was not answered within `timeout` seconds: it expires
+    /// and its prompt says so, unless someone decided it a moment before
+    /// the deadline (that decision stands).
+    async fn expire(
+        &self,
+        id: &str,
+        channel: &str,
+        (message, prompt): (&MessageRef, &ApprovalPrompt),
+        timeout: u64,
+    ) -> ApprovalOutcome {
+        let expired = ApprovalEnd::unattended(ApprovalStatus::Expired, "timed out");
+        match self.store.approvals().decide(id, &expired).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let row = self.store.approvals().get(id).await.ok().flatten();
+                if let Some(d) = row.and_then(decision_of) {
+                    return self.act_on(id, channel, message, prompt, d).await;
+                }
+            }
+            Err(e) => tracing::error!(approval = %id, error = %e, "cannot store an approval decision"),
+        }
+        self.edit_prompt(channel, message, prompt, &PromptState::Expired).await;
+        ApprovalOutcome::TimedOut { after_secs: timeout }
+    }
+
     /// Edit the prompt to say how `d` decided it, and tell the tool call.
     async fn act_on(
         &self,

@@ -21,11 +21,7 @@ impl Tool for DelegateTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: Args = crate::tools::tool_args!(self, args);
-        let core = match crate::core::Core::of(ctx) {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-        let core = &core;
+        let core = &crate::core::runtime_of!(ctx);
         let caller = ctx.agent.as_str();
         let action = args.action.clone().unwrap_or_else(|| "delegate".into());
         if !matches!(

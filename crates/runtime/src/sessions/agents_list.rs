@@ -10,11 +10,7 @@ builtin_tool!(AgentsList, "agents_list");
 
 impl AgentsList {
     async fn run(&self, _: serde::de::IgnoredAny, ctx: &ToolContext) -> ToolResult {
-        let core = match crate::core::Core::of(ctx) {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-        let core = &core;
+        let core = &crate::core::runtime_of!(ctx);
         let root = ctx.root_agent();
         let agents: Vec<Value> = super::allowed_agents(&core.config(), &root)
             .into_iter()

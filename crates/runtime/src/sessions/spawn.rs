@@ -37,11 +37,7 @@ impl Tool for SessionsSpawn {
         let Some(task) = args.task.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
             return ToolResult::fail("Missing or empty 'task' parameter");
         };
-        let core = match crate::core::Core::of(ctx) {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-        let core = &core;
+        let core = &crate::core::runtime_of!(ctx);
         // One snapshot of the rules throughout (a reload may replace them).
         let rules = core.rules();
         let config = &rules.config;

@@ -31,11 +31,7 @@ impl Tool for SubagentsTool {
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: Args = crate::tools::tool_args!(self, args);
-        let core = match crate::core::Core::of(ctx) {
-            Ok(c) => c,
-            Err(e) => return e,
-        };
-        let core = &core;
+        let core = &crate::core::runtime_of!(ctx);
         let rows = match ctx.store.runs().of_session(&ctx.session_key, 100).await {
             Ok(r) => r,
             Err(e) => return ToolResult::fail(format!("the session registry could not be read ({e})")),

@@ -124,7 +124,42 @@ impl ApprovalBroker for CliBroker {
         );
         let answer = tokio::time::timeout(Duration::from_secs(req.timeout_secs), rx).await;
         self.pending.lock().take();
-        let (status, outcome, reason) = match answer {
+        let (status, outcome, reason) = self.outcome_of(answer, &req);
+        let by = matches!(
+            outcome,
+            ApprovalOutcome::Approved { .. } | ApprovalOutcome::Denied { .. }
+        )
+        .then_some(self.user.as_str());
+        if let Err(e) = self
+            .store
+            .approvals()
+            .decide(
+                &req.id,
+                &ApprovalEnd {
+                    status,
+                    by,
+                    from: Some("cli"),
+                    reason: reason.as_deref(),
+                },
+            )
+            .await
+        {
+            tracing::error!(error = %e, "cannot store approval decision");
+        }
+        outcome
+    }
+}
+
+impl CliBroker {
+    /// What the terminal's answer (or its absence within the request's
+    /// timeout) makes of `req`: the status recorded, the outcome the run
+    /// gets, and the reason given with a denial.
+    fn outcome_of(
+        &self,
+        answer: Result<Result<Answer, oneshot::error::RecvError>, tokio::time::error::Elapsed>,
+        req: &ApprovalRequest,
+    ) -> (ApprovalStatus, ApprovalOutcome, Option<String>) {
+        match answer {
             Ok(Ok(Answer::Allow { always })) => (
                 if always {
                     ApprovalStatus::ApprovedAlways
@@ -162,28 +197,6 @@ impl ApprovalBroker for CliBroker {
                     None,
                 )
             }
-        };
-        let by = matches!(
-            outcome,
-            ApprovalOutcome::Approved { .. } | ApprovalOutcome::Denied { .. }
-        )
-        .then_some(self.user.as_str());
-        if let Err(e) = self
-            .store
-            .approvals()
-            .decide(
-                &req.id,
-                &ApprovalEnd {
-                    status,
-                    by,
-                    from: Some("cli"),
-                    reason: reason.as_deref(),
-                },
-            )
-            .await
-        {
-            tracing::error!(error = %e, "cannot store approval decision");
         }
-        outcome
     }
 }

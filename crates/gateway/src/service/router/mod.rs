@@ -145,7 +145,6 @@ impl Router {
     /// Run a slash command and answer with its outcome.
     async fn command(self: Arc<Self>, t: Taken, command: Command) {
         let config = self.runtime.config().clone();
-        let channel = t.m.address.channel.clone();
         let m = &t.m;
         match command {
             Command::Decide { id, choice, reason } => {
@@ -195,53 +194,60 @@ impl Router {
                 };
                 crate::service::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
-            other => {
-                let Some(route) = t.route.clone() else {
-                    self.answer(&t, no_agent(&channel)).await;
-                    return;
-                };
-                let agent = route.agent.as_str();
-                let session_key = m.address.session_key(agent);
-                let ctx = CommandContext {
-                    runtime: &self.runtime,
-                    agent,
-                    session_key: &session_key,
-                    address: &m.address,
-                    sender: &m.sender,
-                    sent_at: t.received_at,
-                    route: Some(route.why.clone()),
-                };
-                let text = match other {
-                    Command::Subagents(commands::subagents::Sub::Send { target, message }) => {
-                        match commands::subagents::send::plan(&ctx, &target, &message).await {
-                            commands::subagents::send::Plan::Done(text) => text,
-                            commands::subagents::send::Plan::FollowUp {
-                                agent,
-                                session_key,
-                                text,
-                                prefix,
-                            } => {
-                                let mut follow = t.clone();
-                                follow.m.text = text;
-                                follow.command = None;
-                                let q = Queued {
-                                    t: follow,
-                                    follow_up: Some(prefix),
-                                    seat: None,
-                                };
-                                if self.enqueue(&agent, session_key, q).is_ok() {
-                                    return;
-                                }
-                                BUSY.to_string()
-                            }
-                        }
-                    }
-                    Command::Stop => self.stop(&ctx).await,
-                    cmd => commands::apply(&cmd, &ctx).await,
-                };
-                self.answer(&t, text).await;
-            }
+            other => self.agent_command(&t, other).await,
         }
+    }
+
+    /// A command answered for the chat's agent (`/status`, `/subagents`,
+    /// `/stop`, ...), in the session of the route the message was taken by.
+    async fn agent_command(self: &Arc<Self>, t: &Taken, command: Command) {
+        let m = &t.m;
+        let Some(route) = t.route.clone() else {
+            self.answer(t, no_agent(&m.address.channel)).await;
+            return;
+        };
+        let agent = route.agent.as_str();
+        let session_key = m.address.session_key(agent);
+        let ctx = CommandContext {
+            runtime: &self.runtime,
+            agent,
+            session_key: &session_key,
+            address: &m.address,
+            sender: &m.sender,
+            sent_at: t.received_at,
+            route: Some(route.why.clone()),
+        };
+        let text = match command {
+            Command::Subagents(commands::subagents::Sub::Send { target, message }) => {
+                match commands::subagents::send::plan(&ctx, &target, &message).await {
+                    commands::subagents::send::Plan::Done(text) => text,
+                    commands::subagents::send::Plan::FollowUp {
+                        agent,
+                        session_key,
+                        text,
+                        prefix,
+                    } => {
+                        // The message goes to the child's session as a
+                        // turn of its own (never read as a command again).
+                        let mut follow = t.clone();
+                        follow.m.text = text;
+                        follow.command = None;
+                        let q = Queued {
+                            t: follow,
+                            follow_up: Some(prefix),
+                            seat: None,
+                        };
+                        if self.enqueue(&agent, session_key, q).is_ok() {
+                            return;
+                        }
+                        BUSY.to_string()
+                    }
+                }
+            }
+            Command::Stop => self.stop(&ctx).await,
+            cmd => commands::apply(&cmd, &ctx).await,
+        };
+        self.answer(t, text).await;
     }
 
     /// `/stop`: an operator (approver) stops the turn and every child of

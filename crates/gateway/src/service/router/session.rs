@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use switchboard_core::{ChatAddress, MessageStatus, UserId};
-use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnRequest};
+use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnReply, TurnRequest};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -373,6 +373,21 @@ impl Router {
         if let Some(typing) = typing {
             typing.abort();
         }
+        self.conclude(agent, &t, result, streamed, (follow_up.as_deref(), started))
+            .await;
+    }
+
+    /// Record how `t`'s turn ended and give the person its answer: in
+    /// place where it was streamed, else as a reply (a follow-up's with
+    /// its prefix).
+    async fn conclude(
+        &self,
+        agent: &str,
+        t: &Taken,
+        result: Result<TurnReply, TurnError>,
+        streamed: Option<crate::service::stream_out::StreamOut>,
+        (follow_up, started): (Option<&str>, std::time::Instant),
+    ) {
         let stopped = matches!(result, Err(TurnError::Cancelled));
         let outcome = match &result {
             Ok(_) => "ok",
@@ -380,7 +395,7 @@ impl Router {
             Err(_) => "failed",
         };
         switchboard_telemetry::metrics::turn_finished(agent, outcome, started.elapsed().as_secs_f64());
-        self.statuses.ended(&t, MessageStatus::ended(result.is_ok()));
+        self.statuses.ended(t, MessageStatus::ended(result.is_ok()));
         tracing::Span::current().record("outcome", outcome);
         let text = match result {
             Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
@@ -395,12 +410,12 @@ impl Router {
                 s.finish(&text).await
             };
             if shown {
-                crate::service::reply::answered_in_place(self.runtime.store(), &t).await;
+                crate::service::reply::answered_in_place(self.runtime.store(), t).await;
                 return;
             }
         }
         let reply = tracing::info_span!("reply");
-        tracing::Instrument::instrument(self.answer(&t, with_prefix(follow_up.as_deref(), text)), reply).await;
+        tracing::Instrument::instrument(self.answer(t, with_prefix(follow_up, text)), reply).await;
     }
 }
 

@@ -1,6 +1,6 @@
 //! `[channels.<kind>.<alias>]`: chat platform connections.
 
-use crate::Secret;
+use crate::{ChannelKind, ChannelName, Secret};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -25,18 +25,31 @@ pub struct ChannelsConfig {
 impl ChannelsConfig {
     /// Every configured instance name (`telegram.main`), with its `enabled` flag.
     pub fn instances(&self) -> Vec<(String, bool)> {
+        let name = |kind: ChannelKind, alias: &str| ChannelName { kind, alias }.to_string();
         let mut out = Vec::new();
-        out.extend(self.telegram.iter().map(|(a, c)| (format!("telegram.{a}"), c.enabled)));
-        out.extend(self.discord.iter().map(|(a, c)| (format!("discord.{a}"), c.enabled)));
-        out.extend(self.matrix.iter().map(|(a, c)| (format!("matrix.{a}"), c.enabled)));
-        out.extend(self.local.iter().map(|(a, c)| (format!("local.{a}"), c.enabled)));
+        out.extend(
+            self.telegram
+                .iter()
+                .map(|(a, c)| (name(ChannelKind::Telegram, a), c.enabled)),
+        );
+        out.extend(
+            self.discord
+                .iter()
+                .map(|(a, c)| (name(ChannelKind::Discord, a), c.enabled)),
+        );
+        out.extend(
+            self.matrix
+                .iter()
+                .map(|(a, c)| (name(ChannelKind::Matrix, a), c.enabled)),
+        );
+        out.extend(self.local.iter().map(|(a, c)| (name(ChannelKind::Local, a), c.enabled)));
         out
     }
 
     /// What every kind of channel table says of the instance `name`
     /// (`telegram.main`), read in one place.
     fn shared(&self, name: &str) -> Option<Shared<'_>> {
-        let (kind, alias) = name.split_once('.')?;
+        let ChannelName { kind, alias } = ChannelName::parse(name)?;
         macro_rules! shared {
             ($table:expr, $reactions:expr) => {{
                 let c = $table.get(alias)?;
@@ -51,12 +64,11 @@ impl ChannelsConfig {
             }};
         }
         Some(match kind {
-            "telegram" => shared!(self.telegram, |c: &TelegramChannel| c.status_reactions),
-            "discord" => shared!(self.discord, |c: &DiscordChannel| c.status_reactions),
-            "matrix" => shared!(self.matrix, |c: &MatrixChannel| c.status_reactions),
+            ChannelKind::Telegram => shared!(self.telegram, |c: &TelegramChannel| c.status_reactions),
+            ChannelKind::Discord => shared!(self.discord, |c: &DiscordChannel| c.status_reactions),
+            ChannelKind::Matrix => shared!(self.matrix, |c: &MatrixChannel| c.status_reactions),
             // Local chats have no reactions to show.
-            "local" => shared!(self.local, |_: &LocalChannel| false),
-            _ => return None,
+            ChannelKind::Local => shared!(self.local, |_: &LocalChannel| false),
         })
     }
 

@@ -3,6 +3,7 @@
 //! problem so an operator knows exactly which key to change.
 
 mod agent;
+mod channel_name;
 mod channels;
 mod cluster;
 mod cost;
@@ -24,6 +25,7 @@ mod transcription;
 mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
+pub use channel_name::{ChannelKind, ChannelName};
 pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, Streaming, TelegramChannel};
 pub use cluster::ClusterConfig;
 pub use cost::{CostConfig, Price};

@@ -8,7 +8,7 @@ mod matrix;
 use crate::channels::ChannelSet;
 use std::sync::Arc;
 use switchboard_channel_local::LocalHub;
-use switchboard_config::Config;
+use switchboard_config::{ChannelKind, ChannelName, Config};
 use switchboard_core::Channel;
 
 /// The adapters of a configuration, not started yet.
@@ -59,13 +59,13 @@ pub(crate) fn build(config: &Config) -> anyhow::Result<Adapters> {
 /// `matrix.x`) as `config` describes it, not started (a reload starts it).
 pub(crate) fn build_one(config: &Config, name: &str) -> anyhow::Result<Arc<dyn Channel>> {
     let missing = || anyhow::anyhow!("{name}: no such channel table");
-    let (kind, alias) = name.split_once('.').ok_or_else(missing)?;
+    let ChannelName { kind, alias } = ChannelName::parse(name).ok_or_else(missing)?;
     let c = &config.channels;
     Ok(match kind {
-        "telegram" => Arc::new(telegram(alias, c.telegram.get(alias).ok_or_else(missing)?)?),
-        "discord" => Arc::new(discord(alias, c.discord.get(alias).ok_or_else(missing)?)?),
-        "matrix" => Arc::new(matrix::channel(alias, c.matrix.get(alias).ok_or_else(missing)?)?),
-        _ => anyhow::bail!("{name}: only platform channels start on a reload"),
+        ChannelKind::Telegram => Arc::new(telegram(alias, c.telegram.get(alias).ok_or_else(missing)?)?),
+        ChannelKind::Discord => Arc::new(discord(alias, c.discord.get(alias).ok_or_else(missing)?)?),
+        ChannelKind::Matrix => Arc::new(matrix::channel(alias, c.matrix.get(alias).ok_or_else(missing)?)?),
+        ChannelKind::Local => anyhow::bail!("{name}: only platform channels start on a reload"),
     })
 }
 

@@ -42,7 +42,8 @@ impl Fences {
 /// Whether `channel` is shared through a lease (a platform account) rather
 /// than this process's own (local chats, the terminal).
 pub(crate) fn is_leased(channel: &str) -> bool {
-    !(channel == "cli" || channel.starts_with("local."))
+    use switchboard_config::{ChannelKind, ChannelName};
+    ChannelName::parse(channel).is_some_and(|n| n.kind != ChannelKind::Local)
 }
 
 /// Runs `channel` while this instance holds its lease: takes it when

@@ -178,11 +178,9 @@ impl Router {
                 // On a local chat anyone on this machine can claim a name,
                 // unless the alias knows its people by token.
                 let config = self.runtime.config();
-                let claimed = m
-                    .address
-                    .channel
-                    .strip_prefix("local.")
-                    .and_then(|alias| config.channels.local.get(alias))
+                let claimed = switchboard_config::ChannelName::parse(&m.address.channel)
+                    .filter(|n| n.kind == switchboard_config::ChannelKind::Local)
+                    .and_then(|n| config.channels.local.get(n.alias))
                     .is_some_and(|l| l.people.is_empty());
                 let text = if claimed {
                     format!(

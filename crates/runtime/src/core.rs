@@ -177,7 +177,16 @@ impl Core {
     /// needs (`RunParts { registry, scope, ..core.agent_parts(..) }`).
     /// `None` for an agent that is not configured.
     pub fn agent_parts(&self, agent: &str, session_key: String, chain: ProviderChain) -> Option<RunParts> {
-        let rules = self.rules();
+        Self::agent_parts_under(&self.rules(), agent, session_key, chain)
+    }
+
+    /// [`Core::agent_parts`] under `rules` (one snapshot for a whole turn).
+    pub(crate) fn agent_parts_under(
+        rules: &Rules,
+        agent: &str,
+        session_key: String,
+        chain: ProviderChain,
+    ) -> Option<RunParts> {
         let config = &rules.config;
         let cfg = config.agents.get(agent)?;
         let risk = config.risk_profile_of(agent).cloned().unwrap_or_default();
@@ -218,7 +227,12 @@ impl Core {
     }
 
     /// Build the run: bind its `delegate` tool to its agent, and the context.
-    pub fn assemble(self: &Arc<Self>, mut parts: RunParts) -> AgentRun {
+    pub fn assemble(self: &Arc<Self>, parts: RunParts) -> AgentRun {
+        self.assemble_under(&self.rules(), parts)
+    }
+
+    /// [`Core::assemble`] under `rules` (the snapshot the parts came from).
+    pub(crate) fn assemble_under(self: &Arc<Self>, rules: &Arc<Rules>, mut parts: RunParts) -> AgentRun {
         // Every registry run reports progress (the console shows it).
         if let (Some(run_id), None) = (&parts.scope.run_id, &parts.scope.progress) {
             let budget = parts.scope.deadline.map_or(0, |d| {
@@ -230,7 +244,6 @@ impl Core {
                 budget,
             )));
         }
-        let rules = self.rules();
         let registry = rules.bind(parts.registry, &parts.agent);
         let ctx = Arc::new(ToolContext {
             agent: parts.agent.clone(),

@@ -115,7 +115,11 @@ impl Runtime {
     /// The tools `agent` is offered at top level (risk-profile filtered):
     /// the built-ins and those of its MCP servers as last listed.
     pub fn tools_for(&self, agent: &str) -> ToolRegistry {
-        let config = &self.core.config();
+        self.tools_under(&self.core.config(), agent)
+    }
+
+    /// [`Runtime::tools_for`] under `config` (a turn's one snapshot).
+    fn tools_under(&self, config: &switchboard_config::Config, agent: &str) -> ToolRegistry {
         let (Some(profile), Some(cfg)) = (config.risk_profile_of(agent), config.agents.get(agent)) else {
             return ToolRegistry::default();
         };
@@ -175,9 +179,13 @@ impl Runtime {
     /// Start the MCP servers `agent` uses that have not started yet (see
     /// `McpServers::ready`), so its tool list is known.
     pub async fn mcp_ready(&self, agent: &str) {
-        if let Some(cfg) = self.core.config().agents.get(agent)
-            && !cfg.mcp_servers.is_empty()
-        {
+        if let Some(cfg) = self.core.config().agents.get(agent) {
+            self.mcp_ready_for(cfg).await;
+        }
+    }
+
+    async fn mcp_ready_for(&self, cfg: &switchboard_config::AgentConfig) {
+        if !cfg.mcp_servers.is_empty() {
             self.core.mcp.servers.ready(&cfg.mcp_servers).await;
         }
     }
@@ -195,7 +203,16 @@ impl Runtime {
 
     /// The provider a session uses now: its `model_switch` choice or the agent's.
     pub async fn provider_of(&self, agent: &str, session_key: &str) -> Result<String, TurnError> {
-        let config = &self.core.config();
+        self.provider_under(&self.core.config(), agent, session_key).await
+    }
+
+    /// [`Runtime::provider_of`] under `config` (a turn's one snapshot).
+    async fn provider_under(
+        &self,
+        config: &switchboard_config::Config,
+        agent: &str,
+        session_key: &str,
+    ) -> Result<String, TurnError> {
         let cfg = config
             .agents
             .get(agent)
@@ -215,7 +232,10 @@ impl Runtime {
     /// Run one turn of `request.agent` in `request.session_key`: a
     /// top-level run (depth 0), the root of its execution tree.
     pub async fn run_turn(&self, request: TurnRequest) -> Result<TurnReply, TurnError> {
-        let config = &self.core.config();
+        // One snapshot of the configuration for the whole turn: a reload
+        // meanwhile cannot give it one agent's provider and another's rules.
+        let rules = self.core.rules();
+        let config = &rules.config;
         let agent_cfg = config
             .agents
             .get(&request.agent)
@@ -226,18 +246,21 @@ impl Runtime {
         // The session is created or touched with the user message's
         // write, while the first model call runs (`AgentRun::opens_session`).
         let (provider, ()) = tokio::join!(
-            self.provider_of(&request.agent, &request.session_key),
-            self.mcp_ready(&request.agent)
+            self.provider_under(config, &request.agent, &request.session_key),
+            self.mcp_ready_for(agent_cfg)
         );
         let provider = provider?;
-        let mut parts = self.top_level_parts(&request.agent, &provider, request.session_key, request.origin)?;
+        let mut parts = self.parts_under(&rules, &request.agent, &provider, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;
-        let mut run = self.core.assemble(RunParts {
-            broker: request.broker,
-            events: request.events,
-            cancel: request.cancel,
-            ..parts
-        });
+        let mut run = self.core.assemble_under(
+            &rules,
+            RunParts {
+                broker: request.broker,
+                events: request.events,
+                cancel: request.cancel,
+                ..parts
+            },
+        );
         run.turn = request.turn;
         run.earlier = request.earlier;
         run.opens_session = true;
@@ -269,19 +292,29 @@ impl Runtime {
         session_key: String,
         origin: Option<ChatAddress>,
     ) -> Result<RunParts, TurnError> {
-        let config = self.core.config();
-        let agent_cfg = config
+        self.parts_under(&self.core.rules(), agent, provider, session_key, origin)
+    }
+
+    /// [`Runtime::top_level_parts`] under `rules` (a turn's one snapshot).
+    fn parts_under(
+        &self,
+        rules: &crate::rules::Rules,
+        agent: &str,
+        provider: &str,
+        session_key: String,
+        origin: Option<ChatAddress>,
+    ) -> Result<RunParts, TurnError> {
+        let agent_cfg = rules
+            .config
             .agents
             .get(agent)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
-        let chain = self.core.rules().providers.chain_for(provider)?;
-        let base = self
-            .core
-            .agent_parts(agent, session_key, chain)
+        let chain = rules.providers.chain_for(provider)?;
+        let base = Core::agent_parts_under(rules, agent, session_key, chain)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
         let profile = &base.profile;
         Ok(RunParts {
-            registry: self.tools_for(agent),
+            registry: self.tools_under(&rules.config, agent),
             scope: RunScope {
                 max_depth: profile.max_delegation_depth,
                 max_spawn_depth: agent_cfg.subagents.max_spawn_depth,

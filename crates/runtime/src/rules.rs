@@ -88,7 +88,7 @@ fn delegate_parameters(config: &Config, agent: &str) -> serde_json::Value {
     } else {
         "The agent to delegate to. Delegation is forbidden by this agent's risk profile.".to_string()
     };
-    let mut schema = crate::tools::catalog_parameters("delegate");
+    let mut schema = crate::tools::manifest_parameters("delegate");
     schema["properties"]["agent"]["description"] = serde_json::Value::String(description);
     schema
 }

@@ -1,6 +1,6 @@
 //! Built-in tools, one per file, and the registry the agent loop offers.
 
-mod catalog;
+mod manifest;
 mod file_read;
 mod file_write;
 mod host;
@@ -106,20 +106,20 @@ pub struct ToolContext {
 pub trait Tool: Send + Sync {
     /// Its name.
     fn name(&self) -> &'static str;
-    /// What it does, for the model (built-ins: from the catalog).
+    /// What it does, for the model (built-ins: from the manifest).
     fn description(&self) -> String {
-        catalog::entry(self.name())
+        manifest::entry(self.name())
             .map(|e| e.description.clone())
             .unwrap_or_default()
     }
-    /// JSON Schema of the arguments object (built-ins: from the catalog).
+    /// JSON Schema of the arguments object (built-ins: from the manifest).
     fn parameters(&self) -> Value {
-        catalog_parameters(self.name())
+        manifest_parameters(self.name())
     }
     /// What a call with these (already parsed) arguments would do
-    /// (built-ins: from the catalog; a tool missing there counts as high risk).
+    /// (built-ins: from the manifest; a tool missing there counts as high risk).
     fn effect(&self, _args: &Value) -> Risk {
-        catalog::entry(self.name()).map_or(crate::policy::Risk::High, catalog::Entry::effect)
+        manifest::entry(self.name()).map_or(crate::policy::Risk::High, manifest::Entry::effect)
     }
     /// The name the model calls it by (built-ins: [`Tool::name`]; MCP
     /// tools: a name every provider accepts).
@@ -136,9 +136,9 @@ pub trait Tool: Send + Sync {
     fn risk_rated(&self) -> bool {
         false
     }
-    /// The risk `/tools` shows (built-ins: the catalog's word).
+    /// The risk `/tools` shows (built-ins: the manifest's word).
     fn risk_label(&self) -> String {
-        catalog::entry(self.name()).map_or_else(|| "high".into(), |e| e.effect_word().to_string())
+        manifest::entry(self.name()).map_or_else(|| "high".into(), |e| e.effect_word().to_string())
     }
     /// Its `tool` label in metrics: a name the configuration bounds
     /// (built-ins: their name; MCP tools: `mcp:<server>`, since a server
@@ -154,10 +154,10 @@ pub trait Tool: Send + Sync {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
 
-/// The argument schema the catalog gives the built-in tool `name` (an
+/// The argument schema the manifest gives the built-in tool `name` (an
 /// empty object schema for a tool it does not list).
-pub(crate) fn catalog_parameters(name: &str) -> Value {
-    catalog::entry(name)
+pub(crate) fn manifest_parameters(name: &str) -> Value {
+    manifest::entry(name)
         .map(|e| e.parameters.clone())
         .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}))
 }
@@ -175,7 +175,7 @@ macro_rules! tool_args {
 pub(crate) use tool_args;
 
 /// `builtin_tool!(Type, "name", Args)`: implements [`Tool`] for a built-in
-/// whose description, schema and effect are in the catalog. The type's own
+/// whose description, schema and effect are in the manifest. The type's own
 /// `async fn run(&self, args: Args, ctx: &ToolContext) -> ToolResult` does
 /// the work once the arguments have parsed; without `Args` (a tool that takes none),
 /// `run(&self, _: IgnoredAny, ctx)`.

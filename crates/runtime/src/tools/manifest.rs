@@ -1,6 +1,6 @@
 //! What the model is told about each built-in tool (description and
 //! argument schema) and what a call does (its effect), kept as data in
-//! `catalog.json` beside this file so the tool files hold only behaviour.
+//! `manifest.json` beside this file so the tool files hold only behaviour.
 //! A tool whose effect depends on its arguments says `"by arguments"` and
 //! computes it itself (see `Tool::effect`).
 
@@ -18,7 +18,7 @@ pub(crate) struct Entry {
     effect: Declared,
 }
 
-/// What the catalog says a call of a tool risks.
+/// What the manifest says a call of a tool risks.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Declared {
@@ -35,7 +35,7 @@ enum ByArguments {
 }
 
 impl Entry {
-    /// The effect as the catalog words it (`read`, `low`, `medium`, `by arguments`).
+    /// The effect as the manifest words it (`read`, `low`, `medium`, `by arguments`).
     pub(crate) fn effect_word(&self) -> &'static str {
         match self.effect {
             Declared::Fixed(risk) => risk.as_str(),
@@ -56,7 +56,7 @@ impl Entry {
 static CATALOG: LazyLock<HashMap<String, Entry>> = LazyLock::new(|| {
     // The file is part of the binary; `every_builtin_tool_has_an_entry`
     // proves it parses.
-    serde_json::from_str(include_str!("catalog.json")).unwrap_or_default()
+    serde_json::from_str(include_str!("manifest.json")).unwrap_or_default()
 });
 
 /// The entry of the built-in tool `name`.
@@ -72,7 +72,7 @@ mod tests {
     fn every_builtin_tool_has_an_entry_and_nothing_else_does() {
         let names = crate::builtin::tools().names();
         for name in &names {
-            let e = entry(name).unwrap_or_else(|| panic!("no catalog entry for {name}"));
+            let e = entry(name).unwrap_or_else(|| panic!("no manifest entry for {name}"));
             assert!(!e.description.is_empty(), "{name}");
             assert_eq!(e.parameters["type"], "object", "{name}");
             assert!(

@@ -59,7 +59,7 @@ pub(crate) struct Conn {
 }
 
 /// Where a stdio server runs and how it is confined.
-pub(crate) struct Place<'a> {
+pub(crate) struct Confinement<'a> {
     pub(crate) workspace: &'a Path,
     pub(crate) sandbox: &'a Sandbox,
 }
@@ -68,7 +68,7 @@ pub(crate) struct Place<'a> {
 pub(crate) async fn open(
     name: &str,
     config: &McpServerConfig,
-    place: Place<'_>,
+    confinement: Confinement<'_>,
     handler: Handler,
 ) -> Result<Conn, String> {
     let startup = Duration::from_secs(config.startup_timeout_secs);
@@ -91,7 +91,7 @@ pub(crate) async fn open(
             _confined: None,
         });
     }
-    let (mut child, confined) = spawn(name, config, &place)?;
+    let (mut child, confined) = spawn(name, config, &confinement)?;
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err(format!("the MCP server '{name}' started without pipes"));
     };
@@ -231,14 +231,18 @@ fn http_transport(
 
 /// Start the server's program confined to its workspace, with only the
 /// environment the operator gave it (and `PATH`, `LANG`; `HOME` is its workspace).
-fn spawn(name: &str, config: &McpServerConfig, place: &Place<'_>) -> Result<(tokio::process::Child, Confined), String> {
+fn spawn(
+    name: &str,
+    config: &McpServerConfig,
+    confinement: &Confinement<'_>,
+) -> Result<(tokio::process::Child, Confined), String> {
     let program = config.command.as_deref().unwrap_or_default();
-    let workspace = std::fs::create_dir_all(place.workspace)
-        .and_then(|()| place.workspace.canonicalize())
+    let workspace = std::fs::create_dir_all(confinement.workspace)
+        .and_then(|()| confinement.workspace.canonicalize())
         .map_err(|e| {
             format!(
                 "cannot make the workspace {} of MCP server '{name}': {e}",
-                place.workspace.display()
+                confinement.workspace.display()
             )
         })?;
     let network = match config.network {
@@ -247,7 +251,7 @@ fn spawn(name: &str, config: &McpServerConfig, place: &Place<'_>) -> Result<(tok
         switchboard_config::NetworkAccess::Any => Network::Any,
     };
     let read: Vec<PathBuf> = config.read_paths.iter().map(PathBuf::from).collect();
-    let mut confined = place
+    let mut confined = confinement
         .sandbox
         .confine_reading(&workspace, network, &read)
         .map_err(|e| format!("the MCP server '{name}' may not start: {e}"))?;

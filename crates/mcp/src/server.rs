@@ -6,7 +6,7 @@
 //! `[mcp_servers]` is not reloaded live). Errors of an HTTP server never carry more of its
 //! URL than scheme, host and port.
 
-use crate::connect::{self, Conn, Handler, Place};
+use crate::connect::{self, Confinement, Conn, Handler};
 use crate::listing::{ToolInfo, tools_from};
 use crate::output::{self, CallOutput};
 use parking_lot::{Mutex, RwLock};
@@ -170,11 +170,11 @@ impl Server {
                 }
             }),
         };
-        let place = Place {
+        let confinement = Confinement {
             workspace: &self.workspace,
             sandbox: &self.sandbox,
         };
-        let conn = match connect::open(&self.name, &self.config, place, handler).await {
+        let conn = match connect::open(&self.name, &self.config, confinement, handler).await {
             Ok(c) => Arc::new(c),
             Err(why) => return Err(self.outage(why)),
         };

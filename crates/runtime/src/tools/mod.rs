@@ -1,9 +1,9 @@
 //! Built-in tools, one per file, and the registry the agent loop offers.
 
-mod manifest;
 mod file_read;
 mod file_write;
 mod host;
+mod manifest;
 mod mcp;
 mod mcp_images;
 mod memory_recall;

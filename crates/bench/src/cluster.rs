@@ -263,7 +263,7 @@ async fn throughput(bench: &Bench, nodes: &mut Vec<Node>, messages: usize) -> an
         // Let the last replies' delivered marks land before stopping
         // nodes: a node killed between Telegram taking a reply and the
         // mark has that reply sent again by the next owner (Telegram has
-        // no idempotency key; see README).
+        // no idempotency key; see docs/operations.md).
         tokio::time::sleep(Duration::from_secs(1)).await;
         while nodes.len() > alive {
             drop(nodes.pop());

@@ -1,7 +1,7 @@
 //! `switchboard bench ...`: benchmarks that print numbers, run against the
 //! gateway library (`switchboard_gateway::embed`) and the loopback peers of
 //! `switchboard-test-support`. The `switchboard` binary hands `bench` to
-//! [`main`] when built with its `bench` feature (README, "Benchmarks").
+//! [`main`] when built with its `bench` feature (docs/testing.md).
 
 mod approvals;
 mod cluster;

@@ -6,7 +6,7 @@
 //! would turn that list into "anything", so such a command is high risk
 //! whatever the program's usual risk: blocked while
 //! `block_high_risk_commands = true`, otherwise asked for. The table is
-//! documented in README ("Security").
+//! documented in docs/security.md.
 
 /// Programs whose whole purpose is to run another program.
 const RUNNERS: &[&str] = &[

@@ -4,7 +4,14 @@
 - no Rust file over 500 lines;
 - no function over 100 lines outside tests;
 - no import circle between the modules of a crate: at each folder level,
-  the sibling modules' `crate::`/`super::` references form no cycle.
+  the sibling modules' `crate::`/`super::` references form no cycle (a
+  `crate::Name` the crate root re-exports counts as a reference to the
+  module it comes from);
+- the crates depend on each other only downwards, in the layers
+  docs/architecture.md describes (`LAYERS`), and the runtime's code never
+  names a chat platform;
+- a type's inherent `impl` blocks stay in the folder of the module that
+  defines it (`SPREAD_OK` lists the known exceptions, with why).
 
 Prints what breaks a rule and exits 1, or prints a one-line summary.
 `--report` prints the longest functions and files even when all is well.
@@ -18,6 +25,42 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_FILE = 500
 MAX_FN = 100
+
+# Workspace crates by layer: a crate may depend (normal dependencies) only
+# on crates of lower layers. Dev-dependencies are free.
+LAYERS = {
+    "switchboard-core": 0,
+    "switchboard-http": 0,
+    "switchboard-sandbox": 0,
+    "switchboard-store": 0,
+    "switchboard-telemetry": 0,
+    "switchboard-test-support": 0,
+    "switchboard-config": 1,
+    "switchboard-channel-local": 1,
+    "switchboard-channel-telegram": 1,
+    "switchboard-channel-discord": 1,
+    "switchboard-channel-matrix": 1,
+    "switchboard-mcp": 2,
+    "switchboard-runtime": 3,
+    "switchboard-gateway": 4,
+    "switchboard-bench": 5,
+    "switchboard": 6,
+}
+
+# Types whose inherent impls are spread beyond their own module's folder,
+# on purpose: crate -> type -> why.
+SPREAD_OK = {
+    "crates/config": {"Config": "one type read by concern: loading, people, the delegation roster, routes"},
+    "crates/runtime": {
+        "AgentRun": "the agent loop, one file per step of a turn: tool calls, compaction, joins, the last word",
+        "Runtime": "cron and /compact are operations of the public face that would otherwise circle with it",
+        "Core": "kill.rs stops a run tree; the core cannot name the modules above it",
+    },
+    "crates/gateway": {"Gateway": "reload/ applies a configuration to a started gateway"},
+    "crates/store": {"Sessions": "summaries.rs is the compaction notes of the sessions table"},
+    "channels/local": {"LocalHub": "api.rs (requests) and serve.rs (listeners) of one hub"},
+}
+PLATFORMS = re.compile(r"\b(telegram|discord|matrix)\b", re.IGNORECASE)
 
 
 def rust_files():
@@ -155,6 +198,9 @@ def module_edges(files):
         if mod and mod[0] in ("bin",):
             continue
         modules[crate].add(mod)
+        # Tests may use anything (like the `#[cfg(test)]` spans below).
+        if is_test_file(path):
+            continue
         body = code
         for span in test_spans(code):
             lines = body.split("\n")
@@ -163,7 +209,34 @@ def module_edges(files):
             body = "\n".join(lines)
         for target in referenced(body, mod):
             refs[crate][mod].add(target)
+    for crate, by_mod in refs.items():
+        exported = reexports(dict(files), crate)
+        own = {m[0] for m in modules[crate] if m}
+        # `crate::Name` and `crate::Name::item`, Name re-exported by the
+        # root: an arrow to the module Name comes from.
+        for mod, targets in by_mod.items():
+            by_mod[mod] = {exported[t[0]] if t and t[0] not in own and t[0] in exported else t for t in targets}
     return modules, refs
+
+
+def reexports(code_of, crate):
+    """`Name -> module path` for what the crate root re-exports from its
+    own modules (`pub use agent::{Join, Joins};`)."""
+    out = {}
+    for root in ("lib.rs", "main.rs"):
+        path = os.path.join(ROOT, crate, "src", root)
+        code = code_of.get(path)
+        if code is None:
+            continue
+        flat = re.sub(r"\s*(::|[{},])\s*", r"\1", re.sub(r"\s+", " ", code))
+        for m in re.finditer(r"\bpub(?:\([a-z]+\))? use ([^;]+);", flat):
+            for item in split_group(m.group(1)) if "{" in m.group(1) else [m.group(1)]:
+                parts = [p for p in item.replace("crate::", "").replace("self::", "").split("::") if p]
+                if len(parts) < 2:
+                    continue
+                name = parts[-1].split(" as ")[-1].strip()
+                out[name] = tuple(parts[:-1])
+    return out
 
 
 def referenced(body, mod):
@@ -275,6 +348,73 @@ def strongly_connected(nodes, graph):
     return out
 
 
+def crate_layers():
+    """Problems with the crates' dependencies on each other."""
+    problems = []
+    manifests = [os.path.join(ROOT, "Cargo.toml")]
+    for top in ("crates", "channels"):
+        for name in sorted(os.listdir(os.path.join(ROOT, top))):
+            manifests.append(os.path.join(ROOT, top, name, "Cargo.toml"))
+    for manifest in manifests:
+        if not os.path.exists(manifest):
+            continue
+        text = open(manifest, encoding="utf-8").read()
+        name = re.search(r'(?m)^name = "([^"]+)"', text).group(1)
+        if name not in LAYERS:
+            problems.append(f"{os.path.relpath(manifest, ROOT)}: crate {name} has no layer; add it to LAYERS in scripts/shape.py")
+            continue
+        deps = re.search(r"(?ms)^\[dependencies\]\n(.*?)(?=^\[|\Z)", text)
+        for dep in re.findall(r"(?m)^(switchboard[a-z-]*)\b", deps.group(1) if deps else ""):
+            if LAYERS.get(dep, 99) >= LAYERS[name]:
+                problems.append(
+                    f"{os.path.relpath(manifest, ROOT)}: {name} (layer {LAYERS[name]}) depends on {dep} "
+                    f"(layer {LAYERS.get(dep, '?')}); a crate depends only on lower layers (docs/architecture.md)"
+                )
+    return problems
+
+
+def platform_names(files):
+    """The runtime's code (outside comments and strings) naming a platform."""
+    problems = []
+    for path, code in files:
+        rel = os.path.relpath(path, ROOT)
+        if not rel.startswith(os.path.join("crates", "runtime", "src")):
+            continue
+        for k, line in enumerate(code.split("\n"), 1):
+            if PLATFORMS.search(line):
+                problems.append(f"{rel}:{k}: the runtime names a platform; it addresses chats only through ChatAddress")
+    return problems
+
+
+def spread_impls(files):
+    """Inherent impls outside the folder of the module defining the type."""
+    defined, impls = {}, defaultdict(set)
+    for path, code in files:
+        found = crate_of(path)
+        if not found or is_test_file(path):
+            continue
+        crate, mod = found
+        spans = test_spans(code)
+        folder = os.path.dirname(path) if os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs") else path[:-3]
+        for m in re.finditer(r"(?m)^\s*(?:pub(?:\([a-z]+\))? )?(?:struct|enum) ([A-Za-z_][A-Za-z0-9_]*)", code):
+            defined.setdefault((crate, m.group(1)), folder)
+        for m in re.finditer(r"(?m)^\s*impl(?:<[^>{]*>)? ([A-Za-z_][A-Za-z0-9_]*)(?:<[^{]*>)? ?\{", code):
+            line = code.count("\n", 0, m.start())
+            if not any(a <= line <= b for a, b in spans):
+                impls[(crate, m.group(1))].add(path)
+    problems = []
+    for (crate, ty), paths in sorted(impls.items()):
+        home = defined.get((crate, ty))
+        if home is None or ty in SPREAD_OK.get(crate, {}):
+            continue
+        away = sorted(p for p in paths if not (p == home + ".rs" or p.startswith(home + os.sep)))
+        for p in away:
+            problems.append(
+                f"{os.path.relpath(p, ROOT)}: impl {ty} outside {os.path.relpath(home, ROOT)}; keep a type's impls in its module's folder (or list it in SPREAD_OK with why)"
+            )
+    return problems
+
+
 def main():
     report = "--report" in sys.argv
     files, problems, long_fns, sizes = [], [], [], []
@@ -301,6 +441,7 @@ def main():
     for crate, parent, comp, graph in cycles(modules, refs):
         edges = ", ".join(f"{a}->{b}" for a in comp for b in sorted(graph[a]) if b in comp)
         problems.append(f"{crate}: import circle under {parent}: {' '.join(comp)} ({edges})")
+    problems += crate_layers() + platform_names(files) + spread_impls(files)
     if report:
         for count, where in sorted(long_fns, reverse=True)[:10]:
             print(f"fn {count:4} {where}")
@@ -311,7 +452,10 @@ def main():
     if problems:
         print(f"shape: {len(problems)} problem(s)")
         return 1
-    print(f"shape: {len(sizes)} files, {len(long_fns)} functions outside tests, no circles")
+    print(
+        f"shape: {len(sizes)} files, {len(long_fns)} functions outside tests, no circles, "
+        f"{len(LAYERS)} crates in layers, impls at home"
+    )
     return 0
 
 

@@ -1,13 +1,20 @@
 //! Telegram updates as `Inbound` messages.
 
-use crate::{CALLBACK_PREFIX, Poller};
+use crate::CALLBACK_PREFIX;
 use switchboard_core::{Action, ApprovalChoice, ChatAddress, Inbound, UserId};
 use teloxide::types::{Update, UpdateKind};
 
+/// The bot an update was received by: its channel's name (`telegram.main`)
+/// and its username (for mentions).
+pub(crate) struct Bot<'a> {
+    pub name: &'a str,
+    pub username: &'a str,
+}
+
 /// One update as a message for the router, or `None` when it is not one.
 /// A panic here would stop the poller, so the caller runs this guarded.
-pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
-    let username = channel.username.as_str();
+pub(crate) fn convert(channel: &Bot<'_>, update: &Update) -> Option<Inbound> {
+    let username = channel.username;
     match &update.kind {
         UpdateKind::Message(m) => {
             let attachments = crate::files::attachments(m);
@@ -35,7 +42,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 None => text.clone(),
             };
             Some(Inbound {
-                address: address_of(&channel.name, m),
+                address: address_of(channel.name, m),
                 sender: UserId(format!("tg:{}", from.id.0)),
                 sender_name: from.full_name(),
                 text: clean,
@@ -61,7 +68,7 @@ pub(crate) fn convert(channel: &Poller, update: &Update) -> Option<Inbound> {
                 mentioned: true,
                 direct: m.chat.is_private(),
                 action: Action::Decide { approval, choice },
-                ..Inbound::new(address_of(&channel.name, m), UserId(format!("tg:{}", q.from.id.0)), "")
+                ..Inbound::new(address_of(channel.name, m), UserId(format!("tg:{}", q.from.id.0)), "")
             })
         }
         _ => None,
@@ -122,21 +129,10 @@ mod tests {
 /// the poller on that update forever.
 #[cfg(test)]
 mod never_panics {
-    use super::convert;
-    use crate::Poller;
+    use super::{Bot, convert};
     use proptest::prelude::*;
     use serde_json::json;
-    use std::sync::Arc;
     use switchboard_core::ApprovalChoice;
-    fn poller(username: &str) -> Poller {
-        Poller {
-            url: Arc::new("http://127.0.0.1:9/bot1:test/getUpdates".parse().unwrap()),
-            http: reqwest::Client::new(),
-            name: "telegram.main".into(),
-            username: username.into(),
-            timeout: std::time::Duration::from_secs(25),
-        }
-    }
 
     fn text_strategy() -> impl Strategy<Value = String> {
         // Arbitrary Unicode, plus pieces known to change length when
@@ -183,7 +179,7 @@ mod never_panics {
                 "message_thread_id": 7, "is_topic_message": true,
             }});
             let update = serde_json::from_str(&update.to_string()).expect("a well-formed update");
-            let m = convert(&poller(username), &update);
+            let m = convert(&Bot { name: "telegram.main", username }, &update);
             // Telegram never sends an empty text; every other one is a message.
             prop_assert!(m.is_some() || text.is_empty());
         }
@@ -197,7 +193,7 @@ mod never_panics {
                             "from": {"id": 9, "is_bot": true, "first_name": "Bot"}, "text": "prompt"},
             }});
             let update = serde_json::from_str(&update.to_string()).expect("a well-formed update");
-            let m = convert(&poller("sb_bot"), &update);
+            let m = convert(&Bot { name: "telegram.main", username: "sb_bot" }, &update);
             prop_assert_eq!(m.is_some(), ApprovalChoice::from_button_data(&data).is_some());
         }
     }

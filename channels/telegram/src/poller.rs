@@ -41,6 +41,14 @@ pub(crate) struct Poller {
 }
 
 impl Poller {
+    /// The bot as an update's conversion sees it.
+    pub(crate) fn bot(&self) -> inbound::Bot<'_> {
+        inbound::Bot {
+            name: &self.name,
+            username: &self.username,
+        }
+    }
+
     pub(crate) async fn run(self, intake: Arc<dyn Intake>) -> TaskEnd {
         let mut backoff = FIRST_BACKOFF;
         let mut offset: i32 = loop {
@@ -79,7 +87,7 @@ impl Poller {
                 // An update that cannot be converted is logged and skipped:
                 // the offset moves past it, so it is never retried.
                 let what = format!("update {}", update.id.0);
-                if let Some(message) = guarded(&self.name, &what, || inbound::convert(&self, &update)) {
+                if let Some(message) = guarded(&self.name, &what, || inbound::convert(&self.bot(), &update)) {
                     messages.push(message);
                 }
             }

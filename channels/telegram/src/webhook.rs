@@ -55,8 +55,9 @@ async fn receive(State(hook): State<Arc<Hook>>, headers: HeaderMap, body: Bytes)
         }
     };
     let what = format!("update {}", update.id.0);
-    let Some(message) = switchboard_core::guarded(&hook.poller.name, &what, || inbound::convert(&hook.poller, &update))
-    else {
+    let Some(message) = switchboard_core::guarded(&hook.poller.name, &what, || {
+        inbound::convert(&hook.poller.bot(), &update)
+    }) else {
         return StatusCode::OK;
     };
     // Answered 200 only once taken: Telegram retries anything else, and

@@ -1,6 +1,9 @@
 //! The whole configuration file.
 
-use crate::{AgentConfig, ChannelsConfig, CostConfig, CronJob, ProviderConfig, RiskProfile, RuntimeProfile};
+use crate::{
+    AgentConfig, ChannelsConfig, CostConfig, CronJob, Picked, Place, ProviderConfig, RiskProfile, Route, RouteLevel,
+    RuntimeProfile,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -183,5 +186,74 @@ impl Config {
             .filter(|(_, a)| a.enabled)
             .map(|(n, _)| n.as_str())
             .collect()
+    }
+}
+
+impl Config {
+    /// Who `id` is: `person:<name>` when a `[people.<name>]` lists it,
+    /// else the id itself.
+    pub fn person_of(&self, id: &str) -> String {
+        self.people
+            .iter()
+            .find(|(_, p)| p.ids.iter().any(|i| i == id))
+            .map_or_else(|| id.to_string(), |(name, _)| format!("person:{name}"))
+    }
+}
+
+impl Config {
+    /// The route that answers a message written at `p`: the most specific
+    /// `[[routes]]` entry whose agent is enabled; else the enabled agent
+    /// whose `channels` lists the channel (as a channel-level route, below
+    /// explicit channel routes); else a default route. `None`: nobody
+    /// answers here.
+    pub fn route_for<'a>(&'a self, p: &Place<'_>) -> Option<Picked<'a>> {
+        let channel_users = self.channels.allowed_users(p.channel).unwrap_or(&[]);
+        let channel_mention = self.channels.require_mention(p.channel);
+        let enabled = |agent: &str| self.agents.get(agent).is_some_and(|a| a.enabled);
+        // Every route that matches, most specific first: the first one
+        // answers; a key it leaves unset comes from the next one that sets
+        // it (a topic route inside a chat keeps the chat's allow list), and
+        // then from the channel.
+        let mut matching: Vec<(usize, &'a Route)> = self
+            .routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| enabled(&r.agent) && r.matches(&self.channels, p))
+            .collect();
+        matching.sort_by_key(|(i, r)| (std::cmp::Reverse(r.level()), *i));
+        let users = matching
+            .iter()
+            .find_map(|(_, r)| r.allowed_users.as_deref())
+            .unwrap_or(channel_users);
+        let mention = matching
+            .iter()
+            .find_map(|(_, r)| r.require_mention)
+            .unwrap_or(channel_mention);
+        let explicit = matching.first().map(|&(i, r)| Picked {
+            agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
+            route: Some(i),
+            level: r.level(),
+            require_mention: mention,
+            allowed_users: users,
+        });
+        if let Some(p) = explicit.as_ref()
+            && p.level >= RouteLevel::Channel
+        {
+            return explicit;
+        }
+        let listed = self
+            .agents
+            .iter()
+            .find(|(_, a)| a.enabled && a.channels.iter().any(|c| c == p.channel));
+        if let Some((name, _)) = listed {
+            return Some(Picked {
+                agent: name.as_str(),
+                route: None,
+                level: RouteLevel::Channel,
+                require_mention: channel_mention,
+                allowed_users: channel_users,
+            });
+        }
+        explicit
     }
 }

@@ -2,7 +2,7 @@
 //! match (docs/routes.md). Without routes, `agents.<a>.channels` says which
 //! agent answers on a whole channel, as before.
 
-use crate::Config;
+use crate::ChannelsConfig;
 use serde::{Deserialize, Serialize};
 
 /// One `[[routes]]` table: what it matches, and who answers.
@@ -104,13 +104,13 @@ impl Route {
     }
 
     /// Whether every key this route sets matches `p` (`chat` may be a room
-    /// name of the channel, resolved through `config`).
-    pub fn matches(&self, config: &Config, p: &Place<'_>) -> bool {
+    /// name of the channel, resolved through `channels`).
+    pub fn matches(&self, channels: &ChannelsConfig, p: &Place<'_>) -> bool {
         let eq = |key: &Option<String>, value: Option<&str>| key.as_deref().is_none_or(|k| Some(k) == value);
         let chat_ok = self
             .chat
             .as_deref()
-            .is_none_or(|c| c == p.chat || config.channels.resolve_room(p.channel, c) == p.chat);
+            .is_none_or(|c| c == p.chat || channels.resolve_room(p.channel, c) == p.chat);
         eq(&self.channel, Some(p.channel))
             && eq(&self.guild, p.guild)
             && chat_ok
@@ -170,8 +170,8 @@ pub struct Picked<'a> {
 
 impl Picked<'_> {
     /// Why this agent answers, for `/status`.
-    pub fn why(&self, config: &Config) -> String {
-        match self.route.and_then(|i| config.routes.get(i)) {
+    pub fn why(&self, routes: &[Route]) -> String {
+        match self.route.and_then(|i| routes.get(i)) {
             Some(r) => format!(
                 "[[routes]] #{} matched by {}: {}",
                 self.route.unwrap_or(0) + 1,
@@ -180,64 +180,6 @@ impl Picked<'_> {
             ),
             None => format!("agents.{}.channels", self.agent),
         }
-    }
-}
-
-impl Config {
-    /// The route that answers a message written at `p`: the most specific
-    /// `[[routes]]` entry whose agent is enabled; else the enabled agent
-    /// whose `channels` lists the channel (as a channel-level route, below
-    /// explicit channel routes); else a default route. `None`: nobody
-    /// answers here.
-    pub fn route_for<'a>(&'a self, p: &Place<'_>) -> Option<Picked<'a>> {
-        let channel_users = self.channels.allowed_users(p.channel).unwrap_or(&[]);
-        let channel_mention = self.channels.require_mention(p.channel);
-        let enabled = |agent: &str| self.agents.get(agent).is_some_and(|a| a.enabled);
-        // Every route that matches, most specific first: the first one
-        // answers; a key it leaves unset comes from the next one that sets
-        // it (a topic route inside a chat keeps the chat's allow list), and
-        // then from the channel.
-        let mut matching: Vec<(usize, &'a Route)> = self
-            .routes
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| enabled(&r.agent) && r.matches(self, p))
-            .collect();
-        matching.sort_by_key(|(i, r)| (std::cmp::Reverse(r.level()), *i));
-        let users = matching
-            .iter()
-            .find_map(|(_, r)| r.allowed_users.as_deref())
-            .unwrap_or(channel_users);
-        let mention = matching
-            .iter()
-            .find_map(|(_, r)| r.require_mention)
-            .unwrap_or(channel_mention);
-        let explicit = matching.first().map(|&(i, r)| Picked {
-            agent: self.agents.get_key_value(&r.agent).map_or("", |(k, _)| k.as_str()),
-            route: Some(i),
-            level: r.level(),
-            require_mention: mention,
-            allowed_users: users,
-        });
-        if let Some(p) = explicit.as_ref()
-            && p.level >= RouteLevel::Channel
-        {
-            return explicit;
-        }
-        let listed = self
-            .agents
-            .iter()
-            .find(|(_, a)| a.enabled && a.channels.iter().any(|c| c == p.channel));
-        if let Some((name, _)) = listed {
-            return Some(Picked {
-                agent: name.as_str(),
-                route: None,
-                level: RouteLevel::Channel,
-                require_mention: channel_mention,
-                allowed_users: channel_users,
-            });
-        }
-        explicit
     }
 }
 

@@ -34,7 +34,7 @@ impl ChatAddress {
     /// The key of the conversation held at this address for `agent`.
     /// One conversation per (agent, channel, chat, thread).
     pub fn session_key(&self, agent: &str) -> String {
-        crate::SessionKey::chat(agent, self).into()
+        crate::SessionKey::chat(agent, &self.channel, &self.chat, self.thread.as_deref()).into()
     }
 }
 

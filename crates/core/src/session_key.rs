@@ -2,7 +2,6 @@
 //! one place. Transcripts, session queues and run rows find a conversation
 //! by its key, and keys are stored, so their formats never change.
 
-use crate::ChatAddress;
 use std::fmt;
 
 /// A session's key.
@@ -10,12 +9,13 @@ use std::fmt;
 pub struct SessionKey(String);
 
 impl SessionKey {
-    /// The conversation `agent` holds at `address`: one per agent, channel,
-    /// chat and thread (`agent:main:telegram.main:42[:7]`).
-    pub fn chat(agent: &str, address: &ChatAddress) -> Self {
-        Self(match &address.thread {
-            Some(t) => format!("agent:{agent}:{}:{}:{t}", address.channel, address.chat),
-            None => format!("agent:{agent}:{}:{}", address.channel, address.chat),
+    /// The conversation `agent` holds in `chat` of `channel` (and
+    /// `thread`): one per agent, channel, chat and thread
+    /// (`agent:main:telegram.main:42[:7]`; see `ChatAddress::session_key`).
+    pub fn chat(agent: &str, channel: &str, chat: &str, thread: Option<&str>) -> Self {
+        Self(match thread {
+            Some(t) => format!("agent:{agent}:{channel}:{chat}:{t}"),
+            None => format!("agent:{agent}:{channel}:{chat}"),
         })
     }
 
@@ -61,17 +61,21 @@ impl fmt::Display for SessionKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ChatAddress;
 
     /// Stored keys must keep finding their sessions: the formats are pinned.
     #[test]
     fn the_formats_do_not_change() {
         let topic = ChatAddress::new("telegram.main", "-100").with_thread(Some("7".into()));
         assert_eq!(
-            SessionKey::chat("main", &topic).as_str(),
+            SessionKey::chat("main", &topic.channel, &topic.chat, topic.thread.as_deref()).as_str(),
             "agent:main:telegram.main:-100:7"
         );
         let dm = ChatAddress::new("local.team", "ann");
-        assert_eq!(SessionKey::chat("main", &dm).as_str(), "agent:main:local.team:ann");
+        assert_eq!(
+            SessionKey::chat("main", &dm.channel, &dm.chat, None).as_str(),
+            "agent:main:local.team:ann"
+        );
         assert_eq!(SessionKey::child_session("ops", "r1").as_str(), "agent:ops:subagent:r1");
         assert_eq!(SessionKey::delegate("ops", "u1").as_str(), "agent:ops:delegate:u1");
         assert_eq!(SessionKey::helper("u2").as_str(), "subagent-u2");

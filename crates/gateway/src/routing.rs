@@ -52,7 +52,7 @@ impl Routed {
     pub(crate) fn of(config: &Config, picked: &Picked<'_>) -> Self {
         Self {
             agent: picked.agent.to_string(),
-            why: picked.why(config),
+            why: picked.why(&config.routes),
         }
     }
 }

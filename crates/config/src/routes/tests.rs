@@ -1,4 +1,5 @@
 use super::*;
+use crate::Config;
 
 fn config(extra: &str) -> Config {
     let text = format!(
@@ -60,7 +61,7 @@ agent = "ops"
     let p = c.route_for(&place("200", None, "discord:1")).unwrap();
     assert_eq!((p.agent, p.level, p.route), ("ops", RouteLevel::Chat, Some(0)));
     assert_eq!(
-        p.why(&c),
+        p.why(&c.routes),
         "[[routes]] #1 matched by chat: chat infra, channel discord.main"
     );
     // A thread follows its chat's route.
@@ -76,7 +77,7 @@ agent = "ops"
     // Another chat: the agent whose channels list the channel.
     let d = c.route_for(&place("400", None, "discord:1")).unwrap();
     assert_eq!((d.agent, d.route), ("main", None));
-    assert_eq!(d.why(&c), "agents.main.channels");
+    assert_eq!(d.why(&c.routes), "agents.main.channels");
     assert!(d.require_mention, "the channel's default");
     // A thread route inside a chat keeps the chat's allow list and mention rule.
     let t = c.route_for(&place("300", Some("301"), "discord:1")).unwrap();

@@ -77,7 +77,12 @@ type Written = (String, Value, bool);
 /// The text before the calls `text` ends with, and the calls.
 fn written_calls(text: &str) -> Option<(&str, Vec<Written>)> {
     let text = text.trim_end();
-    tagged(text).or_else(|| fenced(text)).or_else(|| bare(text))
+    tagged(text)
+        .or_else(|| fenced(text))
+        .or_else(|| bare(text))
+        // A call followed by a closing fence that was never opened (the
+        // real small model wrote that).
+        .or_else(|| bare(text.strip_suffix("```")?.trim_end()))
 }
 
 /// `<tool_call>…</tool_call>` (repeated), `[TOOL_CALLS]…`, `<|python_tag|>…`.

@@ -55,6 +55,8 @@ fn every_known_shape_becomes_a_call() {
         r#"  [{"name": "shell", "arguments": {"command": "ls"}}]  "#,
         // Braces doubled as a template escapes them (seen from Qwen2.5).
         r#"{{"name": "shell", "arguments": {"command": "ls"}}}"#,
+        // A closing fence never opened (seen from Qwen2.5 in the suite).
+        "{{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}}\n```",
     ];
     for shape in shapes {
         assert_eq!(lifted(shape), Some((ls(), String::new())), "{shape}");

@@ -38,7 +38,8 @@ pub(crate) struct ChildSpec {
     pub parts: RunParts,
     /// What it is asked to do.
     pub task: String,
-    /// How long it may run (also the longest an approval inside it waits).
+    /// How long it may run (for a waited or background child also the
+    /// longest an approval inside it waits).
     pub timeout: Option<Duration>,
     /// How its result is read.
     pub verdict: Verdict,
@@ -77,7 +78,12 @@ pub(crate) async fn wait(core: &Arc<Core>, spec: ChildSpec) -> Result<Outcome, S
 /// Record `spec`'s run and start it on its own, as `how` says. An error
 /// means the run could not be recorded, and nothing was started.
 pub(crate) async fn detach(core: &Arc<Core>, spec: ChildSpec, how: Detached) -> Result<(), StoreError> {
-    let spec = timed(spec);
+    // A child session's timeout starts once it has a lane permit (it may
+    // queue first), so it gets no deadline from now; the others run at once.
+    let spec = match how {
+        Detached::Session(_) => spec,
+        Detached::Background(_) => timed(spec),
+    };
     let created_at = record(core, &spec.row).await?;
     match how {
         Detached::Background(artifacts) => background::start(core, spec, created_at, artifacts),

@@ -133,10 +133,11 @@ async fn ask(gw: &Gateway, chat: &str, text: &str) -> String {
 fn ends_with_call_json(answer: &str) -> bool {
     let a = answer.trim_end();
     let tail = &a[a.len().saturating_sub(400)..];
-    let shaped = a.ends_with('}') || a.ends_with("```") || a.ends_with("</tool_call>") || a.ends_with(']');
+    let shaped = a.ends_with('}') || a.ends_with("```") || a.ends_with('>') || a.ends_with(']');
     shaped
         && (tail.contains("<tool_call>")
             || tail.contains("[TOOL_CALLS]")
+            || tail.contains("<tool_response>")
             || (tail.contains("\"name\"") && (tail.contains("\"arguments\"") || tail.contains("\"parameters\""))))
 }
 

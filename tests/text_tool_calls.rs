@@ -124,6 +124,71 @@ async fn a_call_written_as_a_fenced_block_runs_and_is_never_shown() {
     assert_eq!(tool_results(second).len(), 1, "{second}");
 }
 
+/// After its call ran, the real small model once answered with the call
+/// echoed back with its output (`{"name", "arguments", "output"}`): not a
+/// call to make again, and not words for the person either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_echoed_with_its_output_is_never_shown_or_run_again() {
+    let (model, tg, sandbox, _gw) = start("level = \"full\"", "").await;
+    model.push(Step::tool_call(
+        "file_write",
+        json!({"path": "hello.txt", "content": "hi", "append": false}),
+    ));
+    let echo = r#"{"name": "file_write", "arguments": {"append": false, "content": "hi", "path": "hello.txt"}, "output": "wrote 2 bytes to hello.txt"}"#;
+    model.push(Step::text(echo).streamed(Duration::from_millis(100)));
+    tg.message(
+        private_chat(ANN, "Ann"),
+        user(ANN, "Ann"),
+        "write hi to hello.txt",
+        None,
+        None,
+    );
+    let ann = wait_for(&tg, ANN, 1).await;
+    assert_eq!(ann, ["Done: file_write ×1."]);
+    let written = std::fs::read_to_string(sandbox.path().join("workspace/main/hello.txt")).unwrap();
+    assert_eq!(written, "hi");
+    assert_eq!(model.requests().len(), 2, "the echo was not taken as a call to make");
+    let shown = everything_shown(&tg);
+    assert!(
+        shown
+            .iter()
+            .all(|t| !t.contains("\"name\"") && !t.contains("\"output\"")),
+        "no part of the echo reached the chat: {shown:#?}"
+    );
+}
+
+/// Small models often answer nothing once their tool has answered: they
+/// are asked once more, for words, with no tools offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_answer_after_a_tool_is_asked_again_for_words() {
+    let (model, tg, _sandbox, _gw) = start("level = \"full\"", "").await;
+    model.push(Step::tool_call("memory_recall", json!({"query": "stand-up"})));
+    model.push(Step::text(""));
+    model.push(Step::text("Nothing is saved about the stand-up."));
+    tg.message(
+        private_chat(ANN, "Ann"),
+        user(ANN, "Ann"),
+        "when is the stand-up?",
+        None,
+        None,
+    );
+    let ann = wait_for(&tg, ANN, 1).await;
+    assert_eq!(ann, ["Nothing is saved about the stand-up."]);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "asked once more");
+    assert!(requests[1].get("tools").is_some());
+    let last = &requests[2];
+    assert!(last.get("tools").is_none(), "the words request offers no tools: {last}");
+    let note = last["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        note["content"]
+            .as_str()
+            .unwrap()
+            .contains("Answer the user now in plain words"),
+        "{note}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_used_up_end_in_words_never_in_json() {
     let (model, tg, _sandbox, _gw) = start(

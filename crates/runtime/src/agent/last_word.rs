@@ -1,6 +1,6 @@
 //! The end of a turn whose tool iterations are used up (or whose tree
-//! budget allows no more tools): the last request offers no tools and asks
-//! for a plain answer, naming the tools that can no longer be called; an
+//! budget allows no more tools, or whose model answered nothing after its
+//! tools ran): the last request offers no tools and asks for a plain answer, naming the tools that can no longer be called; an
 //! answer that is still a call becomes the stopped-after note and what the
 //! turn did, never the call's JSON (docs/models.md, "The iteration limit").
 
@@ -36,7 +36,34 @@ impl AgentRun {
             tracing::warn!(agent = %self.ctx.agent, model, iterations, "the model answered with a tool call after its tools were used up");
             return self.stopped(iterations, turn);
         }
-        self.final_text(response, model, iterations, turn)
+        self.final_text(response, (model, iterations), specs, turn)
+    }
+
+    /// The answer without the call it ends with, when it ends with a call
+    /// that was not taken (one echoed with its output, after the tool ran):
+    /// the words before it, or what the turn did when there are none.
+    pub(super) fn without_call(&self, text: &str, specs: &[Arc<ToolSpec>], turn: &[ChatMessage]) -> Option<String> {
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        let before = text_calls::before_a_call(text, &names)?.trim_end();
+        tracing::warn!(agent = %self.ctx.agent, "the answer ended with a tool call that was not taken; it is left out");
+        if !before.is_empty() {
+            return Some(before.to_string());
+        }
+        Some(match done_so_far(turn) {
+            Some(done) => format!("Done: {done}."),
+            None => "(the model answered with a tool call it could not make, and nothing was run)".to_string(),
+        })
+    }
+
+    /// Whether to ask again for words: the model answered nothing at all
+    /// after its tools ran (small models often end there), and `may` says
+    /// it has not been asked yet this turn.
+    pub(super) fn ask_for_words(&self, response: &ChatResponse, may: bool) -> bool {
+        let empty = response.tool_calls.is_empty() && response.text.trim().is_empty();
+        if may && empty {
+            tracing::info!(agent = %self.ctx.agent, "the model answered nothing after its tools ran; asked once more for words");
+        }
+        may && empty
     }
 
     /// The stopped-after note, with the tools this turn called.

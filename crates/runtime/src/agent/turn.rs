@@ -99,8 +99,10 @@ impl AgentRun {
         let mut iterations = 0u32;
         let mut tools_completed = 0u32;
         let scope = &self.ctx.scope;
+        // Asked for words after an empty answer (`last_word`).
+        let mut words_asked = false;
         loop {
-            let offer_tools = self.offer_tools(iterations < max_iterations && !specs.is_empty())?;
+            let offer_tools = self.offer_tools(iterations < max_iterations && !specs.is_empty() && !words_asked)?;
             self.check_budget().await?;
             let tools: &[Arc<ToolSpec>] = if offer_tools { &specs } else { &[] };
             // Tools used up: the last request asks for words (`last_word`).
@@ -122,11 +124,16 @@ impl AgentRun {
             }
             // The ledger write and the transcript write share a commit.
             let recorded = self.record_cost(&served, response.usage);
+            if self.ask_for_words(&response, offer_tools && iterations > 0 && !words_asked) {
+                words_asked = true;
+                recorded.await;
+                continue;
+            }
             if response.tool_calls.is_empty() || !offer_tools {
                 let turn = &messages[turn_start..];
                 let text = match last_word {
                     true => self.words_only(response, (&served.model, iterations), &specs, turn),
-                    false => self.final_text(response, &served.model, iterations, turn),
+                    false => self.final_text(response, (&served.model, iterations), &specs, turn),
                 };
                 let answer = ChatMessage::assistant(text.clone());
                 self.save_with_cost(recorded, &answer).await?;
@@ -283,12 +290,14 @@ impl AgentRun {
     pub(super) fn final_text(
         &self,
         response: crate::provider::ChatResponse,
-        model: &str,
-        iterations: u32,
+        (model, iterations): (&str, u32),
+        specs: &[Arc<ToolSpec>],
         turn: &[ChatMessage],
     ) -> String {
         if response.text.trim().is_empty() && !response.tool_calls.is_empty() {
             self.stopped(iterations, turn)
+        } else if let Some(words) = self.without_call(&response.text, specs, turn) {
+            words
         } else if response.truncated {
             tracing::warn!(agent = %self.ctx.agent, model, "the answer stopped at the model's output limit");
             format!("{}\n\n{CUT_OFF_NOTE}", response.text.trim_end())

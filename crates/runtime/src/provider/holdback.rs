@@ -4,7 +4,7 @@
 //! out not to be a call is handed on at the end; a call is never shown.
 
 use super::stream::{Delta, Deltas};
-use super::text_calls::{CALL_FENCES, TAGS};
+use super::text_calls::{CALL_FENCES, RESULT_TAG, TAGS};
 use parking_lot::Mutex;
 
 /// A sink in front of the caller's that holds back possible calls.
@@ -53,7 +53,8 @@ impl<'a> Holdback<'a> {
         }
     }
 
-    /// The answer is complete: hand on what was held unless it was a call.
+    /// The answer is complete: hand on what was held unless it was a call
+    /// (taken, or one the answer must lose: `text_calls::before_a_call`).
     pub(super) fn finish(&self, lifted: bool) {
         let rest = {
             let mut h = self.held.lock();
@@ -95,7 +96,11 @@ fn line_start(before: &str) -> bool {
 /// Whether a call may start at the beginning of `rest`, after `before`
 /// (or whether that is not known yet).
 fn may_start(before: &str, rest: &str) -> bool {
-    if TAGS.iter().any(|t| rest.starts_with(t) || t.starts_with(rest)) {
+    if TAGS
+        .iter()
+        .chain([&RESULT_TAG])
+        .any(|t| rest.starts_with(t) || t.starts_with(rest))
+    {
         return true;
     }
     // Inside another language's code block nothing starts a call but a
@@ -157,5 +162,8 @@ mod tests {
         assert_eq!(streamed, "Here:\n```python\nprint(1)\n```\n[docs](x) and a < b");
         let (streamed, all) = shown(&["Data:\n", "{\"a\": 1}"], false);
         assert_eq!((streamed.as_str(), all.as_str()), ("Data:\n", "Data:\n{\"a\": 1}"));
+        // A result block imitated from the template is held back too.
+        let (streamed, _) = shown(&["Done.\n<tool_res", "ponse>\n{}\n</tool_response>"], true);
+        assert_eq!(streamed, "Done.\n");
     }
 }

@@ -277,7 +277,8 @@ impl Provider for OpenAiProvider {
             && !response.truncated
             && super::text_calls::lift_into(&mut response, req.tools);
         if let Some(h) = &hold {
-            h.finish(lifted);
+            let names: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
+            h.finish(lifted || super::text_calls::before_a_call(&response.text, &names).is_some());
         }
         if lifted {
             tracing::info!(provider = %self.http.name, calls = response.tool_calls.len(), "tool calls written as text were taken as calls");

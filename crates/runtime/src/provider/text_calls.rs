@@ -20,6 +20,10 @@ use std::sync::Arc;
 /// The tags that open a tagged call.
 pub(super) const TAGS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
 
+/// The tag a Qwen/Hermes template puts around a tool's result; a small
+/// model sometimes writes one as its answer, imitating the template.
+pub(super) const RESULT_TAG: &str = "<tool_response>";
+
 /// Fence info strings a call may be written under.
 pub(super) const CALL_FENCES: [&str; 4] = ["", "json", "tool_call", "tool_code"];
 
@@ -42,7 +46,7 @@ pub(crate) fn lift(text: &str, tools: &[Arc<ToolSpec>]) -> Option<Lifted> {
     let (before, raw) = written_calls(text)?;
     let calls = raw
         .into_iter()
-        .map(|(name, args, explicit)| checked(name, args, explicit, tools))
+        .map(|w| (!w.extra).then(|| checked(w.name, w.args, w.explicit, tools))?)
         .collect::<Option<Vec<_>>>()?;
     (!calls.is_empty()).then(|| Lifted {
         calls,
@@ -67,12 +71,54 @@ pub(crate) fn lift_into(response: &mut super::ChatResponse, tools: &[Arc<ToolSpe
 /// whatever its arguments (to keep a call out of an answer that must be
 /// words).
 pub(crate) fn names_a_call(text: &str, names: &[&str]) -> bool {
-    written_calls(text).is_some_and(|(_, calls)| calls.iter().any(|(n, _, _)| names.contains(&n.as_str())))
+    before_a_call(text, names).is_some()
 }
 
-/// A call as written: the tool's name, its arguments, and whether they
-/// were written out (an `arguments` or `parameters` key, `[ARGS]`).
-type Written = (String, Value, bool);
+/// The text before the call `text` ends with, when it ends with one that
+/// names one of `names` or writes out its arguments, whatever else the
+/// object holds: a call not taken (one echoed with its `"output"`, say) is
+/// still JSON the person must not receive.
+/// A call inside a tag the model made up (`<tools>…</tools>`) counts too,
+/// and so does a `<tool_response>` block, whatever it holds: that is the
+/// template's markup, never words.
+pub(crate) fn before_a_call<'t>(text: &'t str, names: &[&str]) -> Option<&'t str> {
+    let a_call = |w: &Written| w.explicit || names.contains(&w.name.as_str());
+    if let Some((before, tag, body)) = last_tagged_block(text) {
+        let only_a_call = written_calls(body).is_some_and(|(b, calls)| b.trim().is_empty() && calls.iter().any(a_call));
+        if only_a_call || format!("<{tag}>") == RESULT_TAG {
+            return Some(before);
+        }
+    }
+    written_calls(text)
+        .filter(|(_, calls)| calls.iter().any(a_call))
+        .map(|(before, _)| before)
+}
+
+/// The `<tag>…</tag>` block `text` ends with: the text before it, the tag
+/// and what it holds.
+fn last_tagged_block(text: &str) -> Option<(&str, &str, &str)> {
+    let trimmed = text.trim_end();
+    let open_close = trimmed.strip_suffix('>')?.rfind("</")?;
+    let tag = &trimmed[open_close + 2..trimmed.len() - 1];
+    if tag.is_empty() || !tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let open = trimmed[..open_close].rfind(&format!("<{tag}>"))?;
+    Some((&trimmed[..open], tag, &trimmed[open + tag.len() + 2..open_close]))
+}
+
+/// A call as written.
+#[derive(Clone)]
+struct Written {
+    name: String,
+    args: Value,
+    /// Its arguments were written out (an `arguments` or `parameters` key,
+    /// `[ARGS]`).
+    explicit: bool,
+    /// The object holds keys a call does not (`"output"`, `"result"`): a
+    /// call reported, not asked for; never taken.
+    extra: bool,
+}
 
 /// The text before the calls `text` ends with, and the calls.
 fn written_calls(text: &str) -> Option<(&str, Vec<Written>)> {
@@ -111,7 +157,12 @@ fn args_tagged(rest: &str) -> Option<Vec<Written>> {
         .map(|part| {
             let (name, args) = part.split_once("[ARGS]")?;
             let args: Value = serde_json::from_str(args.trim()).ok()?;
-            Some((name.trim().to_string(), args, true))
+            Some(Written {
+                name: name.trim().to_string(),
+                args,
+                explicit: true,
+                extra: false,
+            })
         })
         .collect()
 }
@@ -176,6 +227,10 @@ fn bare(text: &str) -> Option<(&str, Vec<Written>)> {
         {
             return Some((without_open_fence(&text[..start]), calls.concat()));
         }
+        let per_line: Option<Vec<_>> = line.lines().filter(|l| !l.trim().is_empty()).map(json_calls).collect();
+        if let Some(calls) = per_line {
+            return Some((without_open_fence(&text[..start]), calls.concat()));
+        }
     }
     None
 }
@@ -193,14 +248,20 @@ fn without_open_fence(before: &str) -> &str {
 
 /// Calls in `json`: an object or a list of objects. A call wrapped in a
 /// second pair of braces (`{{"name": …}}`, copied from a template that
-/// escapes its braces) is read too.
+/// escapes its braces) is read too, and so are closing braces left over
+/// after it (the real small model wrote `{{…}}}}`).
 fn json_calls(json: &str) -> Option<Vec<Written>> {
     let parsed = serde_json::from_str::<Value>(json).ok().or_else(|| {
-        let inner = json.strip_prefix('{')?.strip_suffix('}')?;
-        inner
-            .trim_start()
-            .starts_with('{')
-            .then(|| serde_json::from_str::<Value>(inner).ok())?
+        let inner = json.strip_prefix('{')?;
+        let inner = if inner.trim_start().starts_with('{') {
+            inner.trim_start()
+        } else {
+            json
+        };
+        let mut values = serde_json::Deserializer::from_str(inner).into_iter::<Value>();
+        let first = values.next()?.ok()?;
+        let rest = &inner[values.byte_offset()..];
+        rest.chars().all(|c| c == '}' || c.is_whitespace()).then_some(first)
     })?;
     calls_in(&parsed)
 }
@@ -221,16 +282,19 @@ fn call_in(v: &Value) -> Option<Written> {
     }
     let name = o.get("name")?.as_str()?.trim().to_string();
     let allowed = ["name", "arguments", "parameters", "type", "id"];
-    if o.keys().any(|k| !allowed.contains(&k.as_str())) {
-        return None;
-    }
+    let extra = o.keys().any(|k| !allowed.contains(&k.as_str()));
     let written = o.get("arguments").or_else(|| o.get("parameters"));
     let args = match written {
         None => Value::Object(Default::default()),
         Some(Value::String(s)) => serde_json::from_str(s).ok()?,
         Some(a) => a.clone(),
     };
-    args.is_object().then_some((name, args, written.is_some()))
+    args.is_object().then_some(Written {
+        name,
+        args,
+        explicit: written.is_some(),
+        extra,
+    })
 }
 
 /// The call, when it was written out with its arguments, or names an

@@ -130,3 +130,35 @@ fn a_call_in_words_is_recognised_by_name_whatever_its_arguments() {
     assert!(!names_a_call("I ran shell three times.", &names));
     assert!(!names_a_call(r#"{"name": "Ann"}"#, &names));
 }
+
+#[test]
+fn a_call_echoed_with_its_output_is_not_taken_but_is_recognised() {
+    let echo = r#"Here it is: {"name": "file_write", "arguments": {"path": "a"}, "output": "wrote 1 byte"}"#;
+    let line = echo.replace("Here it is: ", "Here it is:\n");
+    assert_eq!(lifted(&line), None);
+    assert_eq!(before_a_call(&line, &["file_write"]), Some("Here it is:\n"));
+    assert_eq!(
+        before_a_call(&line, &["shell"]),
+        Some("Here it is:\n"),
+        "arguments written out"
+    );
+    assert_eq!(before_a_call(r#"{"name": "Ann", "age": 3}"#, &["shell"]), None);
+    assert_eq!(before_a_call("All done.", &["file_write"]), None);
+    let markup = "Sure.\n<tool_response>\n{\"name\": \"file_write\"}\n</tool_response>";
+    assert_eq!(before_a_call(markup, &[]), Some("Sure.\n"));
+    let made_up = "<tools>\n{\"name\": \"file_write\", \"arguments\": {\"path\": \"a\"}}\n</tools>";
+    assert_eq!(before_a_call(made_up, &[]), Some(""));
+    assert_eq!(before_a_call("<b>bold</b>", &["file_write"]), None);
+}
+
+#[test]
+fn braces_left_over_after_a_doubled_call_are_read() {
+    let text = "{{\"name\": \"file_read\", \"arguments\": {\"path\": \"notes.txt\"}}}}\n{{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}}}";
+    let (calls, before) = lifted(text).expect("both calls");
+    assert_eq!(
+        calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        ["file_read", "shell"]
+    );
+    assert_eq!(before, "");
+    assert_eq!(lifted(r#"{"name": "shell", "arguments": {}} and more"#), None);
+}

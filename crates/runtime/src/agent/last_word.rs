@@ -44,8 +44,14 @@ impl AgentRun {
     /// the words before it, or what the turn did when there are none.
     pub(super) fn without_call(&self, text: &str, specs: &[Arc<ToolSpec>], turn: &[ChatMessage]) -> Option<String> {
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-        let before = text_calls::before_a_call(text, &names)?.trim_end();
-        tracing::warn!(agent = %self.ctx.agent, "the answer ended with a tool call that was not taken; it is left out");
+        let unmarked = text_calls::without_markup(text);
+        let text = unmarked.as_deref().unwrap_or(text);
+        let before = match text_calls::before_a_call(text, &names) {
+            Some(before) => before.trim_end(),
+            None if unmarked.is_some() => text.trim_end(),
+            None => return None,
+        };
+        tracing::warn!(agent = %self.ctx.agent, "the answer held a tool call or the template's markup; it is left out");
         if !before.is_empty() {
             return Some(before.to_string());
         }

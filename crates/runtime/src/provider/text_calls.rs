@@ -94,6 +94,39 @@ pub(crate) fn before_a_call<'t>(text: &'t str, names: &[&str]) -> Option<&'t str
         .map(|(before, _)| before)
 }
 
+/// `text` without the chat template's markup a model copied into its
+/// words: every closed `<tool_response>…</tool_response>` and
+/// `<tool_call>…</tool_call>` block, and a code fence left empty by that;
+/// `None` when there was none.
+pub(crate) fn without_markup(text: &str) -> Option<String> {
+    let mut out = text.to_string();
+    for (open, close) in [(RESULT_TAG, "</tool_response>"), ("<tool_call>", "</tool_call>")] {
+        while let Some(at) = out.find(open)
+            && let Some(len) = out[at..].find(close)
+        {
+            out.replace_range(at..at + len + close.len(), "");
+        }
+    }
+    if out == text {
+        return None;
+    }
+    let lines: Vec<&str> = out.lines().collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        // A fence whose body is now blank: drop it whole.
+        let opens = lines[i].trim_start().starts_with("```");
+        let close = (i + 1..lines.len()).find(|&j| lines[j].trim() == "```");
+        if opens && let Some(j) = close.filter(|&j| lines[i + 1..j].iter().all(|l| l.trim().is_empty())) {
+            i = j + 1;
+            continue;
+        }
+        kept.push(lines[i]);
+        i += 1;
+    }
+    Some(kept.join("\n").trim().to_string())
+}
+
 /// The `<tag>…</tag>` block `text` ends with: the text before it, the tag
 /// and what it holds.
 fn last_tagged_block(text: &str) -> Option<(&str, &str, &str)> {

@@ -162,3 +162,12 @@ fn braces_left_over_after_a_doubled_call_are_read() {
     assert_eq!(before, "");
     assert_eq!(lifted(r#"{"name": "shell", "arguments": {}} and more"#), None);
 }
+
+#[test]
+fn template_markup_copied_into_words_is_taken_out() {
+    let text = "Use it like this:\n```\n<tool_response>\n[\"notes.txt\"]\n</tool_response>\n```\nThat is all.";
+    assert_eq!(without_markup(text).as_deref(), Some("Use it like this:\nThat is all."));
+    let call = "I will <tool_call>{\"name\": \"shell\"}</tool_call> now.";
+    assert_eq!(without_markup(call).as_deref(), Some("I will  now."));
+    assert_eq!(without_markup("Plain words, a <b>tag</b>."), None);
+}

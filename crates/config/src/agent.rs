@@ -55,6 +55,10 @@ pub struct AgentConfig {
     /// See `[agents.<name>.subagents]`.
     #[serde(default)]
     pub subagents: SubagentsConfig,
+    /// The folder of this agent's skills, in its workspace (default
+    /// `skills`; docs/skills.md).
+    #[serde(default = "default_skills_dir")]
+    pub skills_dir: String,
 }
 
 impl AgentConfig {
@@ -73,6 +77,9 @@ impl AgentConfig {
 
 pub(crate) fn yes() -> bool {
     true
+}
+fn default_skills_dir() -> String {
+    "skills".into()
 }
 pub(crate) fn default_profile() -> String {
     "default".into()

@@ -34,7 +34,15 @@ impl Config {
                 format!("cannot read the file: {e}; pass an existing file with --config"),
             )],
         })?;
-        Self::from_toml_str(&text, &name)
+        let config = Self::from_toml_str(&text, &name)?;
+        if let Some(file) = &config.env_file {
+            let at = path.parent().unwrap_or(Path::new(".")).join(file);
+            crate::env_file::load(&at).map_err(|why| ConfigError {
+                source_name: name.clone(),
+                problems: vec![Problem::new("env_file", why)],
+            })?;
+        }
+        Ok(config)
     }
 
     /// Parse and validate configuration text. `source_name` labels errors.

@@ -17,6 +17,11 @@ pub struct Config {
     /// Agents' workspaces live in `<workspace_dir>/<agent>/`; their records in `<workspace_dir>/.records/<agent>/` (default `workspace`).
     #[serde(default = "default_workspace")]
     pub workspace_dir: String,
+    /// A `NAME=value` file, beside the configuration, that `env:NAME`
+    /// secrets are read from when the environment does not set them; only
+    /// its owner may read it (what `switchboard init` writes).
+    #[serde(default)]
+    pub env_file: Option<String>,
     /// Model servers, see docs/configuration.md.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
@@ -74,6 +79,18 @@ pub struct Config {
     /// People and their ids on every platform, see docs/approvals.md.
     #[serde(default)]
     pub people: BTreeMap<String, crate::Person>,
+    /// See `[skills]`.
+    #[serde(default)]
+    pub skills: SkillsConfig,
+}
+
+/// `[skills]`: skill folders every agent reads after its own (docs/skills.md).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// Shared skill folders, in order (default `[]`).
+    #[serde(default)]
+    pub dirs: Vec<String>,
 }
 
 /// `[lanes.*]`: global concurrency lanes.

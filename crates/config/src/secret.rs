@@ -15,7 +15,9 @@ pub enum Secret {
 /// A secret that cannot be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SecretError {
-    #[error("environment variable {0} is not set (the configuration reads it with env:{0})")]
+    #[error(
+        "environment variable {0} is not set (the configuration reads it with env:{0}; set it, or add it to the env_file)"
+    )]
     /// The variable is not set.
     MissingEnv(String),
 }
@@ -33,8 +35,8 @@ impl Secret {
     pub fn resolve(&self) -> Result<String, SecretError> {
         match self {
             Secret::Inline(v) => Ok(v.clone()),
-            Secret::Env(name) => match std::env::var(name) {
-                Ok(v) if !v.is_empty() => Ok(v),
+            Secret::Env(name) => match std::env::var(name).ok().or_else(|| crate::env_file::get(name)) {
+                Some(v) if !v.is_empty() => Ok(v),
                 _ => Err(SecretError::MissingEnv(name.clone())),
             },
         }

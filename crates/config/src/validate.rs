@@ -29,6 +29,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "sessions_send",
     "subagents",
     "agents_list",
+    "skill",
 ];
 
 pub(crate) fn validate(c: &Config) -> Vec<Problem> {
@@ -226,6 +227,13 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
                     format!("unknown agent '{r}'"),
                 ));
             }
+        }
+        let dir = std::path::Path::new(&a.skills_dir);
+        if dir.is_absolute() || dir.components().any(|p| p == std::path::Component::ParentDir) {
+            v.push(Problem::new(
+                at("skills_dir"),
+                "must be a folder inside the agent's workspace (a relative path without '..'); list folders elsewhere in [skills].dirs",
+            ));
         }
         subagents(c, &at, &a.subagents, v);
     }

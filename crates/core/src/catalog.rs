@@ -38,6 +38,7 @@ pub enum CommandId {
     Status,
     Agents,
     Tools,
+    Skills,
     Model,
     Compact,
     Stop,
@@ -205,6 +206,13 @@ pub const CATALOG: &[CommandSpec] = &[
         "tools",
         "",
         "The chat agent's tools, their risk and source",
+        ANYONE,
+    ),
+    cmd(
+        CommandId::Skills,
+        "skills",
+        "",
+        "The chat agent's skills and what each is for",
         ANYONE,
     ),
     CommandSpec {

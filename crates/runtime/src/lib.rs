@@ -30,6 +30,7 @@ mod rules;
 mod runtime;
 pub mod scope;
 pub mod sessions;
+pub mod skills;
 pub mod subagent;
 pub mod tools;
 

@@ -123,10 +123,28 @@ impl Runtime {
         let (Some(profile), Some(cfg)) = (config.risk_profile_of(agent), config.agents.get(agent)) else {
             return ToolRegistry::default();
         };
-        self.core
+        let tools = self
+            .core
             .builtin
             .filtered(profile)
-            .with_all(self.core.mcp.offered(&cfg.mcp_servers, profile))
+            .with_all(self.core.mcp.offered(&cfg.mcp_servers, profile));
+        let skill = profile
+            .offers_tool("skill")
+            .then(|| self.skills_of(config, agent))
+            .and_then(crate::tools::skill::SkillTool::over);
+        match skill {
+            Some(tool) => tools.with(Arc::new(tool)),
+            None => tools,
+        }
+    }
+
+    /// The skills `agent` has (docs/skills.md): read from its folders now,
+    /// so a skill added or changed counts from the next turn on.
+    pub fn skills_of(&self, config: &switchboard_config::Config, agent: &str) -> crate::skills::Skills {
+        let Some(workspace) = self.core.workspace(agent) else {
+            return crate::skills::Skills::default();
+        };
+        crate::skills::scan(&crate::skills::roots(config, agent, &workspace))
     }
 
     /// The tool specs the model sees in a top-level turn of `agent`: its

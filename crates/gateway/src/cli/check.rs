@@ -13,8 +13,9 @@ pub(crate) async fn run(path: &Path, probe: bool) -> anyhow::Result<ExitCode> {
             for line in crate::sandbox_report::lines(&config.sandbox) {
                 println!("{line}");
             }
+            let skills = report_skills(&config);
             println!(
-                "{}: ok ({} agent(s), {} provider(s), {} channel(s))",
+                "{}: ok ({} agent(s), {} provider(s), {} channel(s){skills})",
                 path.display(),
                 config.agents.len(),
                 config.providers.len(),
@@ -29,6 +30,31 @@ pub(crate) async fn run(path: &Path, probe: bool) -> anyhow::Result<ExitCode> {
             print!("{e}");
             Ok(ExitCode::from(2))
         }
+    }
+}
+
+/// Print each skill that cannot be used (a warning: the agent runs
+/// without it) and return how many skills were found, for the summary.
+fn report_skills(config: &Config) -> String {
+    let mut found = 0;
+    let mut seen = std::collections::HashSet::new();
+    for agent in config.enabled_agents() {
+        let workspace = Path::new(&config.workspace_dir).join(agent);
+        let skills = switchboard_runtime::skills::scan(&switchboard_runtime::skills::roots(config, agent, &workspace));
+        found += skills.found.len();
+        for p in skills.problems {
+            if seen.insert(p.path.clone()) {
+                println!(
+                    "warning: skill {}: {} (the agents run without it)",
+                    p.path.display(),
+                    p.problem
+                );
+            }
+        }
+    }
+    match found {
+        0 => String::new(),
+        n => format!(", {n} skill(s)"),
     }
 }
 

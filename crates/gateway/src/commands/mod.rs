@@ -9,6 +9,7 @@ pub(crate) mod console_link;
 mod help;
 mod model;
 mod new;
+mod skills;
 mod status;
 pub(crate) mod subagents;
 mod tools;
@@ -76,6 +77,7 @@ pub(crate) enum Command {
     Status,
     Agents,
     Tools,
+    Skills,
     /// `/model [name]`.
     Model(Option<String>),
     /// `/compact [focus]`.
@@ -144,6 +146,7 @@ fn command_of(line: CommandLine) -> Command {
         CommandId::Status => Command::Status,
         CommandId::Agents => Command::Agents,
         CommandId::Tools => Command::Tools,
+        CommandId::Skills => Command::Skills,
         CommandId::Model => Command::Model(given("name")),
         CommandId::Compact => Command::Compact(given("focus")),
         CommandId::Stop => Command::Stop,
@@ -186,6 +189,7 @@ pub(crate) async fn apply(command: &Command, ctx: &CommandContext<'_>) -> String
         Command::Status => status::apply(ctx).await,
         Command::Agents => agents::apply(ctx),
         Command::Tools => tools::apply(ctx).await,
+        Command::Skills => skills::apply(ctx),
         Command::Model(name) => model::apply(ctx, name.as_deref()).await,
         Command::Compact(focus) => compact::apply(ctx, focus.as_deref()).await,
         Command::Subagents(sub) => subagents::apply(sub, ctx).await,

@@ -12,6 +12,7 @@ mod model_switch;
 mod registry;
 mod send_file;
 mod shell;
+pub(crate) mod skill;
 
 pub use host::RunHost;
 pub(crate) use mcp::McpTools;

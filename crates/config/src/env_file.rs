@@ -1,0 +1,90 @@
+//! `env_file`: secrets kept beside the configuration in a `NAME=value`
+//! file that only its owner may read (what `switchboard init` writes), so
+//! the TOML names `env:NAME` and never holds a token. Values set in the
+//! process's environment win over the file's.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::RwLock;
+
+/// The values of the file last loaded (a reload loads it again).
+static VALUES: RwLock<Option<HashMap<String, String>>> = RwLock::new(None);
+
+/// The file's value of `name`, when a file was loaded and sets it.
+pub(crate) fn get(name: &str) -> Option<String> {
+    VALUES
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()?
+        .get(name)
+        .cloned()
+}
+
+/// Read `path` and make its values the ones `env:NAME` secrets fall back
+/// to; what is wrong with it otherwise, saying what to change.
+pub(crate) fn load(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} holds secrets and others may read it: run `chmod 600 {}`",
+            path.display(),
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let values = parse(&text)?;
+    *VALUES.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(values);
+    Ok(())
+}
+
+/// `NAME=value` lines; blank lines and `#` comments are passed over, an
+/// `export ` prefix and quotes around the value are allowed.
+pub(crate) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
+    let mut values = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((name, value)) = line.split_once('=') else {
+            return Err(format!("line {} is not NAME=value", i + 1));
+        };
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("line {}: '{name}' is not a variable name", i + 1));
+        }
+        let value = value.trim();
+        let unquoted = ['"', '\'']
+            .iter()
+            .find_map(|q| value.strip_prefix(*q)?.strip_suffix(*q))
+            .unwrap_or(value);
+        values.insert(name.to_string(), unquoted.to_string());
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn values_are_read_and_a_file_others_can_read_is_refused() {
+        let parsed = parse("# tokens\nexport A_B=\"x=1\"\nC='y'\n\nD=z\n").unwrap();
+        assert_eq!(
+            (parsed["A_B"].as_str(), parsed["C"].as_str(), parsed["D"].as_str()),
+            ("x=1", "y", "z")
+        );
+        assert!(parse("nonsense\n").unwrap_err().contains("line 1"));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.env");
+        std::fs::write(&file, "SWITCHBOARD_ENV_FILE_TEST=secret\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(load(&file).unwrap_err().contains("chmod 600"));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        load(&file).unwrap();
+        assert_eq!(get("SWITCHBOARD_ENV_FILE_TEST").as_deref(), Some("secret"));
+    }
+}

@@ -203,6 +203,7 @@ impl ScriptedModel {
             .route("/v1/chat/completions", post(openai))
             .route("/v1/messages", post(anthropic))
             .route("/props", axum::routing::get(props))
+            .route("/v1/models", axum::routing::get(models))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -376,6 +377,12 @@ fn over_context(shared: &Arc<Mutex<Shared>>, body: &Bytes, anthropic: bool) -> O
 }
 
 /// llama.cpp's `/props`: its context size, when the model plays llama.cpp.
+/// The model list, as OpenAI, llama.cpp and Ollama answer `GET /v1/models`.
+async fn models() -> Response {
+    Json(json!({"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "switchboard-tests"}]}))
+        .into_response()
+}
+
 async fn props(State(shared): State<Arc<Mutex<Shared>>>) -> Response {
     match shared.lock().unwrap().context {
         Some(c) if c.llama_cpp => Json(json!({"default_generation_settings": {"n_ctx": c.tokens}})).into_response(),

@@ -6,6 +6,7 @@ mod backup;
 pub(crate) mod chat;
 mod check;
 mod doctor;
+mod init;
 pub(crate) mod logging;
 mod reload;
 mod status;
@@ -32,6 +33,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a first configuration: a few questions (or their flags), each
+    /// answer checked at once (docs/getting-started.md).
+    Init(Box<init::InitArgs>),
     /// Start the gateway: every enabled channel and the agent runtime.
     Run {
         #[arg(long, default_value = "config/switchboard.toml")]
@@ -113,6 +117,7 @@ pub fn main() -> ExitCode {
     // are logged there unless SWITCHBOARD_LOG asks for more.
     let level = match cli.command {
         Command::Chat { .. }
+        | Command::Init(_)
         | Command::Check { .. }
         | Command::Approvals { .. }
         | Command::Status { .. }
@@ -130,6 +135,7 @@ pub fn main() -> ExitCode {
     logging::init(cli.log_format, level, traces);
     run_to_exit(async {
         match cli.command {
+            Command::Init(args) => init::run(*args).await,
             Command::Check { config, probe } => check::run(&config, probe).await,
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,

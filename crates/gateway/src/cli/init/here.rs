@@ -1,0 +1,56 @@
+//! `init --wait-here` on Telegram: the operator sends `/here` in the ops
+//! group, and the group's id and the sender (as approver) are read from
+//! that message, so nobody has to look up a chat id.
+
+use super::render::Answers;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// How long to wait for `/here`.
+const WAIT: Duration = Duration::from_secs(300);
+
+/// The ops group's chat id and the sender, as `tg:<id>`.
+pub(super) async fn wait(a: &Answers) -> Result<(String, String), String> {
+    let token = a.secret.as_deref().unwrap_or_default();
+    let api = a
+        .api_url
+        .as_deref()
+        .unwrap_or("https://api.telegram.org")
+        .trim_end_matches('/');
+    let base = format!("{api}/bot{token}");
+    println!("… add the bot to your ops group and send /here there (waiting up to 5 minutes)");
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let mut offset = 0i64;
+    while started.elapsed() < WAIT {
+        let body = serde_json::json!({"offset": offset, "timeout": 20, "allowed_updates": ["message"]});
+        let answer = client
+            .post(format!("{base}/getUpdates"))
+            .json(&body)
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .map_err(|e| format!("Telegram could not be asked: {}", e.without_url()))?;
+        let updates: Value = answer
+            .json()
+            .await
+            .map_err(|_| "Telegram answered no JSON".to_string())?;
+        for u in updates["result"].as_array().into_iter().flatten() {
+            offset = offset.max(u["update_id"].as_i64().unwrap_or(0) + 1);
+            let m = &u["message"];
+            let text = m["text"].as_str().unwrap_or("");
+            let is_here = text == "/here" || text.starts_with("/here@") || text.starts_with("/here ");
+            if is_here && let (Some(chat), Some(from)) = (m["chat"]["id"].as_i64(), m["from"]["id"].as_i64()) {
+                // Consume it, so the gateway does not answer it later.
+                let _ = client
+                    .post(format!("{base}/getUpdates"))
+                    .json(&serde_json::json!({"offset": offset, "timeout": 0}))
+                    .send()
+                    .await;
+                println!("✓ the ops group is {chat}; tg:{from} approves");
+                return Ok((chat.to_string(), format!("tg:{from}")));
+            }
+        }
+    }
+    Err("no /here arrived in 5 minutes: pass --ops-room and --approver instead".into())
+}

@@ -1,0 +1,225 @@
+//! `switchboard init`: a first configuration in a few questions (or the
+//! same answers as flags, for scripts): which chat platform, its bot token
+//! (checked with the platform at once), a model server (found on Ollama's
+//! and llama.cpp's usual ports, or an API key kept as `env:NAME`), who
+//! approves and where the ops room is. It writes a commented configuration
+//! that `check` accepts and a `NAME=value` secrets file only its owner can
+//! read, runs `doctor`, and prints the command that starts the gateway
+//! (docs/getting-started.md).
+
+mod ask;
+mod here;
+mod probe;
+mod render;
+
+use ask::Asker;
+use render::{Answers, ModelChoice, Platform};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `switchboard init`'s flags: any answer not given is asked for, unless
+/// `--yes` (then a missing one is an error naming its flag).
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct InitArgs {
+    /// Where to write the configuration.
+    #[arg(long, default_value = "switchboard.toml")]
+    pub config: PathBuf,
+    /// Replace an existing configuration (and its secrets file).
+    #[arg(long)]
+    pub force: bool,
+    /// Ask nothing: every answer comes from the flags.
+    #[arg(long)]
+    pub yes: bool,
+    /// The chat platform: telegram, discord, matrix, or local (the terminal
+    /// and the local API only).
+    #[arg(long)]
+    pub platform: Option<String>,
+    /// The bot token (Telegram, Discord) or the bot account's password (Matrix).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The platform's API address, when it is not the public one (a local
+    /// Bot API server, a Discord-compatible server).
+    #[arg(long)]
+    pub api_url: Option<String>,
+    /// Matrix: the homeserver's address.
+    #[arg(long)]
+    pub homeserver: Option<String>,
+    /// Matrix: the bot's user id (`@bot:example.org`).
+    #[arg(long)]
+    pub user_id: Option<String>,
+    /// Discord: the server (guild) id the bot answers in.
+    #[arg(long)]
+    pub guild: Option<String>,
+    /// An OpenAI-compatible model server's address (ending in `/v1`);
+    /// without it, Ollama's and llama.cpp's usual ports are tried.
+    #[arg(long)]
+    pub model_url: Option<String>,
+    /// The model to use (default: the first the server lists).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Use OpenAI's or Anthropic's API: `openai` or `anthropic`.
+    #[arg(long)]
+    pub hosted: Option<String>,
+    /// The environment variable holding the hosted API's key.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// A person who approves risky tool calls and lets strangers in
+    /// (`tg:<id>`, `discord:<id>`, `@user:server`); repeat for more.
+    #[arg(long)]
+    pub approver: Vec<String>,
+    /// The ops room's chat id (Telegram group, Discord channel, Matrix
+    /// room; a Telegram group's id starts with `-100`).
+    #[arg(long, allow_hyphen_values = true)]
+    pub ops_room: Option<String>,
+    /// Telegram: wait for `/here` sent in the ops group, and take the
+    /// group's id (and the sender as approver) from it.
+    #[arg(long)]
+    pub wait_here: bool,
+    /// Skip `doctor` at the end.
+    #[arg(long)]
+    pub no_doctor: bool,
+}
+
+pub(crate) async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
+    let config = args.config.clone();
+    let secrets = secrets_path(&config);
+    if !args.force && (config.exists() || secrets.exists()) {
+        let which = if config.exists() { &config } else { &secrets };
+        println!(
+            "{} exists: pass --force to replace it, or --config PATH to write a new one.",
+            which.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let mut ask = Asker::new(args.yes);
+    let answers = match gather(&args, &mut ask).await {
+        Ok(a) => a,
+        Err(why) => {
+            println!("✗ {why}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let env_name = secrets
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    write_files(&config, &secrets, &answers, &env_name)?;
+    println!(
+        "✓ wrote {} and {} (secrets, mode 0600)",
+        config.display(),
+        secrets.display()
+    );
+    match switchboard_config::Config::load(&config) {
+        Ok(_) => println!("✓ switchboard check accepts it"),
+        Err(e) => {
+            print!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    if !args.no_doctor {
+        println!();
+        super::doctor::run(&config).await?;
+    }
+    println!(
+        "\nStart the gateway:\n\n    switchboard run --config {}\n",
+        config.display()
+    );
+    if answers.platform.is_chat() {
+        println!(
+            "Then write to the bot: a stranger gets a pairing code, and an approver lets them in from the ops room."
+        );
+    } else {
+        println!(
+            "Or talk to the agent in this terminal:\n\n    switchboard chat --config {}\n",
+            config.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every answer, each checked as it is given.
+async fn gather(args: &InitArgs, ask: &mut Asker) -> Result<Answers, String> {
+    let platform = Platform::parse(&ask.value(
+        args.platform.as_deref(),
+        "--platform",
+        "Chat platform (telegram, discord, matrix, local)",
+    )?)?;
+    let mut answers = Answers::new(platform);
+    answers.api_url = args.api_url.clone();
+    probe::credentials(args, ask, &mut answers).await?;
+    answers.model = model(args, ask).await?;
+    people(args, ask, &mut answers).await?;
+    Ok(answers)
+}
+
+/// The model server or hosted API.
+async fn model(args: &InitArgs, ask: &mut Asker) -> Result<ModelChoice, String> {
+    if let Some(hosted) = &args.hosted {
+        return probe::hosted(hosted, args.api_key_env.as_deref(), args.model.as_deref(), ask).await;
+    }
+    probe::local_server(args.model_url.as_deref(), args.model.as_deref(), ask).await
+}
+
+/// Approvers and the ops room (chat platforms only).
+async fn people(args: &InitArgs, ask: &mut Asker, answers: &mut Answers) -> Result<(), String> {
+    if !answers.platform.is_chat() {
+        return Ok(());
+    }
+    if args.wait_here && answers.platform == Platform::Telegram {
+        let (chat, sender) = here::wait(answers).await?;
+        answers.ops_room = Some(chat);
+        if args.approver.is_empty() {
+            answers.approvers.push(sender);
+        }
+    }
+    answers.approvers.extend(args.approver.iter().cloned());
+    if answers.approvers.is_empty() {
+        let who = ask.value(None, "--approver", answers.platform.approver_question())?;
+        answers.approvers = who
+            .split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    for a in &answers.approvers {
+        if !answers.platform.is_id(a) {
+            return Err(format!(
+                "'{a}' is not a {} user id: {}",
+                answers.platform.name(),
+                answers.platform.approver_question()
+            ));
+        }
+    }
+    if answers.ops_room.is_none() {
+        answers.ops_room = Some(ask.value(args.ops_room.as_deref(), "--ops-room", answers.platform.ops_question())?);
+    }
+    Ok(())
+}
+
+/// `switchboard.env` beside `switchboard.toml`.
+fn secrets_path(config: &Path) -> PathBuf {
+    let stem = config
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "switchboard".into());
+    config.with_file_name(format!("{stem}.env"))
+}
+
+/// The configuration, and the secrets file created with mode 0600 (never
+/// readable by others, not even for a moment).
+fn write_files(config: &Path, secrets: &Path, answers: &Answers, env_name: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = config.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let _ = std::fs::remove_file(secrets);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(secrets)?;
+    file.write_all(render::secrets(answers).as_bytes())?;
+    std::fs::write(config, render::config(answers, env_name))?;
+    Ok(())
+}

@@ -1,0 +1,197 @@
+//! `init`'s checks, made as each answer is given: the platform accepts
+//! the bot's credentials (the same `whoami` as `doctor`), and a model
+//! server answers with the models it serves.
+
+use super::InitArgs;
+use super::ask::Asker;
+use super::render::{Answers, ModelChoice, Platform, channel_table};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The usual addresses of a model server on this machine.
+const LOCAL_SERVERS: [(&str, &str); 2] = [
+    ("Ollama", "http://127.0.0.1:11434/v1"),
+    ("llama.cpp", "http://127.0.0.1:8080/v1"),
+];
+
+/// Ask for the bot's credentials until the platform accepts them (once,
+/// with `--yes`).
+pub(super) async fn credentials(args: &InitArgs, ask: &mut Asker, a: &mut Answers) -> Result<(), String> {
+    match a.platform {
+        Platform::Local => return Ok(()),
+        Platform::Matrix => {
+            a.homeserver = Some(ask.value(
+                args.homeserver.as_deref(),
+                "--homeserver",
+                "The homeserver's address (https://matrix.example.org)",
+            )?);
+            a.user_id = Some(ask.value(
+                args.user_id.as_deref(),
+                "--user-id",
+                "The bot's Matrix id (@bot:example.org)",
+            )?);
+        }
+        Platform::Discord => {
+            a.guild = Some(ask.value(
+                args.guild.as_deref(),
+                "--guild",
+                "Your Discord server's id (Developer Mode, then Copy Server ID)",
+            )?);
+        }
+        Platform::Telegram => {}
+    }
+    let question = match a.platform {
+        Platform::Telegram => "The bot token from @BotFather",
+        Platform::Discord => "The bot token (Developer Portal, Bot, Reset Token)",
+        _ => "The bot account's password",
+    };
+    let mut given = args.token.clone();
+    loop {
+        let secret = ask.value(given.take().as_deref(), "--token", question)?;
+        if secret.chars().any(char::is_control) {
+            return Err("the token holds a control character: paste it again".into());
+        }
+        a.secret = Some(secret.clone());
+        print!("… asking {} whether it accepts the credentials: ", a.platform.name());
+        match signed_in(a, &secret).await {
+            Ok(who) => {
+                println!("✓ signed in as {who}");
+                a.signed_in_as = Some(who);
+                return Ok(());
+            }
+            Err(why) if ask.may_retry() => println!("✗ {why}"),
+            Err(why) => {
+                println!("✗");
+                return Err(why);
+            }
+        }
+    }
+}
+
+/// Who the platform says the bot is, or why it refused.
+async fn signed_in(a: &Answers, secret: &str) -> Result<String, String> {
+    let draft = format!(
+        "[providers.p]\nkind = \"openai\"\nmodel = \"m\"\n[agents.main]\nmodel_provider = \"p\"\n{}",
+        channel_table(a, secret)
+    );
+    let config = switchboard_config::Config::from_toml_str(&draft, "init").map_err(|e| e.to_string())?;
+    let channel = crate::adapters::build_one(&config, &a.channel()).map_err(|e| format!("{e:#}"))?;
+    let what = match a.platform {
+        Platform::Matrix => "the password (or the user id)",
+        _ => "the token",
+    };
+    match tokio::time::timeout(Duration::from_secs(15), channel.whoami()).await {
+        Ok(Ok(Some(who))) => Ok(who),
+        Ok(Ok(None)) => Ok("the bot".into()),
+        Ok(Err(switchboard_core::ChannelError::Permanent(why))) => Err(format!(
+            "{} refused {what} ({why}): copy it again and retry",
+            a.platform.name()
+        )),
+        Ok(Err(e)) => Err(format!(
+            "{} could not be asked ({e}): check the network and the address",
+            a.platform.name()
+        )),
+        Err(_) => Err(format!(
+            "{} did not answer in 15 s: check the network and the address",
+            a.platform.name()
+        )),
+    }
+}
+
+/// A model server at `url`, or on the usual local ports.
+pub(super) async fn local_server(
+    url: Option<&str>,
+    model: Option<&str>,
+    ask: &mut Asker,
+) -> Result<ModelChoice, String> {
+    let candidates: Vec<(&str, String)> = match url {
+        Some(u) => vec![("the model server", u.trim_end_matches('/').to_string())],
+        None => LOCAL_SERVERS.iter().map(|(n, u)| (*n, u.to_string())).collect(),
+    };
+    for (name, base) in candidates {
+        print!("… looking for {name} at {base}: ");
+        match models_at(&base).await {
+            Ok(models) if models.is_empty() => println!("it answers but serves no model"),
+            Ok(models) => {
+                let chosen = match model {
+                    Some(m) if models.iter().any(|x| x == m) => m.to_string(),
+                    Some(m) => return Err(format!("{base} does not serve '{m}'; it serves {}", models.join(", "))),
+                    None => models[0].clone(),
+                };
+                println!("✓ serves {} (using {chosen})", models.join(", "));
+                return Ok(ModelChoice {
+                    kind: "openai",
+                    base_url: Some(base),
+                    model: chosen,
+                    ..ModelChoice::default()
+                });
+            }
+            Err(why) => println!("✗ {why}"),
+        }
+    }
+    let hint = "start Ollama (ollama serve) or llama.cpp's llama-server, or pass --model-url URL, or --hosted openai|anthropic with --api-key-env NAME";
+    if !ask.may_retry() {
+        return Err(format!("no model server found: {hint}"));
+    }
+    let url = ask.value(
+        None,
+        "--model-url",
+        "A model server's address ending in /v1 (OpenAI-compatible)",
+    )?;
+    Box::pin(local_server(Some(&url), model, ask)).await
+}
+
+/// The model names an OpenAI-compatible server lists.
+async fn models_at(base: &str) -> Result<Vec<String>, String> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let answer = client
+        .get(format!("{base}/models"))
+        .send()
+        .await
+        .map_err(|_| "nothing answers there".to_string())?;
+    if !answer.status().is_success() {
+        return Err(format!("it answers {} to /models", answer.status().as_u16()));
+    }
+    let body: Value = answer.json().await.map_err(|_| "its /models is not JSON".to_string())?;
+    Ok(body["data"]
+        .as_array()
+        .map(|d| d.iter().filter_map(|m| m["id"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default())
+}
+
+/// OpenAI's or Anthropic's API, its key in the environment (or typed in,
+/// then kept in the secrets file).
+pub(super) async fn hosted(
+    which: &str,
+    key_env: Option<&str>,
+    model: Option<&str>,
+    ask: &mut Asker,
+) -> Result<ModelChoice, String> {
+    let (kind, default_env, default_model) = match which {
+        "openai" => ("openai", "OPENAI_API_KEY", "gpt-4o-mini"),
+        "anthropic" => ("anthropic", "ANTHROPIC_API_KEY", "claude-3-5-haiku-latest"),
+        other => return Err(format!("--hosted '{other}': answer openai or anthropic")),
+    };
+    let env = key_env.unwrap_or(default_env).to_string();
+    let key = match std::env::var(&env) {
+        Ok(v) if !v.is_empty() => {
+            println!("✓ the API key is read from ${env}");
+            None
+        }
+        _ => Some(ask.value(
+            None,
+            "--api-key-env",
+            &format!("The {kind} API key (kept in the secrets file as {env})"),
+        )?),
+    };
+    Ok(ModelChoice {
+        kind,
+        base_url: None,
+        model: model.unwrap_or(default_model).to_string(),
+        key_env: Some(env),
+        key,
+    })
+}

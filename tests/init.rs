@@ -1,0 +1,222 @@
+//! `switchboard init` as a new operator runs it: each answer given as a
+//! flag or typed in, the bot token checked with the platform's stand-in at
+//! once (a wrong one refused, with what to do), the model server found on
+//! its port, and what it writes accepted by `check` and run by `switchboard
+//! run`: a stranger's DM is paired by the approver from the ops group and
+//! answered by the model. The token is in the secrets file (mode 0600),
+//! never in the TOML. (docs/getting-started.md)
+
+mod support;
+
+use serde_json::Value;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::{Gateway, Sandbox, binary, free_port};
+use switchboard_test_support::discord::FakeDiscord;
+use switchboard_test_support::telegram::{FakeTelegram, button, private_chat, supergroup, user};
+use switchboard_test_support::{ScriptedModel, Step};
+
+const OPS: i64 = -1_001_234_567_890;
+const APPROVER: i64 = 7;
+
+fn text(m: &Value) -> &str {
+    m["text"].as_str().unwrap_or("")
+}
+
+async fn wait_for(tg: &FakeTelegram, chat: i64, n: usize) -> Vec<Value> {
+    for _ in 0..300 {
+        let got: Vec<Value> = tg.sent().into_iter().filter(|m| m["chat"]["id"] == chat).collect();
+        if got.len() >= n {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
+}
+
+/// `switchboard init` in `sandbox` with `args`, `input` typed in.
+fn init(sandbox: &Sandbox, args: &[&str], input: &str) -> (i32, String) {
+    let mut child = Command::new(binary())
+        .arg("init")
+        .args(args)
+        .current_dir(sandbox.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run switchboard init");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), all)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_with_flags_checks_the_token_and_what_it_writes_answers_a_dm() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    tg.only_token("123:GOOD");
+    let sandbox = Sandbox::new("# an operator's own file\n");
+    let (tg_url, model_url) = (tg.url(), model.url());
+    let flags = |token: &'static str| {
+        vec![
+            "--yes",
+            "--platform",
+            "telegram",
+            "--token",
+            token,
+            "--api-url",
+            &tg_url,
+            "--model-url",
+            &model_url,
+            "--approver",
+            "tg:7",
+            "--ops-room",
+            "-1001234567890",
+            "--no-doctor",
+        ]
+    };
+
+    let (code, out) = init(&sandbox, &flags("123:GOOD"), "");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("switchboard.toml exists: pass --force"), "{out}");
+
+    let mut forced = flags("123:BAD");
+    forced.push("--force");
+    let (code, out) = init(&sandbox, &forced, "");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("telegram refused the token") && out.contains("copy it again"),
+        "{out}"
+    );
+    let untouched = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert_eq!(
+        untouched, "# an operator's own file\n",
+        "a refused answer writes nothing"
+    );
+
+    let mut forced = flags("123:GOOD");
+    forced.push("--force");
+    let (code, out) = init(&sandbox, &forced, "");
+    assert_eq!(code, 0, "{out}");
+    for line in [
+        "✓ signed in as @",
+        "✓ serves scripted (using scripted)",
+        "✓ switchboard check accepts it",
+    ] {
+        assert!(out.contains(line), "{line:?} in:\n{out}");
+    }
+    assert!(out.contains("switchboard run --config switchboard.toml"), "{out}");
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(!written.contains("123:GOOD"), "no token in the TOML:\n{written}");
+    assert!(written.contains("bot_token = \"env:TELEGRAM_BOT_TOKEN\""), "{written}");
+    let secrets = sandbox.path().join("switchboard.env");
+    assert_eq!(std::fs::metadata(&secrets).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(
+        std::fs::read_to_string(&secrets)
+            .unwrap()
+            .contains("TELEGRAM_BOT_TOKEN=123:GOOD")
+    );
+    let (code, out, err) = sandbox.run(&["check", "--config", "switchboard.toml"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // As written (plus the harness's probe channel), with the token only
+    // in the secrets file: a stranger is paired from the ops group and
+    // answered by the model.
+    std::fs::write(
+        sandbox.config_path(),
+        written + "\n[channels.local.probe]\nallowed_users = []\n",
+    )
+    .unwrap();
+    let _gw = Gateway::start(&sandbox, free_port(), "probe").await;
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello?", None, None);
+    assert!(text(&wait_for(&tg, 555, 1).await[0]).contains("code: "));
+    let prompt = wait_for(&tg, OPS, 1).await[0].clone();
+    tg.press(user(APPROVER, "Ops"), prompt.clone(), &button(&prompt, "Allow"));
+    wait_for(&tg, 555, 2).await;
+    model.push(Step::text("Hello Eve."));
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hi again", None, None);
+    let to_eve = wait_for(&tg, 555, 3).await;
+    assert_eq!(text(&to_eve[2]), "Hello Eve.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    tg.only_token("123:GOOD");
+    // The operator sends /here in the ops group before init polls.
+    tg.message(supergroup(OPS, "Ops"), user(APPROVER, "Ops"), "/here", None, None);
+    let sandbox = Sandbox::new("");
+    std::fs::remove_file(sandbox.config_path()).unwrap();
+    let args = [
+        "--api-url",
+        &tg.url(),
+        "--model-url",
+        &model.url(),
+        "--wait-here",
+        "--no-doctor",
+    ];
+    // Typed: the platform, a wrong token, then the right one.
+    let (code, out) = init(&sandbox, &args, "telegram\n123:BAD\n123:GOOD\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Chat platform (telegram, discord, matrix, local): "),
+        "{out}"
+    );
+    assert!(
+        out.contains("✗ telegram refused the token"),
+        "the wrong token is refused, then asked again:\n{out}"
+    );
+    assert!(
+        out.contains(&format!("✓ the ops group is {OPS}; tg:{APPROVER} approves")),
+        "{out}"
+    );
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(
+        written.contains(&format!("rooms = {{ \"ops\" = \"{OPS}\" }}")),
+        "{written}"
+    );
+    assert!(written.contains("approvers = [\"tg:7\"]"), "{written}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_for_discord_asks_discord_who_the_bot_is() {
+    let model = ScriptedModel::start().await;
+    let dc = FakeDiscord::start().await;
+    let sandbox = Sandbox::new("");
+    std::fs::remove_file(sandbox.config_path()).unwrap();
+    let args = [
+        "--yes",
+        "--platform",
+        "discord",
+        "--token",
+        "TEST.TOKEN",
+        "--api-url",
+        &dc.url(),
+        "--guild",
+        "112233",
+        "--model-url",
+        &model.url(),
+        "--approver",
+        "discord:42",
+        "--ops-room",
+        "223344",
+        "--no-doctor",
+    ];
+    let (code, out) = init(&sandbox, &args, "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("✓ signed in as"), "{out}");
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(
+        written.contains("bot_token = \"env:DISCORD_BOT_TOKEN\"") && written.contains("guilds = [\"112233\"]"),
+        "{written}"
+    );
+    assert!(!written.contains("TEST.TOKEN"));
+}

@@ -14,7 +14,6 @@
 
 mod support;
 
-use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::{Gateway, Sandbox, free_port};
@@ -114,17 +113,7 @@ streaming = "off"
 
 /// Ask `text` in chat `chat` and wait for its answer.
 async fn ask(gw: &Gateway, chat: &str, text: &str) -> String {
-    let mut cursor = gw
-        .events("team", 0)
-        .await
-        .last()
-        .and_then(|e| e["seq"].as_u64())
-        .unwrap_or(0);
-    gw.send("team", chat, "cli:tester", text, false, true).await;
-    let e = gw
-        .wait_for("team", &mut cursor, TASK_SECS, |e: &Value| e["chat"] == chat)
-        .await;
-    e["text"].as_str().unwrap_or("").to_string()
+    gw.ask("team", chat, "cli:tester", text, TASK_SECS).await
 }
 
 /// Whether the answer is, or ends with, a tool call written out: what the

@@ -9,7 +9,7 @@ mod support;
 use serde_json::{Value, json};
 use std::path::Path;
 use support::{Gateway, team_gateway};
-use switchboard_test_support::Step;
+use switchboard_test_support::{Step, tool_results};
 
 fn write_skill(root: &Path, folder: &str, front: &str, body: &str) {
     std::fs::create_dir_all(root.join(folder)).unwrap();
@@ -18,17 +18,7 @@ fn write_skill(root: &Path, folder: &str, front: &str, body: &str) {
 
 /// Ask in chat `chat` and wait for the answer.
 async fn ask(gw: &Gateway, chat: &str, text: &str) -> String {
-    let mut cursor = gw
-        .events("team", 0)
-        .await
-        .last()
-        .and_then(|e| e["seq"].as_u64())
-        .unwrap_or(0);
-    gw.send("team", chat, "cli:ann", text, false, true).await;
-    let e = gw
-        .wait_for("team", &mut cursor, 30, |e: &Value| e["chat"] == chat)
-        .await;
-    e["text"].as_str().unwrap_or("").to_string()
+    gw.ask("team", chat, "cli:ann", text, 30).await
 }
 
 /// The `skill` tool offered in `request`, if any.
@@ -38,17 +28,6 @@ fn skill_tool(request: &Value) -> Option<Value> {
         .iter()
         .find(|t| t["function"]["name"] == "skill")
         .cloned()
-}
-
-/// The tool results of `request`, in order.
-fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

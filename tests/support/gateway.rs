@@ -160,6 +160,22 @@ impl Gateway {
         v["events"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Send `text` as `user` in the direct chat `chat` of `alias` and wait
+    /// up to `secs` for the answer's text.
+    pub(crate) async fn ask(&self, alias: &str, chat: &str, user: &str, text: &str, secs: u64) -> String {
+        let mut cursor = self
+            .events(alias, 0)
+            .await
+            .last()
+            .and_then(|e| e["seq"].as_u64())
+            .unwrap_or(0);
+        self.send(alias, chat, user, text, false, true).await;
+        let e = self
+            .wait_for(alias, &mut cursor, secs, |e: &Value| e["chat"] == chat)
+            .await;
+        e["text"].as_str().unwrap_or("").to_string()
+    }
+
     /// Wait for the first event after `*cursor` matching `pred`; advances the cursor past it.
     pub(crate) async fn wait_for(
         &self,

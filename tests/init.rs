@@ -6,6 +6,7 @@
 //! answered by the model. The token is in the secrets file (mode 0600),
 //! never in the TOML. (docs/getting-started.md)
 
+mod matrix_fx;
 mod support;
 
 use serde_json::Value;
@@ -186,6 +187,51 @@ async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() 
     assert!(written.contains("approvers = [\"tg:7\"]"), "{written}");
 }
 
+/// Interactive, as on a terminal: `script` (util-linux) gives init a
+/// pseudo-terminal for its questions and the typed answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_on_a_terminal_asks_and_writes_what_was_typed() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let sandbox = Sandbox::new("");
+    std::fs::remove_file(sandbox.config_path()).unwrap();
+    let command = format!(
+        "{} init --api-url {} --model-url {} --no-doctor",
+        binary().display(),
+        tg.url(),
+        model.url()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(sandbox.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    let mut stdin = child.stdin.take().unwrap();
+    for answer in ["telegram\n", "123:TOKEN\n", "tg:7\n", "-1001234567890\n"] {
+        std::thread::sleep(Duration::from_millis(300));
+        stdin.write_all(answer.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    for question in [
+        "Chat platform",
+        "The bot token from @BotFather",
+        "Approvers' Telegram ids",
+        "The ops group's chat id",
+    ] {
+        assert!(shown.contains(question), "{question:?} was asked:\n{shown}");
+    }
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(
+        written.contains("approvers = [\"tg:7\"]") && written.contains("\"-1001234567890\""),
+        "{written}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn init_for_discord_asks_discord_who_the_bot_is() {
     let model = ScriptedModel::start().await;
@@ -219,4 +265,46 @@ async fn init_for_discord_asks_discord_who_the_bot_is() {
         "{written}"
     );
     assert!(!written.contains("TEST.TOKEN"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_for_matrix_logs_in_on_a_real_synapse() {
+    let model = ScriptedModel::start().await;
+    let w = matrix_fx::world().await;
+    let sandbox = Sandbox::new("");
+    std::fs::remove_file(sandbox.config_path()).unwrap();
+    let (hs, model_url) = (w.synapse.url(), model.url());
+    let args = |password: &'static str| {
+        vec![
+            "--platform",
+            "matrix",
+            "--homeserver",
+            &hs,
+            "--user-id",
+            matrix_fx::BOT,
+            "--token",
+            password,
+            "--model-url",
+            &model_url,
+            "--approver",
+            matrix_fx::OP,
+            "--ops-room",
+            &w.ops,
+            "--no-doctor",
+        ]
+    };
+    let mut quiet = args("not-the-password");
+    quiet.push("--yes");
+    let (code, out) = init(&sandbox, &quiet, "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("matrix refused the password"), "{out}");
+    let (code, out) = init(&sandbox, &args("bot-password"), "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("✓ signed in as {}", matrix_fx::BOT)), "{out}");
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(written.contains("password = \"env:MATRIX_PASSWORD\""), "{written}");
+    assert!(written.contains(&format!("auto_join = [\"{}\"]", w.ops)), "{written}");
+    assert!(!written.contains("bot-password"));
+    let (code, out, err) = sandbox.run(&["check", "--config", "switchboard.toml"]);
+    assert_eq!(code, 0, "{out}{err}");
 }

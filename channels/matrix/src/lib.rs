@@ -16,10 +16,13 @@ mod errors;
 mod inbound;
 mod login;
 mod media;
+mod password_check;
 mod recent;
 mod status;
 mod sync;
 mod unfinished;
+
+pub use password_check::check_password;
 
 use async_trait::async_trait;
 use matrix_sdk::Client;

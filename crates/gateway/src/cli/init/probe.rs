@@ -80,7 +80,19 @@ async fn signed_in(a: &Answers, secret: &str) -> Result<String, String> {
         Platform::Matrix => "the password (or the user id)",
         _ => "the token",
     };
-    match tokio::time::timeout(Duration::from_secs(15), channel.whoami()).await {
+    // A channel logs in with a password only when it starts: here the
+    // password is tried (and that session logged out again).
+    let asked = async {
+        match (&a.homeserver, &a.user_id) {
+            (Some(hs), Some(user)) if a.platform == Platform::Matrix => {
+                switchboard_channel_matrix::check_password(hs, user, secret)
+                    .await
+                    .map(Some)
+            }
+            _ => channel.whoami().await,
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(15), asked).await {
         Ok(Ok(Some(who))) => Ok(who),
         Ok(Ok(None)) => Ok("the bot".into()),
         Ok(Err(switchboard_core::ChannelError::Permanent(why))) => Err(format!(

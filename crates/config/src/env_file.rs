@@ -40,7 +40,7 @@ pub(crate) fn load(path: &Path) -> Result<(), String> {
 
 /// `NAME=value` lines; blank lines and `#` comments are passed over, an
 /// `export ` prefix and quotes around the value are allowed.
-pub(crate) fn parse(text: &str) -> Result<HashMap<String, String>, String> {
+pub fn parse(text: &str) -> Result<HashMap<String, String>, String> {
     let mut values = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();

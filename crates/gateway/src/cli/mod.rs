@@ -8,6 +8,7 @@ mod check;
 mod doctor;
 mod init;
 pub(crate) mod logging;
+mod migrate;
 mod reload;
 mod status;
 
@@ -36,6 +37,9 @@ enum Command {
     /// Write a first configuration: a few questions (or their flags), each
     /// answer checked at once (docs/getting-started.md).
     Init(Box<init::InitArgs>),
+    /// Move an OpenClaw or Hermes Agent setup over: a plan first, then a
+    /// new configuration (docs/getting-started.md).
+    Migrate(migrate::MigrateArgs),
     /// Start the gateway: every enabled channel and the agent runtime.
     Run {
         #[arg(long, default_value = "config/switchboard.toml")]
@@ -118,6 +122,7 @@ pub fn main() -> ExitCode {
     let level = match cli.command {
         Command::Chat { .. }
         | Command::Init(_)
+        | Command::Migrate(_)
         | Command::Check { .. }
         | Command::Approvals { .. }
         | Command::Status { .. }
@@ -136,6 +141,7 @@ pub fn main() -> ExitCode {
     run_to_exit(async {
         match cli.command {
             Command::Init(args) => init::run(*args).await,
+            Command::Migrate(args) => migrate::run(args).await,
             Command::Check { config, probe } => check::run(&config, probe).await,
             Command::Chat { config, agent } => chat::run(&config, agent).await,
             Command::Run { config } => run::run(&config).await,

@@ -1,0 +1,48 @@
+//! MCP servers, from either source: a command with its arguments and
+//! environment, or an address with headers. Each is imported with every
+//! tool at risk `high` (asked of an approver) until the operator rates it.
+
+use super::plan::{Plan, list, q};
+use super::source::Source;
+use serde_json::Value;
+
+/// Add `[mcp_servers.<name>]` from `server`; whether it was.
+pub(super) fn server(s: &Source, plan: &mut Plan, from: &str, name: &str, server: &Value) -> bool {
+    let header = format!("mcp_servers.{name}");
+    if server.get("enabled") == Some(&Value::Bool(false)) || server.get("disabled") == Some(&Value::Bool(true)) {
+        plan.left(from, "disabled there: not imported");
+        return false;
+    }
+    if let Some(cmd) = server.get("command").and_then(Value::as_str) {
+        plan.set(&header, "command", q(cmd));
+        let args = super::common::strings(server.get("args").cloned());
+        if !args.is_empty() {
+            plan.set(&header, "args", list(&args));
+        }
+        for (key, raw) in server.get("env").and_then(Value::as_object).into_iter().flatten() {
+            if let Some(v) = s.secret(plan, &format!("{from}.env.{key}"), raw, key) {
+                plan.set(&format!("{header}.env"), key, v);
+            }
+        }
+    } else if let Some(url) = server.get("url").and_then(Value::as_str) {
+        plan.set(&header, "url", q(url));
+        for (key, raw) in server.get("headers").and_then(Value::as_object).into_iter().flatten() {
+            let var = format!(
+                "{}_{}",
+                name.to_ascii_uppercase().replace('-', "_"),
+                key.to_ascii_uppercase().replace('-', "_")
+            );
+            if let Some(v) = s.secret(plan, &format!("{from}.headers.{key}"), raw, &var) {
+                plan.set(&format!("{header}.headers"), &format!("\"{key}\""), v);
+            }
+        }
+    } else {
+        plan.left(from, "neither a command nor a url");
+        return false;
+    }
+    plan.mapped(
+        from,
+        format!("[{header}], every tool at risk high (asked) until you rate them"),
+    );
+    true
+}

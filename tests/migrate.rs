@@ -1,0 +1,196 @@
+//! `switchboard migrate` from homes written as OpenClaw and Hermes Agent
+//! document their files (tests/fixtures/migrate/): the plan names every
+//! setting mapped, left out (with why) or secret (redacted); `--dry-run`
+//! writes nothing; secrets are imported only with `--secrets`; an existing
+//! file is never replaced; the source is left as it was; and the result
+//! passes `check` and answers an imported allowed person's DM on the
+//! Telegram stand-in with the imported token.
+
+mod support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use support::{Gateway, Sandbox, free_port};
+use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+use switchboard_test_support::{ScriptedModel, Step};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/migrate")
+        .join(name)
+}
+
+/// Every file under `dir` with its bytes (to see that nothing changed).
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn migrate(sandbox: &Sandbox, args: &[&str]) -> (i32, String) {
+    let (code, out, err) = sandbox.run(&[&["migrate"], args].concat());
+    (code, format!("{out}{err}"))
+}
+
+async fn wait_for(tg: &FakeTelegram, chat: i64, n: usize) -> Vec<Value> {
+    for _ in 0..300 {
+        let got: Vec<Value> = tg.sent().into_iter().filter(|m| m["chat"]["id"] == chat).collect();
+        if got.len() >= n {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
+}
+
+/// Run what was written, with the stand-ins' addresses put in, and have
+/// `person` (on the imported allow list) write to the bot.
+async fn answers_a_dm(sandbox: &Sandbox, written: &str, model_line: &str, person: i64) {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    let token = std::fs::read_to_string(sandbox.path().join("migrated.env")).unwrap();
+    let token = token
+        .lines()
+        .find_map(|l| l.strip_prefix("TELEGRAM_BOT_TOKEN="))
+        .unwrap()
+        .to_string();
+    tg.only_token(&token);
+    assert!(written.contains(model_line), "{written}");
+    let config = written
+        .replacen(model_line, &format!("base_url = \"{}\"", model.url()), 1)
+        .replacen(
+            "[channels.telegram.main]\n",
+            &format!("[channels.telegram.main]\napi_url = \"{}\"\n", tg.url()),
+            1,
+        )
+        + "\n[channels.local.probe]\nallowed_users = []\n";
+    std::fs::write(sandbox.path().join("migrated.toml"), config).unwrap();
+    std::fs::copy(sandbox.path().join("migrated.toml"), sandbox.config_path()).unwrap();
+    let _gw = Gateway::start(sandbox, free_port(), "probe").await;
+    model.push(Step::text("Hello again."));
+    tg.message(private_chat(person, "Ann"), user(person, "Ann"), "hi", None, None);
+    let to_ann = wait_for(&tg, person, 1).await;
+    assert_eq!(to_ann[0]["text"], "Hello again.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openclaw_home_moves_over_with_a_plan_first() {
+    let home = fixture("openclaw");
+    let before = snapshot(&home);
+    let sandbox = Sandbox::new("");
+    let from = home.to_str().unwrap();
+
+    let (code, plan) = migrate(&sandbox, &["openclaw", "--from", from, "--dry-run"]);
+    assert_eq!(code, 0, "{plan}");
+    for line in [
+        "agents.defaults.model (local-vllm/qwen3-32b) → [providers.local-vllm] model qwen3-32b",
+        "channels.telegram.dmPolicy + allowFrom → allowed_users with \"paired\"",
+        "commands.ownerAllowFrom → approvers on telegram.main",
+        "mcp.servers.context7 → [mcp_servers.context7], every tool at risk high",
+        "tools.exec (ask) → [risk_profiles.migrated] level supervised",
+        "channels.telegram.botToken → env:TELEGRAM_BOT_TOKEN = 123:… (12 characters, redacted)",
+        "browser.enabled: no Switchboard equivalent this migration knows",
+        "agents.defaults.heartbeat.every: no Switchboard equivalent",
+        "workspace/skills/release-notes → workspace/main/skills/release-notes",
+        "--dry-run: nothing was written.",
+    ] {
+        assert!(plan.contains(line), "{line:?} in the plan:\n{plan}");
+    }
+    assert!(
+        !plan.contains("123:MIGRATED") && !plan.contains("vllm-secret-key"),
+        "secrets are redacted:\n{plan}"
+    );
+    assert!(!sandbox.path().join("migrated.toml").exists() && !sandbox.path().join("workspace").exists());
+
+    let (code, out) = migrate(
+        &sandbox,
+        &["openclaw", "--from", from, "--yes", "--out", "migrated.toml"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Secrets are not imported without --secrets"), "{out}");
+    assert!(
+        !sandbox.path().join("migrated.env").exists(),
+        "no secrets without --secrets"
+    );
+    let (code, out) = migrate(
+        &sandbox,
+        &["openclaw", "--from", from, "--yes", "--out", "migrated.toml"],
+    );
+    assert_eq!(code, 2, "an existing file is never replaced: {out}");
+
+    std::fs::remove_file(sandbox.path().join("migrated.toml")).unwrap();
+    let (code, out) = migrate(
+        &sandbox,
+        &[
+            "openclaw",
+            "--from",
+            from,
+            "--yes",
+            "--secrets",
+            "--out",
+            "migrated.toml",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("✓ switchboard check accepts migrated.toml"), "{out}");
+    let written = std::fs::read_to_string(sandbox.path().join("migrated.toml")).unwrap();
+    assert!(
+        !written.contains("123:MIGRATED"),
+        "the token is in the secrets file only:\n{written}"
+    );
+    assert!(
+        written.contains("You are Samantha, calm and brief."),
+        "the persona is the system prompt"
+    );
+    assert!(
+        written.contains("allowed_users = [\"paired\", \"tg:111\", \"tg:222\"]"),
+        "{written}"
+    );
+    let skill = sandbox.path().join("workspace/main/skills/weather/SKILL.md");
+    assert!(skill.is_file() && sandbox.path().join("workspace/main/memory/MEMORY.md").is_file());
+    assert_eq!(snapshot(&home), before, "the source is left as it was");
+
+    answers_a_dm(&sandbox, &written, "base_url = \"http://127.0.0.1:8000/v1\"", 111).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hermes_home_moves_over_with_its_env_allow_list() {
+    let home = fixture("hermes");
+    let before = snapshot(&home);
+    let sandbox = Sandbox::new("");
+    let from = home.to_str().unwrap();
+    let (code, out) = migrate(
+        &sandbox,
+        &["hermes", "--from", from, "--yes", "--secrets", "--out", "migrated.toml"],
+    );
+    assert_eq!(code, 0, "{out}");
+    for line in [
+        "model (custom:local, qwen2.5-coder) → [providers.local] model qwen2.5-coder",
+        "TELEGRAM_BOT_TOKEN → env:TELEGRAM_BOT_TOKEN = 123:… (10 characters, redacted)",
+        "command_allowlist: Hermes's always-approved dangerous patterns (rm) have no equivalent",
+        "terminal.backend: no Switchboard equivalent this migration knows",
+        "pairing: no approver was found",
+        "skills/devops/deploy-check → workspace/main/skills/deploy-check",
+    ] {
+        assert!(out.contains(line), "{line:?} in:\n{out}");
+    }
+    let written = std::fs::read_to_string(sandbox.path().join("migrated.toml")).unwrap();
+    assert!(
+        written.contains("Your notes from before are in memory/MEMORY.md"),
+        "{written}"
+    );
+    assert_eq!(snapshot(&home), before, "the source is left as it was");
+    answers_a_dm(&sandbox, &written, "base_url = \"http://127.0.0.1:8080/v1\"", 222).await;
+}

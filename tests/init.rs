@@ -104,8 +104,10 @@ async fn init_with_flags_checks_the_token_and_what_it_writes_answers_a_dm() {
 
     let mut forced = flags("123:GOOD");
     forced.push("--force");
+    let started = std::time::Instant::now();
     let (code, out) = init(&sandbox, &forced, "");
     assert_eq!(code, 0, "{out}");
+    let init_secs = started.elapsed().as_secs_f64();
     for line in [
         "✓ signed in as @",
         "✓ serves scripted (using scripted)",
@@ -145,6 +147,10 @@ async fn init_with_flags_checks_the_token_and_what_it_writes_answers_a_dm() {
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hi again", None, None);
     let to_eve = wait_for(&tg, 555, 3).await;
     assert_eq!(text(&to_eve[2]), "Hello Eve.");
+    println!(
+        "init took {init_secs:.2} s; from init to the first answered DM (pairing included): {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

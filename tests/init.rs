@@ -158,7 +158,9 @@ async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() 
     let model = ScriptedModel::start().await;
     let tg = FakeTelegram::start().await;
     tg.only_token("123:GOOD");
-    // The operator sends /here in the ops group before init polls.
+    // A stranger's /here in a direct message is no ops room; the
+    // operator's in the ops group is, once confirmed on the terminal.
+    tg.message(private_chat(666, "Mallory"), user(666, "Mallory"), "/here", None, None);
     tg.message(supergroup(OPS, "Ops"), user(APPROVER, "Ops"), "/here", None, None);
     let sandbox = Sandbox::new("");
     std::fs::remove_file(sandbox.config_path()).unwrap();
@@ -170,8 +172,8 @@ async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() 
         "--wait-here",
         "--no-doctor",
     ];
-    // Typed: the platform, a wrong token, then the right one.
-    let (code, out) = init(&sandbox, &args, "telegram\n123:BAD\n123:GOOD\n");
+    // Typed: the platform, a wrong token, the right one, then yes to /here.
+    let (code, out) = init(&sandbox, &args, "telegram\n123:BAD\n123:GOOD\nyes\n");
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("Chat platform (telegram, discord, matrix, local): "),
@@ -181,8 +183,13 @@ async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() 
         out.contains("✗ telegram refused the token"),
         "the wrong token is refused, then asked again:\n{out}"
     );
+    assert!(out.contains(&format!("/here came from tg:{APPROVER} (")), "{out}");
     assert!(
-        out.contains(&format!("✓ the ops group is {OPS}; tg:{APPROVER} approves")),
+        !out.contains("tg:666"),
+        "a /here in a direct message is passed over:\n{out}"
+    );
+    assert!(
+        out.contains(&format!("✓ the ops group is {OPS}; tg:{APPROVER} (")),
         "{out}"
     );
     let written = std::fs::read_to_string(sandbox.config_path()).unwrap();

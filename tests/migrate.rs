@@ -194,3 +194,63 @@ async fn a_hermes_home_moves_over_with_its_env_allow_list() {
     assert_eq!(snapshot(&home), before, "the source is left as it was");
     answers_a_dm(&sandbox, &written, "base_url = \"http://127.0.0.1:8080/v1\"", 222).await;
 }
+
+/// A source home is read, never trusted: links in it (to files the agent
+/// must not read) are not copied into the agent's workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_in_a_source_home_are_not_followed() {
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "THE-SECRET").unwrap();
+    std::fs::create_dir_all(outside.path().join("evil")).unwrap();
+    std::fs::write(
+        outside.path().join("evil/SKILL.md"),
+        "---\nname: evil\ndescription: Outside.\n---\nx\n",
+    )
+    .unwrap();
+    let h = home.path();
+    std::fs::write(
+        h.join("openclaw.json"),
+        "{ agents: { defaults: { model: 'ollama/qwen2.5:7b' } } }",
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.join("workspace/skills/ok")).unwrap();
+    std::fs::write(
+        h.join("workspace/skills/ok/SKILL.md"),
+        "---\nname: ok\ndescription: Fine.\n---\nx\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        h.join("workspace/skills/ok/leak.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), h.join("workspace/MEMORY.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.join("skills")).unwrap();
+    let sandbox = Sandbox::new("");
+    let (code, out) = migrate(
+        &sandbox,
+        &[
+            "openclaw",
+            "--from",
+            h.to_str().unwrap(),
+            "--yes",
+            "--out",
+            "migrated.toml",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let ws = sandbox.path().join("workspace/main");
+    assert!(ws.join("skills/ok/SKILL.md").is_file(), "{out}");
+    assert!(!ws.join("skills/ok/leak.txt").exists(), "a linked file is not copied");
+    assert!(
+        !ws.join("memory/MEMORY.md").exists(),
+        "a linked memory file is not copied"
+    );
+    let copied: Vec<_> = std::fs::read_dir(ws.join("skills"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(copied, ["ok"], "a linked skills folder is not read");
+}

@@ -1,7 +1,11 @@
 //! `init --wait-here` on Telegram: the operator sends `/here` in the ops
 //! group, and the group's id and the sender (as approver) are read from
-//! that message, so nobody has to look up a chat id.
+//! that message, so nobody has to look up a chat id. Only a group's
+//! `/here` counts (a direct message is no ops room), and on a terminal the
+//! operator confirms who sent it: anyone who can write to the bot could
+//! send one first.
 
+use super::ask::Asker;
 use super::render::Answers;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -10,7 +14,7 @@ use std::time::{Duration, Instant};
 const WAIT: Duration = Duration::from_secs(300);
 
 /// The ops group's chat id and the sender, as `tg:<id>`.
-pub(super) async fn wait(a: &Answers) -> Result<(String, String), String> {
+pub(super) async fn wait(a: &Answers, ask: &mut Asker) -> Result<(String, String), String> {
     let token = a.secret.as_deref().unwrap_or_default();
     let api = a
         .api_url
@@ -40,16 +44,39 @@ pub(super) async fn wait(a: &Answers) -> Result<(String, String), String> {
             let m = &u["message"];
             let text = m["text"].as_str().unwrap_or("");
             let is_here = text == "/here" || text.starts_with("/here@") || text.starts_with("/here ");
-            if is_here && let (Some(chat), Some(from)) = (m["chat"]["id"].as_i64(), m["from"]["id"].as_i64()) {
-                // Consume it, so the gateway does not answer it later.
-                let _ = client
-                    .post(format!("{base}/getUpdates"))
-                    .json(&serde_json::json!({"offset": offset, "timeout": 0}))
-                    .send()
-                    .await;
-                println!("✓ the ops group is {chat}; tg:{from} approves");
-                return Ok((chat.to_string(), format!("tg:{from}")));
+            let group = matches!(m["chat"]["type"].as_str(), Some("group" | "supergroup"));
+            let (Some(chat), Some(from)) = (m["chat"]["id"].as_i64(), m["from"]["id"].as_i64()) else {
+                continue;
+            };
+            if !(is_here && group) {
+                continue;
             }
+            let who = match m["from"]["username"].as_str() {
+                Some(u) => format!("@{u}"),
+                None => m["from"]["first_name"].as_str().unwrap_or("?").to_string(),
+            };
+            let title = m["chat"]["title"].as_str().unwrap_or("?");
+            if ask.may_retry() {
+                let question = format!(
+                    "/here came from tg:{from} ({who}) in \"{title}\" ({chat}): take them as approver and that group as the ops room? (yes/no)"
+                );
+                if !ask
+                    .value(None, "--approver", &question)?
+                    .to_ascii_lowercase()
+                    .starts_with('y')
+                {
+                    println!("… not taken; waiting for another /here");
+                    continue;
+                }
+            }
+            // Consume it, so the gateway does not answer it later.
+            let _ = client
+                .post(format!("{base}/getUpdates"))
+                .json(&serde_json::json!({"offset": offset, "timeout": 0}))
+                .send()
+                .await;
+            println!("✓ the ops group is {chat}; tg:{from} ({who}) approves");
+            return Ok((chat.to_string(), format!("tg:{from}")));
         }
     }
     Err("no /here arrived in 5 minutes: pass --ops-room and --approver instead".into())

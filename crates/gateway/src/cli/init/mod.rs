@@ -166,7 +166,7 @@ async fn people(args: &InitArgs, ask: &mut Asker, answers: &mut Answers) -> Resu
         return Ok(());
     }
     if args.wait_here && answers.platform == Platform::Telegram {
-        let (chat, sender) = here::wait(answers).await?;
+        let (chat, sender) = here::wait(answers, ask).await?;
         answers.ops_room = Some(chat);
         if args.approver.is_empty() {
             answers.approvers.push(sender);

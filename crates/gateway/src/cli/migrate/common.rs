@@ -19,7 +19,7 @@ pub(super) fn provider(
     model: &str,
     key: Option<String>,
 ) {
-    let header = format!("providers.{name}");
+    let header = format!("providers.{}", super::plan::key(name));
     plan.set(&header, "kind", q(kind));
     if let Some(url) = base_url {
         plan.set(&header, "base_url", q(url));
@@ -142,6 +142,9 @@ pub(super) fn persona(plan: &mut Plan, dir: &Path, files: &[&str]) -> String {
 /// Copy the skill folders of `dir` (each with a SKILL.md) into the
 /// agent's skills folder.
 pub(super) fn skills(plan: &mut Plan, dir: &Path) {
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
     found.sort();
@@ -149,7 +152,10 @@ pub(super) fn skills(plan: &mut Plan, dir: &Path) {
         let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };
-        if name.starts_with('.') || !path.is_dir() {
+        // A link is not followed: it could lead anywhere on this machine,
+        // and the agent would read what it copied.
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if name.starts_with('.') || !is_dir {
             continue;
         }
         if path.join("SKILL.md").is_file() {
@@ -166,7 +172,10 @@ pub(super) fn skills(plan: &mut Plan, dir: &Path) {
 /// file tools read them; `prompt` with a line telling the agent so.
 pub(super) fn memory(plan: &mut Plan, files: &[std::path::PathBuf], prompt: String) -> String {
     let mut names = Vec::new();
-    for file in files.iter().filter(|f| f.is_file()) {
+    for file in files
+        .iter()
+        .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file()))
+    {
         let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

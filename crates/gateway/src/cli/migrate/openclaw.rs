@@ -104,7 +104,7 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
                     plan,
                     &format!("models.providers.{id}.apiKey"),
                     raw,
-                    &format!("{}_API_KEY", env_name(&id)),
+                    &format!("{id}_API_KEY"),
                 )
             });
             common::provider(plan, &id, kind, base.as_deref(), &model, key);
@@ -132,18 +132,6 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
         );
     }
     id
-}
-
-fn env_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The workspace folder (persona, memory, skills).

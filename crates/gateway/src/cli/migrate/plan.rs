@@ -48,6 +48,41 @@ pub(super) fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
+/// A TOML key: bare when it can be, quoted otherwise (a name from the
+/// source may hold dots, brackets or quotes).
+pub(super) fn key(name: &str) -> String {
+    let bare = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        return name.to_string();
+    }
+    // A basic string on one line (a key may not span lines).
+    let mut out = String::from("\"");
+    for c in name.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `name` as an environment variable name: letters, digits and `_`,
+/// upper case (anything else becomes `_`).
+pub(super) fn var_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A TOML list of strings.
 pub(super) fn list<S: AsRef<str>>(items: &[S]) -> String {
     let parts: Vec<String> = items.iter().map(|s| q(s.as_ref())).collect();
@@ -80,6 +115,10 @@ impl Plan {
     /// A secret read from `from` under the name `name` (its value, when
     /// known, is written only with `--secrets`).
     pub(super) fn secret(&mut self, from: impl Into<String>, name: &str, value: Option<String>) {
+        let name = var_name(name);
+        let name = name.as_str();
+        // A line break would start another line of the secrets file.
+        let value = value.filter(|v| !v.contains(['\n', '\r']));
         let shown = match &value {
             Some(v) => redacted(v),
             None => "not found: set it in the environment".into(),
@@ -156,7 +195,7 @@ impl Plan {
         for t in &self.tables {
             let _ = writeln!(out, "\n[{}]", t.header);
             for (k, v) in &t.keys {
-                let _ = writeln!(out, "{k} = {v}");
+                let _ = writeln!(out, "{} = {v}", key(k));
             }
         }
         out
@@ -171,5 +210,23 @@ impl Plan {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_a_source_cannot_break_out_of_their_key() {
+        let mut plan = Plan::default();
+        let header = format!("mcp_servers.{}", key("x]\n[agents.evil"));
+        plan.set(&header, "a\"b = 1\nc", q("v\"\n[x]"));
+        let text = plan.config("test", None);
+        let parsed: toml::Table = toml::from_str(&text).expect(&text);
+        let servers = parsed["mcp_servers"].as_table().unwrap();
+        assert_eq!(servers.keys().collect::<Vec<_>>(), ["x]\n[agents.evil"]);
+        assert!(parsed.get("agents").is_none() && parsed.get("x").is_none());
+        assert_eq!(servers["x]\n[agents.evil"]["a\"b = 1\nc"].as_str(), Some("v\"\n[x]"));
     }
 }

@@ -2,13 +2,13 @@
 //! environment, or an address with headers. Each is imported with every
 //! tool at risk `high` (asked of an approver) until the operator rates it.
 
-use super::plan::{Plan, list, q};
+use super::plan::{Plan, key, list, q};
 use super::source::Source;
 use serde_json::Value;
 
 /// Add `[mcp_servers.<name>]` from `server`; whether it was.
 pub(super) fn server(s: &Source, plan: &mut Plan, from: &str, name: &str, server: &Value) -> bool {
-    let header = format!("mcp_servers.{name}");
+    let header = format!("mcp_servers.{}", key(name));
     if server.get("enabled") == Some(&Value::Bool(false)) || server.get("disabled") == Some(&Value::Bool(true)) {
         plan.left(from, "disabled there: not imported");
         return false;
@@ -19,21 +19,17 @@ pub(super) fn server(s: &Source, plan: &mut Plan, from: &str, name: &str, server
         if !args.is_empty() {
             plan.set(&header, "args", list(&args));
         }
-        for (key, raw) in server.get("env").and_then(Value::as_object).into_iter().flatten() {
-            if let Some(v) = s.secret(plan, &format!("{from}.env.{key}"), raw, key) {
-                plan.set(&format!("{header}.env"), key, v);
+        for (var, raw) in server.get("env").and_then(Value::as_object).into_iter().flatten() {
+            if let Some(v) = s.secret(plan, &format!("{from}.env.{var}"), raw, var) {
+                plan.set(&format!("{header}.env"), var, v);
             }
         }
     } else if let Some(url) = server.get("url").and_then(Value::as_str) {
         plan.set(&header, "url", q(url));
-        for (key, raw) in server.get("headers").and_then(Value::as_object).into_iter().flatten() {
-            let var = format!(
-                "{}_{}",
-                name.to_ascii_uppercase().replace('-', "_"),
-                key.to_ascii_uppercase().replace('-', "_")
-            );
-            if let Some(v) = s.secret(plan, &format!("{from}.headers.{key}"), raw, &var) {
-                plan.set(&format!("{header}.headers"), &format!("\"{key}\""), v);
+        for (field, raw) in server.get("headers").and_then(Value::as_object).into_iter().flatten() {
+            let var = format!("{name}_{field}");
+            if let Some(v) = s.secret(plan, &format!("{from}.headers.{field}"), raw, &var) {
+                plan.set(&format!("{header}.headers"), field, v);
             }
         }
     } else {

@@ -112,8 +112,9 @@ impl Source {
                 return None;
             }
         };
-        plan.secret(from, &name_value.0, name_value.1);
-        Some(q(&format!("env:{}", name_value.0)))
+        let name = super::plan::var_name(&name_value.0);
+        plan.secret(from, &name, name_value.1);
+        Some(q(&format!("env:{name}")))
     }
 }
 

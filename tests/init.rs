@@ -158,39 +158,80 @@ async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() 
     let model = ScriptedModel::start().await;
     let tg = FakeTelegram::start().await;
     tg.only_token("123:GOOD");
-    // A stranger's /here in a direct message is no ops room; the
-    // operator's in the ops group is, once confirmed on the terminal.
-    tg.message(private_chat(666, "Mallory"), user(666, "Mallory"), "/here", None, None);
-    tg.message(supergroup(OPS, "Ops"), user(APPROVER, "Ops"), "/here", None, None);
     let sandbox = Sandbox::new("");
     std::fs::remove_file(sandbox.config_path()).unwrap();
-    let args = [
-        "--api-url",
-        &tg.url(),
-        "--model-url",
-        &model.url(),
-        "--wait-here",
-        "--no-doctor",
-    ];
+    let mut child = Command::new(binary())
+        .args([
+            "init",
+            "--api-url",
+            &tg.url(),
+            "--model-url",
+            &model.url(),
+            "--wait-here",
+            "--no-doctor",
+        ])
+        .current_dir(sandbox.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // Typed: the platform, a wrong token, the right one, then yes to /here.
-    let (code, out) = init(&sandbox, &args, "telegram\n123:BAD\n123:GOOD\nyes\n");
-    assert_eq!(code, 0, "{out}");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"telegram\n123:BAD\n123:GOOD\nyes\n")
+        .unwrap();
+    // Read what init prints until it names the code to send.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut shown = String::new();
+    let code = loop {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() > 0,
+            "init ended:\n{shown}"
+        );
+        shown.push_str(&line);
+        if let Some(at) = line.find("send `/here ") {
+            break line[at + 12..at + 18].to_string();
+        }
+    };
+    // A stranger's /here with the code in a direct message, and a bare
+    // /here in the group, are passed over; the code in the group counts.
+    tg.message(
+        private_chat(666, "Mallory"),
+        user(666, "Mallory"),
+        &format!("/here {code}"),
+        None,
+        None,
+    );
+    tg.message(supergroup(OPS, "Ops"), user(667, "Eve"), "/here", None, None);
+    tg.message(
+        supergroup(OPS, "Ops"),
+        user(APPROVER, "Ops"),
+        &format!("/here {code}"),
+        None,
+        None,
+    );
+    let out = child.wait_with_output().unwrap();
+    shown.push_str(&String::from_utf8_lossy(&out.stdout));
+    shown.push_str(&String::from_utf8_lossy(&out.stderr));
+    std::io::Read::read_to_string(&mut stdout, &mut shown).unwrap();
+    assert!(out.status.success(), "{:?}\n{shown}", out.status);
     assert!(
-        out.contains("Chat platform (telegram, discord, matrix, local): "),
-        "{out}"
+        shown.contains("Chat platform (telegram, discord, matrix, local): "),
+        "{shown}"
     );
     assert!(
-        out.contains("✗ telegram refused the token"),
-        "the wrong token is refused, then asked again:\n{out}"
+        shown.contains("✗ telegram refused the token"),
+        "the wrong token is refused, then asked again:\n{shown}"
     );
-    assert!(out.contains(&format!("/here came from tg:{APPROVER} (")), "{out}");
+    assert!(shown.contains(&format!("/here came from tg:{APPROVER} (")), "{shown}");
+    assert!(!shown.contains("tg:666") && !shown.contains("tg:667"), "{shown}");
     assert!(
-        !out.contains("tg:666"),
-        "a /here in a direct message is passed over:\n{out}"
-    );
-    assert!(
-        out.contains(&format!("✓ the ops group is {OPS}; tg:{APPROVER} (")),
-        "{out}"
+        shown.contains(&format!("✓ the ops group is {OPS}; tg:{APPROVER} (")),
+        "{shown}"
     );
     let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
     assert!(

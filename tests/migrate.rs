@@ -100,7 +100,7 @@ async fn an_openclaw_home_moves_over_with_a_plan_first() {
         "commands.ownerAllowFrom → approvers on telegram.main",
         "mcp.servers.context7 → [mcp_servers.context7], every tool at risk high",
         "tools.exec (ask) → [risk_profiles.migrated] level supervised",
-        "channels.telegram.botToken → env:TELEGRAM_BOT_TOKEN = 123:… (12 characters, redacted)",
+        "channels.telegram.botToken → env:TELEGRAM_BOT_TOKEN = (12 characters, redacted)",
         "browser.enabled: no Switchboard equivalent this migration knows",
         "agents.defaults.heartbeat.every: no Switchboard equivalent",
         "workspace/skills/release-notes → workspace/main/skills/release-notes",
@@ -130,7 +130,12 @@ async fn an_openclaw_home_moves_over_with_a_plan_first() {
     );
     assert_eq!(code, 2, "an existing file is never replaced: {out}");
 
+    assert!(out.contains("migrated.toml exists"), "{out}");
+    let (code, out) = migrate(&sandbox, &["openclaw", "--from", from, "--yes", "--out", "second.toml"]);
+    assert_eq!(code, 2, "never copied into a workspace that exists: {out}");
+    assert!(out.contains("workspace/main exists"), "{out}");
     std::fs::remove_file(sandbox.path().join("migrated.toml")).unwrap();
+    std::fs::remove_dir_all(sandbox.path().join("workspace")).unwrap();
     let (code, out) = migrate(
         &sandbox,
         &[
@@ -178,7 +183,7 @@ async fn a_hermes_home_moves_over_with_its_env_allow_list() {
     assert_eq!(code, 0, "{out}");
     for line in [
         "model (custom:local, qwen2.5-coder) → [providers.local] model qwen2.5-coder",
-        "TELEGRAM_BOT_TOKEN → env:TELEGRAM_BOT_TOKEN = 123:… (10 characters, redacted)",
+        "TELEGRAM_BOT_TOKEN → env:TELEGRAM_BOT_TOKEN = (10 characters, redacted)",
         "command_allowlist: Hermes's always-approved dangerous patterns (rm) have no equivalent",
         "terminal.backend: no Switchboard equivalent this migration knows",
         "pairing: no approver was found",

@@ -21,22 +21,49 @@ pub(crate) fn get(name: &str) -> Option<String> {
 }
 
 /// Read `path` and make its values the ones `env:NAME` secrets fall back
-/// to; what is wrong with it otherwise, saying what to change.
+/// to; what is wrong with it otherwise, saying what to change. The file
+/// must be a regular file (no link followed), owned by this user and
+/// readable by nobody else.
 pub(crate) fn load(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if meta.permissions().mode() & 0o077 != 0 {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let shown = path.display();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read {shown}: {e} (it must be a file, not a link)"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown} must be a regular file"));
+    }
+    if meta.mode() & 0o077 != 0 {
         return Err(format!(
-            "{} holds secrets and others may read it: run `chmod 600 {}`",
-            path.display(),
-            path.display()
+            "{shown} holds secrets and others may read it: run `chmod 600 {shown}`"
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // SAFETY: geteuid has no preconditions.
+    if meta.uid() != unsafe { libc::geteuid() } {
+        return Err(format!(
+            "{shown} belongs to another user: it must be this user's own file"
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
     let values = parse(&text)?;
     *VALUES.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(values);
     Ok(())
 }
+
+/// A configuration without `env_file`: no file's values count any more.
+pub(crate) fn clear() {
+    *VALUES.write().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+}
+
+/// The largest secrets file read.
+const MAX_BYTES: u64 = 64 * 1024;
 
 /// `NAME=value` lines; blank lines and `#` comments are passed over, an
 /// `export ` prefix and quotes around the value are allowed.
@@ -86,5 +113,10 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
         load(&file).unwrap();
         assert_eq!(get("SWITCHBOARD_ENV_FILE_TEST").as_deref(), Some("secret"));
+        let link = dir.path().join("link.env");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(load(&link).unwrap_err().contains("not a link"));
+        clear();
+        assert_eq!(get("SWITCHBOARD_ENV_FILE_TEST"), None);
     }
 }

@@ -35,6 +35,9 @@ impl Config {
             )],
         })?;
         let config = Self::from_toml_str(&text, &name)?;
+        if config.env_file.is_none() {
+            crate::env_file::clear();
+        }
         if let Some(file) = &config.env_file {
             let at = path.parent().unwrap_or(Path::new(".")).join(file);
             crate::env_file::load(&at).map_err(|why| ConfigError {

@@ -9,6 +9,7 @@ use std::str::FromStr;
 mod mcp;
 mod platforms;
 mod routes;
+mod skills;
 mod transcription;
 mod web;
 
@@ -228,13 +229,7 @@ fn agents(c: &Config, v: &mut Vec<Problem>) {
                 ));
             }
         }
-        let dir = std::path::Path::new(&a.skills_dir);
-        if dir.is_absolute() || dir.components().any(|p| p == std::path::Component::ParentDir) {
-            v.push(Problem::new(
-                at("skills_dir"),
-                "must be a folder inside the agent's workspace (a relative path without '..'); list folders elsewhere in [skills].dirs",
-            ));
-        }
+        skills::skills_dir(&at("skills_dir"), &a.skills_dir, v);
         subagents(c, &at, &a.subagents, v);
     }
 }

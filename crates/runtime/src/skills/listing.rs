@@ -50,3 +50,21 @@ fn cut(text: &str, max: usize) -> String {
     let head = head.rsplit_once(' ').map_or(head, |(h, _)| h);
     format!("{}…", head.trim_end_matches([',', '.', ';', ':']))
 }
+
+/// A description as it may be shown to a model: one line of printable
+/// text, without what a chat template reads as markup (`<|…|>` tokens,
+/// `<tool_call>` tags): angle brackets become ‹ ›, controls and
+/// direction marks are dropped.
+pub(crate) fn plain(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .filter(|c| !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}'))
+        .map(|c| match c {
+            '<' => '‹',
+            '>' => '›',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
+}

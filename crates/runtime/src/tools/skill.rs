@@ -10,7 +10,6 @@ use super::{Tool, ToolContext, ToolResult};
 use crate::skills::{Skill, Skills};
 use serde::Deserialize;
 use std::sync::Arc;
-use switchboard_sandbox::fs::Access;
 
 /// The tool, with the skills its run may read.
 pub(crate) struct SkillTool {
@@ -62,9 +61,10 @@ impl SkillTool {
 
     async fn run(&self, args: Args) -> ToolResult {
         let Some(skill) = self.skills.get(args.name.trim()) else {
-            let names: Vec<&str> = self.skills.found.iter().map(|s| s.name.as_str()).collect();
+            let names: Vec<&str> = self.skills.found.iter().take(50).map(|s| s.name.as_str()).collect();
+            let more = if self.skills.found.len() > 50 { ", …" } else { "" };
             return ToolResult::fail(format!(
-                "no skill is named '{}'; the skills are: {}",
+                "no skill is named '{}'; the skills are: {}{more}",
                 args.name,
                 names.join(", ")
             ));
@@ -89,18 +89,15 @@ async fn whole(skill: &Skill) -> ToolResult {
 }
 
 async fn beside(skill: &Skill, file: &str) -> ToolResult {
-    let Ok(path) = crate::policy::resolve_in_workspace(&skill.dir, file, &[]) else {
-        return ToolResult::fail(format!(
-            "'{file}' is not a file inside the skill '{}' (paths are relative to its folder; links are not followed)",
-            skill.name
-        ));
-    };
-    let read = switchboard_sandbox::fs::confined(&skill.root, Access::Read, move || {
-        crate::skills::read_text(&path, MAX_FILE)
-    })
-    .await;
-    match read {
+    match crate::skills::file(skill, file, MAX_FILE).await {
         Ok(text) => ToolResult::ok(text),
-        Err(e) => ToolResult::fail(format!("cannot read '{file}' of the skill '{}': {e}", skill.name)),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => ToolResult::fail(format!(
+            "'{file}' is not a file inside the skill '{}' (paths are relative to its folder, without '..')",
+            skill.name
+        )),
+        Err(e) => ToolResult::fail(format!(
+            "'{file}' is not a file inside the skill '{}' that can be read ({e}; links are not followed)",
+            skill.name
+        )),
     }
 }

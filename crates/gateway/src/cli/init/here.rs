@@ -1,9 +1,10 @@
 //! `init --wait-here` on Telegram: the operator sends `/here` in the ops
 //! group, and the group's id and the sender (as approver) are read from
-//! that message, so nobody has to look up a chat id. Only a group's
-//! `/here` counts (a direct message is no ops room), and on a terminal the
-//! operator confirms who sent it: anyone who can write to the bot could
-//! send one first.
+//! that message, so nobody has to look up a chat id. Only `/here` with the
+//! one-time code printed on the operator's terminal counts (anyone who can
+//! write to the bot could send a bare `/here` first), only in a group (a
+//! direct message is no ops room), never from a bot; on a terminal the
+//! operator also confirms who sent it.
 
 use super::ask::Asker;
 use super::render::Answers;
@@ -22,7 +23,8 @@ pub(super) async fn wait(a: &Answers, ask: &mut Asker) -> Result<(String, String
         .unwrap_or("https://api.telegram.org")
         .trim_end_matches('/');
     let base = format!("{api}/bot{token}");
-    println!("… add the bot to your ops group and send /here there (waiting up to 5 minutes)");
+    let code = format!("{:06}", uuid::Uuid::new_v4().as_u128() % 1_000_000);
+    println!("… add the bot to your ops group and send `/here {code}` there (waiting up to 5 minutes)");
     let client = reqwest::Client::new();
     let started = Instant::now();
     let mut offset = 0i64;
@@ -43,8 +45,11 @@ pub(super) async fn wait(a: &Answers, ask: &mut Asker) -> Result<(String, String
             offset = offset.max(u["update_id"].as_i64().unwrap_or(0) + 1);
             let m = &u["message"];
             let text = m["text"].as_str().unwrap_or("");
-            let is_here = text == "/here" || text.starts_with("/here@") || text.starts_with("/here ");
-            let group = matches!(m["chat"]["type"].as_str(), Some("group" | "supergroup"));
+            let mut words = text.split_whitespace();
+            let command = words.next().unwrap_or("");
+            let is_here = (command == "/here" || command.starts_with("/here@")) && words.next() == Some(code.as_str());
+            let group = matches!(m["chat"]["type"].as_str(), Some("group" | "supergroup"))
+                && m["from"]["is_bot"] != serde_json::Value::Bool(true);
             let (Some(chat), Some(from)) = (m["chat"]["id"].as_i64(), m["from"]["id"].as_i64()) else {
                 continue;
             };
@@ -53,9 +58,18 @@ pub(super) async fn wait(a: &Answers, ask: &mut Asker) -> Result<(String, String
             }
             let who = match m["from"]["username"].as_str() {
                 Some(u) => format!("@{u}"),
-                None => m["from"]["first_name"].as_str().unwrap_or("?").to_string(),
+                None => format!(
+                    "no username, named \"{}\"",
+                    m["from"]["first_name"].as_str().unwrap_or("?")
+                ),
             };
-            let title = m["chat"]["title"].as_str().unwrap_or("?");
+            let title: String = m["chat"]["title"]
+                .as_str()
+                .unwrap_or("?")
+                .chars()
+                .filter(|c| !c.is_control())
+                .collect();
+            let who: String = who.chars().filter(|c| !c.is_control()).collect();
             if ask.may_retry() {
                 let question = format!(
                     "/here came from tg:{from} ({who}) in \"{title}\" ({chat}): take them as approver and that group as the ops room? (yes/no)"

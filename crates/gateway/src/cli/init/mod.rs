@@ -213,13 +213,22 @@ fn write_files(config: &Path, secrets: &Path, answers: &Answers, env_name: &str)
     if let Some(dir) = config.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let _ = std::fs::remove_file(secrets);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(secrets)?;
-    file.write_all(render::secrets(answers).as_bytes())?;
-    std::fs::write(config, render::config(answers, env_name))?;
+    if config == secrets {
+        anyhow::bail!("--config must not end in .env (the secrets file is named after it)");
+    }
+    // `--force` replaces the files themselves: never what a link there
+    // points to (create_new refuses an existing name, a link included).
+    for (path, text, mode) in [
+        (secrets, render::secrets(answers), 0o600),
+        (config, render::config(answers, env_name), 0o644),
+    ] {
+        let _ = std::fs::remove_file(path);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(path)?;
+        file.write_all(text.as_bytes())?;
+    }
     Ok(())
 }

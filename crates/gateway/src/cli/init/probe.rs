@@ -188,6 +188,15 @@ pub(super) async fn hosted(
         other => return Err(format!("--hosted '{other}': answer openai or anthropic")),
     };
     let env = key_env.unwrap_or(default_env).to_string();
+    let valid = env.chars().next().is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && env
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    if !valid {
+        return Err(format!(
+            "--api-key-env '{env}' is not a variable name: use capitals, digits and _"
+        ));
+    }
     let key = match std::env::var(&env) {
         Ok(v) if !v.is_empty() => {
             println!("✓ the API key is read from ${env}");

@@ -74,10 +74,22 @@ pub(crate) async fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         println!("\n--dry-run: nothing was written.");
         return Ok(ExitCode::SUCCESS);
     }
-    if args.out.exists() {
+    if std::fs::symlink_metadata(&args.out).is_ok() {
         println!(
             "\n✗ {} exists: pass --out PATH for a new file (a migration never replaces one).",
             args.out.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let dir = args
+        .out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !plan.copies.is_empty() && std::fs::symlink_metadata(dir.join("workspace/main")).is_ok() {
+        println!(
+            "\n✗ {} exists: a migration copies into a new workspace only; pass --out in a new folder.",
+            dir.join("workspace/main").display()
         );
         return Ok(ExitCode::from(2));
     }
@@ -139,7 +151,12 @@ fn apply(plan: &plan::Plan, args: &MigrateArgs, label: &str) -> anyhow::Result<(
         f.write_all(plan.secrets_file().as_bytes())?;
         println!("✓ wrote {} (secrets, mode 0600)", path.display());
     }
-    std::fs::write(&args.out, plan.config(label, env_file))?;
+    let mut config = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&args.out)?;
+    config.write_all(plan.config(label, env_file).as_bytes())?;
     println!("✓ wrote {}", args.out.display());
     for (from, to) in &plan.copies {
         let target = dir.join(to);
@@ -149,11 +166,17 @@ fn apply(plan: &plan::Plan, args: &MigrateArgs, label: &str) -> anyhow::Result<(
     Ok(())
 }
 
-/// Copy a file or a folder (links are not followed: skipped).
+/// Copy a file or a folder into the new workspace: links are skipped,
+/// a source file is opened without following one, and nothing existing
+/// is written through (new folders, new files only).
 fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let meta = std::fs::symlink_metadata(from)?;
     if meta.is_dir() {
-        std::fs::create_dir_all(to)?;
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::create_dir(to)?;
         for e in std::fs::read_dir(from)?.flatten() {
             copy(&e.path(), &to.join(e.file_name()))?;
         }
@@ -161,7 +184,19 @@ fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::copy(from, to)?;
+        let mut source = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(from)?;
+        if !source.metadata()?.is_file() {
+            return Ok(());
+        }
+        let mut target = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(to)?;
+        std::io::copy(&mut source, &mut target)?;
     }
     Ok(())
 }

@@ -91,8 +91,12 @@ pub(super) fn list<S: AsRef<str>>(items: &[S]) -> String {
 
 /// `value` with all but its first 4 characters hidden.
 pub(super) fn redacted(value: &str) -> String {
+    let n = value.chars().count();
+    if n < 20 {
+        return format!("({n} characters, redacted)");
+    }
     let head: String = value.chars().take(4).collect();
-    format!("{head}… ({} characters, redacted)", value.chars().count())
+    format!("{head}… ({n} characters, redacted)")
 }
 
 impl Plan {
@@ -128,8 +132,17 @@ impl Plan {
             from: from.into(),
             to: format!("env:{name} = {shown}"),
         });
-        if !self.secrets.iter().any(|(n, _)| n == name) {
-            self.secrets.push((name.to_string(), value));
+        match self.secrets.iter().find(|(n, _)| n == name) {
+            None => self.secrets.push((name.to_string(), value)),
+            Some((_, known)) if *known != value && value.is_some() => {
+                self.lines.push(Line {
+                    fate: Fate::Left,
+                    from: format!("{name} (again)"),
+                    to: "a second, different value under the same name: only the first is kept; check which is right"
+                        .into(),
+                });
+            }
+            Some(_) => {}
         }
     }
 

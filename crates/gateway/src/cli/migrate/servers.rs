@@ -20,14 +20,17 @@ pub(super) fn server(s: &Source, plan: &mut Plan, from: &str, name: &str, server
             plan.set(&header, "args", list(&args));
         }
         for (var, raw) in server.get("env").and_then(Value::as_object).into_iter().flatten() {
-            if let Some(v) = s.secret(plan, &format!("{from}.env.{var}"), raw, var) {
+            // Named for the server: a source cannot make a server's
+            // variable the provider's key (OPENAI_API_KEY) by its name.
+            let name_for = format!("MCP_{name}_{var}");
+            if let Some(v) = s.secret(plan, &format!("{from}.env.{var}"), raw, &name_for) {
                 plan.set(&format!("{header}.env"), var, v);
             }
         }
     } else if let Some(url) = server.get("url").and_then(Value::as_str) {
         plan.set(&header, "url", q(url));
         for (field, raw) in server.get("headers").and_then(Value::as_object).into_iter().flatten() {
-            let var = format!("{name}_{field}");
+            let var = format!("MCP_{name}_{field}");
             if let Some(v) = s.secret(plan, &format!("{from}.headers.{field}"), raw, &var) {
                 plan.set(&format!("{header}.headers"), field, v);
             }

@@ -137,8 +137,10 @@ pub(super) fn dotenv(path: &std::path::Path) -> HashMap<String, String> {
     switchboard_config::parse_env_file(&text).unwrap_or_default()
 }
 
-/// The process environment overlaid on `file`'s values.
-pub(super) fn with_process_env(mut file: HashMap<String, String>) -> HashMap<String, String> {
-    file.extend(std::env::vars());
-    file
+/// `file`'s values, and the process environment's for what it does not
+/// set (the source's own `.env` says what it used).
+pub(super) fn with_process_env(file: HashMap<String, String>) -> HashMap<String, String> {
+    let mut all: HashMap<String, String> = std::env::vars().collect();
+    all.extend(file);
+    all
 }

@@ -98,7 +98,7 @@ async fn an_openclaw_home_moves_over_with_a_plan_first() {
         "agents.defaults.model (local-vllm/qwen3-32b) → [providers.local-vllm] model qwen3-32b",
         "channels.telegram.dmPolicy + allowFrom → allowed_users with \"paired\"",
         "commands.ownerAllowFrom → approvers on telegram.main",
-        "mcp.servers.context7 → [mcp_servers.context7], every tool at risk high",
+        "mcp.servers.context7 → [mcp_servers.context7] (uvx), every tool at risk high",
         "tools.exec (ask) → [risk_profiles.migrated] level supervised",
         "channels.telegram.botToken → env:TELEGRAM_BOT_TOKEN = (12 characters, redacted)",
         "browser.enabled: no Switchboard equivalent this migration knows",
@@ -231,6 +231,7 @@ async fn links_in_a_source_home_are_not_followed() {
     )
     .unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), h.join("workspace/MEMORY.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), h.join("workspace/SOUL.md")).unwrap();
     std::os::unix::fs::symlink(outside.path(), h.join("skills")).unwrap();
     let sandbox = Sandbox::new("");
     let (code, out) = migrate(
@@ -258,4 +259,9 @@ async fn links_in_a_source_home_are_not_followed() {
         .map(|e| e.file_name())
         .collect();
     assert_eq!(copied, ["ok"], "a linked skills folder is not read");
+    let written = std::fs::read_to_string(sandbox.path().join("migrated.toml")).unwrap();
+    assert!(
+        !written.contains("THE-SECRET"),
+        "a linked persona file is not read:\n{written}"
+    );
 }

@@ -129,7 +129,7 @@ pub(super) fn persona(plan: &mut Plan, dir: &Path, files: &[&str]) -> String {
     let mut parts = Vec::new();
     for name in files {
         let path = dir.join(name);
-        if let Ok(text) = std::fs::read_to_string(&path)
+        if let Some(text) = read_plain(&path)
             && !text.trim().is_empty()
         {
             plan.mapped(path.display().to_string(), "agents.main.system_prompt");
@@ -254,4 +254,22 @@ pub(super) fn check_pairing(plan: &mut Plan) {
             format!("no approver was found: add [{PROFILE}.approval_route] with approvers and an ops room, or strangers' codes wait for nobody"),
         );
     }
+}
+
+/// A regular file's text (at most 64 KB), opened without following a
+/// link: a persona file that is a link to a key is not put in a prompt.
+fn read_plain(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(64 * 1024).read_to_string(&mut text).ok()?;
+    Some(text)
 }

@@ -39,9 +39,14 @@ pub(super) fn server(s: &Source, plan: &mut Plan, from: &str, name: &str, server
         plan.left(from, "neither a command nor a url");
         return false;
     }
+    let what = server
+        .get("command")
+        .or_else(|| server.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     plan.mapped(
         from,
-        format!("[{header}], every tool at risk high (asked) until you rate them"),
+        format!("[{header}] ({what}), every tool at risk high (asked) until you rate them"),
     );
     true
 }

@@ -26,17 +26,6 @@ fn text(m: &Value) -> &str {
     m["text"].as_str().unwrap_or("")
 }
 
-async fn wait_for(tg: &FakeTelegram, chat: i64, n: usize) -> Vec<Value> {
-    for _ in 0..300 {
-        let got: Vec<Value> = tg.sent().into_iter().filter(|m| m["chat"]["id"] == chat).collect();
-        if got.len() >= n {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
-}
-
 /// `switchboard init` in `sandbox` with `args`, `input` typed in.
 fn init(sandbox: &Sandbox, args: &[&str], input: &str) -> (i32, String) {
     let mut child = Command::new(binary())
@@ -139,13 +128,13 @@ async fn init_with_flags_checks_the_token_and_what_it_writes_answers_a_dm() {
     .unwrap();
     let _gw = Gateway::start(&sandbox, free_port(), "probe").await;
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello?", None, None);
-    assert!(text(&wait_for(&tg, 555, 1).await[0]).contains("code: "));
-    let prompt = wait_for(&tg, OPS, 1).await[0].clone();
+    assert!(text(&tg.wait_sent_to(555, 1, 30).await[0]).contains("code: "));
+    let prompt = tg.wait_sent_to(OPS, 1, 30).await[0].clone();
     tg.press(user(APPROVER, "Ops"), prompt.clone(), &button(&prompt, "Allow"));
-    wait_for(&tg, 555, 2).await;
+    tg.wait_sent_to(555, 2, 30).await;
     model.push(Step::text("Hello Eve."));
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hi again", None, None);
-    let to_eve = wait_for(&tg, 555, 3).await;
+    let to_eve = tg.wait_sent_to(555, 3, 30).await;
     assert_eq!(text(&to_eve[2]), "Hello Eve.");
     println!(
         "init took {init_secs:.2} s; from init to the first answered DM (pairing included): {:.2} s",

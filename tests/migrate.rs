@@ -8,9 +8,7 @@
 
 mod support;
 
-use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use support::{Gateway, Sandbox, free_port};
 use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
 use switchboard_test_support::{ScriptedModel, Step};
@@ -44,17 +42,6 @@ fn migrate(sandbox: &Sandbox, args: &[&str]) -> (i32, String) {
     (code, format!("{out}{err}"))
 }
 
-async fn wait_for(tg: &FakeTelegram, chat: i64, n: usize) -> Vec<Value> {
-    for _ in 0..300 {
-        let got: Vec<Value> = tg.sent().into_iter().filter(|m| m["chat"]["id"] == chat).collect();
-        if got.len() >= n {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
-}
-
 /// Run what was written, with the stand-ins' addresses put in, and have
 /// `person` (on the imported allow list) write to the bot.
 async fn answers_a_dm(sandbox: &Sandbox, written: &str, model_line: &str, person: i64) {
@@ -81,7 +68,7 @@ async fn answers_a_dm(sandbox: &Sandbox, written: &str, model_line: &str, person
     let _gw = Gateway::start(sandbox, free_port(), "probe").await;
     model.push(Step::text("Hello again."));
     tg.message(private_chat(person, "Ann"), user(person, "Ann"), "hi", None, None);
-    let to_ann = wait_for(&tg, person, 1).await;
+    let to_ann = tg.wait_sent_to(person, 1, 30).await;
     assert_eq!(to_ann[0]["text"], "Hello again.");
 }
 

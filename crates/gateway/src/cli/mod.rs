@@ -11,6 +11,7 @@ pub(crate) mod logging;
 mod migrate;
 mod reload;
 mod status;
+mod toml_text;
 
 use crate::run;
 use clap::{Parser, Subcommand};

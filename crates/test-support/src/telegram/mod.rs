@@ -14,6 +14,7 @@ mod files;
 mod markup;
 mod people;
 mod reactions;
+mod waits;
 
 pub use files::Upload;
 pub use markup::button;
@@ -291,36 +292,6 @@ impl FakeTelegram {
     /// How many `getUpdates` calls were made.
     pub fn get_updates_calls(&self) -> u32 {
         self.shared.state.lock().unwrap().get_updates_calls
-    }
-
-    /// Wait until the bot has called `method` at least `n` times.
-    pub async fn wait_calls(&self, method: &str, n: usize, secs: u64) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        loop {
-            let calls = self.calls(method);
-            if calls.len() >= n {
-                return calls;
-            }
-            if tokio::time::Instant::now() > deadline {
-                panic!("{method} called {} of {n} times within {secs}s", calls.len());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// Wait until the bot has sent at least `n` messages.
-    pub async fn wait_sent(&self, n: usize, secs: u64) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        loop {
-            let sent = self.sent();
-            if sent.len() >= n {
-                return sent;
-            }
-            if tokio::time::Instant::now() > deadline {
-                panic!("the bot sent {} of {n} messages within {secs}s: {sent:#?}", sent.len());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
     }
 }
 

@@ -131,22 +131,7 @@ impl Answers {
 
 /// A TOML string.
 fn q(s: &str) -> String {
-    toml_quote(s)
-}
-
-pub(super) fn toml_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::cli::toml_text::basic_string(s)
 }
 
 /// The channel table, with the secret as `secret` (`env:NAME` for the

@@ -56,17 +56,7 @@ pub(super) fn key(name: &str) -> String {
         return name.to_string();
     }
     // A basic string on one line (a key may not span lines).
-    let mut out = String::from("\"");
-    for c in name.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::cli::toml_text::basic_string(name)
 }
 
 /// `name` as an environment variable name: letters, digits and `_`,

@@ -121,7 +121,22 @@ async fn ask(gw: &Gateway, chat: &str, text: &str) -> String {
 /// call in the middle of its prose, as an example; that is its answer.)
 fn ends_with_call_json(answer: &str) -> bool {
     let a = answer.trim_end();
-    let tail = &a[a.len().saturating_sub(400)..];
+    // An answer ending with a closing fence ends with that block: a call
+    // is in it only when it holds JSON or no language, never when it is
+    // code in some language (a Python example the model wrote).
+    let start = (a.len().saturating_sub(400)..a.len())
+        .find(|&i| a.is_char_boundary(i))
+        .unwrap_or(a.len());
+    let mut tail = &a[start..];
+    if let Some(body) = a.strip_suffix("```")
+        && let Some(open) = body.rfind("```")
+    {
+        let (info, code) = body[open + 3..].split_once('\n').unwrap_or((&body[open + 3..], ""));
+        if !["", "json", "tool_call", "tool_code"].contains(&info.trim().to_ascii_lowercase().as_str()) {
+            return false;
+        }
+        tail = code;
+    }
     let shaped = a.ends_with('}') || a.ends_with("```") || a.ends_with('>') || a.ends_with(']');
     shaped
         && (tail.contains("<tool_call>")

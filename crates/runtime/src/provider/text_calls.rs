@@ -92,6 +92,35 @@ pub(crate) fn before_a_call<'t>(text: &'t str, names: &[&str]) -> Option<&'t str
     written_calls(text)
         .filter(|(_, calls)| calls.iter().any(a_call))
         .map(|(before, _)| before)
+        .or_else(|| loose_call_tail(text))
+}
+
+/// The text before a call the model wrote at the end of its answer but not
+/// as JSON that reads (unbalanced braces, a stray comma): a fenced block, or
+/// the lines from one that opens with `{` or `[`, holding a `"name"` key and
+/// an `"arguments"` or `"parameters"` key. Never taken as a call; never
+/// sent either.
+fn loose_call_tail(text: &str) -> Option<&str> {
+    let text = text.trim_end();
+    let looks = |s: &str| {
+        let s = s.trim_start();
+        (s.starts_with('{') || s.starts_with('['))
+            && s.contains("\"name\"")
+            && (s.contains("\"arguments\"") || s.contains("\"parameters\""))
+    };
+    if let Some(body) = text.strip_suffix("```") {
+        let open = body.rfind("```")?;
+        let (info, code) = body[open + 3..].split_once('\n')?;
+        let call_fence = CALL_FENCES.contains(&info.trim().to_ascii_lowercase().as_str());
+        return (call_fence && looks(code)).then(|| &text[..open]);
+    }
+    if !(text.ends_with('}') || text.ends_with(']')) {
+        return None;
+    }
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .find(|&start| looks(&text[start..]))
+        .map(|start| without_open_fence(&text[..start]))
 }
 
 /// `text` without the chat template's markup a model copied into its
@@ -317,12 +346,14 @@ fn call_in(v: &Value) -> Option<Written> {
     let allowed = ["name", "arguments", "parameters", "type", "id"];
     let extra = o.keys().any(|k| !allowed.contains(&k.as_str()));
     let written = o.get("arguments").or_else(|| o.get("parameters"));
+    // `null` is no arguments; arguments that are not an object are still a
+    // call written out, which the tool loop answers with its usual error.
     let args = match written {
-        None => Value::Object(Default::default()),
-        Some(Value::String(s)) => serde_json::from_str(s).ok()?,
+        None | Some(Value::Null) => Value::Object(Default::default()),
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
         Some(a) => a.clone(),
     };
-    args.is_object().then_some(Written {
+    (args.is_object() || written.is_some()).then_some(Written {
         name,
         args,
         explicit: written.is_some(),

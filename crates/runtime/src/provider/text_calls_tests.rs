@@ -116,6 +116,18 @@ fn a_call_written_out_is_taken_even_when_the_loop_will_refuse_it() {
     ] {
         assert_eq!(lifted(text).map(|l| l.0.len()), Some(1), "{text}");
     }
+    // Seen from the same model: arguments written as `null`, or not as an
+    // object. Taken; the loop answers what is missing.
+    let null = "```json\n{\n  \"name\": \"shell\",\n  \"arguments\": null\n}\n```";
+    assert_eq!(
+        lifted(null),
+        Some((vec![("shell".to_string(), json!({}))], String::new()))
+    );
+    let text = r#"{"name": "shell", "arguments": "ls -l"}"#;
+    assert_eq!(
+        lifted(text).map(|l| l.0),
+        Some(vec![("shell".to_string(), json!("ls -l"))])
+    );
     let tools = [Arc::new(ToolSpec::new("file_read", "Read", &json!({"type": "object"})))];
     assert_eq!(lift(r#"{"name": "file_read"}"#, &tools).map(|l| l.calls.len()), Some(1));
 }
@@ -149,6 +161,12 @@ fn a_call_echoed_with_its_output_is_not_taken_but_is_recognised() {
     let made_up = "<tools>\n{\"name\": \"file_write\", \"arguments\": {\"path\": \"a\"}}\n</tools>";
     assert_eq!(before_a_call(made_up, &[]), Some(""));
     assert_eq!(before_a_call("<b>bold</b>", &["file_write"]), None);
+    // A call that is not JSON that reads is still never sent.
+    let broken = "I will run it.\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\",}}\n```";
+    assert_eq!(before_a_call(broken, &[]), Some("I will run it.\n"));
+    let bare = "Running:\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}}";
+    assert_eq!(before_a_call(bare, &[]), Some("Running:\n"));
+    assert_eq!(before_a_call("```json\n{\"name\": \"Ann\", \"age\": 3\n```", &[]), None);
 }
 
 #[test]

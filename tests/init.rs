@@ -15,7 +15,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::{Gateway, Sandbox, binary, free_port};
-use switchboard_test_support::discord::FakeDiscord;
+use switchboard_test_support::discord::{self, FakeDiscord};
 use switchboard_test_support::telegram::{FakeTelegram, button, private_chat, supergroup, user};
 use switchboard_test_support::{ScriptedModel, Step};
 
@@ -209,7 +209,7 @@ async fn init_asks_what_the_flags_leave_out_and_takes_the_ops_group_from_here() 
     std::io::Read::read_to_string(&mut stdout, &mut shown).unwrap();
     assert!(out.status.success(), "{:?}\n{shown}", out.status);
     assert!(
-        shown.contains("Chat platform (telegram, discord, matrix, local): "),
+        shown.contains("Chat platform (telegram, discord, matrix, local; several with commas): "),
         "{shown}"
     );
     assert!(
@@ -262,7 +262,7 @@ async fn init_on_a_terminal_asks_and_writes_what_was_typed() {
     assert!(out.status.success(), "{shown}");
     for question in [
         "Chat platform",
-        "The bot token from @BotFather",
+        "The Telegram bot token from @BotFather",
         "Approvers' Telegram ids",
         "The ops group's chat id",
     ] {
@@ -350,4 +350,114 @@ async fn init_for_matrix_logs_in_on_a_real_synapse() {
     assert!(!written.contains("bot-password"));
     let (code, out, err) = sandbox.run(&["check", "--config", "switchboard.toml"]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_sets_up_several_platforms_with_one_ops_room() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    tg.only_token("123:GOOD");
+    let dc = FakeDiscord::start().await;
+    let sandbox = Sandbox::new("");
+    std::fs::remove_file(sandbox.config_path()).unwrap();
+    let (tg_api, dc_api) = (format!("telegram={}", tg.url()), format!("discord={}", dc.url()));
+    let mut args = vec![
+        "--yes",
+        "--platform",
+        "telegram,discord",
+        "--token",
+        "telegram=123:GOOD",
+        "--api-url",
+        &tg_api,
+        "--api-url",
+        &dc_api,
+        "--guild",
+        "112233",
+        "--approver",
+        "tg:7",
+        "--ops-room",
+        "-1001234567890",
+        "--no-doctor",
+    ];
+    let model_url = model.url();
+    args.extend(["--model-url", &model_url]);
+    // A token not naming its platform is refused: which bot is it for?
+    let mut unnamed = args.clone();
+    unnamed.extend(["--token", "TEST.TOKEN"]);
+    let (code, out) = init(&sandbox, &unnamed, "");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("several platforms were chosen: name the one --token is for"),
+        "{out}"
+    );
+    assert!(!sandbox.config_path().exists(), "nothing written");
+
+    args.extend(["--token", "discord=TEST.TOKEN"]);
+    let (code, out) = init(&sandbox, &args, "");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches("✓ signed in as").count(), 2, "both bots checked:\n{out}");
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(
+        written.contains("channels = [\"telegram.main\", \"discord.main\"]")
+            && written.contains("approver_channel = \"telegram.main\""),
+        "{written}"
+    );
+    let secrets = std::fs::read_to_string(sandbox.path().join("switchboard.env")).unwrap();
+    assert!(
+        secrets.contains("TELEGRAM_BOT_TOKEN=123:GOOD\nDISCORD_BOT_TOKEN=TEST.TOKEN"),
+        "{secrets}"
+    );
+    let (code, out, err) = sandbox.run(&["check", "--config", "switchboard.toml"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A stranger on Discord is let in from the Telegram ops group.
+    std::fs::write(
+        sandbox.config_path(),
+        written + "\n[channels.local.probe]\nallowed_users = []\n",
+    )
+    .unwrap();
+    let _gw = Gateway::start(&sandbox, free_port(), "probe").await;
+    let eve = discord::user(55, "eve");
+    let dm = dc.dm_with(&eve);
+    dc.say(dm, &eve, "hello from discord");
+    let code_msg = dc.wait_bot_messages(dm, 1, 30).await;
+    assert!(
+        code_msg[0]["content"].as_str().unwrap_or("").contains("code: "),
+        "{code_msg:?}"
+    );
+    let prompt = tg.wait_sent_to(OPS, 1, 30).await[0].clone();
+    assert!(text(&prompt).contains("discord"), "the request says where: {prompt}");
+    tg.press(user(APPROVER, "Ops"), prompt.clone(), &button(&prompt, "Allow"));
+    dc.wait_bot_messages(dm, 2, 30).await;
+    model.push(Step::text("Hello Eve, on Discord."));
+    dc.say(dm, &eve, "hello again");
+    let answers = dc.wait_bot_messages(dm, 3, 30).await;
+    assert_eq!(answers[2]["content"], "Hello Eve, on Discord.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_finds_a_model_server_on_its_usual_port() {
+    // Ollama's port, else llama.cpp's: whichever is free here holds the
+    // stand-in, and init is given no address at all.
+    let mut found = None;
+    for (addr, name) in [("127.0.0.1:11434", "Ollama"), ("127.0.0.1:8080", "llama.cpp")] {
+        if let Some(m) = ScriptedModel::start_at(addr).await {
+            found = Some((m, name));
+            break;
+        }
+    }
+    let (model, name) = found.expect("ports 11434 and 8080 are both taken on this machine: stop what holds one");
+    let sandbox = Sandbox::new("");
+    std::fs::remove_file(sandbox.config_path()).unwrap();
+    let (code, out) = init(&sandbox, &["--yes", "--platform", "local", "--no-doctor"], "");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("… looking for {name} at {}: ✓ serves scripted", model.url())),
+        "{out}"
+    );
+    let written = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    assert!(
+        written.contains(&format!("base_url = \"{}\"", model.url())),
+        "{written}"
+    );
 }

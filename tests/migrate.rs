@@ -91,6 +91,14 @@ async fn an_openclaw_home_moves_over_with_a_plan_first() {
         "browser.enabled: no Switchboard equivalent this migration knows",
         "agents.defaults.heartbeat.every: no Switchboard equivalent",
         "workspace/skills/release-notes → workspace/main/skills/release-notes",
+        "agents.defaults.model.fallbacks[0] (anthropic/claude-sonnet-4-5) → [providers.anthropic] model claude-sonnet-4-5",
+        "fallback models → [providers.local-vllm].fallbacks = [\"anthropic\"]",
+        "exec-approvals.json agents.main.allowlist[0] → allowed_commands: rg (approved always)",
+        "exec-approvals.json agents.main.allowlist[1]: 'git' is approved only with certain arguments",
+        "exec-approvals.json agents.main.allowlist[2]: '/opt/tools/*' is a pattern, not a command name",
+        "channels.telegram.groupAllowFrom (333): allowed_users is one list for direct chats and groups",
+        "channels.telegram.groups.-1001234567890: rules for one group",
+        "agents (research): only the default agent is migrated",
         "--dry-run: nothing was written.",
     ] {
         assert!(plan.contains(line), "{line:?} in the plan:\n{plan}");
@@ -148,6 +156,10 @@ async fn an_openclaw_home_moves_over_with_a_plan_first() {
     );
     assert!(
         written.contains("allowed_users = [\"paired\", \"tg:111\", \"tg:222\"]"),
+        "group-only ids are not let into direct chats: {written}"
+    );
+    assert!(
+        written.contains("allowed_commands = [\"jq\", \"ls\", \"rg\"]"),
         "{written}"
     );
     let skill = sandbox.path().join("workspace/main/skills/weather/SKILL.md");
@@ -175,6 +187,8 @@ async fn a_hermes_home_moves_over_with_its_env_allow_list() {
         "terminal.backend: no Switchboard equivalent this migration knows",
         "pairing: no approver was found",
         "skills/devops/deploy-check → workspace/main/skills/deploy-check",
+        "fallback_providers[0] (openrouter, anthropic/claude-sonnet-4) → [providers.openrouter] model anthropic/claude-sonnet-4",
+        "fallback models → [providers.local].fallbacks = [\"openrouter\"]",
     ] {
         assert!(out.contains(line), "{line:?} in:\n{out}");
     }

@@ -7,7 +7,7 @@
 //! operator also confirms who sent it.
 
 use super::ask::Asker;
-use super::render::Answers;
+use super::render::Bot;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 const WAIT: Duration = Duration::from_secs(300);
 
 /// The ops group's chat id and the sender, as `tg:<id>`.
-pub(super) async fn wait(a: &Answers, ask: &mut Asker) -> Result<(String, String), String> {
+pub(super) async fn wait(a: &Bot, ask: &mut Asker) -> Result<(String, String), String> {
     let token = a.secret.as_deref().unwrap_or_default();
     let api = a
         .api_url

@@ -1,6 +1,6 @@
 //! `switchboard init`: a first configuration in a few questions (or the
-//! same answers as flags, for scripts): which chat platform, its bot token
-//! (checked with the platform at once), a model server (found on Ollama's
+//! same answers as flags, for scripts): which chat platforms, each bot's
+//! token (checked with the platform at once), a model server (found on Ollama's
 //! and llama.cpp's usual ports, or an API key kept as `env:NAME`), who
 //! approves and where the ops room is. It writes a commented configuration
 //! that `check` accepts and a `NAME=value` secrets file only its owner can
@@ -13,7 +13,7 @@ mod probe;
 mod render;
 
 use ask::Asker;
-use render::{Answers, ModelChoice, Platform};
+use render::{Answers, Bot, ModelChoice, Platform};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -30,17 +30,20 @@ pub(crate) struct InitArgs {
     /// Ask nothing: every answer comes from the flags.
     #[arg(long)]
     pub yes: bool,
-    /// The chat platform: telegram, discord, matrix, or local (the terminal
-    /// and the local API only).
+    /// The chat platforms: telegram, discord, matrix (several with
+    /// commas; the first holds the ops room), or local (the terminal and
+    /// the local API only).
+    #[arg(long, value_delimiter = ',')]
+    pub platform: Vec<String>,
+    /// The bot token (Telegram, Discord) or the bot account's password
+    /// (Matrix); with several platforms, once each as `telegram=…`.
     #[arg(long)]
-    pub platform: Option<String>,
-    /// The bot token (Telegram, Discord) or the bot account's password (Matrix).
-    #[arg(long)]
-    pub token: Option<String>,
+    pub token: Vec<String>,
     /// The platform's API address, when it is not the public one (a local
-    /// Bot API server, a Discord-compatible server).
+    /// Bot API server, a Discord-compatible server); with several
+    /// platforms, as `discord=…`.
     #[arg(long)]
-    pub api_url: Option<String>,
+    pub api_url: Vec<String>,
     /// Matrix: the homeserver's address.
     #[arg(long)]
     pub homeserver: Option<String>,
@@ -124,7 +127,7 @@ pub(crate) async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
         "\nStart the gateway:\n\n    switchboard run --config {}\n",
         config.display()
     );
-    if answers.platform.is_chat() {
+    if !answers.bots.is_empty() {
         println!(
             "Then write to the bot: a stranger gets a pairing code, and an approver lets them in from the ops room."
         );
@@ -139,14 +142,19 @@ pub(crate) async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
 
 /// Every answer, each checked as it is given.
 async fn gather(args: &InitArgs, ask: &mut Asker) -> Result<Answers, String> {
-    let platform = Platform::parse(&ask.value(
-        args.platform.as_deref(),
+    let given = (!args.platform.is_empty()).then(|| args.platform.join(","));
+    let platforms = Platform::parse_list(&ask.value(
+        given.as_deref(),
         "--platform",
-        "Chat platform (telegram, discord, matrix, local)",
+        "Chat platform (telegram, discord, matrix, local; several with commas)",
     )?)?;
-    let mut answers = Answers::new(platform);
-    answers.api_url = args.api_url.clone();
-    probe::credentials(args, ask, &mut answers).await?;
+    let several = platforms.len() > 1;
+    let mut answers = Answers::default();
+    for platform in platforms.into_iter().filter(|p| p.is_chat()) {
+        let mut bot = Bot::new(platform);
+        probe::credentials(args, ask, &mut bot, several).await?;
+        answers.bots.push(bot);
+    }
     answers.model = model(args, ask).await?;
     people(args, ask, &mut answers).await?;
     Ok(answers)
@@ -160,13 +168,15 @@ async fn model(args: &InitArgs, ask: &mut Asker) -> Result<ModelChoice, String> 
     probe::local_server(args.model_url.as_deref(), args.model.as_deref(), ask).await
 }
 
-/// Approvers and the ops room (chat platforms only).
+/// Approvers and the ops room, on the first chat platform (chat
+/// platforms only).
 async fn people(args: &InitArgs, ask: &mut Asker, answers: &mut Answers) -> Result<(), String> {
-    if !answers.platform.is_chat() {
+    let Some(ops) = answers.ops().cloned() else {
         return Ok(());
-    }
-    if args.wait_here && answers.platform == Platform::Telegram {
-        let (chat, sender) = here::wait(answers, ask).await?;
+    };
+    let platform = ops.platform;
+    if args.wait_here && platform == Platform::Telegram {
+        let (chat, sender) = here::wait(&ops, ask).await?;
         answers.ops_room = Some(chat);
         if args.approver.is_empty() {
             answers.approvers.push(sender);
@@ -174,7 +184,7 @@ async fn people(args: &InitArgs, ask: &mut Asker, answers: &mut Answers) -> Resu
     }
     answers.approvers.extend(args.approver.iter().cloned());
     if answers.approvers.is_empty() {
-        let who = ask.value(None, "--approver", answers.platform.approver_question())?;
+        let who = ask.value(None, "--approver", platform.approver_question())?;
         answers.approvers = who
             .split([',', ' '])
             .filter(|s| !s.is_empty())
@@ -182,16 +192,17 @@ async fn people(args: &InitArgs, ask: &mut Asker, answers: &mut Answers) -> Resu
             .collect();
     }
     for a in &answers.approvers {
-        if !answers.platform.is_id(a) {
+        if !platform.is_id(a) {
             return Err(format!(
-                "'{a}' is not a {} user id: {}",
-                answers.platform.name(),
-                answers.platform.approver_question()
+                "'{a}' is not a {} user id (the ops room is on {}): {}",
+                platform.name(),
+                platform.name(),
+                platform.approver_question()
             ));
         }
     }
     if answers.ops_room.is_none() {
-        answers.ops_room = Some(ask.value(args.ops_room.as_deref(), "--ops-room", answers.platform.ops_question())?);
+        answers.ops_room = Some(ask.value(args.ops_room.as_deref(), "--ops-room", platform.ops_question())?);
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use super::InitArgs;
 use super::ask::Asker;
-use super::render::{Answers, ModelChoice, Platform, channel_table};
+use super::render::{Bot, ModelChoice, Platform, channel_table};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -15,8 +15,10 @@ const LOCAL_SERVERS: [(&str, &str); 2] = [
 ];
 
 /// Ask for the bot's credentials until the platform accepts them (once,
-/// with `--yes`).
-pub(super) async fn credentials(args: &InitArgs, ask: &mut Asker, a: &mut Answers) -> Result<(), String> {
+/// with `--yes`). `several`: more than one platform was chosen, so a
+/// per-platform flag's value must name its platform (`telegram=…`).
+pub(super) async fn credentials(args: &InitArgs, ask: &mut Asker, a: &mut Bot, several: bool) -> Result<(), String> {
+    a.api_url = for_platform(&args.api_url, a.platform, several, "--api-url")?;
     match a.platform {
         Platform::Local => return Ok(()),
         Platform::Matrix => {
@@ -41,11 +43,11 @@ pub(super) async fn credentials(args: &InitArgs, ask: &mut Asker, a: &mut Answer
         Platform::Telegram => {}
     }
     let question = match a.platform {
-        Platform::Telegram => "The bot token from @BotFather",
-        Platform::Discord => "The bot token (Developer Portal, Bot, Reset Token)",
-        _ => "The bot account's password",
+        Platform::Telegram => "The Telegram bot token from @BotFather",
+        Platform::Discord => "The Discord bot token (Developer Portal, Bot, Reset Token)",
+        _ => "The Matrix bot account's password",
     };
-    let mut given = args.token.clone();
+    let mut given = for_platform(&args.token, a.platform, several, "--token")?;
     loop {
         let secret = ask.value(given.take().as_deref(), "--token", question)?;
         if secret.chars().any(char::is_control) {
@@ -68,11 +70,34 @@ pub(super) async fn credentials(args: &InitArgs, ask: &mut Asker, a: &mut Answer
     }
 }
 
+/// A per-platform flag's value for `platform`: one written
+/// `platform=value`, or a plain one when only one platform was chosen.
+fn for_platform(values: &[String], platform: Platform, several: bool, flag: &str) -> Result<Option<String>, String> {
+    let mut found = None;
+    for v in values {
+        let named = v
+            .split_once('=')
+            .and_then(|(p, rest)| Platform::parse(p).ok().map(|p| (p, rest)));
+        match named {
+            Some((p, rest)) if p == platform => found = Some(rest.to_string()),
+            Some(_) => {}
+            None if several => {
+                return Err(format!(
+                    "several platforms were chosen: name the one {flag} is for, as {flag} {}=…",
+                    platform.name()
+                ));
+            }
+            None => found = Some(v.clone()),
+        }
+    }
+    Ok(found)
+}
+
 /// Who the platform says the bot is, or why it refused.
-async fn signed_in(a: &Answers, secret: &str) -> Result<String, String> {
+async fn signed_in(a: &Bot, secret: &str) -> Result<String, String> {
     let draft = format!(
         "[providers.p]\nkind = \"openai\"\nmodel = \"m\"\n[agents.main]\nmodel_provider = \"p\"\n{}",
-        channel_table(a, secret)
+        channel_table(a, secret, None)
     );
     let config = switchboard_config::Config::from_toml_str(&draft, "init").map_err(|e| e.to_string())?;
     let channel = crate::adapters::build_one(&config, &a.channel()).map_err(|e| format!("{e:#}"))?;

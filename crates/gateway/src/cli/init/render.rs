@@ -25,6 +25,25 @@ impl Platform {
         }
     }
 
+    /// One platform or several (`telegram,discord`), each once; `local`
+    /// only alone (it is the terminal, with no chat platform).
+    pub(super) fn parse_list(words: &str) -> Result<Vec<Self>, String> {
+        let mut out: Vec<Self> = Vec::new();
+        for word in words.split([',', ' ']).filter(|w| !w.trim().is_empty()) {
+            let p = Self::parse(word)?;
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        if out.is_empty() {
+            return Err("no platform named: answer telegram, discord, matrix or local".into());
+        }
+        if out.len() > 1 && out.contains(&Self::Local) {
+            return Err("'local' is the terminal alone: name only chat platforms, or only local".into());
+        }
+        Ok(out)
+    }
+
     pub(super) fn name(self) -> &'static str {
         match self {
             Self::Telegram => "telegram",
@@ -90,9 +109,9 @@ pub(super) struct ModelChoice {
     pub key: Option<String>,
 }
 
-/// Everything `init` was told.
+/// One bot on a chat platform, as `init` was told it.
 #[derive(Debug, Clone)]
-pub(super) struct Answers {
+pub(super) struct Bot {
     pub platform: Platform,
     /// The bot token, or the Matrix password.
     pub secret: Option<String>,
@@ -102,12 +121,9 @@ pub(super) struct Answers {
     pub guild: Option<String>,
     /// Who the platform said the bot is.
     pub signed_in_as: Option<String>,
-    pub model: ModelChoice,
-    pub approvers: Vec<String>,
-    pub ops_room: Option<String>,
 }
 
-impl Answers {
+impl Bot {
     pub(super) fn new(platform: Platform) -> Self {
         Self {
             platform,
@@ -117,9 +133,6 @@ impl Answers {
             user_id: None,
             guild: None,
             signed_in_as: None,
-            model: ModelChoice::default(),
-            approvers: Vec::new(),
-            ops_room: None,
         }
     }
 
@@ -129,33 +142,54 @@ impl Answers {
     }
 }
 
+/// Everything `init` was told.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Answers {
+    /// A bot per chat platform; the first one's chat holds the ops room
+    /// (approvals and pairing requests from every platform go there).
+    /// None: the terminal and the local API only.
+    pub bots: Vec<Bot>,
+    pub model: ModelChoice,
+    /// Approvers, on the ops room's platform.
+    pub approvers: Vec<String>,
+    pub ops_room: Option<String>,
+}
+
+impl Answers {
+    /// The bot whose platform holds the ops room.
+    pub(super) fn ops(&self) -> Option<&Bot> {
+        self.bots.first()
+    }
+}
+
 /// A TOML string.
 fn q(s: &str) -> String {
     crate::cli::toml_text::basic_string(s)
 }
 
 /// The channel table, with the secret as `secret` (`env:NAME` for the
-/// file, the value itself only for the check `init` makes first).
-pub(super) fn channel_table(a: &Answers, secret: &str) -> String {
-    let mut t = format!("[channels.{}]\n", a.channel());
-    match a.platform {
+/// file, the value itself only for the check `init` makes first); a
+/// Matrix bot joins `ops_room` when it is given.
+pub(super) fn channel_table(b: &Bot, secret: &str, ops_room: Option<&str>) -> String {
+    let mut t = format!("[channels.{}]\n", b.channel());
+    match b.platform {
         Platform::Telegram | Platform::Discord => {
             t.push_str(&format!("bot_token = {}\n", q(secret)));
-            if let Some(url) = &a.api_url {
+            if let Some(url) = &b.api_url {
                 t.push_str(&format!("api_url = {}\n", q(url)));
             }
-            if let Some(g) = &a.guild {
+            if let Some(g) = &b.guild {
                 t.push_str(&format!("guilds = [{}]                # your server\n", q(g)));
             }
         }
         Platform::Matrix => {
             t.push_str(&format!(
                 "homeserver = {}\n",
-                q(a.homeserver.as_deref().unwrap_or_default())
+                q(b.homeserver.as_deref().unwrap_or_default())
             ));
-            t.push_str(&format!("user_id = {}\n", q(a.user_id.as_deref().unwrap_or_default())));
+            t.push_str(&format!("user_id = {}\n", q(b.user_id.as_deref().unwrap_or_default())));
             t.push_str(&format!("password = {}\n", q(secret)));
-            if let Some(room) = &a.ops_room {
+            if let Some(room) = ops_room {
                 t.push_str(&format!("auto_join = [{}]\n", q(room)));
             }
         }
@@ -181,17 +215,48 @@ pub(super) fn config(a: &Answers, env_file: &str) -> String {
     if let Some(env) = &m.key_env {
         out.push_str(&format!("api_key = {}\n", q(&format!("env:{env}"))));
     }
-    let asked = if a.platform.is_chat() {
-        "in the ops room"
-    } else {
-        "in the terminal, with switchboard chat"
+    let Some(ops) = a.ops() else {
+        out.push_str(&agent_and_profile(
+            "[\"local.team\"]",
+            "in the terminal, with switchboard chat",
+        ));
+        out.push_str(
+            "\n# The local API on data/switchboard.sock; `switchboard chat` talks in this terminal.\n\
+             [web]\n[channels.local.team]\nallowed_users = [\"*\"]\n",
+        );
+        return out;
     };
-    let channels = if a.platform.is_chat() {
-        format!("[{}]", q(&a.channel()))
-    } else {
-        "[\"local.team\"]".to_string()
-    };
+    let channels: Vec<String> = a.bots.iter().map(|b| q(&b.channel())).collect();
+    out.push_str(&agent_and_profile(
+        &format!("[{}]", channels.join(", ")),
+        "in the ops room",
+    ));
+    let approvers: Vec<String> = a.approvers.iter().map(|p| q(p)).collect();
     out.push_str(&format!(
+        "[risk_profiles.team.approval_route]\napprover_channel = {}\napprover_recipient = \"ops\"\n\
+         approvers = [{}]\non_no_approver = \"deny\"\ntimeout_secs = 300\n",
+        q(&ops.channel()),
+        approvers.join(", ")
+    ));
+    for (i, bot) in a.bots.iter().enumerate() {
+        let ops_room = a.ops_room.as_deref().filter(|_| i == 0);
+        out.push('\n');
+        out.push_str(&channel_table(
+            bot,
+            &format!("env:{}", bot.platform.secret_name()),
+            ops_room,
+        ));
+        out.push_str("allowed_users = [\"paired\"]   # strangers get a code; an approver lets them in\n");
+        if let Some(room) = ops_room {
+            out.push_str(&format!("rooms = {{ \"ops\" = {} }}   # the ops room\n", q(room)));
+        }
+    }
+    out
+}
+
+/// The agent, answering on `channels`, and its risk profile.
+fn agent_and_profile(channels: &str, asked: &str) -> String {
+    format!(
         "\n[agents.main]\nmodel_provider = \"main\"\nrisk_profile = \"team\"\n\
          system_prompt = \"You are the team's assistant. Answer briefly.\"\nchannels = {channels}\n\n\
          # Reading is free; commands outside this list are refused; anything\n\
@@ -199,34 +264,16 @@ pub(super) fn config(a: &Answers, env_file: &str) -> String {
          [risk_profiles.team]\nlevel = \"supervised\"\n\
          auto_approve = [\"file_read\", \"memory_recall\", \"skill\"]\n\
          allowed_commands = [\"ls\", \"cat\", \"grep\", \"date\"]\n"
-    ));
-    if a.platform.is_chat() {
-        let approvers: Vec<String> = a.approvers.iter().map(|p| q(p)).collect();
-        out.push_str(&format!(
-            "[risk_profiles.team.approval_route]\napprover_channel = {}\napprover_recipient = \"ops\"\n\
-             approvers = [{}]\non_no_approver = \"deny\"\ntimeout_secs = 300\n\n",
-            q(&a.channel()),
-            approvers.join(", ")
-        ));
-        out.push_str(&channel_table(a, &format!("env:{}", a.platform.secret_name())));
-        out.push_str("allowed_users = [\"paired\"]   # strangers get a code; an approver lets them in\n");
-        if let Some(room) = &a.ops_room {
-            out.push_str(&format!("rooms = {{ \"ops\" = {} }}   # the ops room\n", q(room)));
-        }
-    } else {
-        out.push_str(
-            "\n# The local API on data/switchboard.sock; `switchboard chat` talks in this terminal.\n\
-             [web]\n[channels.local.team]\nallowed_users = [\"*\"]\n",
-        );
-    }
-    out
+    )
 }
 
 /// The secrets file: `NAME=value` lines.
 pub(super) fn secrets(a: &Answers) -> String {
     let mut out = String::from("# Secrets for switchboard (read through env_file); keep this file private.\n");
-    if let Some(secret) = &a.secret {
-        out.push_str(&format!("{}={secret}\n", a.platform.secret_name()));
+    for bot in &a.bots {
+        if let Some(secret) = &bot.secret {
+            out.push_str(&format!("{}={secret}\n", bot.platform.secret_name()));
+        }
     }
     if let (Some(env), Some(key)) = (&a.model.key_env, &a.model.key) {
         out.push_str(&format!("{env}={key}\n"));

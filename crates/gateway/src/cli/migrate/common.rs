@@ -30,6 +30,36 @@ pub(super) fn provider(
     }
 }
 
+/// `id`, or `id-2`, `id-3`…: a provider name no table of `plan` has yet
+/// (a fallback may be another model of the same provider).
+pub(super) fn free_provider_name(plan: &Plan, id: &str) -> String {
+    let taken = |n: &str| {
+        plan.tables
+            .iter()
+            .any(|t| t.header == format!("providers.{}", super::plan::key(n)))
+    };
+    std::iter::once(id.to_string())
+        .chain((2..).map(|n| format!("{id}-{n}")))
+        .find(|n| !taken(n))
+        .unwrap_or_default()
+}
+
+/// `fallbacks` tried in order after `primary` fails.
+pub(super) fn fallbacks(plan: &mut Plan, primary: &str, fallbacks: &[String]) {
+    if fallbacks.is_empty() {
+        return;
+    }
+    plan.set(
+        &format!("providers.{}", super::plan::key(primary)),
+        "fallbacks",
+        list(fallbacks),
+    );
+    plan.mapped(
+        "fallback models",
+        format!("[providers.{primary}].fallbacks = {}", list(fallbacks)),
+    );
+}
+
 /// What a provider id names when its own table does not say: (kind,
 /// address, the variable its key is usually in).
 pub(super) fn known_provider(id: &str) -> Option<(&'static str, Option<&'static str>, Option<&'static str>)> {

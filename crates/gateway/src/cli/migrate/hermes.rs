@@ -50,7 +50,8 @@ pub(super) fn plan(home: &Path) -> Result<Plan, String> {
 }
 
 /// `model:` (a string `provider/model`, or `{provider, default|model,
-/// base_url, api_key}`), with `custom:<name>` read from `custom_providers`.
+/// base_url, api_key}`), with `custom:<name>` read from `custom_providers`,
+/// and its fallbacks (`fallback_providers`, or the older `fallback_model`).
 fn model(s: &mut Source, plan: &mut Plan) -> String {
     let (provider, name, base, key) = match s.get(&["model"]) {
         Some(Value::String(m)) => match m.split_once('/') {
@@ -74,8 +75,66 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
             ("custom".to_string(), name, s.env("OPENAI_BASE_URL"), None)
         }
     };
-    let id = provider.strip_prefix("custom:").unwrap_or(&provider).to_string();
     let from = format!("model ({provider}, {name})");
+    let primary = provider_for(
+        s,
+        plan,
+        Wanted {
+            provider: &provider,
+            model: &name,
+            base,
+            key,
+        },
+        &from,
+    );
+    let mut listed = s
+        .get(&["fallback_providers"])
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    listed.extend(s.get(&["fallback_model"]).filter(Value::is_object));
+    let mut names = Vec::new();
+    for (i, f) in listed.iter().enumerate() {
+        let get = |k: &str| f.get(k).and_then(Value::as_str).map(str::to_string);
+        let (Some(provider), Some(model)) = (get("provider"), get("model")) else {
+            plan.left(
+                format!("fallback_providers[{i}]"),
+                "no provider or model: add it by hand",
+            );
+            continue;
+        };
+        let key = get("api_key_env").map(|var| Value::String(format!("${{{var}}}")));
+        let wanted = Wanted {
+            provider: &provider,
+            model: &model,
+            base: get("base_url"),
+            key,
+        };
+        let from = format!("fallback_providers[{i}] ({provider}, {model})");
+        names.push(provider_for(s, plan, wanted, &from));
+    }
+    common::fallbacks(plan, &primary, &names);
+    primary
+}
+
+/// A model as Hermes names one: its provider (`custom:<name>` for one of
+/// `custom_providers`), the model, and an address or key when given.
+struct Wanted<'a> {
+    provider: &'a str,
+    model: &'a str,
+    base: Option<String>,
+    key: Option<Value>,
+}
+
+/// A provider table for `w`; its name.
+fn provider_for(s: &mut Source, plan: &mut Plan, w: Wanted<'_>, from: &str) -> String {
+    let Wanted {
+        provider,
+        model: name,
+        base,
+        key,
+    } = w;
+    let id = provider.strip_prefix("custom:").unwrap_or(provider).to_string();
+    let table = common::free_provider_name(plan, &id);
     if let Some(custom) = provider.strip_prefix("custom:") {
         let entries = s.get(&["custom_providers"]).unwrap_or_default();
         let entry = entries
@@ -85,11 +144,11 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
             .find(|e| e.get("name").and_then(Value::as_str) == Some(custom));
         let Some(entry) = entry else {
             plan.left(
-                &from,
-                format!("custom_providers has no '{custom}': set [providers.{custom}] by hand"),
+                from,
+                format!("custom_providers has no '{custom}': set [providers.{table}] by hand"),
             );
-            common::provider(plan, custom, "openai", None, &name, None);
-            return custom.to_string();
+            common::provider(plan, &table, "openai", None, name, None);
+            return table;
         };
         let url = entry.get("base_url").and_then(Value::as_str);
         let kind = if entry.get("api_mode").and_then(Value::as_str) == Some("anthropic_messages") {
@@ -110,26 +169,36 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
             ),
             _ => None,
         };
-        common::provider(plan, custom, kind, url, &name, key);
+        common::provider(plan, &table, kind, url, name, key);
     } else if let Some((kind, known_base, key_env)) = common::known_provider(&id) {
-        let key = key_env.map(|var| {
-            plan.secret(format!("${var}"), var, s.env(var));
-            q(&format!("env:{var}"))
-        });
-        common::provider(plan, &id, kind, base.as_deref().or(known_base), &name, key);
+        let key = match (key, key_env) {
+            (Some(raw), _) => s.secret(
+                plan,
+                &format!("{from} key"),
+                &raw,
+                &format!("{}_API_KEY", id.to_ascii_uppercase()),
+            ),
+            (None, Some(var)) => {
+                if !plan.secrets.iter().any(|(n, _)| n == var) {
+                    plan.secret(format!("${var}"), var, s.env(var));
+                }
+                Some(q(&format!("env:{var}")))
+            }
+            (None, None) => None,
+        };
+        common::provider(plan, &table, kind, base.as_deref().or(known_base), name, key);
     } else if let Some(url) = base.as_deref() {
         let key = key.and_then(|raw| s.secret(plan, "model.api_key", &raw, "MODEL_API_KEY"));
-        common::provider(plan, &id, "openai", Some(url), &name, key);
+        common::provider(plan, &table, "openai", Some(url), name, key);
     } else {
         plan.left(
-            &from,
-            format!("the provider '{id}' is not one this migration knows: set [providers.{id}].base_url by hand"),
+            from,
+            format!("the provider '{id}' is not one this migration knows: set [providers.{table}].base_url by hand"),
         );
-        common::provider(plan, &id, "openai", None, &name, None);
+        common::provider(plan, &table, "openai", None, name, None);
     }
-    s.get(&["custom_providers"]);
-    plan.mapped(from, format!("[providers.{id}] model {name}"));
-    id
+    plan.mapped(from, format!("[providers.{table}] model {name}"));
+    table
 }
 
 /// A platform's allow list: `<P>_ALLOWED_USERS`, the YAML `allow_from`,

@@ -33,12 +33,13 @@ pub(super) fn plan(home: &Path) -> Result<Plan, String> {
         prompt,
     );
     common::agent(&mut plan, &provider, &prompt);
+    other_agents(&mut s, &mut plan);
     let approvers = owners(&mut s);
     telegram(&mut s, &mut plan, home, &approvers);
     discord(&mut s, &mut plan, &approvers);
     matrix(&mut s, &mut plan, &approvers);
     mcp(&mut s, &mut plan);
-    exec(&mut s, &mut plan);
+    exec(&mut s, &mut plan, home);
     common::skills(&mut plan, &home.join("skills"));
     common::skills(&mut plan, &workspace.join("skills"));
     common::check_pairing(&mut plan);
@@ -48,15 +49,16 @@ pub(super) fn plan(home: &Path) -> Result<Plan, String> {
     Ok(plan)
 }
 
-/// The default model and its provider; the provider's name.
+/// The default model and its provider, and its fallbacks (each a
+/// provider of its own, listed in the first one's `fallbacks`); the
+/// provider's name.
 fn model(s: &mut Source, plan: &mut Plan) -> String {
     let chosen = match s.get(&["agents", "defaults", "model"]) {
         Some(Value::String(m)) => Some(m),
         Some(Value::Object(o)) => o.get("primary").and_then(Value::as_str).map(str::to_string),
         _ => s.str(&["defaultModel"]),
     };
-    let aliases = s.get(&["agents", "defaults", "models"]).unwrap_or_default();
-    let Some(mut chosen) = chosen else {
+    let Some(chosen) = chosen else {
         plan.left(
             "agents.defaults.model",
             "no default model: set [providers.main] by hand",
@@ -71,14 +73,31 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
         );
         return "main".into();
     };
-    if let Some((full, _)) = aliases.as_object().and_then(|o| {
-        o.iter()
-            .find(|(_, v)| v.get("alias").and_then(Value::as_str) == Some(chosen.as_str()))
-    }) {
-        chosen = full.clone();
-    }
+    let primary = provider_for(s, plan, &chosen, "agents.defaults.model");
+    let fallbacks = common::strings(s.get(&["agents", "defaults", "model", "fallbacks"]));
+    let names: Vec<String> = fallbacks
+        .iter()
+        .enumerate()
+        .map(|(i, f)| provider_for(s, plan, f, &format!("agents.defaults.model.fallbacks[{i}]")))
+        .collect();
+    common::fallbacks(plan, &primary, &names);
+    primary
+}
+
+/// A provider table for `chosen` (`provider/model`, or an alias from
+/// `agents.defaults.models`); its name.
+fn provider_for(s: &mut Source, plan: &mut Plan, chosen: &str, from: &str) -> String {
+    let aliases = s.get(&["agents", "defaults", "models"]).unwrap_or_default();
+    let chosen = aliases
+        .as_object()
+        .and_then(|o| {
+            o.iter()
+                .find(|(_, v)| v.get("alias").and_then(Value::as_str) == Some(chosen))
+        })
+        .map_or(chosen.to_string(), |(full, _)| full.clone());
     let (id, model) = chosen.split_once('/').unwrap_or(("openai", chosen.as_str()));
     let (id, model) = (id.to_string(), model.to_string());
+    let name = common::free_provider_name(plan, &id);
     let custom = s.get(&["models", "providers", &id]);
     let table = custom.as_ref().and_then(Value::as_object);
     let base = table
@@ -96,7 +115,7 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
         }
         _ => "openai",
     };
-    let from = format!("agents.defaults.model ({chosen})");
+    let from = format!("{from} ({chosen})");
     match (table, common::known_provider(&id)) {
         (Some(t), _) => {
             let key = t.get("apiKey").and_then(|raw| {
@@ -107,31 +126,27 @@ fn model(s: &mut Source, plan: &mut Plan) -> String {
                     &format!("{id}_API_KEY"),
                 )
             });
-            common::provider(plan, &id, kind, base.as_deref(), &model, key);
+            common::provider(plan, &name, kind, base.as_deref(), &model, key);
         }
         (None, Some((kind, base, key_env))) => {
-            let key = key_env.map(|name| {
-                plan.secret(format!("${name}"), name, s.env(name));
-                q(&format!("env:{name}"))
+            let key = key_env.map(|var| {
+                if !plan.secrets.iter().any(|(n, _)| n == var) {
+                    plan.secret(format!("${var}"), var, s.env(var));
+                }
+                q(&format!("env:{var}"))
             });
-            common::provider(plan, &id, kind, base, &model, key);
+            common::provider(plan, &name, kind, base, &model, key);
         }
         (None, None) => {
             plan.left(
                 &from,
-                format!("the provider '{id}' is not one this migration knows: set [providers.{id}].base_url by hand"),
+                format!("the provider '{id}' is not one this migration knows: set [providers.{name}].base_url by hand"),
             );
-            common::provider(plan, &id, "openai", None, &model, None);
+            common::provider(plan, &name, "openai", None, &model, None);
         }
     }
-    plan.mapped(from, format!("[providers.{id}] model {model}"));
-    if s.get(&["agents", "defaults", "model", "fallbacks"]).is_some() {
-        plan.left(
-            "agents.defaults.model.fallbacks",
-            "add each as a provider and list it in [providers.<p>].fallbacks",
-        );
-    }
-    id
+    plan.mapped(from, format!("[providers.{name}] model {model}"));
+    name
 }
 
 /// The workspace folder (persona, memory, skills).
@@ -208,8 +223,54 @@ fn telegram(s: &mut Source, plan: &mut Plan, home: &Path, owners: &[String]) {
     let users = common::allowed_users(plan, "channels.telegram.dmPolicy + allowFrom", &policy, &ids);
     plan.set(table, "allowed_users", list(&users));
     mention(s, plan, &["channels", "telegram"], table);
+    group_rules(s, plan, "telegram");
     common::answer_on(plan, "telegram.main");
     approvals_to(plan, "telegram.main", &owners_on(owners, "telegram", "tg"));
+}
+
+/// Rules for groups that Switchboard writes per bot and per person, not
+/// per group: each is reported with what to do instead (never widened
+/// into the direct-chat allow list).
+fn group_rules(s: &mut Source, plan: &mut Plan, platform: &str) {
+    let base = ["channels", platform];
+    if let Some(ids) = s.get(&[base[0], base[1], "groupAllowFrom"]) {
+        plan.left(
+            format!("channels.{platform}.groupAllowFrom ({})", common::strings(Some(ids)).join(", ")),
+            "allowed_users is one list for direct chats and groups: add these ids to it if they may also write to the bot directly",
+        );
+    }
+    if let Some(policy) = s.str(&[base[0], base[1], "groupPolicy"]) {
+        plan.left(
+            format!("channels.{platform}.groupPolicy ({policy})"),
+            "in a group, the people in allowed_users are answered (when they mention the bot, with require_mention_in_groups)",
+        );
+    }
+    for group in s.keys(&[base[0], base[1], "groups"]).into_iter().filter(|g| g != "*") {
+        s.get(&[base[0], base[1], "groups", &group]);
+        plan.left(
+            format!("channels.{platform}.groups.{group}"),
+            "rules for one group: the mention rule is per bot here (require_mention_in_groups), and a group's own prompt or skills would be a second agent routed to it",
+        );
+    }
+}
+
+/// Agents of a roster other than the default one (`agents.entries` or
+/// the older `agents.list`): one agent is migrated.
+fn other_agents(s: &mut Source, plan: &mut Plan) {
+    let mut ids = s.keys(&["agents", "entries"]);
+    if let Some(Value::Array(list)) = s.get(&["agents", "list"]) {
+        ids.extend(list.iter().filter_map(|a| a.get("id")?.as_str().map(str::to_string)));
+    }
+    let others: Vec<String> = ids.into_iter().filter(|id| id != "main").collect();
+    for id in &others {
+        s.get(&["agents", "entries", id]);
+    }
+    if !others.is_empty() {
+        plan.left(
+            format!("agents ({})", others.join(", ")),
+            "only the default agent is migrated, as agents.main: add each other one as [agents.<id>] with its own channels or routes",
+        );
+    }
 }
 
 /// `groups."*".requireMention` (or the old flat `requireMention`).
@@ -330,7 +391,7 @@ fn mcp(s: &mut Source, plan: &mut Plan) {
 
 /// `tools.exec` (and the older `security`/`ask` pair): the risk level
 /// and the commands allowed.
-fn exec(s: &mut Source, plan: &mut Plan) {
+fn exec(s: &mut Source, plan: &mut Plan, home: &Path) {
     let mode = s.str(&["tools", "exec", "mode"]).or_else(|| {
         let security = s.str(&["tools", "exec", "security"])?;
         let ask = s.str(&["tools", "exec", "ask"]).unwrap_or_else(|| "off".into());
@@ -341,7 +402,13 @@ fn exec(s: &mut Source, plan: &mut Plan) {
             _ => "ask".into(),
         })
     });
-    let bins = common::strings(s.get(&["tools", "exec", "safeBins"]));
+    let mut bins = common::strings(s.get(&["tools", "exec", "safeBins"]));
+    bins.extend(approved_always(plan, home));
+    bins.sort();
+    bins.dedup();
+    if !bins.is_empty() {
+        plan.set(PROFILE, "allowed_commands", list(&bins));
+    }
     let Some(mode) = mode else { return };
     let (level, note) = match mode.as_str() {
         "deny" => ("read_only", "no commands"),
@@ -352,11 +419,62 @@ fn exec(s: &mut Source, plan: &mut Plan) {
         ),
     };
     plan.set(PROFILE, "level", q(level));
-    if !bins.is_empty() {
-        plan.set(PROFILE, "allowed_commands", list(&bins));
-    }
     plan.mapped(
         format!("tools.exec ({mode})"),
         format!("[{PROFILE}] level {level}: {note}"),
     );
+}
+
+/// The commands approved "always" in `exec-approvals.json` (each agent's
+/// `allowlist[].pattern`): a plain command name or an executable's path
+/// becomes an allowed command; a glob, or an entry that also limits the
+/// arguments (`argPattern`), is reported instead (here a command is
+/// allowed by name with any arguments, which would allow more).
+fn approved_always(plan: &mut Plan, home: &Path) -> Vec<String> {
+    let path = home.join("exec-approvals.json");
+    let Some(file) = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| super::json5::to_json(&t).ok())
+    else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let agents = file
+        .get("agents")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (agent, rules) in agents {
+        let entries = rules
+            .get("allowlist")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, entry) in entries.iter().enumerate() {
+            let from = format!("exec-approvals.json agents.{agent}.allowlist[{i}]");
+            let pattern = entry.get("pattern").and_then(Value::as_str).unwrap_or_default();
+            let name = pattern.rsplit('/').next().unwrap_or_default();
+            let plain = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+            if entry.get("argPattern").is_some() {
+                plan.left(
+                    from,
+                    format!("'{pattern}' is approved only with certain arguments; allowed_commands allows any: add it by hand if that is meant"),
+                );
+            } else if plain {
+                plan.mapped(from, format!("allowed_commands: {name} (approved always)"));
+                names.push(name.to_string());
+            } else {
+                plan.left(
+                    from,
+                    format!(
+                        "'{pattern}' is a pattern, not a command name: list the commands it meant in allowed_commands"
+                    ),
+                );
+            }
+        }
+    }
+    names
 }

@@ -80,7 +80,7 @@ pub(crate) async fn cluster_with(name: &str, envs: [&[(&str, &str)]; 3]) -> Opti
 pub(crate) async fn cluster_tweaked(
     name: &str,
     envs: [&[(&str, &str)]; 3],
-    tweak: fn(String) -> String,
+    tweak: impl Fn(String) -> String,
 ) -> Option<Cluster> {
     let Some(pg) = fresh_database(name) else {
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");

@@ -125,6 +125,12 @@ impl Gateway {
         (r.status().as_u16(), r.text().await.unwrap_or_default())
     }
 
+    /// GET `path`, whatever the answer: its status and text.
+    pub(crate) async fn get_raw(&self, path: &str) -> (u16, String) {
+        let r = self.http.get(format!("{}{path}", self.base)).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap_or_default())
+    }
+
     /// A person presses an approval button.
     pub(crate) async fn press(&self, alias: &str, chat: &str, user: &str, approval_id: &str, choice: &str) {
         let body = json!({"chat": chat, "user": user, "approval_id": approval_id, "choice": choice});

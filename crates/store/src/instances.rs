@@ -91,6 +91,7 @@ impl Store {
         )
         .await?;
         *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
+        self.reach.start(now);
         Ok(id)
     }
 
@@ -99,22 +100,44 @@ impl Store {
         *self.instance.read()
     }
 
-    /// Say this instance is alive. False when its row is gone: the other
-    /// instances took it for dead (it was paused or cut off for longer than
+    /// Say this instance is alive; it says so every `every`. False when
+    /// its row is gone: the other instances took it for dead (it was
+    /// paused or cut off while they reached the database, for longer than
     /// the lease) and reclaimed its work; it must register again
     /// (`register_anew`).
-    pub async fn heartbeat(&self) -> Result<bool, StoreError> {
+    pub async fn heartbeat(&self, every: std::time::Duration) -> Result<bool, StoreError> {
         let Some(id) = self.instance_id() else {
             return Ok(true);
         };
-        let n = self
+        let now = self.now_ms();
+        let written = self
             .exec(
                 Stmt::new("UPDATE instances SET heartbeat_at = $1 WHERE id = $2")
-                    .bind(self.now_ms())
+                    .bind(now)
                     .bind(id),
             )
-            .await?;
-        Ok(n == 1)
+            .await;
+        match written {
+            Ok(n) => {
+                // Late by half a beat: the database was away (or this
+                // process paused); the silence it judges others by starts
+                // again.
+                let every = every.as_millis() as i64;
+                self.reach.reached(self.now_ms(), every + every / 2);
+                Ok(n == 1)
+            }
+            Err(e) => {
+                self.reach.lost();
+                Err(e)
+            }
+        }
+    }
+
+    /// Since when this process has reached the database without a break,
+    /// on its clock (0 before it registered): another instance's silence
+    /// counts only from then on (see `reach`).
+    pub fn reachable_since(&self) -> i64 {
+        self.reach.since()
     }
 
     /// Leave cleanly: what this instance still had running is reclaimed by

@@ -28,6 +28,14 @@ impl<'s> Leases<'s> {
             return Ok(None);
         };
         let now = self.0.now_ms();
+        // A holder's silence counts only while this instance reached the
+        // database too (see `reach`): until it has for a whole lease, only
+        // a released lease (renewed_at 0) is taken.
+        let stale_before = if self.0.reachable_since() <= now - lease_ms {
+            now - lease_ms
+        } else {
+            1
+        };
         self.0
             .exec(
                 Stmt::new(
@@ -39,7 +47,7 @@ impl<'s> Leases<'s> {
                 .bind(channel)
                 .bind(me)
                 .bind(now)
-                .bind(now - lease_ms),
+                .bind(stale_before),
             )
             .await?;
         let row = self.get(channel).await?;

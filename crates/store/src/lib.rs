@@ -39,6 +39,7 @@ mod memory;
 mod outbox;
 mod pairings;
 mod peer_mail;
+mod reach;
 mod readiness;
 mod runs;
 mod sessions;
@@ -116,6 +117,8 @@ pub struct Store {
     instance: std::sync::Arc<parking_lot::RwLock<Option<&'static str>>>,
     /// How far the database's clock is ahead of this host's (see `clock`).
     clock_offset: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    /// Since when this process has reached the database (see `reach`).
+    reach: std::sync::Arc<reach::Reach>,
 }
 
 impl Store {
@@ -205,6 +208,7 @@ impl Store {
             changes: tokio::sync::broadcast::channel(1024).0,
             instance: Default::default(),
             clock_offset: Default::default(),
+            reach: Default::default(),
         };
         // Nothing is written on this host's own clock: a slow first sample
         // is taken again.

@@ -51,9 +51,18 @@ fn process_exists(pid: i64) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Whether `row` is an instance that is gone.
+/// Whether `row` is an instance that is gone (as a command that does not
+/// itself heartbeat sees it).
 pub(crate) fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
-    if now - row.heartbeat_at > lease().as_millis() as i64 {
+    is_dead_since(row, this_host, now, i64::MIN)
+}
+
+/// Whether `row` is gone, judged by an instance that has reached the
+/// database without a break since `reachable_since`: silence counts only
+/// from then on, so an outage of the database, which silences every
+/// instance at once, never makes a live one look dead when it comes back.
+pub(crate) fn is_dead_since(row: &InstanceRow, this_host: &str, now: i64, reachable_since: i64) -> bool {
+    if now - row.heartbeat_at.max(reachable_since) > lease().as_millis() as i64 {
         return true;
     }
     row.host == this_host && !process_exists(row.pid)
@@ -65,12 +74,13 @@ pub(crate) fn is_dead(row: &InstanceRow, this_host: &str, now: i64) -> bool {
 pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
     let this_host = host();
     let now = store.now_ms();
+    let since = store.reachable_since();
     let (dead, alive): (Vec<InstanceRow>, Vec<InstanceRow>) = store
         .instances()
         .await?
         .into_iter()
         .filter(|i| Some(i.id.as_str()) != store.instance_id())
-        .partition(|i| is_dead(i, &this_host, now));
+        .partition(|i| is_dead_since(i, &this_host, now, since));
     // Another live process shares the database: its writes must wake ours.
     store.note_peers(!alive.is_empty());
     let dead: Vec<String> = dead.into_iter().map(|i| i.id).collect();
@@ -119,7 +129,7 @@ pub(crate) fn spawn_heartbeat(
             if let Err(e) = store.sync_clock().await {
                 tracing::warn!(error = %e, "cannot read the database's clock");
             }
-            match store.heartbeat().await {
+            match store.heartbeat(heartbeat()).await {
                 Ok(true) => {}
                 Ok(false) => {
                     tracing::error!(
@@ -183,6 +193,19 @@ mod tests {
             !is_dead(&row("elsewhere", i64::from(i32::MAX), 1000), &here, now_ms()),
             "another host's process is judged by its heartbeat"
         );
+        // The database was away for a minute and came back 2 s ago: a peer
+        // silent for 60 s is not dead until it stays silent for a lease of
+        // time the database answered.
+        let lease_ms = lease().as_millis() as i64;
+        let back = now_ms() - 2_000;
+        assert!(!is_dead_since(&row("elsewhere", 1, 60_000), &here, now_ms(), back));
+        let back_long_ago = now_ms() - lease_ms - 2_000;
+        assert!(is_dead_since(
+            &row("elsewhere", 1, 60_000),
+            &here,
+            now_ms(),
+            back_long_ago
+        ));
     }
 }
 

@@ -1,0 +1,130 @@
+//! The database going away under a running cluster (docs/operations.md,
+//! "The database going away"): three `switchboard run` processes reach
+//! PostgreSQL through a relay the test cuts for three leases and restores,
+//! while a DM arrives and an approval waits. Nothing restarts; no live
+//! instance is taken for dead when the database comes back (the outage
+//! silenced everyone at once), so the waiting approval is still decided
+//! once, and the DM written during the outage is answered once after it.
+
+mod cluster_fx;
+mod support;
+
+use cluster_fx::*;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use switchboard_test_support::Step;
+use switchboard_test_support::relay::Relay;
+use switchboard_test_support::telegram::{private_chat, user};
+
+/// `config` with its database reached through `relay` instead.
+fn through(config: String, relay: &str) -> String {
+    let (head, rest) = config.split_once("database_url = \"").unwrap();
+    let (url, tail) = rest.split_once('"').unwrap();
+    let (scheme_user, host_db) = url.split_once('@').unwrap();
+    let (_, db) = host_db.split_once('/').unwrap();
+    format!("{head}database_url = \"{scheme_user}@{relay}/{db}\"{tail}")
+}
+
+/// Wait until `node` answers `status` on `/readyz`; its body.
+async fn readiness(node: &Node, status: u16, secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let (got, body) = node.gw.get_raw("/readyz").await;
+        if got == status {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "/readyz: {got} {body}, waited for {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn event(node: &Node, alias: &str, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+    let mut cursor = 0;
+    node.gw.wait_for(alias, &mut cursor, secs, pred).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing() {
+    let Ok(admin) = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL") else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the outage test did not run here");
+        return;
+    };
+    let server = admin.split_once('@').unwrap().1.split_once('/').unwrap().0.to_string();
+    let relay = Relay::start(&server).await;
+    let addr = relay.addr();
+    let Some(c) = cluster_tweaked("outage", [&[], &[], &[]], move |cfg| through(cfg, &addr)).await else {
+        return;
+    };
+    let a = owner(&c, None, 20).await;
+
+    // An approval waits on the owner when the database goes away.
+    c.model
+        .push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})).when_last_contains("remember it"));
+    c.model.push(Step::text("Stored.").when_last_contains("stored memory"));
+    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "remember it", None, None);
+    let prompt = event(&c.nodes[a], "ops", 20, |e| e["kind"] == "approval_prompt").await;
+    let id = prompt["approval_id"].as_str().unwrap().to_string();
+
+    let outage = Duration::from_secs(3 * LEASE + 1);
+    relay.cut();
+    let cut_at = Instant::now();
+    c.model
+        .push(Step::text("Answered after the outage.").when_last_contains("during the outage"));
+    c.tg.message(
+        private_chat(12, "Bob"),
+        user(12, "Bob"),
+        "during the outage",
+        None,
+        None,
+    );
+    let body = readiness(&c.nodes[a], 503, 10).await;
+    assert!(
+        body.contains("\"database\"") && !body.contains("\"database\":\"ok\""),
+        "{body}"
+    );
+    tokio::time::sleep(outage.saturating_sub(cut_at.elapsed())).await;
+    relay.restore();
+    println!("the database was away for {:.1} s", cut_at.elapsed().as_secs_f64());
+    readiness(&c.nodes[a], 200, 30).await;
+
+    let back = Instant::now();
+    let answered = c.tg.wait_sent(1, 60).await;
+    assert_eq!(answered[0]["text"], "Answered after the outage.");
+    println!(
+        "the DM written during the outage was answered {:.1} s after the database came back",
+        back.elapsed().as_secs_f64()
+    );
+    // Two leases of sweeps by every instance after the return.
+    tokio::time::sleep(Duration::from_secs(2 * LEASE)).await;
+    c.nodes[a]
+        .gw
+        .send("ops", "ops-room", "cli:alice", &format!("/approve {id}"), true, false)
+        .await;
+    let decided = event(&c.nodes[a], "ops", 20, |e| {
+        e["kind"] == "message"
+            && e["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(&format!("Approval {id}")))
+    })
+    .await;
+    assert_eq!(
+        decided["text"],
+        format!("Approval {id}: allowed once."),
+        "the approval outlived the outage"
+    );
+    c.tg.wait_sent(2, 20).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut sent = texts(&c.tg);
+    sent.sort();
+    assert_eq!(sent, ["Answered after the outage.", "Stored."], "each once");
+    for (i, node) in c.nodes.iter().enumerate() {
+        let log = node.gw.log();
+        for never in [
+            "took this instance for dead",
+            "runs of a stopped gateway process are now lost",
+            "approval requests of a stopped gateway process are now expired",
+        ] {
+            assert!(!log.contains(never), "instance {i} logged {never:?}:\n{log}");
+        }
+    }
+}

@@ -11,7 +11,6 @@ mod matrix_fx;
 mod support;
 
 use serde_json::{Value, json};
-use std::time::Duration;
 use support::{Gateway, Sandbox, free_port};
 use switchboard_test_support::discord::{FakeDiscord, GUILD_ID, Kind};
 use switchboard_test_support::telegram::{FakeTelegram, button, private_chat, user};
@@ -58,21 +57,6 @@ mod telegram {
         m["text"].as_str().unwrap_or("")
     }
 
-    fn to(tg: &FakeTelegram, chat: i64) -> Vec<Value> {
-        tg.sent().into_iter().filter(|m| m["chat"]["id"] == chat).collect()
-    }
-
-    async fn wait_for(tg: &FakeTelegram, chat: i64, n: usize) -> Vec<Value> {
-        for _ in 0..300 {
-            let got = to(tg, chat);
-            if got.len() >= n {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("fewer than {n} messages to {chat}: {:?}", tg.sent());
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_telegram_example_pairs_a_stranger_and_approves_from_its_ops_group() {
         let model = ScriptedModel::start().await;
@@ -92,8 +76,8 @@ mod telegram {
 
         // A stranger writes: a code for them, the request in the ops group.
         tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello?", None, None);
-        let code = code_in(text(&wait_for(&tg, 555, 1).await[0]));
-        let prompt = wait_for(&tg, OPS, 1).await[0].clone();
+        let code = code_in(text(&tg.wait_sent_to(555, 1, 30).await[0]));
+        let prompt = tg.wait_sent_to(OPS, 1, 30).await[0].clone();
         assert!(text(&prompt).contains(&code), "{}", text(&prompt));
         let allow = button(&prompt, "Allow");
 
@@ -114,7 +98,7 @@ mod telegram {
             text(&answers[1]),
             "tg:555 (Eve) may talk to the bot on telegram.main now."
         );
-        wait_for(&tg, 555, 2).await;
+        tg.wait_sent_to(555, 2, 30).await;
 
         // Eve's message needs a tool call: asked in the ops group, approved
         // there by the approver, then answered.
@@ -126,12 +110,12 @@ mod telegram {
             None,
             None,
         );
-        let prompt = wait_for(&tg, OPS, 2).await[1].clone();
+        let prompt = tg.wait_sent_to(OPS, 2, 30).await[1].clone();
         assert!(text(&prompt).contains("memory_store"), "{}", text(&prompt));
         tg.press(user(APPROVER, "Ops"), prompt.clone(), &button(&prompt, "Allow once"));
         let answers = tg.wait_calls("answercallbackquery", 3, 20).await;
         assert!(text(&answers[2]).ends_with(": allowed once."), "{}", answers[2]);
-        let eve = wait_for(&tg, 555, 3).await;
+        let eve = tg.wait_sent_to(555, 3, 30).await;
         assert_eq!(text(&eve[2]), "Noted: stand-up at ten.");
     }
 }

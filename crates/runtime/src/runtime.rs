@@ -115,11 +115,13 @@ impl Runtime {
     /// The tools `agent` is offered at top level (risk-profile filtered):
     /// the built-ins and those of its MCP servers as last listed.
     pub fn tools_for(&self, agent: &str) -> ToolRegistry {
-        self.tools_under(&self.core.config(), agent)
+        self.tools_under(&self.core.rules(), agent)
     }
 
-    /// [`Runtime::tools_for`] under `config` (a turn's one snapshot).
-    fn tools_under(&self, config: &switchboard_config::Config, agent: &str) -> ToolRegistry {
+    /// [`Runtime::tools_for`] under `rules` (a turn's one snapshot: its
+    /// configuration and the workspaces built from it).
+    fn tools_under(&self, rules: &crate::rules::Rules, agent: &str) -> ToolRegistry {
+        let config = &rules.config;
         let (Some(profile), Some(cfg)) = (config.risk_profile_of(agent), config.agents.get(agent)) else {
             return ToolRegistry::default();
         };
@@ -130,7 +132,7 @@ impl Runtime {
             .with_all(self.core.mcp.offered(&cfg.mcp_servers, profile));
         let skill = profile
             .offers_tool("skill")
-            .then(|| self.skills_of(config, agent))
+            .then(|| skills_under(rules, agent))
             .and_then(crate::tools::skill::SkillTool::over);
         match skill {
             Some(tool) => tools.with(Arc::new(tool)),
@@ -140,11 +142,8 @@ impl Runtime {
 
     /// The skills `agent` has (docs/skills.md): read from its folders now,
     /// so a skill added or changed counts from the next turn on.
-    pub fn skills_of(&self, config: &switchboard_config::Config, agent: &str) -> crate::skills::Skills {
-        let Some(workspace) = self.core.workspace(agent) else {
-            return crate::skills::Skills::default();
-        };
-        crate::skills::scan(&crate::skills::roots(config, agent, &workspace))
+    pub fn skills_of(&self, agent: &str) -> crate::skills::Skills {
+        skills_under(&self.core.rules(), agent)
     }
 
     /// The tool specs the model sees in a top-level turn of `agent`: its
@@ -332,7 +331,7 @@ impl Runtime {
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
         let profile = &base.profile;
         Ok(RunParts {
-            registry: self.tools_under(&rules.config, agent),
+            registry: self.tools_under(rules, agent),
             scope: RunScope {
                 max_depth: profile.max_delegation_depth,
                 max_spawn_depth: agent_cfg.subagents.max_spawn_depth,
@@ -348,4 +347,13 @@ impl Runtime {
             ..base
         })
     }
+}
+
+/// `agent`'s skills under `rules` (its folders in the workspace those
+/// rules built, and the shared ones they name).
+fn skills_under(rules: &crate::rules::Rules, agent: &str) -> crate::skills::Skills {
+    let Some(policy) = rules.policies.get(agent) else {
+        return crate::skills::Skills::default();
+    };
+    crate::skills::scan(&crate::skills::roots(&rules.config, agent, &policy.workspace))
 }

@@ -5,7 +5,7 @@ use super::CommandContext;
 
 pub(super) fn apply(ctx: &CommandContext<'_>) -> String {
     let runtime = ctx.runtime;
-    let skills = runtime.skills_of(&runtime.config(), ctx.agent);
+    let skills = runtime.skills_of(ctx.agent);
     let mut lines = Vec::new();
     if skills.found.is_empty() {
         lines.push(format!(

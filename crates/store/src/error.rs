@@ -22,6 +22,21 @@ pub enum StoreError {
     /// The SQLite writer could not commit.
     #[error("database write failed: {0}")]
     Write(String),
+    /// The database was migrated by a build this one cannot work beside.
+    #[error(
+        "the database's schema is {theirs}, migrated by switchboard {written_by}, and needs a build that knows schema {needs}; this is switchboard {} (schema {ours}): run switchboard {written_by} or newer",
+        crate::BUILD_VERSION
+    )]
+    SchemaTooNew {
+        /// The database's schema.
+        theirs: i64,
+        /// The oldest schema a build must know to work with it.
+        needs: i64,
+        /// The build that migrated it.
+        written_by: String,
+        /// This build's schema.
+        ours: i64,
+    },
     /// A stored value could not be read back.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

@@ -61,6 +61,13 @@ pub struct QueuedReply<'a> {
 /// the row over at once; when its tries fail, `reply_to_outbox` does.)
 const DELIVERY_LEASE_MS: i64 = 600_000;
 
+/// The oldest schema whose builds read the rows this build writes: every
+/// kind of message this build stores is read by every build from schema
+/// 13 on. A new kind of row is written with the schema that introduced it,
+/// so an older instance of a cluster being upgraded never adopts (and
+/// misreads) it: it waits for a newer one (docs/operations.md, "Upgrades").
+const ROWS_NEED_SCHEMA: i64 = 0;
+
 /// The outbox key of the reply to inbox row `key`.
 pub fn reply_key(key: &str) -> String {
     format!("reply:{key}")
@@ -87,8 +94,8 @@ impl<'s> Inbox<'s> {
         let mut stmts: Vec<Stmt> = fenced.into_iter().collect();
         stmts.extend(messages.iter().map(|m| {
             Stmt::new(
-                "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT DO NOTHING",
+                "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at, needs_schema)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9) ON CONFLICT DO NOTHING",
             )
             .bind(&m.key)
             .bind(&m.channel)
@@ -98,6 +105,7 @@ impl<'s> Inbox<'s> {
             .bind(&m.body)
             .bind(self.0.instance_id())
             .bind(now)
+            .bind(ROWS_NEED_SCHEMA)
         }));
         if let (Some(c), None) = (cursor, fence) {
             stmts.push(crate::cursors::cursor_stmt(channel, c));
@@ -268,9 +276,11 @@ impl<'s> Inbox<'s> {
             return Ok(Vec::new());
         };
         let orphans: Vec<InboxRow> = read!(self.0, |p| sqlx::query_as::<_, InboxRow>(
-            "SELECT key, body, received_at FROM inbox WHERE status = 'pending' AND (instance_id IS NULL
-             OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id)) ORDER BY id"
+            "SELECT key, body, received_at FROM inbox WHERE status = 'pending' AND needs_schema <= $1
+             AND (instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = inbox.instance_id))
+             ORDER BY id"
         )
+        .bind(self.0.schema())
         .fetch_all(p)
         .await)?;
         if orphans.is_empty() {

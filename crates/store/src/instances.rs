@@ -24,6 +24,10 @@ pub struct InstanceRow {
     pub role: String,
     /// A digest of the configuration file it runs (empty until set).
     pub config_digest: String,
+    /// Its build (empty: a build from before versions were recorded).
+    pub version: String,
+    /// The newest schema its build knows (0: not recorded).
+    pub schema_version: i64,
 }
 
 /// What reclaiming left behind: runs now lost, approvals now expired, and
@@ -80,14 +84,17 @@ impl Store {
         let now = self.now_ms();
         self.exec(
             Stmt::new(
-                "INSERT INTO instances (id, host, pid, started_at, heartbeat_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO instances (id, host, pid, started_at, heartbeat_at, role, version, schema_version)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(&id)
             .bind(host)
             .bind(i64::from(pid))
             .bind(now)
             .bind(now)
-            .bind(role),
+            .bind(role)
+            .bind(crate::BUILD_VERSION)
+            .bind(self.schema()),
         )
         .await?;
         *self.instance.write() = Some(Box::leak(id.clone().into_boxed_str()));
@@ -153,7 +160,8 @@ impl Store {
     /// Every registered process, oldest first.
     pub async fn instances(&self) -> Result<Vec<InstanceRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
-            "SELECT id, host, pid, started_at, heartbeat_at, role, config_digest FROM instances ORDER BY started_at"
+            "SELECT id, host, pid, started_at, heartbeat_at, role, config_digest, version, schema_version
+             FROM instances ORDER BY started_at"
         )
         .fetch_all(p)
         .await)?)

@@ -42,6 +42,7 @@ mod peer_mail;
 mod reach;
 mod readiness;
 mod runs;
+mod schema;
 mod sessions;
 mod signals;
 pub use signals::Change;
@@ -64,6 +65,11 @@ pub use outbox::{OutboxRow, OutboxStatus};
 pub use pairings::{NewPairing, Opened, PairingRow, PairingStatus};
 pub use readiness::NotReady;
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
+pub use schema::NEEDS_SCHEMA;
+
+/// This build's version, recorded with the schema it migrates to and
+/// with each instance it registers (docs/operations.md, "Upgrades").
+pub const BUILD_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub use sessions::{SessionInfo, SessionPlace, StoredMessage};
 
 use sqlx::migrate::Migrator;
@@ -177,7 +183,7 @@ impl Store {
                     .await
                     .map_err(failed)?;
                 if migrate {
-                    SQLITE_MIGRATIONS.run(&read).await?;
+                    schema::migrate(&SQLITE_MIGRATIONS, schema::MigratePool::Sqlite(&read)).await?;
                 }
                 let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
                     .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
@@ -195,7 +201,7 @@ impl Store {
                     .await
                     .map_err(failed)?;
                 if migrate {
-                    POSTGRES_MIGRATIONS.run(&pool).await?;
+                    schema::migrate(&POSTGRES_MIGRATIONS, schema::MigratePool::Postgres(&pool)).await?;
                 }
                 Pools::Postgres(pool)
             }

@@ -52,6 +52,14 @@ impl Store {
         Ok(())
     }
 
+    /// The newest schema this build knows (for this backend).
+    pub fn schema(&self) -> i64 {
+        crate::schema::known(match self.backend() {
+            Backend::Sqlite => &crate::SQLITE_MIGRATIONS,
+            Backend::Postgres => &crate::POSTGRES_MIGRATIONS,
+        })
+    }
+
     /// Child runs by (kind, status, count), for metrics.
     pub async fn run_tally(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as(

@@ -21,11 +21,12 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             "live"
         };
         println!(
-            "  {} {} pid {} on {}, up {} s, heartbeat {:.1} s ago, {state}, configuration {}",
+            "  {} {} pid {} on {}, build {}, up {} s, heartbeat {:.1} s ago, {state}, configuration {}",
             short(&i.id),
             i.role,
             i.pid,
             i.host,
+            build(i),
             (now - i.started_at) / 1000,
             (now - i.heartbeat_at) as f64 / 1000.0,
             if i.config_digest.is_empty() {
@@ -33,6 +34,15 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
             } else {
                 &i.config_digest
             }
+        );
+    }
+    let mut builds: Vec<String> = instances.iter().map(build).collect();
+    builds.sort();
+    builds.dedup();
+    if builds.len() > 1 {
+        println!(
+            "  mixed builds ({}): an upgrade is under way; see docs/operations.md, \"Upgrades\"",
+            builds.join(", ")
         );
     }
     let leases = store.leases().all().await?;
@@ -94,4 +104,12 @@ async fn local_readiness(config: &Config) -> String {
 
 fn short(id: &str) -> &str {
     &id[..8.min(id.len())]
+}
+
+/// An instance's build and schema (`0.1.0 (schema 13)`).
+fn build(i: &switchboard_store::InstanceRow) -> String {
+    match (i.version.as_str(), i.schema_version) {
+        ("", _) => "unknown (older than schema 13)".to_string(),
+        (v, n) => format!("{v} (schema {n})"),
+    }
 }

@@ -170,6 +170,8 @@ mod tests {
             heartbeat_at: now_ms() - age_ms,
             role: "run".into(),
             config_digest: String::new(),
+            version: String::new(),
+            schema_version: 0,
         }
     }
 

@@ -140,6 +140,15 @@ impl Store {
         }
     }
 
+    /// Whether the database takes writes now (a write that changes
+    /// nothing: this instance's heartbeat set to itself).
+    pub async fn writable(&self) -> Result<(), StoreError> {
+        let id = self.instance_id().unwrap_or("");
+        self.exec(Stmt::new("UPDATE instances SET heartbeat_at = heartbeat_at WHERE id = $1").bind(id))
+            .await
+            .map(drop)
+    }
+
     /// Since when this process has reached the database without a break,
     /// on its clock (0 before it registered): another instance's silence
     /// counts only from then on (see `reach`).

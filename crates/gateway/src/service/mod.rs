@@ -13,6 +13,7 @@ pub(crate) mod pairing;
 pub(crate) mod reply;
 pub(crate) mod router;
 pub(crate) mod status_reactions;
+pub(crate) mod storage_down;
 pub(crate) mod stream_out;
 pub(crate) mod taken;
 pub(crate) mod voice;

@@ -27,6 +27,9 @@ pub(crate) struct Taken {
     /// The command it is, read once when it was taken (none: it goes to
     /// the agent).
     pub command: Option<Command>,
+    /// How often its turn was put back because the database did not take
+    /// writes (see `router::put_back`).
+    pub held_up: u32,
 }
 
 impl Taken {
@@ -42,6 +45,7 @@ impl Taken {
             received_at: row.received_at,
             recovered: true,
             merged: Vec::new(),
+            held_up: 0,
         })
     }
 

@@ -8,6 +8,7 @@
 mod admit;
 mod rate;
 mod strangers;
+mod unstored;
 pub(crate) mod upkeep;
 
 use crate::channels::ChannelSet;
@@ -35,6 +36,8 @@ pub(crate) struct GatewayIntake {
     fences: crate::cluster::Fences,
     /// Strangers where people are let in by pairing get a code.
     pairing: std::sync::Arc<crate::service::pairing::Pairing>,
+    /// Chats told that their message waits, while the inbox cannot store.
+    unstored: unstored::Unstored,
 }
 
 impl GatewayIntake {
@@ -55,6 +58,7 @@ impl GatewayIntake {
             router,
             fences,
             pairing,
+            unstored: unstored::Unstored::default(),
         }
     }
 
@@ -86,7 +90,39 @@ impl GatewayIntake {
         tokio::spawn(async move { crate::service::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
     }
 
-    /// Tell a stranger once, best effort: no retry, nothing queued.
+    /// Write `rows` (and the cursor) to the inbox; when the database does
+    /// not take them, the channel offers them again, each chat of `kept`
+    /// is told once that its message waits, and the log says what to fix.
+    async fn store_rows(
+        &self,
+        channel: &str,
+        rows: &[NewInbound],
+        cursor: Option<&str>,
+        kept: &[Taken],
+    ) -> Result<Vec<bool>, IntakeError> {
+        match self
+            .store
+            .inbox()
+            .take(channel, rows, cursor, self.fences.of(channel))
+            .await
+        {
+            Ok(fresh) => {
+                self.unstored.stored(channel);
+                Ok(fresh)
+            }
+            Err(e) => {
+                let remedy = crate::service::storage_down::remedy(&e);
+                tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
+                for m in self.unstored.first_in_chat(channel, kept.iter().map(|t| &t.m)) {
+                    self.notice(m, crate::service::storage_down::WAITS.to_string());
+                }
+                Err(IntakeError(e.to_string()))
+            }
+        }
+    }
+
+    /// Tell once, best effort: no retry, nothing queued (a stranger, or a
+    /// person whose message waits while the inbox cannot store).
     fn notice(&self, to: &Inbound, text: String) {
         let mut out = Outbound::new(to.address.clone(), text);
         out.reply_to = to.message_id.clone();
@@ -95,7 +131,7 @@ impl GatewayIntake {
         };
         tokio::spawn(async move {
             if let Err(e) = channel.send(&out).await {
-                tracing::info!(channel = %out.address.channel, error = %e, "a notice to a stranger was not delivered (not retried)");
+                tracing::info!(channel = %out.address.channel, error = %e, "a notice was not delivered (not retried)");
             }
         });
     }
@@ -166,6 +202,7 @@ impl Intake for GatewayIntake {
                         merged: Vec::new(),
                         route: route.as_ref().map(|p| crate::routing::Routed::of(&config, p)),
                         command,
+                        held_up: 0,
                     });
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),
@@ -177,14 +214,7 @@ impl Intake for GatewayIntake {
                 Admission::Drop => dropped += 1,
             }
         }
-        let fresh = self
-            .store
-            .inbox().take(channel, &rows, cursor.as_deref(), self.fences.of(channel))
-            .await
-            .map_err(|e| {
-                tracing::error!(%channel, error = %e, "cannot write to the inbox; the channel will offer the messages again");
-                IntakeError(e.to_string())
-            })?;
+        let fresh = self.store_rows(channel, &rows, cursor.as_deref(), &kept).await?;
         for _ in 0..dropped {
             switchboard_telemetry::metrics::message_refused(channel, "not_admitted");
         }

@@ -8,6 +8,7 @@
 
 mod joining;
 mod merge;
+mod put_back;
 mod recovered;
 mod session;
 

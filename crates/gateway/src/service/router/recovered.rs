@@ -9,15 +9,27 @@ use crate::service::taken::Taken;
 use switchboard_core::MessageStatus;
 use switchboard_runtime::recover::Recovery;
 
+/// What became of a message taken before a restart (or put back while
+/// the database did not take writes).
+pub(super) enum Recovered {
+    /// Answered from its record, ending so.
+    Answered(MessageStatus),
+    /// To run again.
+    Rerun,
+    /// Its record cannot be read or closed now: put back again.
+    HeldUp,
+}
+
 impl Router {
-    /// `t` (with the messages merged into it) was taken before a restart:
-    /// answered from its record (how it ended), or `None` to run it again.
+    /// `t` (with the messages merged into it) was taken before a restart,
+    /// or put back: answered from its record (how it ended), run again, or
+    /// held up while the database cannot tell.
     pub(super) async fn answered_from_record(
         &self,
         session_key: &str,
         t: &Taken,
         follow_up: Option<&str>,
-    ) -> Option<MessageStatus> {
+    ) -> Recovered {
         let keys = std::iter::once(&t.key).chain(t.merged.iter().rev());
         let mut found = Ok(Recovery::Rerun);
         for key in keys {
@@ -28,8 +40,8 @@ impl Router {
         }
         match found {
             Ok(Recovery::Rerun) => {
-                tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted");
-                None
+                tracing::info!(session = %session_key, key = %t.key, "running again a turn a restart interrupted (or the database held up)");
+                Recovered::Rerun
             }
             Ok(Recovery::Finished(answer)) => {
                 tracing::info!(session = %session_key, key = %t.key, "a turn had finished before the restart; sending its answer");
@@ -38,28 +50,28 @@ impl Router {
                     None => answer,
                 };
                 self.answer(t, answer).await;
-                Some(MessageStatus::Done)
+                Recovered::Answered(MessageStatus::Done)
             }
             Ok(Recovery::Interrupted(done)) => {
-                tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted had started changes; not run again");
-                self.answer(t, interrupted(&done)).await;
-                Some(MessageStatus::Failed)
+                tracing::warn!(session = %session_key, key = %t.key, "a turn a restart interrupted (or the database held up) had started changes; not run again");
+                let what = if t.held_up > 0 { "lost its storage" } else { "restarted" };
+                self.answer(t, interrupted(what, &done)).await;
+                Recovered::Answered(MessageStatus::Failed)
             }
             Err(e) => {
-                tracing::error!(session = %session_key, error = %e, "cannot read what an interrupted turn did; not run again");
-                self.answer(t, interrupted(&["(the record could not be read)".to_string()]))
-                    .await;
-                Some(MessageStatus::Failed)
+                tracing::error!(session = %session_key, error = %e, remedy = crate::service::storage_down::remedy(&e), "cannot read or close what an interrupted turn did; tried again once the database takes writes");
+                Recovered::HeldUp
             }
         }
     }
 }
 
-/// The answer to a message whose turn a restart cut short after it had
-/// started changing things.
-fn interrupted(done: &[String]) -> String {
+/// The answer to a message whose turn a restart (or the database going
+/// away: `what` happened to the gateway) cut short after it had started
+/// changing things.
+fn interrupted(what: &str, done: &[String]) -> String {
     let list: String = done.iter().map(|d| format!("\n- {d}")).collect();
     format!(
-        "The gateway restarted while it was working on this message. It had already started:{list}\nIt was not run again, so nothing is done twice. Check the result, and ask again if you still need it."
+        "The gateway {what} while it was working on this message. It had already started:{list}\nIt was not run again, so nothing is done twice. Check the result, and ask again if you still need it."
     )
 }

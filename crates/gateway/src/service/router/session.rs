@@ -6,6 +6,7 @@
 //! read back on the next message).
 
 use super::Router;
+use super::recovered::Recovered;
 use crate::service::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -216,20 +217,36 @@ impl Router {
                 }
                 continue;
             }
-            if t.recovered
-                && let Some(ended) = self.answered_from_record(&session_key, &t, follow_up.as_deref()).await
-            {
-                self.statuses.ended(&t, ended);
-                continue;
+            if t.recovered {
+                match self.answered_from_record(&session_key, &t, follow_up.as_deref()).await {
+                    Recovered::Answered(ended) => {
+                        self.statuses.ended(&t, ended);
+                        continue;
+                    }
+                    Recovered::HeldUp => {
+                        let mut held_up = earlier;
+                        held_up.push(t);
+                        self.clone().put_back(held_up, false);
+                        continue;
+                    }
+                    Recovered::Rerun => {}
+                }
             }
             let lane = (&mut queue, &mut held);
-            self.turn(&agent, &session_key, (t, earlier), follow_up, (&current, lane))
+            let held_up = self
+                .turn(&agent, &session_key, (t, earlier), follow_up, (&current, lane))
                 .await;
+            if !held_up.0.is_empty() {
+                self.clone().put_back(held_up.0, held_up.1);
+            }
         }
     }
 
     /// Run one message's turn and answer it (in place when it was streamed).
     /// One taken message's turn in a trace of its own (see `turn_traced`).
+    /// Returns the messages to run again once the database takes writes
+    /// (see `put_back`), in the order they came, and whether the person
+    /// was told in place; none when answered.
     async fn turn(
         &self,
         agent: &str,
@@ -237,7 +254,7 @@ impl Router {
         t: (Taken, Vec<Taken>),
         follow_up: Option<String>,
         running: (&Current, Lane<'_>),
-    ) {
+    ) -> HeldUp {
         let queued_ms = self.runtime.store().now_ms().saturating_sub(t.0.received_at);
         let span = tracing::info_span!(
             parent: None,
@@ -252,7 +269,7 @@ impl Router {
         if let Some(id) = switchboard_telemetry::traces::trace_id(&span) {
             span.record("trace_id", tracing::field::display(&id));
         }
-        tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, running), span).await;
+        tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, running), span).await
     }
 
     /// Typing shown in `m`'s chat from `TYPING_AFTER` on, renewed, until
@@ -311,7 +328,7 @@ impl Router {
         (mut t, mut earlier): (Taken, Vec<Taken>),
         follow_up: Option<String>,
         (current, lane): (&Current, Lane<'_>),
-    ) {
+    ) -> HeldUp {
         let m = &t.m.clone();
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
@@ -373,8 +390,18 @@ impl Router {
         if let Some(typing) = typing {
             typing.abort();
         }
+        if let (Err(TurnError::Store(e)), None) = (&result, &follow_up) {
+            tracing::error!(error = %e, remedy = crate::service::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
+            let told = match streamed {
+                Some(s) => s.finish(crate::service::storage_down::WAITS).await,
+                None => false,
+            };
+            earlier.push(t);
+            return HeldUp(earlier, told);
+        }
         self.conclude(agent, &t, result, streamed, (follow_up.as_deref(), started))
             .await;
+        HeldUp(Vec::new(), false)
     }
 
     /// Record how `t`'s turn ended and give the person its answer: in
@@ -420,6 +447,10 @@ impl Router {
 }
 
 /// A follow-up turn's answer starts with its prefix (see `Queued`).
+/// Messages of a turn the database did not let finish, and whether the
+/// person was told in place (see `put_back`).
+struct HeldUp(Vec<Taken>, bool);
+
 fn with_prefix(prefix: Option<&str>, text: String) -> String {
     match prefix {
         Some(prefix) => format!("{prefix}{text}"),

@@ -1,0 +1,59 @@
+//! A turn that failed because the database stopped taking writes (its
+//! volume full, read-only, away): its messages are not answered with the
+//! error, nor closed. The person is told once that the message is kept;
+//! when the database takes writes again, the messages are run again as
+//! after a restart (`recovered`: an answer already on record is sent, not
+//! asked of the model again). Until then they stay pending in the inbox,
+//! so a restart answers them too (docs/operations.md, "A full disk").
+
+use super::Router;
+use crate::service::taken::Taken;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::Outbound;
+
+/// Longest pause between two checks of the database.
+const LONGEST_WAIT: Duration = Duration::from_secs(30);
+
+impl Router {
+    /// Tell the person (unless `told`: shown in place of a streamed
+    /// answer), then run `messages` again once the database takes writes.
+    pub(super) fn put_back(self: Arc<Self>, messages: Vec<Taken>, told: bool) {
+        let Some(last) = messages.last() else { return };
+        let mut out = Outbound::new(last.m.address.clone(), crate::service::storage_down::WAITS);
+        out.reply_to = last.m.message_id.clone();
+        // Told the first time only; each time put back, the database is
+        // asked less often.
+        let times = messages.iter().map(|t| t.held_up).max().unwrap_or(0);
+        let channel = self
+            .channels
+            .get(&last.m.address.channel)
+            .filter(|_| !told && times == 0);
+        tokio::spawn(async move {
+            if let Some(channel) = channel
+                && let Err(e) = channel.send(&out).await
+            {
+                tracing::info!(channel = %out.address.channel, error = %e, "a notice was not delivered (not retried)");
+            }
+            let mut wait = Duration::from_secs(1 << times.min(5)).min(LONGEST_WAIT);
+            loop {
+                tokio::time::sleep(wait).await;
+                match self.runtime.store().writable().await {
+                    Ok(()) => break,
+                    Err(_) => wait = (wait * 2).min(LONGEST_WAIT),
+                }
+            }
+            tracing::info!(
+                count = messages.len(),
+                "the database takes writes again; answering the messages it held up"
+            );
+            for mut t in messages {
+                t.recovered = true;
+                t.held_up += 1;
+                // Merged again as they queue (see `merge`).
+                t.merged.clear();
+                self.start_turn(t);
+            }
+        });
+    }
+}

@@ -101,12 +101,7 @@ async fn decisions_and_stops_typed_to_one_instance_reach_the_work_on_another() {
     let b = (a + 1) % 3;
 
     // An approval asked on the owner, decided through another instance.
-    c.model
-        .push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})).when_last_contains("remember it"));
-    c.model.push(Step::text("Stored.").when_last_contains("stored memory"));
-    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "remember it", None, None);
-    let prompt = event(&c.nodes[a], "ops", 20, |e| e["kind"] == "approval_prompt").await;
-    let id = prompt["approval_id"].as_str().unwrap().to_string();
+    let id = ask_for_an_approval(&c, a).await;
     let typed = Instant::now();
     c.nodes[b]
         .gw

@@ -4,17 +4,22 @@
 //! while a DM arrives and an approval waits. Nothing restarts; no live
 //! instance is taken for dead when the database comes back (the outage
 //! silenced everyone at once), so the waiting approval is still decided
-//! once, and the DM written during the outage is answered once after it.
+//! once, and the DM written during the outage is answered once after it
+//! (its writer told meanwhile that it waits).
 
 mod cluster_fx;
 mod support;
 
 use cluster_fx::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::{Duration, Instant};
 use switchboard_test_support::Step;
 use switchboard_test_support::relay::Relay;
 use switchboard_test_support::telegram::{private_chat, user};
+
+/// What a person writing while the database is away is told, once.
+const WAITS: &str =
+    "I can't answer right now: my storage is unavailable. Your message is kept and I'll answer it as soon as I can.";
 
 /// `config` with its database reached through `relay` instead.
 fn through(config: String, relay: &str) -> String {
@@ -58,12 +63,7 @@ async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing()
     let a = owner(&c, None, 20).await;
 
     // An approval waits on the owner when the database goes away.
-    c.model
-        .push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})).when_last_contains("remember it"));
-    c.model.push(Step::text("Stored.").when_last_contains("stored memory"));
-    c.tg.message(private_chat(11, "Ann"), user(11, "Ann"), "remember it", None, None);
-    let prompt = event(&c.nodes[a], "ops", 20, |e| e["kind"] == "approval_prompt").await;
-    let id = prompt["approval_id"].as_str().unwrap().to_string();
+    let id = ask_for_an_approval(&c, a).await;
 
     let outage = Duration::from_secs(3 * LEASE + 1);
     relay.cut();
@@ -88,8 +88,14 @@ async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing()
     readiness(&c.nodes[a], 200, 30).await;
 
     let back = Instant::now();
-    let answered = c.tg.wait_sent(1, 60).await;
-    assert_eq!(answered[0]["text"], "Answered after the outage.");
+    // Bob was told at once that his message waits; then it is answered.
+    let to_bob = c.tg.wait_sent_to(12, 2, 60).await;
+    assert_eq!(
+        to_bob[0]["text"].as_str().unwrap_or(""),
+        WAITS,
+        "told while the database was away"
+    );
+    assert_eq!(to_bob[1]["text"], "Answered after the outage.");
     println!(
         "the DM written during the outage was answered {:.1} s after the database came back",
         back.elapsed().as_secs_f64()
@@ -112,11 +118,11 @@ async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing()
         format!("Approval {id}: allowed once."),
         "the approval outlived the outage"
     );
-    c.tg.wait_sent(2, 20).await;
+    c.tg.wait_sent(3, 20).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut sent = texts(&c.tg);
     sent.sort();
-    assert_eq!(sent, ["Answered after the outage.", "Stored."], "each once");
+    assert_eq!(sent, ["Answered after the outage.", WAITS, "Stored."], "each once");
     for (i, node) in c.nodes.iter().enumerate() {
         let log = node.gw.log();
         for never in [

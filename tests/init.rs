@@ -47,6 +47,17 @@ fn init(sandbox: &Sandbox, args: &[&str], input: &str) -> (i32, String) {
     (out.status.code().unwrap_or(-1), all)
 }
 
+/// `switchboard run` on the configuration init wrote (plus the harness's
+/// probe channel).
+async fn run_as_written(sandbox: &Sandbox, written: String) -> Gateway {
+    std::fs::write(
+        sandbox.config_path(),
+        written + "\n[channels.local.probe]\nallowed_users = []\n",
+    )
+    .unwrap();
+    Gateway::start(sandbox, free_port(), "probe").await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn init_with_flags_checks_the_token_and_what_it_writes_answers_a_dm() {
     let model = ScriptedModel::start().await;
@@ -121,12 +132,7 @@ async fn init_with_flags_checks_the_token_and_what_it_writes_answers_a_dm() {
     // As written (plus the harness's probe channel), with the token only
     // in the secrets file: a stranger is paired from the ops group and
     // answered by the model.
-    std::fs::write(
-        sandbox.config_path(),
-        written + "\n[channels.local.probe]\nallowed_users = []\n",
-    )
-    .unwrap();
-    let _gw = Gateway::start(&sandbox, free_port(), "probe").await;
+    let _gw = run_as_written(&sandbox, written).await;
     tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello?", None, None);
     assert!(text(&tg.wait_sent_to(555, 1, 30).await[0]).contains("code: "));
     let prompt = tg.wait_sent_to(OPS, 1, 30).await[0].clone();
@@ -411,12 +417,7 @@ async fn init_sets_up_several_platforms_with_one_ops_room() {
     assert_eq!(code, 0, "{out}{err}");
 
     // A stranger on Discord is let in from the Telegram ops group.
-    std::fs::write(
-        sandbox.config_path(),
-        written + "\n[channels.local.probe]\nallowed_users = []\n",
-    )
-    .unwrap();
-    let _gw = Gateway::start(&sandbox, free_port(), "probe").await;
+    let _gw = run_as_written(&sandbox, written).await;
     let eve = discord::user(55, "eve");
     let dm = dc.dm_with(&eve);
     dc.say(dm, &eve, "hello from discord");

@@ -172,3 +172,25 @@ pub(crate) fn minute_now() -> u64 {
         .as_secs()
         / 60
 }
+
+/// Ann asks something that needs an approval ("remember it": a
+/// `memory_store`, answered "Stored." once allowed); the id of the request
+/// prompted in node `owner`'s ops room.
+pub(crate) async fn ask_for_an_approval(c: &Cluster, owner: usize) -> String {
+    c.model
+        .push(Step::tool_call("memory_store", json!({"key": "k", "content": "v"})).when_last_contains("remember it"));
+    c.model.push(Step::text("Stored.").when_last_contains("stored memory"));
+    c.tg.message(
+        switchboard_test_support::telegram::private_chat(11, "Ann"),
+        switchboard_test_support::telegram::user(11, "Ann"),
+        "remember it",
+        None,
+        None,
+    );
+    let mut cursor = 0;
+    let prompt = c.nodes[owner]
+        .gw
+        .wait_for("ops", &mut cursor, 20, |e| e["kind"] == "approval_prompt")
+        .await;
+    prompt["approval_id"].as_str().unwrap().to_string()
+}

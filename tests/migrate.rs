@@ -99,6 +99,7 @@ async fn an_openclaw_home_moves_over_with_a_plan_first() {
         "channels.telegram.groupAllowFrom (333): allowed_users is one list for direct chats and groups",
         "channels.telegram.groups.-1001234567890: rules for one group",
         "agents (research): only the default agent is migrated",
+        "exec-approvals.json agents.research.allowlist: not the default agent's",
         "--dry-run: nothing was written.",
     ] {
         assert!(plan.contains(line), "{line:?} in the plan:\n{plan}");

@@ -37,6 +37,18 @@ pub enum StoreError {
         /// This build's schema.
         ours: i64,
     },
+    /// The database was migrated by a newer build that recorded nothing
+    /// about which builds may work beside it.
+    #[error(
+        "the database's schema is {theirs}, newer than this switchboard {} knows (schema {ours}), and it records no compatibility: run a switchboard that knows schema {theirs}",
+        crate::BUILD_VERSION
+    )]
+    SchemaUnrecorded {
+        /// The database's schema.
+        theirs: i64,
+        /// This build's schema.
+        ours: i64,
+    },
     /// A stored value could not be read back.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),

@@ -126,11 +126,13 @@ impl Store {
             .await;
         match written {
             Ok(n) => {
-                // Late by half a beat: the database was away (or this
-                // process paused); the silence it judges others by starts
-                // again.
-                let every = every.as_millis() as i64;
-                self.reach.reached(self.now_ms(), every + every / 2);
+                // Two beats since the last write began: the database was
+                // away (or this process paused); the silence it judges
+                // others by starts again. (A peer is dead after three
+                // beats of silence, and an outage silences it for the
+                // outage and up to two beats more; one beat of slack is
+                // left for the loop's own work.)
+                self.reach.reached(now, 2 * every.as_millis() as i64);
                 Ok(n == 1)
             }
             Err(e) => {
@@ -141,12 +143,14 @@ impl Store {
     }
 
     /// Whether the database takes writes now (a write that changes
-    /// nothing: this instance's heartbeat set to itself).
-    pub async fn writable(&self) -> Result<(), StoreError> {
+    /// nothing: this instance's heartbeat set to itself); false when this
+    /// instance's row is gone (the others took it for dead and adopted
+    /// its messages).
+    pub async fn writable(&self) -> Result<bool, StoreError> {
         let id = self.instance_id().unwrap_or("");
         self.exec(Stmt::new("UPDATE instances SET heartbeat_at = heartbeat_at WHERE id = $1").bind(id))
             .await
-            .map(drop)
+            .map(|n| n == 1)
     }
 
     /// Since when this process has reached the database without a break,

@@ -38,8 +38,13 @@ impl Reach {
     }
 
     /// Since when this process has reached the database without a break
-    /// (0 before it registered: no run to judge by, nothing discounted).
+    /// (0 before it registered: no run to judge by, nothing discounted;
+    /// `i64::MAX` while the run is broken: nobody's silence counts until
+    /// a heartbeat reaches the database again).
     pub(crate) fn since(&self) -> i64 {
+        if self.last_ok.load(Ordering::Relaxed) == i64::MIN {
+            return i64::MAX;
+        }
         self.since.load(Ordering::Relaxed)
     }
 }
@@ -57,6 +62,7 @@ mod tests {
         r.reached(30_000, 10_000);
         assert_eq!(r.since(), 30_000, "24 s without one: the database was away");
         r.lost();
+        assert_eq!(r.since(), i64::MAX, "while broken, nobody's silence counts");
         r.reached(31_000, 10_000);
         assert_eq!(r.since(), 31_000, "a failed heartbeat breaks the run");
     }

@@ -93,11 +93,6 @@ async fn newer(pool: &MigratePool<'_>, theirs: i64, ours: i64) -> Result<(), Sto
             written_by,
             ours,
         }),
-        None => Err(StoreError::SchemaTooNew {
-            theirs,
-            needs: theirs,
-            written_by: "a newer switchboard".into(),
-            ours,
-        }),
+        None => Err(StoreError::SchemaUnrecorded { theirs, ours }),
     }
 }

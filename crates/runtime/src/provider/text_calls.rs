@@ -102,11 +102,20 @@ pub(crate) fn before_a_call<'t>(text: &'t str, names: &[&str]) -> Option<&'t str
 /// sent either.
 fn loose_call_tail(text: &str) -> Option<&str> {
     let text = text.trim_end();
+    // JSON that reads is the model's answer (a config the person asked
+    // for, say), not a broken call; a broken call opens with its name.
     let looks = |s: &str| {
-        let s = s.trim_start();
-        (s.starts_with('{') || s.starts_with('['))
-            && s.contains("\"name\"")
+        let s = s.trim();
+        let opens_with_name = s
+            .strip_prefix('{')
+            .or_else(|| {
+                s.strip_prefix('[')
+                    .map(|r| r.trim_start().strip_prefix('{').unwrap_or(""))
+            })
+            .is_some_and(|r| r.trim_start().starts_with("\"name\""));
+        opens_with_name
             && (s.contains("\"arguments\"") || s.contains("\"parameters\""))
+            && serde_json::from_str::<Value>(s).is_err()
     };
     if let Some(body) = text.strip_suffix("```") {
         let open = body.rfind("```")?;

@@ -167,6 +167,11 @@ fn a_call_echoed_with_its_output_is_not_taken_but_is_recognised() {
     let bare = "Running:\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}}";
     assert_eq!(before_a_call(bare, &[]), Some("Running:\n"));
     assert_eq!(before_a_call("```json\n{\"name\": \"Ann\", \"age\": 3\n```", &[]), None);
+    // JSON the person asked for is kept, even when it holds such keys.
+    let asked = "Here it is:\n```json\n{\"tools\": [{\"name\": \"search\", \"parameters\": {}}]}\n```";
+    assert_eq!(before_a_call(asked, &[]), None);
+    let nested = "Config:\n{\"servers\": {\"name\": \"docs\", \"arguments\": [\"--port\", \"80\"]}}";
+    assert_eq!(before_a_call(nested, &[]), None);
 }
 
 #[test]

@@ -445,6 +445,26 @@ fn approved_always(plan: &mut Plan, home: &Path) -> Vec<String> {
         .cloned()
         .unwrap_or_default();
     for (agent, rules) in agents {
+        // One agent is migrated: another's approvals are not its to have,
+        // and a list left under `security: deny` allows nothing.
+        let security = rules
+            .get("security")
+            .or_else(|| file.pointer("/defaults/security"))
+            .and_then(Value::as_str)
+            .unwrap_or("full");
+        if agent != "main" || security == "deny" {
+            if rules
+                .get("allowlist")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+            {
+                plan.left(
+                    format!("exec-approvals.json agents.{agent}.allowlist"),
+                    format!("not the default agent's, or under security \"{security}\": not given to agents.main"),
+                );
+            }
+            continue;
+        }
         let entries = rules
             .get("allowlist")
             .and_then(Value::as_array)

@@ -113,6 +113,12 @@ impl GatewayIntake {
             Err(e) => {
                 let remedy = crate::service::storage_down::remedy(&e);
                 tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
+                // Offered again and counted again then: not twice.
+                let mut rate = self.rate.lock();
+                for t in kept {
+                    rate.refund(&t.m.sender);
+                }
+                drop(rate);
                 for m in self.unstored.first_in_chat(channel, kept.iter().map(|t| &t.m)) {
                     self.notice(m, crate::service::storage_down::WAITS.to_string());
                 }

@@ -56,11 +56,38 @@ impl Window {
         person.times.push_back(now);
         Verdict::Allowed
     }
+
+    /// Take back the newest count of `who`: its message was not stored
+    /// (the platform offers it again, and it is counted then).
+    pub(super) fn refund(&mut self, who: &UserId) {
+        if let Some(person) = self.recent.get_mut(who) {
+            person.times.pop_back();
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_offered_again_after_a_failed_store_counts_once() {
+        let mut w = Window::default();
+        let ann = UserId("tg:1".into());
+        let t0 = Instant::now();
+        // The same two messages offered ten times while the inbox cannot
+        // store them: each offer is taken back.
+        for _ in 0..10 {
+            for _ in 0..2 {
+                assert_eq!(w.check(&ann, t0, 3), Verdict::Allowed);
+            }
+            w.refund(&ann);
+            w.refund(&ann);
+        }
+        for _ in 0..3 {
+            assert_eq!(w.check(&ann, t0, 3), Verdict::Allowed);
+        }
+    }
 
     #[test]
     fn a_burst_is_limited_and_told_once() {

@@ -4,7 +4,8 @@
 //! when the database takes writes again, the messages are run again as
 //! after a restart (`recovered`: an answer already on record is sent, not
 //! asked of the model again). Until then they stay pending in the inbox,
-//! so a restart answers them too (docs/operations.md, "A full disk").
+//! so a restart answers them too; after `MOST_TIMES` they wait for it
+//! (docs/operations.md, "A full disk").
 
 use super::Router;
 use crate::service::taken::Taken;
@@ -14,6 +15,11 @@ use switchboard_core::Outbound;
 
 /// Longest pause between two checks of the database.
 const LONGEST_WAIT: Duration = Duration::from_secs(30);
+
+/// Times a turn is put back before it is left pending for the next start:
+/// a database that takes the check but not the turn's writes would
+/// otherwise cost a model request every 30 s for as long as it lasts.
+const MOST_TIMES: u32 = 12;
 
 impl Router {
     /// Tell the person (unless `told`: shown in place of a streamed
@@ -29,6 +35,13 @@ impl Router {
             .channels
             .get(&last.m.address.channel)
             .filter(|_| !told && times == 0);
+        if times >= MOST_TIMES {
+            tracing::error!(
+                count = messages.len(),
+                "the database still does not take this turn's writes; its messages stay pending and are answered at the next start"
+            );
+            return;
+        }
         tokio::spawn(async move {
             if let Some(channel) = channel
                 && let Err(e) = channel.send(&out).await
@@ -39,7 +52,13 @@ impl Router {
             loop {
                 tokio::time::sleep(wait).await;
                 match self.runtime.store().writable().await {
-                    Ok(()) => break,
+                    Ok(true) => break,
+                    Ok(false) => {
+                        tracing::warn!(
+                            "this instance was taken for dead meanwhile; the messages it held up are another's now"
+                        );
+                        return;
+                    }
                     Err(_) => wait = (wait * 2).min(LONGEST_WAIT),
                 }
             }

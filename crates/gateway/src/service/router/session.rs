@@ -428,6 +428,12 @@ impl Router {
             Ok(reply) if reply.text.trim().is_empty() => "(the agent gave no answer)".to_string(),
             Ok(reply) => reply.text,
             Err(TurnError::Cancelled) => "(stopped)".to_string(),
+            // Never the database's own words (a follow-up's turn is not
+            // put back: it has no message of its own to keep).
+            Err(TurnError::Store(e)) => {
+                tracing::error!(error = %e, remedy = crate::service::storage_down::remedy(&e), "a turn could not be recorded");
+                crate::service::storage_down::WAITS.to_string()
+            }
             Err(e) => format!("error: {e}"),
         };
         if let Some(s) = streamed {

@@ -53,3 +53,30 @@ pub enum StoreError {
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
 }
+
+impl StoreError {
+    /// Whether the database could not be used (it is away, full,
+    /// read-only, or failed a read or write), as opposed to a write whose
+    /// condition no longer holds (another instance took the work: a lease
+    /// or a row moved), which waiting does not change.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Connect(..) | Self::Sql(_) | Self::Read(_) => true,
+            Self::Write(why) => !why.contains(crate::stmt::NOT_CHANGED),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_lease_is_not_the_database_being_away() {
+        assert!(StoreError::Write("commit failed: database or disk is full".into()).is_unavailable());
+        assert!(StoreError::Read("disk I/O error".into()).is_unavailable());
+        assert!(!StoreError::Write(crate::stmt::NOT_CHANGED.into()).is_unavailable());
+        assert!(!StoreError::Corrupt("bad row".into()).is_unavailable());
+    }
+}

@@ -110,6 +110,11 @@ impl GatewayIntake {
                 self.unstored.stored(channel);
                 Ok(fresh)
             }
+            Err(e) if !e.is_unavailable() => {
+                // The lease moved meanwhile: the new owner takes them.
+                tracing::warn!(%channel, error = %e, "messages not taken: this instance no longer runs the channel");
+                Err(IntakeError(e.to_string()))
+            }
             Err(e) => {
                 let remedy = crate::service::storage_down::remedy(&e);
                 tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");

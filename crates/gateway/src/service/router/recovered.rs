@@ -58,9 +58,18 @@ impl Router {
                 self.answer(t, interrupted(what, &done)).await;
                 Recovered::Answered(MessageStatus::Failed)
             }
-            Err(e) => {
+            Err(e) if e.is_unavailable() => {
                 tracing::error!(session = %session_key, error = %e, remedy = crate::service::storage_down::remedy(&e), "cannot read or close what an interrupted turn did; tried again once the database takes writes");
                 Recovered::HeldUp
+            }
+            Err(e) => {
+                tracing::error!(session = %session_key, error = %e, "cannot read what an interrupted turn did; not run again");
+                self.answer(
+                    t,
+                    interrupted("restarted", &["(the record could not be read)".to_string()]),
+                )
+                .await;
+                Recovered::Answered(MessageStatus::Failed)
             }
         }
     }

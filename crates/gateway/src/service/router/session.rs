@@ -390,7 +390,9 @@ impl Router {
         if let Some(typing) = typing {
             typing.abort();
         }
-        if let (Err(TurnError::Store(e)), None) = (&result, &follow_up) {
+        if let (Err(TurnError::Store(e)), None) = (&result, &follow_up)
+            && e.is_unavailable()
+        {
             tracing::error!(error = %e, remedy = crate::service::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
             let told = match streamed {
                 Some(s) => s.finish(crate::service::storage_down::WAITS).await,
@@ -430,7 +432,7 @@ impl Router {
             Err(TurnError::Cancelled) => "(stopped)".to_string(),
             // Never the database's own words (a follow-up's turn is not
             // put back: it has no message of its own to keep).
-            Err(TurnError::Store(e)) => {
+            Err(TurnError::Store(e)) if e.is_unavailable() => {
                 tracing::error!(error = %e, remedy = crate::service::storage_down::remedy(&e), "a turn could not be recorded");
                 crate::service::storage_down::WAITS.to_string()
             }

@@ -259,3 +259,23 @@ async fn readiness_follows_the_platform_and_health_stays_up() {
     let body = wait_status(&readyz, 200).await;
     assert_eq!(body["channels"]["telegram.main"], "connected");
 }
+
+/// A gateway whose only platform channel could not start (the Bot API
+/// down at start) is not ready: nobody runs the channel. Once the platform
+/// answers, the channel is tried again and the gateway is ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_that_failed_to_start_is_not_ready() {
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    tg.set_down(true);
+    let (port, metrics_port) = (free_port(), free_port());
+    let sandbox = Sandbox::new(&config(&model.url(), &tg.url(), port, metrics_port));
+    let _gw = Gateway::start(&sandbox, port, "probe").await;
+    let readyz = format!("http://127.0.0.1:{port}/readyz");
+    let body = wait_status(&readyz, 503).await;
+    assert_eq!(body["channels"]["telegram.main"], "not running", "{body}");
+    assert_eq!(body["database"], "ok");
+    tg.set_down(false);
+    let body = wait_status(&readyz, 200).await;
+    assert_eq!(body["channels"]["telegram.main"], "connected", "{body}");
+}

@@ -23,7 +23,8 @@ pub(super) async fn healthz() -> &'static str {
 pub(crate) struct Readiness {
     /// `None` when the database answers with every migration applied.
     pub(crate) database: Option<String>,
-    /// Each enabled channel this instance runs, with its state.
+    /// Each enabled channel this instance runs, with its state, and each
+    /// that no instance runs (`not running`).
     pub(crate) channels: Vec<(String, &'static str)>,
 }
 
@@ -58,21 +59,40 @@ impl Ops {
                 DATABASE_WAIT.as_secs()
             )),
         };
-        let channels = self
-            .channels()
-            .into_iter()
-            .filter(|(_, runs)| *runs)
-            .map(|(name, _)| {
-                // A local channel is this process's own: up while it runs.
-                let state = if !crate::cluster::is_leased(&name) {
-                    "connected"
-                } else {
-                    self.health.state(&name).map_or("no report yet", |s| s.label())
-                };
-                (name, state)
-            })
-            .collect();
+        let mut channels = Vec::new();
+        for (name, runs) in self.channels() {
+            if !runs {
+                // Another live instance runs it (this one stands by), or
+                // nobody does: it failed to start here, and waits to be
+                // tried again.
+                if crate::cluster::is_leased(&name) && database.is_none() && !self.run_elsewhere(&name).await {
+                    channels.push((name, "not running"));
+                }
+                continue;
+            }
+            // A local channel is this process's own: up while it runs.
+            let state = if !crate::cluster::is_leased(&name) {
+                "connected"
+            } else {
+                self.health.state(&name).map_or("no report yet", |s| s.label())
+            };
+            channels.push((name, state));
+        }
         Readiness { database, channels }
+    }
+
+    /// Whether another instance holds `channel`'s lease now.
+    async fn run_elsewhere(&self, channel: &str) -> bool {
+        let store = self.runtime.store();
+        let lease_ms = crate::cluster::instance::lease().as_millis() as i64;
+        match store.leases().get(channel).await {
+            Ok(Some(row)) => {
+                Some(row.owner.as_str()) != store.instance_id() && store.now_ms() - row.renewed_at <= lease_ms
+            }
+            Ok(None) => false,
+            // The database's own state is reported beside.
+            Err(_) => true,
+        }
     }
 }
 

@@ -12,11 +12,27 @@
 
 use crate::channels::ChannelSet;
 use crate::service::taken::Taken;
-use switchboard_core::{ChannelError, Outbound};
+use switchboard_core::{ChannelError, Inbound, Outbound};
 use switchboard_store::{QueuedReply, Store};
 
 /// Tries per reply before it goes to the outbox worker.
 pub(crate) const SEND_ATTEMPTS: u32 = 8;
+
+/// Tell `to`'s chat `text` once, best effort: no retry, nothing queued
+/// (a stranger's notice, or that a message waits while the database does
+/// not take writes).
+pub(crate) fn notice(channels: &ChannelSet, to: &Inbound, text: &str) {
+    let mut out = Outbound::new(to.address.clone(), text);
+    out.reply_to = to.message_id.clone();
+    let Some(channel) = channels.get(&to.address.channel) else {
+        return;
+    };
+    tokio::spawn(async move {
+        if let Err(e) = channel.send(&out).await {
+            tracing::info!(channel = %out.address.channel, error = %e, "a notice was not delivered (not retried)");
+        }
+    });
+}
 
 /// Answer inbox message `to` with `text` (see the module doc).
 pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, text: String) {

@@ -67,16 +67,8 @@ impl GatewayIntake {
     fn pair(&self, m: Inbound) {
         let (pairing, channels) = (self.pairing.clone(), self.channels.clone());
         tokio::spawn(async move {
-            let Some(text) = pairing.stranger(&m).await else {
-                return;
-            };
-            let mut out = Outbound::new(m.address.clone(), text);
-            out.reply_to = m.message_id.clone();
-            let Some(channel) = channels.get(&m.address.channel) else {
-                return;
-            };
-            if let Err(e) = channel.send(&out).await {
-                tracing::info!(channel = %out.address.channel, error = %e, "a pairing code was not delivered (not retried)");
+            if let Some(text) = pairing.stranger(&m).await {
+                crate::service::reply::notice(&channels, &m, &text);
             }
         });
     }
@@ -125,26 +117,11 @@ impl GatewayIntake {
                 }
                 drop(rate);
                 for m in self.unstored.first_in_chat(channel, kept.iter().map(|t| &t.m)) {
-                    self.notice(m, crate::service::storage_down::WAITS.to_string());
+                    crate::service::reply::notice(&self.channels, m, crate::service::storage_down::WAITS);
                 }
                 Err(IntakeError(e.to_string()))
             }
         }
-    }
-
-    /// Tell once, best effort: no retry, nothing queued (a stranger, or a
-    /// person whose message waits while the inbox cannot store).
-    fn notice(&self, to: &Inbound, text: String) {
-        let mut out = Outbound::new(to.address.clone(), text);
-        out.reply_to = to.message_id.clone();
-        let Some(channel) = self.channels.get(&to.address.channel) else {
-            return;
-        };
-        tokio::spawn(async move {
-            if let Err(e) = channel.send(&out).await {
-                tracing::info!(channel = %out.address.channel, error = %e, "a notice was not delivered (not retried)");
-            }
-        });
     }
 }
 
@@ -234,7 +211,7 @@ impl Intake for GatewayIntake {
             if durable {
                 self.tell(&m, text);
             } else {
-                self.notice(&m, text);
+                crate::service::reply::notice(&self.channels, &m, &text);
             }
         }
         for (taken, new) in kept.into_iter().zip(fresh) {

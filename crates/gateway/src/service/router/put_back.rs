@@ -11,7 +11,6 @@ use super::Router;
 use crate::service::taken::Taken;
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::Outbound;
 
 /// Longest pause between two checks of the database.
 const LONGEST_WAIT: Duration = Duration::from_secs(30);
@@ -26,15 +25,9 @@ impl Router {
     /// answer), then run `messages` again once the database takes writes.
     pub(super) fn put_back(self: Arc<Self>, messages: Vec<Taken>, told: bool) {
         let Some(last) = messages.last() else { return };
-        let mut out = Outbound::new(last.m.address.clone(), crate::service::storage_down::WAITS);
-        out.reply_to = last.m.message_id.clone();
         // Told the first time only; each time put back, the database is
         // asked less often.
         let times = messages.iter().map(|t| t.held_up).max().unwrap_or(0);
-        let channel = self
-            .channels
-            .get(&last.m.address.channel)
-            .filter(|_| !told && times == 0);
         if times >= MOST_TIMES {
             tracing::error!(
                 count = messages.len(),
@@ -42,12 +35,10 @@ impl Router {
             );
             return;
         }
+        if !told && times == 0 {
+            crate::service::reply::notice(&self.channels, &last.m, crate::service::storage_down::WAITS);
+        }
         tokio::spawn(async move {
-            if let Some(channel) = channel
-                && let Err(e) = channel.send(&out).await
-            {
-                tracing::info!(channel = %out.address.channel, error = %e, "a notice was not delivered (not retried)");
-            }
             let mut wait = Duration::from_secs(1 << times.min(5)).min(LONGEST_WAIT);
             loop {
                 tokio::time::sleep(wait).await;

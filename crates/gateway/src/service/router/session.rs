@@ -454,11 +454,11 @@ impl Router {
     }
 }
 
-/// A follow-up turn's answer starts with its prefix (see `Queued`).
 /// Messages of a turn the database did not let finish, and whether the
 /// person was told in place (see `put_back`).
 struct HeldUp(Vec<Taken>, bool);
 
+/// A follow-up turn's answer starts with its prefix (see `Queued`).
 fn with_prefix(prefix: Option<&str>, text: String) -> String {
     match prefix {
         Some(prefix) => format!("{prefix}{text}"),

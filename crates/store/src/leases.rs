@@ -19,6 +19,13 @@ pub struct LeaseRow {
     pub renewed_at: i64,
 }
 
+impl LeaseRow {
+    /// Whether its holder renewed it within `lease_ms` before `now`.
+    pub fn is_held(&self, now: i64, lease_ms: i64) -> bool {
+        now - self.renewed_at <= lease_ms
+    }
+}
+
 impl<'s> Leases<'s> {
     /// Take `channel`'s lease when it is free (never held, released, or not
     /// renewed for `lease_ms`), or keep it when this instance holds it.

@@ -37,10 +37,7 @@ impl Store {
             tracing::warn!(error = %e, "readiness: the database did not answer");
             NotReady::Silent
         })?;
-        let embedded = match self.backend() {
-            Backend::Sqlite => &crate::SQLITE_MIGRATIONS,
-            Backend::Postgres => &crate::POSTGRES_MIGRATIONS,
-        };
+        let embedded = self.migrator();
         for m in embedded.iter() {
             if !applied.iter().any(|(v, ok)| *v == m.version && *ok) {
                 return Err(NotReady::Unmigrated {
@@ -54,10 +51,15 @@ impl Store {
 
     /// The newest schema this build knows (for this backend).
     pub fn schema(&self) -> i64 {
-        crate::schema::known(match self.backend() {
+        crate::schema::known(self.migrator())
+    }
+
+    /// This build's migrations for the backend open.
+    fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+        match self.backend() {
             Backend::Sqlite => &crate::SQLITE_MIGRATIONS,
             Backend::Postgres => &crate::POSTGRES_MIGRATIONS,
-        })
+        }
     }
 
     /// Child runs by (kind, status, count), for metrics.

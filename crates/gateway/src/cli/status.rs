@@ -50,7 +50,7 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
     let lease_ms = crate::cluster::instance::lease().as_millis() as i64;
     for l in &leases {
         let age = now - l.renewed_at;
-        let held = if age <= lease_ms { "held" } else { "free" };
+        let held = if l.is_held(now, lease_ms) { "held" } else { "free" };
         println!(
             "  {} owned by {} (generation {}), renewed {:.1} s ago, {held}",
             l.channel,

@@ -86,9 +86,7 @@ impl Ops {
         let store = self.runtime.store();
         let lease_ms = crate::cluster::instance::lease().as_millis() as i64;
         match store.leases().get(channel).await {
-            Ok(Some(row)) => {
-                Some(row.owner.as_str()) != store.instance_id() && store.now_ms() - row.renewed_at <= lease_ms
-            }
+            Ok(Some(row)) => Some(row.owner.as_str()) != store.instance_id() && row.is_held(store.now_ms(), lease_ms),
             Ok(None) => false,
             // The database's own state is reported beside.
             Err(_) => true,

@@ -60,6 +60,15 @@ pub(super) fn fallbacks(plan: &mut Plan, primary: &str, fallbacks: &[String]) {
     );
 }
 
+/// `env:VAR` for a provider's key kept in `VAR`, recorded as a secret
+/// once however many providers read it.
+pub(super) fn key_in_env(plan: &mut Plan, s: &super::source::Source, var: &str) -> String {
+    if !plan.secrets.iter().any(|(n, _)| n == var) {
+        plan.secret(format!("${var}"), var, s.env(var));
+    }
+    q(&format!("env:{var}"))
+}
+
 /// What a provider id names when its own table does not say: (kind,
 /// address, the variable its key is usually in).
 pub(super) fn known_provider(id: &str) -> Option<(&'static str, Option<&'static str>, Option<&'static str>)> {
@@ -290,15 +299,7 @@ pub(super) fn check_pairing(plan: &mut Plan) {
 /// link: a persona file that is a link to a key is not put in a prompt.
 fn read_plain(path: &Path) -> Option<String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let file = switchboard_sandbox::fs::open_regular(path, std::fs::OpenOptions::new().read(true)).ok()?;
     let mut text = String::new();
     file.take(64 * 1024).read_to_string(&mut text).ok()?;
     Some(text)

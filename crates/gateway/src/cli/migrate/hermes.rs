@@ -178,12 +178,7 @@ fn provider_for(s: &mut Source, plan: &mut Plan, w: Wanted<'_>, from: &str) -> S
                 &raw,
                 &format!("{}_API_KEY", id.to_ascii_uppercase()),
             ),
-            (None, Some(var)) => {
-                if !plan.secrets.iter().any(|(n, _)| n == var) {
-                    plan.secret(format!("${var}"), var, s.env(var));
-                }
-                Some(q(&format!("env:{var}")))
-            }
+            (None, Some(var)) => Some(common::key_in_env(plan, s, var)),
             (None, None) => None,
         };
         common::provider(plan, &table, kind, base.as_deref().or(known_base), name, key);

@@ -129,12 +129,7 @@ fn provider_for(s: &mut Source, plan: &mut Plan, chosen: &str, from: &str) -> St
             common::provider(plan, &name, kind, base.as_deref(), &model, key);
         }
         (None, Some((kind, base, key_env))) => {
-            let key = key_env.map(|var| {
-                if !plan.secrets.iter().any(|(n, _)| n == var) {
-                    plan.secret(format!("${var}"), var, s.env(var));
-                }
-                q(&format!("env:{var}"))
-            });
+            let key = key_env.map(|var| common::key_in_env(plan, s, var));
             common::provider(plan, &name, kind, base, &model, key);
         }
         (None, None) => {

@@ -58,6 +58,8 @@ if [ "${SWITCHBOARD_SKIP_POSTGRES:-0}" != 1 ]; then
     as_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
         -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c max_connections=300" start >/dev/null
     export SWITCHBOARD_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+    # tests/database_moves.rs starts, stops and moves a server of its own.
+    export SWITCHBOARD_TEST_PG_BIN="$PG_BIN"
 fi
 
 # Synapse (the Matrix homeserver the Matrix tests start) from PyPI, into a
@@ -134,6 +136,26 @@ eval "$(./scripts/real-model.sh)"
 export SWITCHBOARD_TEST_LLAMA_SERVER="$LLAMA_SERVER"
 export SWITCHBOARD_TEST_LLAMA_MODEL="$LLAMA_MODEL"
 export SWITCHBOARD_TEST_REQUIRE_LLAMA=1
+
+# The previous build, for tests/mixed_versions.rs (a rolling upgrade from it
+# to this tree): the commit below, built once from this clone's history
+# into a cache outside the clone (its own target folder: the tests' binary
+# must stay this tree's). Move it forward when a release changes the schema.
+OLD_COMMIT=b972b167033e022985b5295a3c20121ff5e3b980
+OLD_CACHE="${SWITCHBOARD_OLD_BUILD_CACHE:-$HOME/.cache/switchboard-old}"
+OLD_BIN="$OLD_CACHE/switchboard-$OLD_COMMIT"
+if [ ! -x "$OLD_BIN" ] && ! git cat-file -e "$OLD_COMMIT^{commit}" 2>/dev/null; then
+    log "commit $OLD_COMMIT (the previous build) is not in this clone's history (a shallow clone?): the upgrade test will say it did not run"
+elif [ ! -x "$OLD_BIN" ]; then
+    log "building the previous build ($OLD_COMMIT) for the upgrade test"
+    rm -rf "$OLD_CACHE/src"
+    mkdir -p "$OLD_CACHE/src"
+    git archive "$OLD_COMMIT" | tar -x -C "$OLD_CACHE/src"
+    (cd "$OLD_CACHE/src" && CARGO_TARGET_DIR="$OLD_CACHE/target" cargo build --bin switchboard)
+    cp "$OLD_CACHE/target/debug/switchboard" "$OLD_BIN.tmp"
+    mv "$OLD_BIN.tmp" "$OLD_BIN"
+fi
+[ -x "$OLD_BIN" ] && export SWITCHBOARD_TEST_OLD_SWITCHBOARD="$OLD_BIN"
 
 log "building"
 cargo build --workspace --all-targets

@@ -11,15 +11,10 @@ mod cluster_fx;
 mod support;
 
 use cluster_fx::*;
-use serde_json::Value;
 use std::time::{Duration, Instant};
 use switchboard_test_support::Step;
 use switchboard_test_support::relay::Relay;
 use switchboard_test_support::telegram::{private_chat, user};
-
-/// What a person writing while the database is away is told, once.
-const WAITS: &str =
-    "I can't answer right now: my storage is unavailable. Your message is kept and I'll answer it as soon as I can.";
 
 /// `config` with its database reached through `relay` instead.
 fn through(config: String, relay: &str) -> String {
@@ -28,24 +23,6 @@ fn through(config: String, relay: &str) -> String {
     let (scheme_user, host_db) = url.split_once('@').unwrap();
     let (_, db) = host_db.split_once('/').unwrap();
     format!("{head}database_url = \"{scheme_user}@{relay}/{db}\"{tail}")
-}
-
-/// Wait until `node` answers `status` on `/readyz`; its body.
-async fn readiness(node: &Node, status: u16, secs: u64) -> String {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let (got, body) = node.gw.get_raw("/readyz").await;
-        if got == status {
-            return body;
-        }
-        assert!(Instant::now() < deadline, "/readyz: {got} {body}, waited for {status}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn event(node: &Node, alias: &str, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
-    let mut cursor = 0;
-    node.gw.wait_for(alias, &mut cursor, secs, pred).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,35 +79,11 @@ async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing()
     );
     // Two leases of sweeps by every instance after the return.
     tokio::time::sleep(Duration::from_secs(2 * LEASE)).await;
-    c.nodes[a]
-        .gw
-        .send("ops", "ops-room", "cli:alice", &format!("/approve {id}"), true, false)
-        .await;
-    let decided = event(&c.nodes[a], "ops", 20, |e| {
-        e["kind"] == "message"
-            && e["text"]
-                .as_str()
-                .is_some_and(|t| t.starts_with(&format!("Approval {id}")))
-    })
-    .await;
-    assert_eq!(
-        decided["text"],
-        format!("Approval {id}: allowed once."),
-        "the approval outlived the outage"
-    );
+    decide_once(&c, a, &id).await;
     c.tg.wait_sent(3, 20).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut sent = texts(&c.tg);
     sent.sort();
     assert_eq!(sent, ["Answered after the outage.", WAITS, "Stored."], "each once");
-    for (i, node) in c.nodes.iter().enumerate() {
-        let log = node.gw.log();
-        for never in [
-            "took this instance for dead",
-            "runs of a stopped gateway process are now lost",
-            "approval requests of a stopped gateway process are now expired",
-        ] {
-            assert!(!log.contains(never), "instance {i} logged {never:?}:\n{log}");
-        }
-    }
+    no_instance_taken_for_dead(&c);
 }

@@ -86,6 +86,23 @@ pub(crate) async fn cluster_tweaked(
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
         return None;
     };
+    Some(cluster_on(&pg, envs, tweak).await)
+}
+
+/// Three instances on the database at `pg`.
+pub(crate) async fn cluster_on(pg: &str, envs: [&[(&str, &str)]; 3], tweak: impl Fn(String) -> String) -> Cluster {
+    let this = crate::support::binary();
+    cluster_of(pg, [&this, &this, &this], envs, tweak).await
+}
+
+/// Three instances on the database at `pg`, each run from its binary in
+/// `programs` (builds of two versions: the upgrade tests).
+pub(crate) async fn cluster_of(
+    pg: &str,
+    programs: [&std::path::Path; 3],
+    envs: [&[(&str, &str)]; 3],
+    tweak: impl Fn(String) -> String,
+) -> Cluster {
     let turn = ONE_AT_A_TIME.lock().await;
     let (model, reviewer, tg) = (
         ScriptedModel::start().await,
@@ -98,20 +115,20 @@ pub(crate) async fn cluster_tweaked(
     }
     let first_minute = minute_now();
     let mut nodes = Vec::new();
-    for env in envs {
+    for (env, program) in envs.into_iter().zip(programs) {
         let port = free_port();
-        let sandbox = Sandbox::new(&tweak(config(&pg, &model.url(), &reviewer.url(), &tg.url(), port)));
-        let gw = Gateway::start_with_env(&sandbox, port, "team", env).await;
+        let sandbox = Sandbox::new(&tweak(config(pg, &model.url(), &reviewer.url(), &tg.url(), port)));
+        let gw = Gateway::start_from(program, &sandbox, port, "team", env).await;
         nodes.push(Node { gw, sandbox });
     }
-    Some(Cluster {
+    Cluster {
         _turn: turn,
         first_minute,
         model,
         reviewer,
         tg,
         nodes,
-    })
+    }
 }
 
 /// "start the review" makes `main` start a background review that runs for
@@ -194,3 +211,66 @@ pub(crate) async fn ask_for_an_approval(c: &Cluster, owner: usize) -> String {
         .await;
     prompt["approval_id"].as_str().unwrap().to_string()
 }
+
+/// Wait until `node` answers `status` on `/readyz`; its body.
+pub(crate) async fn readiness(node: &Node, status: u16, secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let (got, body) = node.gw.get_raw("/readyz").await;
+        if got == status {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "/readyz: {got} {body}, waited for {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+pub(crate) async fn event(
+    node: &Node,
+    alias: &str,
+    secs: u64,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut cursor = 0;
+    node.gw.wait_for(alias, &mut cursor, secs, pred).await
+}
+
+/// `/approve` approval `id` from node `a`'s ops room: it is still
+/// pending (allowed once), however long the database was away.
+pub(crate) async fn decide_once(c: &Cluster, a: usize, id: &str) {
+    c.nodes[a]
+        .gw
+        .send("ops", "ops-room", "cli:alice", &format!("/approve {id}"), true, false)
+        .await;
+    let decided = event(&c.nodes[a], "ops", 20, |e| {
+        e["kind"] == "message"
+            && e["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(&format!("Approval {id}")))
+    })
+    .await;
+    assert_eq!(
+        decided["text"],
+        format!("Approval {id}: allowed once."),
+        "the approval outlived the outage"
+    );
+}
+
+/// No instance took another (or was taken) for dead, and nothing was
+/// reclaimed.
+pub(crate) fn no_instance_taken_for_dead(c: &Cluster) {
+    for (i, node) in c.nodes.iter().enumerate() {
+        let log = node.gw.log();
+        for never in [
+            "took this instance for dead",
+            "runs of a stopped gateway process are now lost",
+            "approval requests of a stopped gateway process are now expired",
+        ] {
+            assert!(!log.contains(never), "instance {i} logged {never:?}:\n{log}");
+        }
+    }
+}
+
+/// What a person writing while the database is away is told, once.
+pub(crate) const WAITS: &str =
+    "I can't answer right now: my storage is unavailable. Your message is kept and I'll answer it as soon as I can.";

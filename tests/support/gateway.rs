@@ -33,6 +33,18 @@ impl Gateway {
 
     /// The same, with `env` added to the process's environment.
     pub(crate) async fn start_with_env(sandbox: &Sandbox, port: u16, probe_alias: &str, env: &[(&str, &str)]) -> Self {
+        Self::start_from(&binary(), sandbox, port, probe_alias, env).await
+    }
+
+    /// The same, from the `switchboard` binary at `program` (another
+    /// build: the upgrade tests).
+    pub(crate) async fn start_from(
+        program: &std::path::Path,
+        sandbox: &Sandbox,
+        port: u16,
+        probe_alias: &str,
+        env: &[(&str, &str)],
+    ) -> Self {
         let log_path = sandbox.path().join(format!(
             "gateway-{}.log",
             std::time::SystemTime::now()
@@ -41,7 +53,7 @@ impl Gateway {
                 .as_nanos()
         ));
         let log = std::fs::File::create(&log_path).unwrap();
-        let child = Command::new(binary())
+        let child = Command::new(program)
             .arg("run")
             .arg("--config")
             .arg(sandbox.config_path())
@@ -228,6 +240,29 @@ impl Gateway {
                 .status()
                 .expect("kill runs");
             assert!(status.success(), "kill -{signal} failed");
+        }
+    }
+
+    /// Stop the process as a service manager does (SIGTERM) and wait
+    /// until it has exited (it is left for `Drop` to reap).
+    pub(crate) async fn terminate(&self) {
+        let Some(pid) = self.pid() else { return };
+        self.signal("TERM");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // Gone, or a zombie (exited, not reaped yet).
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat
+                .rsplit_once(')')
+                .is_none_or(|(_, rest)| rest.trim_start().starts_with('Z'))
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "switchboard did not stop within 30 s of SIGTERM"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 

@@ -8,7 +8,7 @@
 //! Each batch of updates is handed to the gateway's intake together with
 //! the offset after it (one transaction on the gateway's side); when the
 //! intake cannot take them, the offset stays and the same updates are
-//! fetched again after a pause, so a message is never skipped.
+//! fetched again half a second later, so a message is never skipped.
 //!
 //! The poll is made with our own HTTP client rather than teloxide's: its
 //! client must wait longer than the long poll, and teloxide sleeps 10 s
@@ -94,9 +94,12 @@ impl Poller {
             if next != offset
                 && let Err(e) = intake.take(&self.name, messages, Some(next.to_string())).await
             {
-                // Not taken: the offset stays, the same updates come again.
-                self.failed(&mut failing_since, &e.to_string(), backoff, false);
-                pause(&mut backoff).await;
+                // Not taken: the offset stays, the same updates come again,
+                // soon (a failed take already waited for the database; the
+                // sooner it is tried, the sooner messages flow once it
+                // is back).
+                self.failed(&mut failing_since, &e.to_string(), FIRST_BACKOFF, false);
+                tokio::time::sleep(FIRST_BACKOFF).await;
                 continue;
             }
             offset = next;

@@ -137,6 +137,10 @@ impl Store {
             }
             Err(e) => {
                 self.reach.lost();
+                // It may answer on another server (see `pg_hosts`).
+                if let (Some(hosts), crate::Pools::Postgres(pool)) = (&self.pg_hosts, &self.pools) {
+                    hosts.look_for_it(pool);
+                }
                 Err(e)
             }
         }
@@ -172,12 +176,27 @@ impl Store {
 
     /// Every registered process, oldest first.
     pub async fn instances(&self) -> Result<Vec<InstanceRow>, StoreError> {
-        Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
+        let all = read!(self, |p| sqlx::query_as::<_, InstanceRow>(
             "SELECT id, host, pid, started_at, heartbeat_at, role, config_digest, version, schema_version
              FROM instances ORDER BY started_at"
         )
         .fetch_all(p)
-        .await)?)
+        .await);
+        match all {
+            // `status`, `backup` and `reload` open a database as it is: one
+            // an older build migrated has no build columns yet.
+            Err(e) if self.database_schema().await? < crate::NEEDS_SCHEMA => {
+                tracing::debug!(error = %e, "instances of a database older than this build");
+                Ok(read!(self, |p| sqlx::query_as::<_, InstanceRow>(
+                    "SELECT id, host, pid, started_at, heartbeat_at, role, config_digest,
+                            '' AS version, CAST(0 AS BIGINT) AS schema_version
+                     FROM instances ORDER BY started_at"
+                )
+                .fetch_all(p)
+                .await)?)
+            }
+            all => Ok(all?),
+        }
     }
 
     /// Forget the instances `dead`, then reclaim every running run and

@@ -39,6 +39,7 @@ mod memory;
 mod outbox;
 mod pairings;
 mod peer_mail;
+mod pg_hosts;
 mod reach;
 mod readiness;
 mod runs;
@@ -125,6 +126,8 @@ pub struct Store {
     clock_offset: std::sync::Arc<std::sync::atomic::AtomicI64>,
     /// Since when this process has reached the database (see `reach`).
     reach: std::sync::Arc<reach::Reach>,
+    /// The PostgreSQL servers `database_url` names (see `pg_hosts`).
+    pg_hosts: Option<std::sync::Arc<pg_hosts::Hosts>>,
 }
 
 impl Store {
@@ -160,6 +163,7 @@ impl Store {
 
     async fn open_with((backend, url): (Backend, String), migrate: bool) -> Result<Store, StoreError> {
         let failed = |e: sqlx::Error| StoreError::Connect(redact_url(&url), e.to_string());
+        let mut pg_hosts = None;
         let pools = match backend {
             Backend::Sqlite => {
                 let options = SqliteConnectOptions::from_str(&url)
@@ -195,11 +199,25 @@ impl Store {
                 }
             }
             Backend::Postgres => {
+                let hosts = std::sync::Arc::new(pg_hosts::Hosts::parse(&url)?);
+                if hosts.several() {
+                    hosts.find_primary().await?;
+                }
+                let watch = hosts.clone();
                 let pool = PgPoolOptions::new()
                     .max_connections(10)
-                    .connect(&url)
+                    // A query waits this long for a connection, not sqlx's
+                    // 30 s: while the database is away a heartbeat fails
+                    // soon, and the store looks for it (see `pg_hosts`).
+                    .acquire_timeout(Duration::from_secs(5))
+                    .before_acquire(move |_, meta| {
+                        let stale = watch.opened_before_move(meta.age);
+                        Box::pin(async move { Ok(!stale) })
+                    })
+                    .connect_with(hosts.current())
                     .await
                     .map_err(failed)?;
+                pg_hosts = Some(hosts);
                 if migrate {
                     schema::migrate(&POSTGRES_MIGRATIONS, schema::MigratePool::Postgres(&pool)).await?;
                 }
@@ -215,6 +233,7 @@ impl Store {
             instance: Default::default(),
             clock_offset: Default::default(),
             reach: Default::default(),
+            pg_hosts,
         };
         // Nothing is written on this host's own clock: a slow first sample
         // is taken again.

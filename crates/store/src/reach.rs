@@ -7,6 +7,14 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
+/// After a break, how long a peer may take to reach the database again
+/// before its silence counts: its own query in flight may wait out the
+/// pool's 5 s for a connection, then its next beat (a third of the lease)
+/// finds the database, on another server maybe (see `pg_hosts`). Without
+/// it, the first instance back would take the others, still reconnecting,
+/// for dead.
+pub(crate) const REJOIN_MS: i64 = 10_000;
+
 /// The last heartbeat that reached the database, and the start of the
 /// unbroken run of heartbeats it ends.
 #[derive(Debug, Default)]
@@ -27,13 +35,18 @@ impl Reach {
         self.last_ok.store(i64::MIN, Ordering::Relaxed);
     }
 
+    /// Whether the last heartbeat failed.
+    pub(crate) fn broken(&self) -> bool {
+        self.last_ok.load(Ordering::Relaxed) == i64::MIN
+    }
+
     /// A heartbeat reached the database at `now`; more than `gap_ms` since
     /// the one before (the database was away, or this process paused)
-    /// starts a new run.
+    /// starts a new run, counted from `REJOIN_MS` later.
     pub(crate) fn reached(&self, now: i64, gap_ms: i64) {
         let last = self.last_ok.swap(now, Ordering::Relaxed);
         if last == i64::MIN || now.saturating_sub(last) > gap_ms {
-            self.since.store(now, Ordering::Relaxed);
+            self.since.store(now + REJOIN_MS, Ordering::Relaxed);
         }
     }
 
@@ -42,7 +55,7 @@ impl Reach {
     /// `i64::MAX` while the run is broken: nobody's silence counts until
     /// a heartbeat reaches the database again).
     pub(crate) fn since(&self) -> i64 {
-        if self.last_ok.load(Ordering::Relaxed) == i64::MIN {
+        if self.broken() {
             return i64::MAX;
         }
         self.since.load(Ordering::Relaxed)
@@ -60,10 +73,14 @@ mod tests {
         r.reached(6_000, 10_000);
         assert_eq!(r.since(), 1_000, "heartbeats on time keep the run");
         r.reached(30_000, 10_000);
-        assert_eq!(r.since(), 30_000, "24 s without one: the database was away");
+        assert_eq!(
+            r.since(),
+            30_000 + REJOIN_MS,
+            "24 s without one: the database was away; the others get time to come back"
+        );
         r.lost();
         assert_eq!(r.since(), i64::MAX, "while broken, nobody's silence counts");
         r.reached(31_000, 10_000);
-        assert_eq!(r.since(), 31_000, "a failed heartbeat breaks the run");
+        assert_eq!(r.since(), 31_000 + REJOIN_MS, "a failed heartbeat breaks the run");
     }
 }

@@ -54,6 +54,15 @@ impl Store {
         crate::schema::known(self.migrator())
     }
 
+    /// The newest migration applied to the database (0 for a new one).
+    pub async fn database_schema(&self) -> Result<i64, StoreError> {
+        Ok(read!(self, |p| sqlx::query_scalar::<_, i64>(
+            "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success"
+        )
+        .fetch_one(p)
+        .await)?)
+    }
+
     /// This build's migrations for the backend open.
     fn migrator(&self) -> &'static sqlx::migrate::Migrator {
         match self.backend() {

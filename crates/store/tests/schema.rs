@@ -9,6 +9,7 @@ mod support;
 use switchboard_store::{NEEDS_SCHEMA, NewInbound, Store};
 
 on_both_backends!(newer_schemas, newer_schema);
+on_both_backends!(older_schemas, older_schema);
 
 /// Run `sql` on the database at `url`, beside the store.
 async fn raw(url: &str, sql: &str) {
@@ -112,4 +113,28 @@ async fn newer_schema(url: &str) {
             && refused.contains("run switchboard 9.2.0 or newer"),
         "{refused}"
     );
+}
+
+/// A database an older build migrated (schema 12: no build columns) is
+/// read as it is: its instances are listed with no build named.
+async fn older_schema(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    store.register_instance("old", 7, "run").await.unwrap();
+    store.close().await;
+    raw(url, "ALTER TABLE instances DROP COLUMN version").await;
+    raw(url, "ALTER TABLE instances DROP COLUMN schema_version").await;
+    raw(
+        url,
+        &format!("DELETE FROM _sqlx_migrations WHERE version >= {NEEDS_SCHEMA}"),
+    )
+    .await;
+    let old = Store::open_existing(url).await.unwrap();
+    assert_eq!(old.database_schema().await.unwrap(), NEEDS_SCHEMA - 1);
+    let listed = old.instances().await.expect("listed beside an older schema");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].pid, listed[0].version.as_str(), listed[0].schema_version),
+        (7, "", 0)
+    );
+    old.close().await;
 }

@@ -8,6 +8,7 @@ pub mod browser;
 pub mod config;
 pub mod discord;
 pub mod multipart;
+pub mod pg_server;
 pub mod relay;
 mod scripted_model;
 pub mod synapse;

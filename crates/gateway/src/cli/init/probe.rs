@@ -72,6 +72,9 @@ pub(super) async fn credentials(args: &InitArgs, ask: &mut Asker, a: &mut Bot, s
 
 /// A per-platform flag's value for `platform`: one written
 /// `platform=value`, or a plain one when only one platform was chosen.
+/// With one platform, a value that seems to name another (a password
+/// `discord=…`) is taken whole: it cannot be meant for a platform nobody
+/// chose.
 fn for_platform(values: &[String], platform: Platform, several: bool, flag: &str) -> Result<Option<String>, String> {
     let mut found = None;
     for v in values {
@@ -80,14 +83,14 @@ fn for_platform(values: &[String], platform: Platform, several: bool, flag: &str
             .and_then(|(p, rest)| Platform::parse(p).ok().map(|p| (p, rest)));
         match named {
             Some((p, rest)) if p == platform => found = Some(rest.to_string()),
-            Some(_) => {}
+            Some(_) if several => {}
             None if several => {
                 return Err(format!(
                     "several platforms were chosen: name the one {flag} is for, as {flag} {}=…",
                     platform.name()
                 ));
             }
-            None => found = Some(v.clone()),
+            Some(_) | None => found = Some(v.clone()),
         }
     }
     Ok(found)
@@ -240,4 +243,26 @@ pub(super) async fn hosted(
         key_env: Some(env),
         key,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_is_matched_to_its_platform() {
+        let given = |v: &[&str]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let one = |v: &[&str]| for_platform(&given(v), Platform::Matrix, false, "--token").unwrap();
+        assert_eq!(one(&["hunter2"]).as_deref(), Some("hunter2"));
+        assert_eq!(one(&["matrix=hunter2"]).as_deref(), Some("hunter2"));
+        assert_eq!(
+            one(&["discord=hunter2"]).as_deref(),
+            Some("discord=hunter2"),
+            "a password that looks like another platform's value is kept whole"
+        );
+        let several = |v: &[&str]| for_platform(&given(v), Platform::Matrix, true, "--token");
+        assert_eq!(several(&["discord=a", "matrix=b"]).unwrap().as_deref(), Some("b"));
+        assert_eq!(several(&["discord=a"]).unwrap(), None);
+        assert!(several(&["b"]).unwrap_err().contains("--token matrix=…"));
+    }
 }

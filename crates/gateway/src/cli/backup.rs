@@ -67,7 +67,16 @@ pub(crate) async fn restore(config_path: &Path, from: &Path) -> anyhow::Result<E
 /// Copy `from` beside `db`, private and synced; the copy that goes in
 /// place is the one checked after this.
 async fn stage(from: &Path, db: &Path) -> anyhow::Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    // A fresh folder (a new host) has no data folder yet: made private,
+    // as `switchboard run` makes it.
+    if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
+    }
     let staged = db.with_extension("restoring");
     let _ = std::fs::remove_file(&staged);
     std::fs::copy(from, &staged)

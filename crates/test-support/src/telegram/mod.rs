@@ -39,6 +39,10 @@ pub const BOT_USERNAME: &str = "switchboard_bot";
 #[derive(Default)]
 pub(crate) struct State_ {
     updates: Vec<Value>,
+    /// Updates below this id were confirmed (a getUpdates with a higher
+    /// offset): Telegram forgets them, and never returns them again, even
+    /// to a caller that asks from an older offset (a restored backup).
+    confirmed_below: i64,
     next_update: i64,
     next_message: i64,
     /// Everything the bot did: sendMessage / editMessageText / answerCallbackQuery / sendChatAction.
@@ -366,7 +370,15 @@ async fn call(
             ok(json!(true))
         }
         "getupdates" => {
-            let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
+            let asked = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
+            let offset = {
+                let mut s = shared.state.lock().unwrap();
+                if s.down {
+                    return bad_gateway();
+                }
+                s.confirmed_below = s.confirmed_below.max(asked);
+                s.confirmed_below
+            };
             // Telegram: "Values between 1-100 are accepted. Defaults to 100."
             let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(100).clamp(1, 100) as usize;
             let timeout = args.get("timeout").and_then(Value::as_u64).unwrap_or(0).min(30);

@@ -143,3 +143,42 @@ async fn a_second_run_on_one_sqlite_file_is_refused() {
     chat.expect("main> chat works", 20);
     assert_eq!(chat.finish().0, 0);
 }
+
+/// A stop (SIGTERM, as a service manager or a rolling upgrade sends) lets
+/// the turn under way finish and answer before the process exits; new
+/// messages are no longer taken meanwhile (they wait on the platform for
+/// the next instance).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_lets_the_turn_under_way_finish() {
+    use switchboard_test_support::telegram::{FakeTelegram, private_chat, user};
+    let model = ScriptedModel::start().await;
+    let tg = FakeTelegram::start().await;
+    model.push(Step::text("finished before stopping").delay(std::time::Duration::from_secs(2)));
+    let port = support::free_port();
+    let sandbox = Sandbox::new(&support::telegram_dm_config(&model.url(), &tg.url(), port));
+    let gw = support::Gateway::start(&sandbox, port, "probe").await;
+    tg.message(private_chat(21, "Ann"), user(21, "Ann"), "a slow question", None, None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while model.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the model was never asked");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    gw.terminate().await;
+    let sent = tg.sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["text"], "finished before stopping");
+    let log = gw.log();
+    assert!(log.contains("the turns under way finished"), "{log}");
+    // Written after the stop began: left on the platform, not taken.
+    tg.message(private_chat(22, "Bob"), user(22, "Bob"), "too late", None, None);
+    let store = switchboard_store::Store::open(&format!("sqlite://{}/data/control_plane.db", sandbox.path().display()))
+        .await
+        .unwrap();
+    let (pending, done) = store.inbox().counts().await.unwrap();
+    assert_eq!(
+        (pending, done),
+        (0, 1),
+        "the answered message is done; nothing else was taken"
+    );
+    store.close().await;
+}

@@ -81,7 +81,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     tasks.extend(crate::web::serve(&config, &hub, &local_aliases, console, ops).await?);
     router.resume(pending).await;
     tasks.push(upkeep(&runtime, &router));
-    tasks.push(tokio::spawn(router.run(inbound_rx)));
+    tasks.push(tokio::spawn(router.clone().run(inbound_rx)));
     let scheduler = runtime.spawn_scheduler();
     tasks.push(runtime.spawn_archiver());
     runtime.core().mcp().start_eager();
@@ -100,6 +100,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         keepers,
         scheduler,
         config_path: config_path.to_path_buf(),
+        router,
     })
 }
 
@@ -176,6 +177,12 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<ExitCode> {
         }
     }
     tracing::info!("stopping");
-    gateway.stop().await;
+    // A second signal stops at once (turns under way are cut, and taken
+    // up by the next instance that looks).
+    tokio::select! {
+        () = gateway.stop() => {}
+        _ = tokio::signal::ctrl_c() => tracing::warn!("stopping at once"),
+        _ = term.recv() => tracing::warn!("stopping at once"),
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -69,8 +69,9 @@ pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
 pub use schema::NEEDS_SCHEMA;
 
 /// This build's version, recorded with the schema it migrates to and
-/// with each instance it registers (docs/operations.md, "Upgrades").
-pub const BUILD_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// with each instance it registers: the version, and the commit when
+/// built from a git checkout (see build.rs; docs/operations.md, "Upgrades").
+pub const BUILD_VERSION: &str = env!("SWITCHBOARD_BUILD");
 pub use sessions::{SessionInfo, SessionPlace, StoredMessage};
 
 use sqlx::migrate::Migrator;

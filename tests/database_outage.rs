@@ -25,6 +25,23 @@ fn through(config: String, relay: &str) -> String {
     format!("{head}database_url = \"{scheme_user}@{relay}/{db}\"{tail}")
 }
 
+/// Wait until the scrape at `url` says `switchboard_database_up {up}`.
+async fn database_up(url: &str, up: u8) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let want = format!("switchboard_database_up {up}");
+    loop {
+        let body = match reqwest::get(url).await {
+            Ok(r) => r.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        if body.lines().any(|l| l == want) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{url} never said {want}:\n{body}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing() {
     let Ok(admin) = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL") else {
@@ -34,10 +51,22 @@ async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing()
     let server = admin.split_once('@').unwrap().1.split_once('/').unwrap().0.to_string();
     let relay = Relay::start(&server).await;
     let addr = relay.addr();
-    let Some(c) = cluster_tweaked("outage", [&[], &[], &[]], move |cfg| through(cfg, &addr)).await else {
+    // Each instance serves /metrics on a port of its own, in start order.
+    let metrics = std::sync::Mutex::new(Vec::new());
+    let tweak = |cfg: String| {
+        let port = support::free_port();
+        metrics.lock().unwrap().push(port);
+        format!(
+            "{}[telemetry]\nmetrics_listen = \"127.0.0.1:{port}\"\n",
+            through(cfg, &addr)
+        )
+    };
+    let Some(c) = cluster_tweaked("outage", [&[], &[], &[]], tweak).await else {
         return;
     };
     let a = owner(&c, None, 20).await;
+    let scrape = format!("http://127.0.0.1:{}/metrics", metrics.lock().unwrap()[a]);
+    database_up(&scrape, 1).await;
 
     // An approval waits on the owner when the database goes away.
     let id = ask_for_an_approval(&c, a).await;
@@ -59,10 +88,13 @@ async fn an_outage_of_the_database_reclaims_no_live_instance_and_loses_nothing()
         body.contains("\"database\"") && !body.contains("\"database\":\"ok\""),
         "{body}"
     );
+    // The counters are still served; the gauge says the database is away.
+    database_up(&scrape, 0).await;
     tokio::time::sleep(outage.saturating_sub(cut_at.elapsed())).await;
     relay.restore();
     println!("the database was away for {:.1} s", cut_at.elapsed().as_secs_f64());
     readiness(&c.nodes[a], 200, 30).await;
+    database_up(&scrape, 1).await;
 
     let back = Instant::now();
     // Bob was told at once that his message waits; then it is answered.

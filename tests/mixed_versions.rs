@@ -33,23 +33,23 @@ impl Load {
     /// Person `i` writes; every tenth message asks for a delegation.
     fn dm(&mut self, c: &Cluster) {
         let i = self.sent.len();
-        if i.is_multiple_of(10) {
-            c.model.push(
-                Step::tool_call(
-                    "delegate",
-                    json!({"agent": "reviewer", "prompt": format!("review {i:04}.")}),
-                )
-                .when_last_contains(&format!("question {i:04}.")),
-            );
-            c.reviewer
-                .push(Step::text(format!("reviewed {i:04}.")).when_last_contains(&format!("review {i:04}.")));
-            c.model
-                .push(Step::text(format!("answer {i:04}.")).when_last_contains(&format!("reviewed {i:04}.")));
-        } else {
-            // Twice: the previous build cuts the turns under way when it
-            // is stopped (this one lets them finish: tests/restart.rs), and
-            // the next instance runs a cut turn again.
-            for _ in 0..2 {
+        // Twice over: the previous build cuts the turns under way when it
+        // is stopped (this one lets them finish: tests/restart.rs), and the
+        // next instance runs a cut turn again.
+        for _ in 0..2 {
+            if i.is_multiple_of(10) {
+                c.model.push(
+                    Step::tool_call(
+                        "delegate",
+                        json!({"agent": "reviewer", "prompt": format!("review {i:04}.")}),
+                    )
+                    .when_last_contains(&format!("question {i:04}.")),
+                );
+                c.reviewer
+                    .push(Step::text(format!("reviewed {i:04}.")).when_last_contains(&format!("review {i:04}.")));
+                c.model
+                    .push(Step::text(format!("answer {i:04}.")).when_last_contains(&format!("reviewed {i:04}.")));
+            } else {
                 c.model
                     .push(Step::text(format!("answer {i:04}.")).when_last_contains(&format!("question {i:04}.")));
             }

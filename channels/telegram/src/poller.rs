@@ -8,7 +8,8 @@
 //! Each batch of updates is handed to the gateway's intake together with
 //! the offset after it (one transaction on the gateway's side); when the
 //! intake cannot take them, the offset stays and the same updates are
-//! fetched again half a second later, so a message is never skipped.
+//! fetched again after a pause (0.5 s, growing to 2 s), so a message is
+//! never skipped.
 //!
 //! The poll is made with our own HTTP client rather than teloxide's: its
 //! client must wait longer than the long poll, and teloxide sleeps 10 s
@@ -26,6 +27,9 @@ use teloxide::types::{Update, UpdateKind};
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// The longest pause before updates the intake could not store are
+/// fetched again.
+const MAX_TAKE_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Long polling for one instance.
 #[derive(Clone)]
@@ -63,6 +67,7 @@ impl Poller {
         let timeout = self.timeout.as_secs();
         backoff = FIRST_BACKOFF;
         let mut failing_since: Option<std::time::Instant> = None;
+        let mut take_backoff = FIRST_BACKOFF;
         loop {
             let updates = match self.get_updates(offset, timeout).await {
                 Ok(u) => {
@@ -95,14 +100,16 @@ impl Poller {
                 && let Err(e) = intake.take(&self.name, messages, Some(next.to_string())).await
             {
                 // Not taken: the offset stays, the same updates come again,
-                // soon (a failed take already waited for the database; the
-                // sooner it is tried, the sooner messages flow once it
-                // is back).
-                self.failed(&mut failing_since, &e.to_string(), FIRST_BACKOFF, false);
-                tokio::time::sleep(FIRST_BACKOFF).await;
+                // after at most `MAX_TAKE_BACKOFF` (a failed take has often
+                // waited for the database already; the sooner it is tried,
+                // the sooner messages flow once it is back).
+                self.failed(&mut failing_since, &e.to_string(), take_backoff, false);
+                tokio::time::sleep(take_backoff).await;
+                take_backoff = (take_backoff * 2).min(MAX_TAKE_BACKOFF);
                 continue;
             }
             offset = next;
+            take_backoff = FIRST_BACKOFF;
             if let Some(since) = failing_since.take() {
                 tracing::info!(channel = %self.name, down_for = ?since.elapsed(), "polling recovered");
             }

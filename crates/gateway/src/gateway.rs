@@ -22,6 +22,9 @@ pub struct Gateway {
     pub(crate) config_path: std::path::PathBuf,
     /// The chat router (its running turns are let finish at a stop).
     pub(crate) router: Arc<crate::service::router::Router>,
+    /// What starts new turns besides the channels and cron: the router's
+    /// inbound queue and the adoption of stopped instances' messages.
+    pub(crate) takers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// How long a stop lets running turns finish (a service manager's stop
@@ -29,12 +32,13 @@ pub struct Gateway {
 const DRAIN: Duration = Duration::from_secs(25);
 
 impl Gateway {
-    /// Stop: take no new messages (the channels stop and their leases
-    /// are released, so another instance runs them at once), let the turns
-    /// under way finish for at most `DRAIN` (their replies go out through
-    /// the outbox, delivered by whoever runs the channel now), then stop
-    /// every background task and close the store. What was cut is taken
-    /// up by the next instance that looks (docs/operations.md, "Upgrades").
+    /// Stop: take no new work (the channels stop and their leases are
+    /// released, so another instance runs them at its next look; cron and
+    /// the router's queue stop), let the turns under way finish and send
+    /// their answers for at most `DRAIN`, cut what is left, then stop
+    /// every background task and close the store. Messages not answered
+    /// are taken up by the next instance that looks (docs/operations.md,
+    /// "Upgrades").
     pub async fn stop(self) {
         for k in self.keepers.values() {
             k.abort();
@@ -43,8 +47,13 @@ impl Gateway {
             ch.stop().await;
         }
         crate::cluster::release_all(self.runtime.store(), &self.fences).await;
+        for t in self.takers.iter().chain([&self.scheduler]) {
+            t.abort();
+        }
         self.drain().await;
-        for t in self.tasks.iter().chain([&self.scheduler]) {
+        // What is left stops calling tools before others take it up.
+        self.router.cancel_all_turns();
+        for t in &self.tasks {
             t.abort();
         }
         self.runtime.core().mcp().shutdown().await;
@@ -56,18 +65,18 @@ impl Gateway {
         self.runtime.store().close().await;
     }
 
-    /// Wait until no turn runs here, for at most `DRAIN`.
+    /// Wait until no turn is in hand here, for at most `DRAIN`.
     async fn drain(&self) {
         let started = Instant::now();
-        let running = self.router.running_turns().len();
+        let running = self.router.turns_in_hand();
         if running == 0 {
             return;
         }
         tracing::info!(turns = running, "letting the turns under way finish before stopping");
-        while !self.router.running_turns().is_empty() {
+        while self.router.turns_in_hand() > 0 {
             if started.elapsed() > DRAIN {
                 tracing::warn!(
-                    turns = self.router.running_turns().len(),
+                    turns = self.router.turns_in_hand(),
                     "stopping with turns still under way: another instance takes their messages up again"
                 );
                 return;

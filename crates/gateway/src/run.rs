@@ -80,8 +80,8 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         .then(|| crate::console::Console::new((*runtime).clone(), broker, router.clone(), health));
     tasks.extend(crate::web::serve(&config, &hub, &local_aliases, console, ops).await?);
     router.resume(pending).await;
-    tasks.push(upkeep(&runtime, &router));
-    tasks.push(tokio::spawn(router.clone().run(inbound_rx)));
+    // What starts new turns: stopped first at a stop.
+    let takers = vec![upkeep(&runtime, &router), tokio::spawn(router.clone().run(inbound_rx))];
     let scheduler = runtime.spawn_scheduler();
     tasks.push(runtime.spawn_archiver());
     runtime.core().mcp().start_eager();
@@ -101,6 +101,7 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         scheduler,
         config_path: config_path.to_path_buf(),
         router,
+        takers,
     })
 }
 

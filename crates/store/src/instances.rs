@@ -117,13 +117,22 @@ impl Store {
             return Ok(true);
         };
         let now = self.now_ms();
-        let written = self
-            .exec(
-                Stmt::new("UPDATE instances SET heartbeat_at = $1 WHERE id = $2")
-                    .bind(now)
-                    .bind(id),
-            )
-            .await;
+        // A server gone silently (its host dead, the network cut) leaves a
+        // query waiting on TCP for minutes: a beat not written within 5 s
+        // counts as failed, so the database is looked for all the same.
+        let write = self.exec(
+            Stmt::new("UPDATE instances SET heartbeat_at = $1 WHERE id = $2")
+                .bind(now)
+                .bind(id),
+        );
+        let written = tokio::time::timeout(std::time::Duration::from_secs(5), write)
+            .await
+            .unwrap_or_else(|_| {
+                Err(StoreError::Connect(
+                    "database_url".into(),
+                    "the heartbeat was not written within 5 s".into(),
+                ))
+            });
         match written {
             Ok(n) => {
                 // Two beats since the last write began: the database was

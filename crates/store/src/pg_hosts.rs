@@ -23,6 +23,10 @@ use std::time::{Duration, Instant};
 /// tried.
 const PROBE: Duration = Duration::from_secs(3);
 
+/// After a move, how long connections opened are still taken for the
+/// old server's (see `opened_before_move`).
+const SETTLE: Duration = Duration::from_secs(1);
+
 /// How often a lost database is looked for.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 
@@ -49,7 +53,8 @@ impl Hosts {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Hosts {
             each,
-            now: Mutex::new((0, Instant::now())),
+            // No move yet: every connection is trusted.
+            now: Mutex::new((0, Instant::now().checked_sub(SETTLE).unwrap_or_else(Instant::now))),
             looking: AtomicBool::new(false),
         })
     }
@@ -65,10 +70,14 @@ impl Hosts {
     }
 
     /// Whether a connection `age` old was opened before the last move
-    /// (it may still reach the old primary, now gone or read-only).
+    /// (it may still reach the old primary, now gone or read-only). A
+    /// connection attempt begun just before the move may finish just after
+    /// it: those of `SETTLE` after the move are not trusted either.
     pub(crate) fn opened_before_move(&self, age: Duration) -> bool {
         let moved_at = self.now.lock().1;
-        Instant::now().checked_sub(age).is_some_and(|opened| opened < moved_at)
+        Instant::now()
+            .checked_sub(age)
+            .is_some_and(|opened| opened < moved_at + SETTLE)
     }
 
     /// The database stopped answering: look for it every `LOOK_EVERY`
@@ -99,9 +108,17 @@ impl Hosts {
     /// Find the first server that takes writes; the options to connect to
     /// it when it is not the one connections go to now. With no server
     /// answering, what each said.
+    ///
+    /// The server in use is asked first and kept while it takes writes:
+    /// an old primary that comes back writable after a failover (not
+    /// fenced) must not draw some instances back to it while others stay
+    /// on the new one.
     pub(crate) async fn find_primary(&self) -> Result<Option<PgConnectOptions>, StoreError> {
         let mut why = Vec::new();
-        for (i, (name, options)) in self.each.iter().enumerate() {
+        let current = self.now.lock().0;
+        let order = std::iter::once(current).chain((0..self.each.len()).filter(|i| *i != current));
+        for i in order {
+            let (name, options) = &self.each[i];
             match probe(options).await {
                 Ok(()) => {
                     let mut now = self.now.lock();
@@ -189,7 +206,7 @@ mod tests {
     fn connections_opened_before_a_move_are_told_apart() {
         let hosts = Hosts::parse("postgres://u@a:1,b:2/db").unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        *hosts.now.lock() = (1, Instant::now());
+        *hosts.now.lock() = (1, Instant::now() - SETTLE);
         assert!(hosts.opened_before_move(Duration::from_millis(15)));
         assert!(!hosts.opened_before_move(Duration::ZERO));
     }

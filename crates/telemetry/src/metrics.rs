@@ -121,6 +121,7 @@ struct Metrics {
     refusals: Family<LayerLabel, Counter>,
     inbox_pending: Gauge,
     outbox_queued: Gauge,
+    database_up: Gauge,
     runs: Family<RunLabel, Gauge>,
     channel_up: Family<ChannelLabel, Gauge>,
     channel_owned: Family<ChannelLabel, Gauge>,
@@ -147,6 +148,7 @@ impl Metrics {
             refusals: Family::default(),
             inbox_pending: Gauge::default(),
             outbox_queued: Gauge::default(),
+            database_up: Gauge::default(),
             runs: Family::default(),
             channel_up: Family::default(),
             channel_owned: Family::default(),
@@ -231,6 +233,11 @@ impl Metrics {
             m.inbox_pending.clone(),
         );
         r.register("outbox_queued", "Replies waiting for delivery", m.outbox_queued.clone());
+        r.register(
+            "database_up",
+            "1 when this instance's last read of the control plane succeeded",
+            m.database_up.clone(),
+        );
         r.register(
             "runs",
             "Child runs in the control plane by kind and status",
@@ -393,6 +400,9 @@ pub struct Snapshot {
     pub runs: Vec<(String, String, i64)>,
     /// The configured channels.
     pub channels: Vec<ChannelGauge>,
+    /// Whether this instance's last read of the control plane succeeded
+    /// (when not, the control-plane gauges are the last values read).
+    pub database_up: bool,
 }
 
 /// The OpenMetrics text for a scrape, with `snapshot`'s gauges.
@@ -400,6 +410,7 @@ pub fn render(snapshot: &Snapshot) -> String {
     let m = &*METRICS;
     m.inbox_pending.set(snapshot.inbox_pending);
     m.outbox_queued.set(snapshot.outbox_queued);
+    m.database_up.set(i64::from(snapshot.database_up));
     m.runs.clear();
     for (kind, status, n) in &snapshot.runs {
         m.runs

@@ -53,8 +53,18 @@ pub(crate) async fn restore(config_path: &Path, from: &Path) -> anyhow::Result<E
     if db.exists() {
         let kept = set_aside(&db)?;
         println!("the previous database is kept as {}", kept.display());
+    } else {
+        // A write-ahead log left without its database would be applied to
+        // the restored copy.
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
     }
     std::fs::rename(&staged, &db)?;
+    if let Some(folder) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::File::open(folder)?.sync_all()?;
+    }
+    let db = std::path::absolute(&db).unwrap_or(db);
     println!(
         "restored {} from {}: {}",
         db.display(),

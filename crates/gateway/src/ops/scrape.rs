@@ -6,7 +6,7 @@
 
 use super::Ops;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,18 +15,24 @@ use switchboard_telemetry::metrics::{CONTENT_TYPE, ChannelGauge, Snapshot, rende
 /// How long the store's counts are reused between scrapes.
 const STORE_READ_EVERY: Duration = Duration::from_secs(2);
 
-/// The store's part of the last snapshot, and when it was read.
+/// The store's part of the last snapshot: when it was last asked,
+/// whether it answered, and the last counts it gave.
 #[derive(Default)]
-pub(super) struct LastRead(Option<(Instant, i64, i64, RunTally)>);
+pub(super) struct LastRead {
+    asked: Option<Instant>,
+    answered: bool,
+    counts: (i64, i64, RunTally),
+}
 
 /// Child runs by (kind, status, count).
 type RunTally = Vec<(String, String, i64)>;
 
-/// `GET /metrics`.
+/// `GET /metrics`. While the database is away the counters are still
+/// served, with `database_up` 0 and the last control-plane counts read
+/// (asked again at most every `STORE_READ_EVERY`).
 pub(super) async fn metrics(State(ops): State<Arc<Ops>>) -> Response {
     let mut last = ops.scrapes.lock().await;
-    let fresh = last.0.as_ref().is_some_and(|(at, ..)| at.elapsed() < STORE_READ_EVERY);
-    if !fresh {
+    if last.asked.is_none_or(|at| at.elapsed() >= STORE_READ_EVERY) {
         let store = ops.runtime.store();
         let read = async {
             let (pending, _) = store.inbox().counts().await?;
@@ -34,17 +40,16 @@ pub(super) async fn metrics(State(ops): State<Arc<Ops>>) -> Response {
             let runs = store.run_tally().await?;
             Ok::<_, switchboard_store::StoreError>((pending, queued, runs))
         };
-        match read.await {
-            Ok((pending, queued, runs)) => last.0 = Some((Instant::now(), pending, queued, runs)),
-            Err(e) => {
-                tracing::warn!(error = %e, "metrics scrape: the store did not answer");
-                return (StatusCode::SERVICE_UNAVAILABLE, "the store did not answer\n").into_response();
-            }
+        let got = read.await;
+        last.asked = Some(Instant::now());
+        last.answered = got.is_ok();
+        match got {
+            Ok(counts) => last.counts = counts,
+            Err(e) => tracing::warn!(error = %e, "metrics scrape: the store did not answer"),
         }
     }
-    let Some((_, inbox_pending, outbox_queued, runs)) = last.0.clone() else {
-        return (StatusCode::SERVICE_UNAVAILABLE, "no store reading yet\n").into_response();
-    };
+    let (inbox_pending, outbox_queued, runs) = last.counts.clone();
+    let database_up = last.answered;
     let channels = ops
         .channels()
         .into_iter()
@@ -60,6 +65,7 @@ pub(super) async fn metrics(State(ops): State<Arc<Ops>>) -> Response {
         outbox_queued,
         runs,
         channels,
+        database_up,
     });
     drop(last);
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()

@@ -25,6 +25,7 @@ fn events_and_snapshots_render_as_openmetrics_with_bounded_labels() {
             up: true,
             owned: true,
         }],
+        database_up: true,
     });
     assert_eq!(
         line(&text, "switchboard_messages_taken_total{channel=\"telegram.t1\"}"),
@@ -44,6 +45,7 @@ fn events_and_snapshots_render_as_openmetrics_with_bounded_labels() {
     assert!(text.contains("switchboard_runs{kind=\"subagent\",status=\"completed\"} 2"));
     assert!(text.contains("switchboard_channel_owned{channel=\"telegram.t1\"} 1"));
     assert!(text.contains("switchboard_inbox_pending 3"));
+    assert!(text.contains("switchboard_database_up 1"));
     assert!(text.contains("switchboard_build_info{version="));
     assert!(text.ends_with("# EOF\n"));
     // A later scrape forgets runs and channels that are gone.

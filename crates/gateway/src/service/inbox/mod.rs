@@ -109,7 +109,12 @@ impl GatewayIntake {
             }
             Err(e) => {
                 let remedy = crate::service::storage_down::remedy(&e);
-                tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
+                // Once per failure (the channel tries again every 2 s).
+                if self.unstored.first_failure(channel) {
+                    tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
+                } else {
+                    tracing::debug!(%channel, error = %e, "the inbox still does not take messages");
+                }
                 // Offered again and counted again then: not twice.
                 let mut rate = self.rate.lock();
                 for t in kept {

@@ -8,10 +8,12 @@ use parking_lot::Mutex;
 use std::collections::HashSet;
 use switchboard_core::Inbound;
 
-/// The chats told during the failure under way, by channel.
+/// The chats told during the failure under way, by channel, and the
+/// channels failing.
 #[derive(Default)]
 pub(super) struct Unstored {
     told: Mutex<HashSet<(String, String)>>,
+    failing: Mutex<HashSet<String>>,
 }
 
 impl Unstored {
@@ -28,11 +30,22 @@ impl Unstored {
             .collect()
     }
 
+    /// Whether this is `channel`'s first failure since it last stored
+    /// (the log says it once).
+    pub(super) fn first_failure(&self, channel: &str) -> bool {
+        self.failing.lock().insert(channel.to_string())
+    }
+
     /// `channel`'s messages are stored again: a later failure tells anew.
     pub(super) fn stored(&self, channel: &str) {
         let mut told = self.told.lock();
         if !told.is_empty() {
             told.retain(|(c, _)| c != channel);
+        }
+        drop(told);
+        let mut failing = self.failing.lock();
+        if failing.remove(channel) {
+            tracing::info!(%channel, "the inbox takes messages again");
         }
     }
 }
@@ -56,5 +69,9 @@ mod tests {
         assert!(u.first_in_chat("telegram.main", [&a, &b].into_iter()).is_empty());
         u.stored("telegram.main");
         assert_eq!(u.first_in_chat("telegram.main", [&a].into_iter()).len(), 1);
+        assert!(u.first_failure("telegram.main"));
+        assert!(!u.first_failure("telegram.main"), "logged once per failure");
+        u.stored("telegram.main");
+        assert!(u.first_failure("telegram.main"));
     }
 }

@@ -37,6 +37,9 @@ pub(crate) struct Router {
     sessions: Mutex<HashMap<String, Session>>,
     /// Status reactions of the messages being handled.
     statuses: crate::service::status_reactions::Statuses,
+    /// Turns being handled here, from their start until their answer is
+    /// sent (a stop waits for them: `Gateway::stop`).
+    in_hand: std::sync::atomic::AtomicUsize,
 }
 
 /// The answer to a message on a channel no agent answers on.
@@ -58,7 +61,14 @@ impl Router {
             pairing,
             sessions: Mutex::new(HashMap::new()),
             statuses: Default::default(),
+            in_hand: Default::default(),
         })
+    }
+
+    /// How many turns are being handled here now (started, answer not
+    /// sent yet).
+    pub(crate) fn turns_in_hand(&self) -> usize {
+        self.in_hand.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Route messages until every channel has hung up.

@@ -329,6 +329,7 @@ impl Router {
         follow_up: Option<String>,
         (current, lane): (&Current, Lane<'_>),
     ) -> HeldUp {
+        let _in_hand = InHand::count(&self.in_hand);
         let m = &t.m.clone();
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
@@ -463,5 +464,22 @@ fn with_prefix(prefix: Option<&str>, text: String) -> String {
     match prefix {
         Some(prefix) => format!("{prefix}{text}"),
         None => text,
+    }
+}
+
+/// One turn counted in `Router::in_hand` for as long as it is handled
+/// (however it ends: answered, failed or cut).
+struct InHand<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> InHand<'a> {
+    fn count(n: &'a std::sync::atomic::AtomicUsize) -> Self {
+        n.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Self(n)
+    }
+}
+
+impl Drop for InHand<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }

@@ -11,6 +11,8 @@ mod files;
 mod html;
 mod inbound;
 mod poller;
+mod setup_error;
+pub use setup_error::SetupError;
 mod status;
 mod webhook;
 
@@ -51,11 +53,11 @@ const IDLE_CONNECTIONS: usize = 512;
 /// The Bot API client: teloxide's settings (timeouts, `TCP_NODELAY`) with
 /// the idle connections bounded. A proxy is taken from the usual
 /// `HTTPS_PROXY` / `ALL_PROXY` variables.
-fn bot(token: &str) -> Result<teloxide::Bot, String> {
+fn bot(token: &str) -> Result<teloxide::Bot, SetupError> {
     let client = teloxide::net::default_reqwest_settings()
         .pool_max_idle_per_host(IDLE_CONNECTIONS)
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        .map_err(|e| SetupError::Client(Box::new(e)))?;
     Ok(teloxide::Bot::with_client(token, client))
 }
 
@@ -137,10 +139,14 @@ impl TelegramChannel {
         api_url: &str,
         webhook: Option<Webhook>,
         poll_timeout: Duration,
-    ) -> Result<Self, String> {
-        let url = url::Url::parse(api_url.trim_end_matches('/')).map_err(|e| format!("api_url '{api_url}': {e}"))?;
+    ) -> Result<Self, SetupError> {
+        let bad = |setting, url: &str| {
+            let url = url.to_string();
+            move |source| SetupError::BadUrl { setting, url, source }
+        };
+        let url = url::Url::parse(api_url.trim_end_matches('/')).map_err(bad("api_url", api_url))?;
         if let Some(w) = &webhook {
-            url::Url::parse(&w.url).map_err(|e| format!("webhook_url '{}': {e}", w.url))?;
+            url::Url::parse(&w.url).map_err(bad("webhook_url", &w.url))?;
         }
         // The poll's HTTP client must outlast the poll: an idle long poll
         // that the client cuts short looks like an unreachable server.
@@ -148,9 +154,9 @@ impl TelegramChannel {
             .connect_timeout(Duration::from_secs(5))
             .timeout(poll_timeout + POLL_CLIENT_MARGIN)
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(|e| SetupError::Client(Box::new(e)))?;
         let poll_url = url::Url::parse(&format!("{}/bot{token}/getUpdates", url.as_str().trim_end_matches('/')))
-            .map_err(|_| "api_url with the bot token is not a URL".to_string())?;
+            .map_err(bad("api_url (with the bot token)", api_url))?;
         Ok(Self {
             name: name.to_string(),
             bot: bot(token)?.set_api_url(url),
@@ -160,7 +166,7 @@ impl TelegramChannel {
                 .connect_timeout(Duration::from_secs(10))
                 .pool_max_idle_per_host(IDLE_CONNECTIONS)
                 .build()
-                .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
+                .map_err(|e| SetupError::Client(Box::new(e)))?,
             poll_timeout,
             username: OnceLock::new(),
             webhook,

@@ -52,7 +52,7 @@ pub(crate) fn load(path: &Path) -> Result<(), String> {
     file.take(MAX_BYTES)
         .read_to_string(&mut text)
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let values = parse(&text)?;
+    let values = parse(&text).map_err(|e| format!("{shown}: {e}"))?;
     *VALUES.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(values);
     Ok(())
 }
@@ -65,9 +65,26 @@ pub(crate) fn clear() {
 /// The largest secrets file read.
 const MAX_BYTES: u64 = 64 * 1024;
 
+/// A line of a secrets file that is not `NAME=value`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnvLineError {
+    /// No `=` on the line (its number, from 1).
+    #[error("line {0} is not NAME=value")]
+    NotAssignment(usize),
+    /// The name is not letters, digits and `_`.
+    #[error("line {line}: '{name}' is not a variable name")]
+    BadName {
+        /// The line's number, from 1.
+        line: usize,
+        /// The name as written.
+        name: String,
+    },
+}
+
 /// `NAME=value` lines; blank lines and `#` comments are passed over, an
 /// `export ` prefix and quotes around the value are allowed.
-pub fn parse(text: &str) -> Result<HashMap<String, String>, String> {
+pub fn parse(text: &str) -> Result<HashMap<String, String>, EnvLineError> {
     let mut values = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -76,11 +93,14 @@ pub fn parse(text: &str) -> Result<HashMap<String, String>, String> {
         }
         let line = line.strip_prefix("export ").unwrap_or(line);
         let Some((name, value)) = line.split_once('=') else {
-            return Err(format!("line {} is not NAME=value", i + 1));
+            return Err(EnvLineError::NotAssignment(i + 1));
         };
         let name = name.trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("line {}: '{name}' is not a variable name", i + 1));
+            return Err(EnvLineError::BadName {
+                line: i + 1,
+                name: name.to_string(),
+            });
         }
         let value = value.trim();
         let unquoted = ['"', '\'']
@@ -104,7 +124,11 @@ mod tests {
             (parsed["A_B"].as_str(), parsed["C"].as_str(), parsed["D"].as_str()),
             ("x=1", "y", "z")
         );
-        assert!(parse("nonsense\n").unwrap_err().contains("line 1"));
+        assert!(matches!(parse("nonsense\n"), Err(EnvLineError::NotAssignment(1))));
+        assert_eq!(
+            parse("A=1\nB C=2\n").unwrap_err().to_string(),
+            "line 2: 'B C' is not a variable name"
+        );
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("s.env");
         std::fs::write(&file, "SWITCHBOARD_ENV_FILE_TEST=secret\n").unwrap();

@@ -32,7 +32,7 @@ pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, 
 pub use cluster::ClusterConfig;
 pub use cost::{CostConfig, Price};
 pub use cron::CronJob;
-pub use env_file::parse as parse_env_file;
+pub use env_file::{EnvLineError, parse as parse_env_file};
 pub use limits::{AttachmentsConfig, LimitsConfig, StorageConfig};
 pub use load::ConfigError;
 pub use mcp::{McpServerConfig, McpStart, listed, tool_pattern_matches};

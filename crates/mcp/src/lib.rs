@@ -4,6 +4,7 @@
 //! (`McpServers::call`); everything protocol-shaped stays in this crate.
 
 mod connect;
+mod error;
 mod listing;
 mod names;
 mod output;
@@ -11,6 +12,7 @@ mod server;
 mod servers;
 
 pub use connect::redacted as redacted_url;
+pub use error::McpError;
 pub use listing::{FULL_SCHEMAS_UP_TO, ToolInfo};
 pub use names::{display_name, wire_name};
 pub use output::{CallOutput, ImagePart, MAX_TEXT};

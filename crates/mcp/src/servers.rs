@@ -1,5 +1,6 @@
 //! Every configured server of a gateway.
 
+use crate::error::McpError;
 use crate::listing::ToolInfo;
 use crate::output::CallOutput;
 use crate::server::Server;
@@ -92,20 +93,20 @@ impl McpServers {
         tool: &str,
         args: Value,
         cancel: &CancellationToken,
-    ) -> Result<CallOutput, String> {
+    ) -> Result<CallOutput, McpError> {
         match self.servers.get(server) {
-            Some(s) => s.call(tool, args, cancel).await,
-            None => Err(format!("the MCP server '{server}' is not configured or not enabled")),
+            Some(s) => s.call(tool, args, cancel).await.map_err(McpError::Failed),
+            None => Err(McpError::NotConfigured(server.to_string())),
         }
     }
 
     /// Start `name` once, list its tools and stop it (`switchboard check --probe`).
-    pub async fn probe(&self, name: &str) -> Result<Vec<ToolInfo>, String> {
+    pub async fn probe(&self, name: &str) -> Result<Vec<ToolInfo>, McpError> {
         let server = self
             .servers
             .get(name)
-            .ok_or_else(|| format!("the MCP server '{name}' is not configured or not enabled"))?;
-        server.connection(true).await?;
+            .ok_or_else(|| McpError::NotConfigured(name.to_string()))?;
+        server.connection(true).await.map_err(McpError::Failed)?;
         let tools = server.tools().as_ref().clone();
         server.stop().await;
         Ok(tools)

@@ -176,7 +176,7 @@ impl Tool for McpTool {
         }
         let info = &self.info;
         match self.servers.call(&info.server, &info.name, args, &ctx.cancel).await {
-            Err(why) => ToolResult::fail(why),
+            Err(why) => ToolResult::fail(why.to_string()),
             Ok(out) => {
                 let mut text = out.text;
                 for (i, image) in out.images.iter().enumerate() {

@@ -5,10 +5,12 @@
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use std::time::Duration;
+use switchboard_core::ApprovalChoice;
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalEnd, ApprovalStatus, Store};
 use tokio::sync::oneshot;
 
+#[derive(Debug, PartialEq)]
 enum Answer {
     Allow { always: bool },
     Deny { reason: Option<String> },
@@ -70,18 +72,25 @@ impl CliBroker {
     }
 }
 
+/// The terminal's short answers (`y`, `a`, `n`), or `/approve` and
+/// `/deny` of request `id` as the command catalog reads them.
 fn parse_answer(line: &str, id: &str) -> Option<Answer> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let first = words.first()?.to_lowercase();
+    let first = line.split_whitespace().next()?.to_lowercase();
     match first.as_str() {
-        "y" | "yes" | "allow" => Some(Answer::Allow { always: false }),
-        "a" | "always" => Some(Answer::Allow { always: true }),
-        "n" | "no" | "deny" => Some(Answer::Deny { reason: None }),
-        "/approve" if words.get(1) == Some(&id) => Some(Answer::Allow {
-            always: words.get(2).is_some_and(|w| w.eq_ignore_ascii_case("always")),
-        }),
-        "/deny" if words.get(1) == Some(&id) => Some(Answer::Deny {
-            reason: (words.len() > 2).then(|| words[2..].join(" ")),
+        "y" | "yes" | "allow" => return Some(Answer::Allow { always: false }),
+        "a" | "always" => return Some(Answer::Allow { always: true }),
+        "n" | "no" | "deny" => return Some(Answer::Deny { reason: None }),
+        _ => {}
+    }
+    match crate::commands::parse(line)? {
+        crate::commands::Command::Decide {
+            id: asked,
+            choice,
+            reason,
+        } if asked == id => Some(match choice {
+            ApprovalChoice::AllowOnce => Answer::Allow { always: false },
+            ApprovalChoice::Always => Answer::Allow { always: true },
+            ApprovalChoice::Deny => Answer::Deny { reason },
         }),
         _ => None,
     }
@@ -198,5 +207,29 @@ impl CliBroker {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_answers_and_the_catalog_commands_decide_the_waiting_request() {
+        assert_eq!(parse_answer("y", "ab12"), Some(Answer::Allow { always: false }));
+        assert_eq!(parse_answer("Always", "ab12"), Some(Answer::Allow { always: true }));
+        assert_eq!(
+            parse_answer("/approve ab12 always", "ab12"),
+            Some(Answer::Allow { always: true })
+        );
+        assert_eq!(
+            parse_answer("/deny ab12 not on prod", "ab12"),
+            Some(Answer::Deny {
+                reason: Some("not on prod".into())
+            })
+        );
+        assert_eq!(parse_answer("/approve zz99", "ab12"), None, "another request");
+        assert_eq!(parse_answer("/help", "ab12"), None);
+        assert_eq!(parse_answer("what is this?", "ab12"), None);
     }
 }

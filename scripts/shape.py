@@ -11,7 +11,9 @@
   docs/architecture.md describes (`LAYERS`), and the runtime's code never
   names a chat platform;
 - a type's inherent `impl` blocks stay in the folder of the module that
-  defines it (`SPREAD_OK` lists the known exceptions, with why).
+  defines it (`SPREAD_OK` lists the known exceptions, with why);
+- no public function of a library crate returns `Result<_, String>`:
+  errors are types there, and strings only where a person reads them.
 
 Prints what breaks a rule and exits 1, or prints a one-line summary.
 `--report` prints the longest functions and files even when all is well.
@@ -386,6 +388,32 @@ def platform_names(files):
     return problems
 
 
+# The library crates: everything but the gateway, the bench, the binary
+# and the test peers.
+LIBRARY_SRC = re.compile(r"^(crates/(core|http|sandbox|store|telemetry|config|mcp|runtime)|channels/[^/]+)/src/")
+
+
+def string_errors(files):
+    """Public functions of library crates that return `Result<_, String>`."""
+    problems = []
+    for path, code in files:
+        rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
+        if not LIBRARY_SRC.match(rel) or is_test_file(path):
+            continue
+        spans = test_spans(code)
+        for m in re.finditer(r"(?<![\w(])pub\s+(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)", code):
+            first = code.count("\n", 0, m.start()) + 1
+            if any(a <= first - 1 <= b for a, b in spans):
+                continue
+            body = re.search(r"[{;]", code[m.end():])
+            sig = code[m.end(): m.end() + (body.start() if body else 0)]
+            ret = sig.rsplit("->", 1)[1] if "->" in sig else ""
+            ret = re.sub(r"\s+", "", ret.split("where")[0])
+            if ret.startswith("Result<") and ret.endswith(",String>"):
+                problems.append(f"{rel}:{first}: pub fn {m.group(1)} returns Result<_, String>; give it an error type")
+    return problems
+
+
 def spread_impls(files):
     """Inherent impls outside the folder of the module defining the type."""
     defined, impls = {}, defaultdict(set)
@@ -441,7 +469,7 @@ def main():
     for crate, parent, comp, graph in cycles(modules, refs):
         edges = ", ".join(f"{a}->{b}" for a in comp for b in sorted(graph[a]) if b in comp)
         problems.append(f"{crate}: import circle under {parent}: {' '.join(comp)} ({edges})")
-    problems += crate_layers() + platform_names(files) + spread_impls(files)
+    problems += crate_layers() + platform_names(files) + spread_impls(files) + string_errors(files)
     if report:
         for count, where in sorted(long_fns, reverse=True)[:10]:
             print(f"fn {count:4} {where}")
@@ -454,7 +482,7 @@ def main():
         return 1
     print(
         f"shape: {len(sizes)} files, {len(long_fns)} functions outside tests, no circles, "
-        f"{len(LAYERS)} crates in layers, impls at home"
+        f"{len(LAYERS)} crates in layers, impls at home, no string errors in public library functions"
     )
     return 0
 

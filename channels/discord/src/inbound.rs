@@ -8,9 +8,10 @@ use serenity::model::application::{CommandInteraction, ComponentInteraction};
 use serenity::model::channel::{Message, MessageType};
 use switchboard_core::{Action, ApprovalChoice, Attachment, AttachmentKind, ChatAddress, Inbound, UserId};
 
-/// Where a message sits, as the receiver resolved it.
+/// What kind of Discord channel a message sits in, as the receiver
+/// resolved it (not `config::Place`, which routes match).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Place {
+pub(crate) enum Venue {
     /// A direct message channel.
     Dm,
     /// A guild channel where each conversation is a thread under the
@@ -38,7 +39,7 @@ pub(crate) fn without_mention(content: &str, bot: u64) -> (String, bool) {
 
 /// A person's message, or `None` for what the bot does not answer: bots
 /// (itself included), webhooks, system messages, messages without text.
-pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Option<Inbound> {
+pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Venue) -> Option<Inbound> {
     if m.author.bot || m.webhook_id.is_some() || !matches!(m.kind, MessageType::Regular | MessageType::InlineReply) {
         return None;
     }
@@ -51,12 +52,12 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
     let replied_to_bot = m.referenced_message.as_ref().is_some_and(|r| r.author.id.get() == bot);
     let channel_id = m.channel_id.get();
     let (address, bot_thread) = match place {
-        Place::Dm => (ChatAddress::new(channel, channel_id.to_string()), false),
-        Place::Channel => (
+        Venue::Dm => (ChatAddress::new(channel, channel_id.to_string()), false),
+        Venue::Channel => (
             ChatAddress::new(channel, channel_id.to_string()).with_thread(Some(m.id.get().to_string())),
             false,
         ),
-        Place::Thread { parent, bot_thread } => (
+        Venue::Thread { parent, bot_thread } => (
             ChatAddress::new(channel, parent.to_string()).with_thread(Some(channel_id.to_string())),
             *bot_thread,
         ),
@@ -69,7 +70,7 @@ pub(crate) fn message(channel: &str, m: &Message, bot: u64, place: &Place) -> Op
         message_id: Some(m.id.get().to_string()),
         event_id: None,
         mentioned: named || listed || replied_to_bot || bot_thread,
-        direct: *place == Place::Dm,
+        direct: *place == Venue::Dm,
         reply_to: m
             .message_reference
             .as_ref()
@@ -127,17 +128,17 @@ fn reply_via(id: u64, ephemeral: bool) -> String {
 }
 
 /// Where an interaction was used, for its answer's conversation.
-pub(crate) fn interaction_address(channel: &str, channel_id: u64, place: &Place) -> ChatAddress {
+pub(crate) fn interaction_address(channel: &str, channel_id: u64, place: &Venue) -> ChatAddress {
     match place {
-        Place::Thread { parent, .. } => {
+        Venue::Thread { parent, .. } => {
             ChatAddress::new(channel, parent.to_string()).with_thread(Some(channel_id.to_string()))
         }
-        Place::Dm | Place::Channel => ChatAddress::new(channel, channel_id.to_string()),
+        Venue::Dm | Venue::Channel => ChatAddress::new(channel, channel_id.to_string()),
     }
 }
 
 /// A button press on an approval prompt; `None` for other buttons.
-pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Place) -> Option<Inbound> {
+pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Venue) -> Option<Inbound> {
     let (approval, choice) = press_choice(&i.data.custom_id)?;
     let address = interaction_address(channel, i.channel_id.get(), place);
     let via = reply_via(i.id.get(), true);
@@ -146,7 +147,7 @@ pub(crate) fn press(channel: &str, i: &ComponentInteraction, place: &Place) -> O
 }
 
 /// An application command; `None` for commands the bot did not register.
-pub(crate) fn command(channel: &str, i: &CommandInteraction, place: &Place) -> Option<Inbound> {
+pub(crate) fn command(channel: &str, i: &CommandInteraction, place: &Venue) -> Option<Inbound> {
     let (name, args) = commands::invocation(&i.data)?;
     let address = interaction_address(channel, i.channel_id.get(), place);
     let via = reply_via(i.id.get(), commands::is_ephemeral(&i.data.name));
@@ -216,7 +217,7 @@ mod never_panics {
     proptest! {
         #[test]
         fn any_message_text(content in ".{0,300}", mentions in any::<bool>(), reply in any::<bool>(), at in 0usize..3) {
-            let places = [Place::Dm, Place::Channel, Place::Thread { parent: 1, bot_thread: false }];
+            let places = [Venue::Dm, Venue::Channel, Venue::Thread { parent: 1, bot_thread: false }];
             let with_mention = format!("{content} <@{BOT}>{content}<@!{BOT}");
             for text in [content.as_str(), with_mention.as_str()] {
                 let m = message_of(text, mentions, reply);

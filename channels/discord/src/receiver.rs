@@ -6,7 +6,7 @@
 //! intake takes a message id only once).
 
 use crate::handler::Event;
-use crate::inbound::{self, Place};
+use crate::inbound::{self, Venue};
 use crate::state::{Kind, Known, Live};
 use crate::{commands, rest};
 use serenity::all::{ApplicationId, ChannelType, GuildChannel, GuildId, Message, MessagePagination, UserId};
@@ -146,7 +146,7 @@ impl Receiver {
             return;
         };
         inbound.guild = self.guild_of(channel);
-        if place == Place::Channel {
+        if place == Venue::Channel {
             self.live.name_thread(m.id.get(), rest::thread_name(&inbound.text));
         }
         batch.push(inbound);
@@ -160,7 +160,7 @@ impl Receiver {
     /// Where messages of `channel` belong, asking Discord the first time;
     /// `None` for channels of guilds the bot does not serve (or that cannot
     /// be read).
-    async fn place_of(&self, channel: u64, guild: Option<Option<u64>>) -> Option<Place> {
+    async fn place_of(&self, channel: u64, guild: Option<Option<u64>>) -> Option<Venue> {
         let known = match (self.live.known(channel), guild) {
             (Some(k), _) => k,
             (None, Some(None)) => Known {

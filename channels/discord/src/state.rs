@@ -3,7 +3,7 @@
 //! the way to the gateway's intake.
 
 use crate::cursor::Cursor;
-use crate::inbound::Place;
+use crate::inbound::Venue;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -91,11 +91,11 @@ impl Live {
     }
 
     /// How a message in a channel of this kind is addressed.
-    pub(crate) fn place(&self, channel: u64, kind: Kind) -> Place {
+    pub(crate) fn place(&self, channel: u64, kind: Kind) -> Venue {
         match kind {
-            Kind::Dm => Place::Dm,
-            Kind::Channel => Place::Channel,
-            Kind::Thread { parent, owner } => Place::Thread {
+            Kind::Dm => Venue::Dm,
+            Kind::Channel => Venue::Channel,
+            Kind::Thread { parent, owner } => Venue::Thread {
                 parent,
                 bot_thread: owner == Some(self.bot()) || self.cursor.lock().threads.contains(&channel),
             },

@@ -112,7 +112,7 @@ pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
         let t = Instant::now();
         store
             .outbox()
-            .enqueue_announcement(
+            .enqueue(
                 &format!("lat-{i}"),
                 "local.team",
                 "general",
@@ -131,7 +131,7 @@ pub(crate) async fn announcements(n: usize) -> anyhow::Result<ExitCode> {
     for i in 0..n {
         store
             .outbox()
-            .enqueue_announcement(
+            .enqueue(
                 &format!("tp-{i}"),
                 "local.team",
                 "general",

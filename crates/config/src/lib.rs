@@ -3,7 +3,6 @@
 //! problem so an operator knows exactly which key to change.
 
 mod agent;
-mod channel_name;
 mod channels;
 mod cluster;
 mod cost;
@@ -27,7 +26,6 @@ mod transcription;
 mod validate;
 
 pub use agent::{AgentConfig, DelegateEntry, DelegateMode, SubagentTools, SubagentsConfig, WorkspaceConfig};
-pub use channel_name::{ChannelKind, ChannelName};
 pub use channels::{ChannelsConfig, DiscordChannel, LocalChannel, MatrixChannel, Streaming, TelegramChannel};
 pub use cluster::ClusterConfig;
 pub use cost::{CostConfig, Price};
@@ -47,6 +45,7 @@ pub use runtime_profile::RuntimeProfile;
 pub use sandbox::{NetworkAccess, SandboxConfig};
 pub use secret::{Secret, SecretError};
 pub use switchboard_core::Risk;
+pub use switchboard_core::{ChannelKind, ChannelName};
 pub use telemetry::TelemetryConfig;
 pub use transcription::TranscriptionConfig;
 pub use validate::BUILTIN_TOOLS;

@@ -1,5 +1,6 @@
 //! Where a message lives (`ChatAddress`) and who wrote it (`UserId`).
 
+use crate::{ChannelKind, ChannelName};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -65,14 +66,14 @@ impl UserId {
     /// chats and the terminal. A message whose sender is of another
     /// platform was not authenticated by the platform it came through.
     pub fn belongs_to(&self, channel: &str) -> bool {
-        let kind = channel.split_once('.').map_or(channel, |(k, _)| k);
         let id = self.0.as_str();
-        let rest = match kind {
-            "telegram" => id.strip_prefix("tg:"),
-            "discord" => id.strip_prefix("discord:"),
-            "matrix" => id.strip_prefix('@').filter(|r| r.contains(':')),
-            "local" | "cli" => id.strip_prefix("cli:"),
-            _ => None,
+        let rest = match ChannelName::parse(channel).map(|n| n.kind) {
+            Some(ChannelKind::Telegram) => id.strip_prefix("tg:"),
+            Some(ChannelKind::Discord) => id.strip_prefix("discord:"),
+            Some(ChannelKind::Matrix) => id.strip_prefix('@').filter(|r| r.contains(':')),
+            Some(ChannelKind::Local) => id.strip_prefix("cli:"),
+            None if channel == "cli" => id.strip_prefix("cli:"),
+            None => None,
         };
         rest.is_some_and(|r| !r.is_empty())
     }

@@ -10,6 +10,7 @@ mod attachment;
 mod bounded;
 pub mod catalog;
 mod channel;
+mod channel_name;
 mod command_line;
 mod ct_eq;
 mod digest;
@@ -27,6 +28,7 @@ pub use attachment::{Attachment, AttachmentKind, FetchError, OutboundFile, push_
 pub use bounded::BoundedMap;
 pub use catalog::{ArgKind, ArgSpec, CATALOG, CommandId, CommandSpec};
 pub use channel::{Channel, ChannelError, MessageRef, PromptEdit, SetupError, StreamLimits};
+pub use channel_name::{ChannelKind, ChannelName};
 pub use command_line::{CommandLine, Invocation};
 pub use ct_eq::constant_time_eq;
 pub use digest::fnv1a_hex;

@@ -91,6 +91,13 @@ pub(crate) use runtime_of;
 pub const PAUSED: &str = "Delegation spawning is paused. Resume it with /subagents resume before retrying.";
 
 impl Core {
+    /// The refusal of a new child run while `/subagents pause` holds for
+    /// the run's agent or the root of its tree.
+    pub(crate) fn spawning_paused(&self, ctx: &ToolContext) -> Option<ToolResult> {
+        let paused = self.live.is_paused(&ctx.root_agent()) || self.live.is_paused(&ctx.agent);
+        paused.then(|| ToolResult::fail(PAUSED))
+    }
+
     /// The runtime a run's tools work in (see [`RunHost::runtime`]).
     pub(crate) fn of(ctx: &ToolContext) -> Result<Arc<Self>, ToolResult> {
         ctx.host

@@ -5,8 +5,7 @@
 //! may call `spawn_subagent` (one level).
 
 use crate::agent::{TurnError, TurnReply};
-use crate::children::{ChildRun, Verdict};
-use crate::core::RunParts;
+use crate::children::{ChildSpec, Verdict};
 use crate::runtime::Runtime;
 use chrono::Utc;
 use croner::Cron;
@@ -55,41 +54,31 @@ impl Runtime {
             .await?;
         let provider = self.provider_of(&job.agent, session_key).await?;
         let mut parts = self.top_level_parts(&job.agent, &provider, session_key.to_string(), origin.clone())?;
-        crate::children::record(
-            core,
-            &NewRun {
-                id: run_id.to_string(),
-                kind: RunKind::Cron,
-                root_id: run_id.to_string(),
-                owner_chain: vec![job.agent.clone()],
-                agent: job.agent.clone(),
-                session_key: session_key.to_string(),
-                origin_channel: origin.as_ref().map(|o| o.channel.clone()),
-                origin_chat: origin.as_ref().map(|o| o.chat.clone()),
-                label: Some(job.id.clone()),
-                task: Some(job.prompt.chars().take(500).collect()),
-                model: Some(parts.chain.primary().model().to_string()),
-                ..NewRun::default()
-            },
-        )
-        .await?;
+        let row = NewRun {
+            id: run_id.to_string(),
+            kind: RunKind::Cron,
+            root_id: run_id.to_string(),
+            owner_chain: vec![job.agent.clone()],
+            agent: job.agent.clone(),
+            session_key: session_key.to_string(),
+            origin_channel: origin.as_ref().map(|o| o.channel.clone()),
+            origin_chat: origin.as_ref().map(|o| o.chat.clone()),
+            label: Some(job.id.clone()),
+            task: Some(job.prompt.chars().take(crate::scope::TASK_IN_ROW).collect()),
+            model: Some(parts.chain.primary().model().to_string()),
+            ..NewRun::default()
+        };
         parts.scope.root_id = Some(run_id.to_string());
         // Nobody is at a keyboard: approvals go along the agent's route, if any.
-        let broker = core.route_broker_for(&parts.approval_profile.1);
-        // Registered like every other child run: a kill (chat, console,
-        // another gateway) stops it, not only marks it.
-        let child = ChildRun::begin(core, run_id, RunParts { broker, ..parts });
-        let span = tracing::info_span!(
-            "subagent",
-            category = "cron",
-            agent_alias = %job.agent,
-            cron_job_id = %job.id,
-            run_id,
-            spawn_site = "cron"
-        );
-        let result = child.run(&job.prompt, None, span).await;
-        child.finish(&Verdict::Plain.read(&result), None).await;
-        result
+        parts.broker = core.route_broker_for(&parts.approval_profile.1);
+        let spec = ChildSpec {
+            row,
+            parts,
+            task: job.prompt.clone(),
+            timeout: None,
+            verdict: Verdict::Plain,
+        };
+        crate::children::wait_for_turn(core, spec).await?.1
     }
 
     /// Run every configured job at its schedule (UTC) until the task is

@@ -95,7 +95,7 @@ pub struct RunScope {
 }
 
 /// How long a child's task may be in its registry row.
-const TASK_IN_ROW: usize = 500;
+pub(crate) const TASK_IN_ROW: usize = 500;
 
 /// What differs between the registry rows of children (see
 /// [`RunScope::child_row`]).
@@ -121,6 +121,26 @@ pub struct ChildRow<'a> {
 }
 
 impl RunScope {
+    /// The scope of a child this run starts as `agent`, carrying
+    /// `owner_chain`: under the same root, from the same chat and person,
+    /// in a session of its own, spending as `agent`, at this run's depths
+    /// (each kind of child then counts its own hop).
+    pub(crate) fn for_child(&self, owner_chain: Vec<String>, agent: &str) -> RunScope {
+        RunScope {
+            root_id: self.root_id.clone().or_else(|| self.run_id.clone()),
+            depth: self.depth,
+            max_depth: self.max_depth,
+            owner_chain,
+            spawn_depth: self.spawn_depth,
+            max_spawn_depth: self.max_spawn_depth,
+            cost_chain: vec![agent.to_string()],
+            origin: self.origin.clone(),
+            requester: self.requester.clone(),
+            fresh_session: true,
+            ..RunScope::default()
+        }
+    }
+
     /// The registry row of a child this run starts: it hangs under this
     /// run (and its root), comes from the same chat and person, and its
     /// task is cut to what a row keeps. One constructor for every kind of

@@ -52,11 +52,14 @@ pub struct OutboxRow {
 }
 
 impl<'s> Outbox<'s> {
-    /// Queue an announcement for `run_id`. Returns false when that run was
-    /// already queued (idempotent).
-    pub async fn enqueue_announcement(
+    /// Queue `body` for delivery into `channel`/`chat`/`thread` under
+    /// `delivery_key`: a run's id for its announcement (the run is then
+    /// marked announced in the same transaction), `reply:<id>` for a reply
+    /// a channel did not take. Returns false when that key was already
+    /// queued (idempotent).
+    pub async fn enqueue(
         self,
-        run_id: &str,
+        delivery_key: &str,
         channel: &str,
         chat: &str,
         thread: Option<&str>,
@@ -71,14 +74,14 @@ impl<'s> Outbox<'s> {
                     "INSERT INTO outbox (delivery_key, channel, chat, thread, body, status, attempts, next_attempt_at, created_at)
                      VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7) ON CONFLICT (delivery_key) DO NOTHING",
                 )
-                .bind(run_id)
+                .bind(delivery_key)
                 .bind(channel)
                 .bind(chat)
                 .bind(thread)
                 .bind(body)
                 .bind(now)
                 .bind(now),
-                Stmt::new("UPDATE runs SET announce = 'done' WHERE id = $1 AND announce = 'pending'").bind(run_id),
+                Stmt::new("UPDATE runs SET announce = 'done' WHERE id = $1 AND announce = 'pending'").bind(delivery_key),
             ])
             .await?;
         self.0.wake_outbox();

@@ -29,7 +29,7 @@ async fn signals(url: &str) {
 
     let queued = a.outbox_queued();
     b.outbox()
-        .enqueue_announcement("run-1", "telegram.main", "11", None, "done")
+        .enqueue("run-1", "telegram.main", "11", None, "done")
         .await
         .unwrap();
     tokio::time::timeout(Duration::from_secs(4), queued)
@@ -46,14 +46,14 @@ async fn outbox_channels(url: &str) {
     assert_eq!(store.outbox().next_due_in(&ours).await.unwrap(), None);
     store
         .outbox()
-        .enqueue_announcement("run-a", "discord.main", "c", None, "theirs")
+        .enqueue("run-a", "discord.main", "c", None, "theirs")
         .await
         .unwrap();
     assert!(store.outbox().due_in(&ours, 10).await.unwrap().is_empty());
     assert_eq!(store.outbox().next_due_in(&ours).await.unwrap(), None);
     store
         .outbox()
-        .enqueue_announcement("run-b", "telegram.main", "11", Some("7"), "ours")
+        .enqueue("run-b", "telegram.main", "11", Some("7"), "ours")
         .await
         .unwrap();
     let due = store.outbox().due_in(&ours, 10).await.unwrap();

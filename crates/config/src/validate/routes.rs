@@ -26,7 +26,13 @@ pub(super) fn routes(c: &Config, v: &mut Vec<Problem>) {
             )),
             _ => {}
         }
-        if r.guild.is_some() && !r.channel.as_deref().is_some_and(|ch| ch.starts_with("discord.")) {
+        if r.guild.is_some()
+            && !r
+                .channel
+                .as_deref()
+                .and_then(crate::ChannelName::parse)
+                .is_some_and(|n| n.kind == crate::ChannelKind::Discord)
+        {
             v.push(Problem::new(
                 at("guild"),
                 "guilds are Discord's; set channel = \"discord.<alias>\"",

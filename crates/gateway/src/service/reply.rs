@@ -131,7 +131,7 @@ pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound
     let address = &out.address;
     let queued = store
         .outbox()
-        .enqueue_announcement(
+        .enqueue(
             &key,
             &address.channel,
             &address.chat,

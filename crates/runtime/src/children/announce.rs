@@ -92,7 +92,7 @@ pub(crate) async fn queue(store: &Store, key: &str, row: &RunRow, body: &str) ->
     };
     store
         .outbox()
-        .enqueue_announcement(key, channel, chat, row.origin_thread.as_deref(), body)
+        .enqueue(key, channel, chat, row.origin_thread.as_deref(), body)
         .await
 }
 

@@ -17,9 +17,10 @@ mod session;
 
 pub use announce::{announce_row, announce_run, render, render_with};
 pub(crate) use archive::{archive_due, spawn_archiver};
-pub(crate) use lifecycle::{ChildRun, record};
+use lifecycle::{ChildRun, record};
 pub(crate) use outcome::{Outcome, Verdict};
 
+use crate::agent::{TurnError, TurnReply};
 use crate::core::{Core, RunParts};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,13 +67,22 @@ pub(crate) fn announces_into_chat(depth: u32) -> bool {
 /// waits, and the child stops with the caller's cancellation. An error
 /// means the run could not be recorded, and nothing ran.
 pub(crate) async fn wait(core: &Arc<Core>, spec: ChildSpec) -> Result<Outcome, StoreError> {
+    Ok(wait_for_turn(core, spec).await?.0)
+}
+
+/// [`wait`], also handing back the child's turn as it ended (a cron job
+/// delivers its reply).
+pub(crate) async fn wait_for_turn(
+    core: &Arc<Core>,
+    spec: ChildSpec,
+) -> Result<(Outcome, Result<TurnReply, TurnError>), StoreError> {
     let spec = timed(spec);
     record(core, &spec.row).await?;
     let child = ChildRun::begin(core, &spec.row.id, spec.parts);
     let ran = child.run(&spec.task, spec.timeout, span_of(&child, &spec.row)).await;
     let outcome = spec.verdict.read(&ran);
     child.finish(&outcome, None).await;
-    Ok(outcome)
+    Ok((outcome, ran))
 }
 
 /// Record `spec`'s run and start it on its own, as `how` says. An error
@@ -102,12 +112,20 @@ fn timed(mut spec: ChildSpec) -> ChildSpec {
 }
 
 /// The span a child runs in: `delegate` for delegations, `subagent` for
-/// the others.
+/// the others (a cron job's with its job id, from the row's label).
 fn span_of(child: &ChildRun, row: &NewRun) -> tracing::Span {
     let session = switchboard_telemetry::traces::session_tag(&child.agent_run().ctx.session_key);
     let (agent, run_id) = (&row.agent, &row.id);
     match row.kind {
         RunKind::Delegate => tracing::info_span!("delegate", agent_alias = %agent, %session, %run_id),
+        RunKind::Cron => tracing::info_span!(
+            "subagent",
+            category = "cron",
+            agent_alias = %agent,
+            cron_job_id = %row.label.as_deref().unwrap_or_default(),
+            %run_id,
+            spawn_site = "cron"
+        ),
         _ => tracing::info_span!("subagent", agent_alias = %agent, %session, %run_id),
     }
 }

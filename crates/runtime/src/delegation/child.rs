@@ -34,13 +34,10 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
     let rules = core.rules();
     let config = &rules.config;
     let scope = &ctx.scope;
-    let (mode, risk) = admissible(core, ctx, caller, target)?;
+    let (mode, risk) = admissible(core, &rules, ctx, caller, target)?;
     // One snapshot of the rules for the whole plan (a reload may replace
-    // them meanwhile): the agent and its policy come from the same one.
-    let t = config
-        .agents
-        .get(target)
-        .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
+    // them meanwhile): `admissible` found the agent in it.
+    let t = &config.agents[target];
     let tp = config.runtime_profile_of(target);
     let chain = rules
         .providers
@@ -49,31 +46,16 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
     let mut owner_chain = scope.owner_chain.clone();
     owner_chain.push(target.to_string());
     let child_scope_base = RunScope {
-        run_id: None,
-        root_id: scope.root_id.clone().or_else(|| scope.run_id.clone()),
         depth: scope.depth + 1,
         max_depth: scope.max_depth.min(tp.max_delegation_depth),
-        owner_chain,
-        is_subagent: false,
-        spawn_depth: scope.spawn_depth,
-        max_spawn_depth: scope.max_spawn_depth,
-        delegate_only: false,
-        tree: None,
-        is_tree_root: false,
-        cost_chain: vec![target.to_string()],
-        origin: scope.origin.clone(),
-        requester: scope.requester.clone(),
-        deadline: None,
-        fresh_session: true,
-        progress: None,
+        ..scope.for_child(owner_chain, target)
     };
     let (policy, registry, broker, scope_for_child) = match mode {
         DelegateMode::Bounded => bounded(&rules, ctx, caller, target, &risk, child_scope_base),
         DelegateMode::Independent => independent(core, &rules, target, &risk, child_scope_base),
     };
     let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
-    let base = core
-        .agent_parts(target, session_key, chain)
+    let base = Core::agent_parts_under(&rules, target, session_key, chain)
         .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
     Ok(Plan {
         target: target.to_string(),
@@ -98,12 +80,12 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
 /// Whether `caller` may delegate to `target` now, with which mode and the
 /// target's risk profile; the refusal the model is told otherwise.
 fn admissible(
-    core: &Arc<Core>,
+    core: &Core,
+    rules: &crate::rules::Rules,
     ctx: &ToolContext,
     caller: &str,
     target: &str,
 ) -> Result<(DelegateMode, RiskProfile), String> {
-    let rules = core.rules();
     let config = &rules.config;
     let scope = &ctx.scope;
     if !config.agents.contains_key(target) {

@@ -61,8 +61,8 @@ impl Tool for DelegateTool {
                 "delegation is forbidden for caller \"{caller}\" by risk profile \"{caller_profile}\" delegation_policy; set [risk_profiles.{caller_profile}].delegation_policy mode = \"allow\""
             ));
         }
-        if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
-            return ToolResult::fail(crate::core::PAUSED);
+        if let Some(refused) = core.spawning_paused(ctx) {
+            return refused;
         }
         let Some(message) = args.message() else {
             return ToolResult::fail(MISSING_PROMPT);

@@ -1,12 +1,14 @@
 //! `sessions_spawn`: start a child session; never blocks.
 
 use crate::children::{ChildSpec, Detached, Verdict};
-use crate::core::{Core, PAUSED, RunParts};
+use crate::core::{Core, RunParts};
+use crate::rules::Rules;
 use crate::scope::{ChildRow, RunScope};
 use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 use switchboard_store::{RunKind, RunStatus};
 
@@ -40,12 +42,14 @@ impl Tool for SessionsSpawn {
         let core = &crate::core::runtime_of!(ctx);
         // One snapshot of the rules throughout (a reload may replace them).
         let rules = core.rules();
-        let config = &rules.config;
         let root = ctx.root_agent();
-        let Some(root_cfg) = config.agents.get(&root).map(|a| &a.subagents) else {
+        let Some(root_cfg) = rules.config.agents.get(&root).map(|a| &a.subagents) else {
             return ToolResult::fail(format!("agent '{root}' is no longer configured"));
         };
-        let (agent_id, depth, max_depth) = match admissible(core, ctx, &args) {
+        if let Some(refused) = core.spawning_paused(ctx) {
+            return refused;
+        }
+        let (agent_id, depth, max_depth) = match admissible(&rules.config, ctx, &args) {
             Ok(v) => v,
             Err(why) => return ToolResult::fail(why),
         };
@@ -54,59 +58,11 @@ impl Tool for SessionsSpawn {
         if let Err(why) = room_for_a_child(ctx, &root, root_cfg.max_children_per_agent).await {
             return ToolResult::fail(why);
         }
-        let Some(target) = config.agents.get(&agent_id) else {
-            return ToolResult::fail(format!("agent '{agent_id}' is no longer configured"));
+        let (spec, warning) = match child(core, &rules, ctx, &args, task, (&agent_id, depth, max_depth)) {
+            Ok(v) => v,
+            Err(why) => return ToolResult::fail(why),
         };
-        let default_provider = root_cfg.model.clone().unwrap_or_else(|| target.model_provider.clone());
-        let (provider, warning) = provider_for(config, args.model.as_deref(), default_provider);
-        let chain = match rules.providers.chain_for(&provider) {
-            Ok(c) => c,
-            Err(e) => return ToolResult::fail(format!("sessions_spawn failed: {e}")),
-        };
-        let risk = config
-            .risk_profiles
-            .get(&target.risk_profile)
-            .cloned()
-            .unwrap_or_default();
-        // Built with the agent in the same snapshot: present.
-        let policy = rules.policies[&agent_id].clone();
-        let leaf = depth >= max_depth;
-        let registry = child_registry(&core.builtin, &risk, leaf, &root_cfg.tools.allow, &root_cfg.tools.deny);
-        let run_id = uuid::Uuid::new_v4().to_string();
-        let session_key: String = switchboard_core::SessionKey::child_session(&agent_id, &run_id).into();
-        let mut owner_chain = ctx.scope.owner_chain.clone();
-        owner_chain.push(agent_id.clone());
-        let mut row = ctx.scope.child_row(ChildRow {
-            id: &run_id,
-            kind: RunKind::SessionsSpawn,
-            agent: &agent_id,
-            session_key: &session_key,
-            owner_chain: owner_chain.clone(),
-            depth: depth as i64,
-            task,
-            model: chain.primary().model(),
-            requester_session: &ctx.session_key,
-        });
-        row.label = args.label.clone();
-        row.announce = crate::children::announces_into_chat(depth);
-        let system_prompt = system_prompt(&target.system_prompt, &policy.workspace, args.thinking.as_deref());
-        let Some(base) = core.agent_parts(&agent_id, session_key.clone(), chain) else {
-            return ToolResult::fail(format!("sessions_spawn: agent '{agent_id}' is not configured"));
-        };
-        let parts = RunParts {
-            registry,
-            system_prompt,
-            broker: core.route_broker_for(&risk),
-            scope: child_scope(ctx, &row.root_id, owner_chain, (depth, max_depth), &agent_id),
-            ..base
-        };
-        let spec = ChildSpec {
-            row,
-            parts,
-            task: task.to_string(),
-            timeout: args.run_timeout_seconds.filter(|s| *s > 0).map(Duration::from_secs),
-            verdict: Verdict::Plain,
-        };
+        let (run_id, session_key) = (spec.row.id.clone(), spec.row.session_key.clone());
         let delete = args.cleanup.as_deref() == Some("delete");
         if let Err(e) = crate::children::detach(core, spec, Detached::Session(delete)).await {
             return ToolResult::fail(format!("sessions_spawn failed: the run could not be recorded ({e})"));
@@ -120,28 +76,72 @@ impl Tool for SessionsSpawn {
     }
 }
 
-/// Where a spawned session sits: under `root_id`, at spawn depth
-/// `depth` of at most `max_depth`, spending as `agent`.
-fn child_scope(
+/// The child session `agent` runs for `task`, at spawn depth `depth` of
+/// at most `max_depth`, under `rules` (the call's one snapshot); with the
+/// warning for the model when the model it asked for is unknown. The
+/// refusal when the agent or its provider is gone.
+fn child(
+    core: &Arc<Core>,
+    rules: &Rules,
     ctx: &ToolContext,
-    root_id: &str,
-    owner_chain: Vec<String>,
-    (depth, max_depth): (u32, u32),
-    agent: &str,
-) -> RunScope {
-    RunScope {
-        root_id: Some(root_id.to_string()),
-        depth: ctx.scope.depth,
-        max_depth: ctx.scope.max_depth,
-        owner_chain,
+    args: &Args,
+    task: &str,
+    (agent, depth, max_depth): (&str, u32, u32),
+) -> Result<(ChildSpec, Option<String>), String> {
+    let config = &rules.config;
+    let gone = || format!("agent '{agent}' is no longer configured");
+    let limits = &config.agents.get(&ctx.root_agent()).ok_or_else(gone)?.subagents;
+    let target = config.agents.get(agent).ok_or_else(gone)?;
+    let default_provider = limits.model.clone().unwrap_or_else(|| target.model_provider.clone());
+    let (provider, warning) = provider_for(config, args.model.as_deref(), default_provider);
+    let chain = rules
+        .providers
+        .chain_for(&provider)
+        .map_err(|e| format!("sessions_spawn failed: {e}"))?;
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let session_key: String = switchboard_core::SessionKey::child_session(agent, &run_id).into();
+    let mut owner_chain = ctx.scope.owner_chain.clone();
+    owner_chain.push(agent.to_string());
+    let mut row = ctx.scope.child_row(ChildRow {
+        id: &run_id,
+        kind: RunKind::SessionsSpawn,
+        agent,
+        session_key: &session_key,
+        owner_chain: owner_chain.clone(),
+        depth: depth as i64,
+        task,
+        model: chain.primary().model(),
+        requester_session: &ctx.session_key,
+    });
+    row.label = args.label.clone();
+    row.announce = crate::children::announces_into_chat(depth);
+    let base = Core::agent_parts_under(rules, agent, session_key, chain).ok_or_else(gone)?;
+    let risk = &base.approval_profile.1;
+    let leaf = depth >= max_depth;
+    let registry = child_registry(&core.builtin, risk, leaf, &limits.tools.allow, &limits.tools.deny);
+    let system_prompt = system_prompt(&target.system_prompt, &base.policy.workspace, args.thinking.as_deref());
+    let broker = core.route_broker_for(risk);
+    let scope = RunScope {
+        root_id: Some(row.root_id.clone()),
         spawn_depth: depth,
         max_spawn_depth: max_depth,
-        cost_chain: vec![agent.to_string()],
-        origin: ctx.scope.origin.clone(),
-        requester: ctx.scope.requester.clone(),
-        fresh_session: true,
-        ..RunScope::default()
-    }
+        ..ctx.scope.for_child(owner_chain, agent)
+    };
+    let parts = RunParts {
+        registry,
+        system_prompt,
+        broker,
+        scope,
+        ..base
+    };
+    let spec = ChildSpec {
+        row,
+        parts,
+        task: task.to_string(),
+        timeout: args.run_timeout_seconds.filter(|s| *s > 0).map(Duration::from_secs),
+        verdict: Verdict::Plain,
+    };
+    Ok((spec, warning))
 }
 
 /// A child's tools: its own risk profile's, without `model_switch`; leaves
@@ -167,13 +167,14 @@ fn child_registry(
 
 /// Whether this run may spawn a child session now: the agent it names (or
 /// its own), at which spawn depth, out of how many; the refusal otherwise.
-fn admissible(core: &Core, ctx: &ToolContext, args: &Args) -> Result<(String, u32, u32), String> {
-    if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
-        return Err(PAUSED.to_string());
-    }
+fn admissible(
+    config: &switchboard_config::Config,
+    ctx: &ToolContext,
+    args: &Args,
+) -> Result<(String, u32, u32), String> {
     let root = ctx.root_agent();
     let agent_id = args.agent_id.clone().unwrap_or_else(|| ctx.agent.clone());
-    let allowed = super::allowed_agents(&core.config(), &root);
+    let allowed = super::allowed_agents(config, &root);
     if !allowed.contains(&agent_id) {
         return Err(format!(
             "agentId '{agent_id}' is not allowed by [agents.{root}.subagents].allow_agents; allowed: {}",

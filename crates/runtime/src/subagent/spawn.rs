@@ -36,8 +36,8 @@ impl Tool for SpawnSubagent {
             return ToolResult::fail("spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)");
         }
         let core = crate::core::runtime_of!(ctx);
-        if core.live.is_paused(&ctx.root_agent()) || core.live.is_paused(&ctx.agent) {
-            return ToolResult::fail(crate::core::PAUSED);
+        if let Some(refused) = core.spawning_paused(ctx) {
+            return refused;
         }
         let spec = match spec(&core, ctx, prompt, args.overrides.as_ref()) {
             Ok(spec) => spec,

@@ -146,8 +146,8 @@ impl Tool for McpTool {
         true
     }
 
-    fn risk_label(&self) -> String {
-        self.info.risk.as_str().into()
+    fn declared_risk(&self) -> super::ToolRisk {
+        super::ToolRisk::Fixed(self.info.risk)
     }
 
     fn metric_label(&self) -> String {

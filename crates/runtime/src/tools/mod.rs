@@ -16,7 +16,7 @@ pub(crate) mod skill;
 
 pub use host::RunHost;
 pub(crate) use mcp::McpTools;
-pub use registry::{BoundTool, ToolRegistry, ToolRow};
+pub use registry::{BoundTool, ToolRegistry, ToolRisk, ToolRow};
 
 use crate::policy::{Risk, SecurityPolicy};
 use async_trait::async_trait;
@@ -137,9 +137,10 @@ pub trait Tool: Send + Sync {
     fn risk_rated(&self) -> bool {
         false
     }
-    /// The risk `/tools` shows (built-ins: the manifest's word).
-    fn risk_label(&self) -> String {
-        manifest::entry(self.name()).map_or_else(|| "high".into(), |e| e.effect_word().to_string())
+    /// The risk `/tools` shows (built-ins: the manifest's; a tool missing
+    /// from it: high).
+    fn declared_risk(&self) -> ToolRisk {
+        manifest::entry(self.name()).map_or(ToolRisk::Fixed(Risk::High), manifest::Entry::declared)
     }
     /// Its `tool` label in metrics: a name the configuration bounds
     /// (built-ins: their name; MCP tools: `mcp:<server>`, since a server

@@ -44,9 +44,27 @@ pub struct ToolRow {
     /// Its name (`server.tool` for MCP tools).
     pub name: String,
     /// The risk the approval gate sees.
-    pub risk: String,
+    pub risk: ToolRisk,
     /// `built in` or `MCP server <name>`.
     pub source: String,
+}
+
+/// The risk a tool declares, as `/tools` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolRisk {
+    /// Every call risks this.
+    Fixed(crate::policy::Risk),
+    /// Each call is weighed by its arguments (a shell command, a path).
+    ByArguments,
+}
+
+impl std::fmt::Display for ToolRisk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fixed(risk) => risk.fmt(f),
+            Self::ByArguments => f.write_str("by arguments"),
+        }
+    }
 }
 
 /// The tools a run offers.
@@ -125,7 +143,7 @@ impl ToolRegistry {
             .iter()
             .map(|b| ToolRow {
                 name: b.tool.name().to_string(),
-                risk: b.tool.risk_label(),
+                risk: b.tool.declared_risk(),
                 source: b.tool.source(),
             })
             .collect()

@@ -204,11 +204,12 @@ impl Terminal {
         if line.is_empty() {
             return Flow::Go;
         }
-        if self.broker.is_waiting() && !line.starts_with("/stop") {
+        let command = commands::parse(&line);
+        if self.broker.is_waiting() && command != Some(Command::Stop) {
             println!("{}", self.broker.answer(&line));
             return Flow::Go;
         }
-        match commands::parse(&line) {
+        match command {
             Some(Command::Stop) => self.stop().await,
             Some(Command::Unknown(name)) if name == "quit" || name == "exit" => {
                 if let Some(r) = &self.running {

@@ -11,14 +11,14 @@ async fn an_announcement_waits_out_an_outage_and_arrives_once() {
     assert!(
         store
             .outbox()
-            .enqueue_announcement("run-1", "local.team", "general", Some("t1"), "Status: success")
+            .enqueue("run-1", "local.team", "general", Some("t1"), "Status: success")
             .await
             .unwrap()
     );
     assert!(
         !store
             .outbox()
-            .enqueue_announcement("run-1", "local.team", "general", Some("t1"), "again")
+            .enqueue("run-1", "local.team", "general", Some("t1"), "again")
             .await
             .unwrap()
     );
@@ -83,7 +83,7 @@ async fn a_row_refused_for_good_is_given_up_after_a_few_tries() {
     channels.insert(std::sync::Arc::new(Refusing));
     store
         .outbox()
-        .enqueue_announcement("run-gone", "local.gone", "nowhere", None, "Status: success")
+        .enqueue("run-gone", "local.gone", "nowhere", None, "Status: success")
         .await
         .unwrap();
     let worker = spawn(store.clone(), channels, crate::cluster::Fences::default());

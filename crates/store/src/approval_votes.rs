@@ -65,7 +65,7 @@ impl Store {
             .required();
         match self.exec_all(vec![vote, count]).await {
             Ok(_) => {}
-            Err(StoreError::Write(e)) if e == crate::stmt::NOT_CHANGED => {
+            Err(StoreError::NotChanged) => {
                 let row = self.approvals().get(a.approval).await?;
                 return Ok(match row {
                     Some(r) if r.status == crate::ApprovalStatus::Pending => Counted::Again,

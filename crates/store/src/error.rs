@@ -18,8 +18,16 @@ pub enum StoreError {
     Sql(#[from] sqlx::Error),
     /// A read on the caller's thread failed (SQLite).
     #[error("database read failed: {0}")]
-    Read(String),
-    /// The SQLite writer could not commit.
+    Read(#[source] rusqlite::Error),
+    /// The SQLite writer did not write (or could not start).
+    #[error("database write failed: {0}")]
+    SqliteWrite(#[source] crate::SqliteWriteError),
+    /// A write whose condition no longer holds: another instance took
+    /// the work (a lease or a row moved), which waiting does not change.
+    /// The write changed nothing.
+    #[error("{}", crate::stmt::NOT_CHANGED)]
+    NotChanged,
+    /// A backup or restore could not write its file.
     #[error("database write failed: {0}")]
     Write(String),
     /// The database was migrated by a build this one cannot work beside.
@@ -60,23 +68,93 @@ impl StoreError {
     /// condition no longer holds (another instance took the work: a lease
     /// or a row moved), which waiting does not change.
     pub fn is_unavailable(&self) -> bool {
-        match self {
-            Self::Connect(..) | Self::Sql(_) | Self::Read(_) => true,
-            Self::Write(why) => !why.contains(crate::stmt::NOT_CHANGED),
-            _ => false,
+        matches!(
+            self,
+            Self::Connect(..) | Self::Sql(_) | Self::Read(_) | Self::SqliteWrite(_) | Self::Write(_)
+        )
+    }
+
+    /// Why the database does not take writes, when it says: its volume is
+    /// full, or it (or its folder) is read-only. By the database's own
+    /// codes: SQLite's `SQLITE_FULL` and `SQLITE_READONLY`, PostgreSQL's
+    /// `disk_full` (53100).
+    pub fn unwritable(&self) -> Option<Unwritable> {
+        let sqlite = match self {
+            Self::SqliteWrite(e) => e.code(),
+            Self::Read(e) => e.sqlite_error_code(),
+            Self::Sql(sqlx::Error::Database(e)) => {
+                return (e.code().as_deref() == Some("53100")).then_some(Unwritable::Full);
+            }
+            _ => None,
+        };
+        match sqlite? {
+            rusqlite::ErrorCode::DiskFull => Some(Unwritable::Full),
+            rusqlite::ErrorCode::ReadOnly => Some(Unwritable::ReadOnly),
+            _ => None,
         }
     }
+}
+
+impl From<crate::SqliteWriteError> for StoreError {
+    fn from(e: crate::SqliteWriteError) -> Self {
+        match e {
+            crate::SqliteWriteError::NotChanged => Self::NotChanged,
+            e => Self::SqliteWrite(e),
+        }
+    }
+}
+
+/// Why a database does not take writes (see [`StoreError::unwritable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unwritable {
+    /// Its volume is full.
+    Full,
+    /// The database file or its folder is read-only.
+    ReadOnly,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// What SQLite says with result code `code`.
+    fn sqlite(code: std::ffi::c_int) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+    }
+
+    fn write_failed(code: std::ffi::c_int) -> StoreError {
+        StoreError::SqliteWrite(crate::SqliteWriteError::Sqlite {
+            context: "commit failed",
+            source: std::sync::Arc::new(sqlite(code)),
+        })
+    }
+
     #[test]
     fn a_moved_lease_is_not_the_database_being_away() {
-        assert!(StoreError::Write("commit failed: database or disk is full".into()).is_unavailable());
-        assert!(StoreError::Read("disk I/O error".into()).is_unavailable());
-        assert!(!StoreError::Write(crate::stmt::NOT_CHANGED.into()).is_unavailable());
+        assert!(write_failed(rusqlite::ffi::SQLITE_FULL).is_unavailable());
+        assert!(StoreError::Read(sqlite(rusqlite::ffi::SQLITE_IOERR)).is_unavailable());
+        assert!(!StoreError::from(crate::SqliteWriteError::NotChanged).is_unavailable());
         assert!(!StoreError::Corrupt("bad row".into()).is_unavailable());
+    }
+
+    #[test]
+    fn a_full_or_read_only_database_is_told_by_its_code() {
+        let full = write_failed(rusqlite::ffi::SQLITE_FULL);
+        assert_eq!(full.unwritable(), Some(Unwritable::Full));
+        assert!(full.to_string().contains("full"), "{full}");
+        let rolled_back = StoreError::SqliteWrite(crate::SqliteWriteError::RolledBack(Box::new(
+            crate::SqliteWriteError::Sqlite {
+                context: "write refused",
+                source: std::sync::Arc::new(sqlite(rusqlite::ffi::SQLITE_FULL)),
+            },
+        )));
+        assert_eq!(rolled_back.unwritable(), Some(Unwritable::Full));
+        assert_eq!(
+            write_failed(rusqlite::ffi::SQLITE_READONLY).unwritable(),
+            Some(Unwritable::ReadOnly)
+        );
+        assert_eq!(write_failed(rusqlite::ffi::SQLITE_IOERR).unwritable(), None);
+        assert_eq!(StoreError::NotChanged.unwritable(), None);
     }
 }

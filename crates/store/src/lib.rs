@@ -57,7 +57,7 @@ pub use approvals::{ApprovalEnd, ApprovalRow, ApprovalStatus, NewApproval};
 pub use backup::{BackupSummary, verify as verify_backup};
 pub use console::{ConsoleSession, console_secret};
 pub use cost::{CostTotals, utc_day};
-pub use error::StoreError;
+pub use error::{StoreError, Unwritable};
 pub use inbox::{InboxRow, NewInbound, QueuedReply, reply_key};
 pub use instances::{InstanceRow, Reclaimed};
 pub use leases::LeaseRow;
@@ -67,6 +67,7 @@ pub use pairings::{NewPairing, Opened, PairingRow, PairingStatus};
 pub use readiness::NotReady;
 pub use runs::{NewRun, RunEnd, RunKind, RunRow, RunStatus};
 pub use schema::NEEDS_SCHEMA;
+pub use sqlite_writer::SqliteWriteError;
 
 /// This build's version, recorded with the schema it migrates to and
 /// with each instance it registers: the version, and the commit when
@@ -191,7 +192,7 @@ impl Store {
                     schema::migrate(&SQLITE_MIGRATIONS, schema::MigratePool::Sqlite(&read)).await?;
                 }
                 let writer = sqlite_writer::SqliteWriter::start(sqlite_path(&url))
-                    .map_err(|e| StoreError::Connect(redact_url(&url), e))?;
+                    .map_err(|e| StoreError::Connect(redact_url(&url), e.to_string()))?;
                 Pools::Sqlite {
                     read,
                     inline: std::sync::Arc::new(sqlite_read::InlineReader::new(sqlite_path(&url))),
@@ -264,7 +265,7 @@ impl Store {
     pub(crate) async fn exec_all(&self, mut stmts: Vec<stmt::Stmt>) -> Result<Vec<u64>, StoreError> {
         self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match &self.pools {
-            Pools::Sqlite { writer, .. } => writer.write(stmts).await.map_err(StoreError::Write),
+            Pools::Sqlite { writer, .. } => Ok(writer.write(stmts).await?),
             Pools::Postgres(p) => {
                 if stmts.len() == 1
                     && let Some(one) = stmts.pop()
@@ -272,7 +273,7 @@ impl Store {
                     let required = one.required;
                     let n = one.pg_query().execute(p).await?.rows_affected();
                     if required && n == 0 {
-                        return Err(StoreError::Write(stmt::NOT_CHANGED.into()));
+                        return Err(StoreError::NotChanged);
                     }
                     return Ok(vec![n]);
                 }
@@ -283,7 +284,7 @@ impl Store {
                     let n = s.pg_query().execute(&mut *tx).await?.rows_affected();
                     if required && n == 0 {
                         // Dropping the transaction rolls it back.
-                        return Err(StoreError::Write(stmt::NOT_CHANGED.into()));
+                        return Err(StoreError::NotChanged);
                     }
                     changed.push(n);
                 }

@@ -55,7 +55,7 @@ impl InlineReader {
 
     /// The rows of `sql` with `args` (`$1` is `args[0]`); `None` when the
     /// database would make the read wait (use the pool then).
-    pub(crate) fn rows<T: InlineRow>(&self, sql: &str, args: &[Arg]) -> Option<Result<Vec<T>, String>> {
+    pub(crate) fn rows<T: InlineRow>(&self, sql: &str, args: &[Arg]) -> Option<rusqlite::Result<Vec<T>>> {
         let conn = match self.idle.lock().pop() {
             Some(c) => c,
             None => match self.open() {
@@ -71,8 +71,7 @@ impl InlineReader {
         drop(idle);
         match result {
             Ok(rows) => Some(Ok(rows)),
-            Err(Failed::Sqlite(e)) => settle(e),
-            Err(Failed::Bind(e)) => Some(Err(e)),
+            Err(e) => settle(e),
         }
     }
 
@@ -90,20 +89,11 @@ impl InlineReader {
     }
 }
 
-enum Failed {
-    Sqlite(rusqlite::Error),
-    Bind(String),
-}
-
-impl From<rusqlite::Error> for Failed {
-    fn from(e: rusqlite::Error) -> Self {
-        Failed::Sqlite(e)
-    }
-}
-
-fn query<T: InlineRow>(conn: &Connection, sql: &str, args: &[Arg]) -> Result<Vec<T>, Failed> {
+fn query<T: InlineRow>(conn: &Connection, sql: &str, args: &[Arg]) -> rusqlite::Result<Vec<T>> {
     let mut stmt = conn.prepare_cached(sql)?;
-    crate::stmt::bind_sqlite(&mut stmt, args).map_err(Failed::Bind)?;
+    // A missing placeholder has no SQLite code: `settle` never takes it
+    // for a busy database.
+    crate::stmt::bind_sqlite(&mut stmt, args)?;
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
@@ -114,10 +104,10 @@ fn query<T: InlineRow>(conn: &Connection, sql: &str, args: &[Arg]) -> Result<Vec
 
 /// A read that would wait (or that SQLite gave up retrying) is `None`;
 /// any other failure is an error.
-fn settle<T>(e: rusqlite::Error) -> Option<Result<T, String>> {
+fn settle<T>(e: rusqlite::Error) -> Option<rusqlite::Result<T>> {
     match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked | ErrorCode::FileLockingProtocolFailed) => None,
-        _ => Some(Err(e.to_string())),
+        _ => Some(Err(e)),
     }
 }
 
@@ -162,7 +152,7 @@ mod tests {
         assert_eq!(got, [("b".to_string(), 2)]);
         // A statement that cannot run is an error, not a silent fallback.
         let bad = reader.rows::<Pair>("SELECT k, n FROM missing", &[]).expect("not busy");
-        assert!(bad.unwrap_err().contains("missing"));
+        assert!(bad.unwrap_err().to_string().contains("missing"));
     }
 
     #[test]

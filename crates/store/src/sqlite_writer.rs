@@ -14,14 +14,62 @@
 
 use crate::stmt::Stmt;
 use rusqlite::Connection;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// At most this many jobs share one transaction.
 const MAX_BATCH: usize = 4096;
 
-type Reply = oneshot::Sender<Result<Vec<u64>, String>>;
+type Reply = oneshot::Sender<Result<Vec<u64>, SqliteWriteError>>;
+
+/// Why the SQLite writer did not write a job, or could not start. A
+/// failed commit takes down every job of its batch, so each gets a clone.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqliteWriteError {
+    /// A required statement changed nothing: a condition of the write no
+    /// longer holds (the job changed nothing).
+    #[error("{}", crate::stmt::NOT_CHANGED)]
+    NotChanged,
+    /// SQLite refused a step of the job (`context` says which).
+    #[error("{context}: {source}")]
+    Sqlite {
+        /// The step that failed, as the log says it.
+        context: &'static str,
+        /// What SQLite said.
+        #[source]
+        source: Arc<rusqlite::Error>,
+    },
+    /// SQLite rolled the whole transaction back because of a later job of
+    /// the same batch.
+    #[error("rolled back with a later write: {0}")]
+    RolledBack(#[source] Box<SqliteWriteError>),
+    /// A thread of the writer could not be started.
+    #[error("cannot start the SQLite {0} thread: {1}")]
+    Thread(&'static str, #[source] Arc<std::io::Error>),
+    /// The writer thread is gone.
+    #[error("the SQLite writer has stopped")]
+    Stopped,
+}
+
+impl SqliteWriteError {
+    fn sqlite(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |e| Self::Sqlite {
+            context,
+            source: Arc::new(e),
+        }
+    }
+
+    /// SQLite's result code, when SQLite said why.
+    pub(crate) fn code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            Self::Sqlite { source, .. } => source.sqlite_error_code(),
+            Self::RolledBack(inner) => inner.code(),
+            _ => None,
+        }
+    }
+}
 
 enum Job {
     Write(Vec<Stmt>, Reply),
@@ -45,9 +93,10 @@ pub(crate) struct SqliteWriter {
 impl SqliteWriter {
     /// Open the database file at `path` (already created and migrated) and
     /// start the writer thread. The thread ends when the writer is dropped.
-    pub(crate) fn start(path: &str) -> Result<Self, String> {
-        let conn = Connection::open(path).map_err(|e| e.to_string())?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(|e| e.to_string())?;
+    pub(crate) fn start(path: &str) -> Result<Self, SqliteWriteError> {
+        let conn = Connection::open(path).map_err(SqliteWriteError::sqlite("open"))?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(SqliteWriteError::sqlite("open"))?;
         // WAL is a property of the file (set by the first open); NORMAL
         // syncs at checkpoints, not at every commit; statement journals
         // stay in memory.
@@ -56,24 +105,24 @@ impl SqliteWriter {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -1024;",
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(SqliteWriteError::sqlite("open"))?;
         conn.set_prepared_statement_cache_capacity(64);
         let checkpoints = checkpointer(path)?;
         let (jobs, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || run(conn, rx, checkpoints))
-            .map_err(|e| format!("cannot start the SQLite writer thread: {e}"))?;
+            .map_err(|e| SqliteWriteError::Thread("writer", Arc::new(e)))?;
         Ok(Self { jobs })
     }
 
     /// Run `statements` as one atomic job; returns the rows each changed.
-    pub(crate) async fn write(&self, statements: Vec<Stmt>) -> Result<Vec<u64>, String> {
+    pub(crate) async fn write(&self, statements: Vec<Stmt>) -> Result<Vec<u64>, SqliteWriteError> {
         let (tx, rx) = oneshot::channel();
         self.jobs
             .send(Job::Write(statements, tx))
-            .map_err(|_| "the SQLite writer has stopped".to_string())?;
-        rx.await.map_err(|_| "the SQLite writer has stopped".to_string())?
+            .map_err(|_| SqliteWriteError::Stopped)?;
+        rx.await.map_err(|_| SqliteWriteError::Stopped)?
     }
 
     /// Wait until everything queued so far is committed.
@@ -113,7 +162,7 @@ const CHECKPOINT_EVERY: usize = 400;
 /// (`PASSIVE`: never waits for readers or the writer, which go on while it
 /// runs; with `synchronous = NORMAL` its sync is the only one, and it is
 /// off the writer's path). Ends when the writer does.
-fn checkpointer(path: &str) -> Result<mpsc::SyncSender<()>, String> {
+fn checkpointer(path: &str) -> Result<mpsc::SyncSender<()>, SqliteWriteError> {
     let path = path.to_string();
     let (tx, rx) = mpsc::sync_channel::<()>(1);
     std::thread::Builder::new()
@@ -137,12 +186,12 @@ fn checkpointer(path: &str) -> Result<mpsc::SyncSender<()>, String> {
                 }
             }
         })
-        .map_err(|e| format!("cannot start the SQLite checkpoint thread: {e}"))?;
+        .map_err(|e| SqliteWriteError::Thread("checkpoint", Arc::new(e)))?;
     Ok(tx)
 }
 
 fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
-    let mut done: Vec<(Reply, Result<Vec<u64>, String>)> = Vec::with_capacity(batch.len());
+    let mut done: Vec<(Reply, Result<Vec<u64>, SqliteWriteError>)> = Vec::with_capacity(batch.len());
     let mut flushes = Vec::new();
     let mut open = false;
     for job in batch {
@@ -155,7 +204,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
         };
         if !open {
             if let Err(e) = control(conn, "BEGIN IMMEDIATE") {
-                let _ = reply.send(Err(format!("cannot begin a write: {e}")));
+                let _ = reply.send(Err(SqliteWriteError::sqlite("cannot begin a write")(e)));
                 continue;
             }
             open = true;
@@ -164,9 +213,10 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
         if result.is_err() && conn.is_autocommit() {
             // SQLite rolled the whole transaction back (a full disk, an I/O
             // error): the jobs before this one are lost too.
-            let why = result.as_ref().err().cloned().unwrap_or_default();
-            for (_, r) in &mut done {
-                *r = Err(format!("rolled back with a later write: {why}"));
+            if let Err(why) = &result {
+                for (_, r) in &mut done {
+                    *r = Err(SqliteWriteError::RolledBack(Box::new(why.clone())));
+                }
             }
             open = false;
         }
@@ -175,8 +225,9 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
     if open && let Err(e) = control(conn, "COMMIT") {
         tracing::error!(error = %e, jobs = done.len(), "group commit failed");
         let _ = conn.execute_batch("ROLLBACK");
+        let failed = SqliteWriteError::sqlite("commit failed")(e);
         for (_, r) in &mut done {
-            *r = Err(format!("commit failed: {e}"));
+            *r = Err(failed.clone());
         }
     }
     for (reply, result) in done {
@@ -189,29 +240,34 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
 
 /// One job under a savepoint (only when it has several statements: a
 /// single failing statement changes nothing by itself).
-fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, String> {
+fn run_job(conn: &Connection, statements: &[Stmt]) -> Result<Vec<u64>, SqliteWriteError> {
     if let [one] = statements {
         return run_checked(conn, one).map(|n| vec![n]);
     }
-    control(conn, "SAVEPOINT job").map_err(|e| e.to_string())?;
-    let result: Result<Vec<u64>, String> = statements.iter().map(|s| run_checked(conn, s)).collect();
+    control(conn, "SAVEPOINT job").map_err(SqliteWriteError::sqlite("savepoint"))?;
+    let result: Result<Vec<u64>, SqliteWriteError> = statements.iter().map(|s| run_checked(conn, s)).collect();
     let ended = match result {
         Ok(_) => control(conn, "RELEASE job"),
         Err(_) => control(conn, "ROLLBACK TO job").and_then(|()| control(conn, "RELEASE job")),
     };
     match (result, ended) {
         (result, Ok(())) => result,
-        (Err(why), Err(e)) => Err(format!("{why} (and ending its savepoint: {e})")),
-        (Ok(_), Err(e)) => Err(format!("ending a job's savepoint: {e}")),
+        // The job's own failure says more than its savepoint's (which
+        // SQLite ends with the transaction it rolled back).
+        (Err(why), Err(e)) => {
+            tracing::debug!(error = %e, "ending a failed job's savepoint");
+            Err(why)
+        }
+        (Ok(_), Err(e)) => Err(SqliteWriteError::sqlite("ending a job's savepoint")(e)),
     }
 }
 
 /// One statement; a required one that changed nothing is an error (its
 /// job is rolled back).
-fn run_checked(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
-    let n = run_statement(conn, stmt)?;
+fn run_checked(conn: &Connection, stmt: &Stmt) -> Result<u64, SqliteWriteError> {
+    let n = run_statement(conn, stmt).map_err(SqliteWriteError::sqlite("write refused"))?;
     if stmt.required && n == 0 {
-        return Err(crate::stmt::NOT_CHANGED.into());
+        return Err(SqliteWriteError::NotChanged);
     }
     Ok(n)
 }
@@ -223,10 +279,10 @@ fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// One statement with its arguments bound (see `stmt::bind_sqlite`).
-fn run_statement(conn: &Connection, stmt: &Stmt) -> Result<u64, String> {
-    let mut st = conn.prepare_cached(stmt.sql).map_err(|e| e.to_string())?;
+fn run_statement(conn: &Connection, stmt: &Stmt) -> rusqlite::Result<u64> {
+    let mut st = conn.prepare_cached(stmt.sql)?;
     crate::stmt::bind_sqlite(&mut st, &stmt.args)?;
-    st.raw_execute().map(|n| n as u64).map_err(|e| e.to_string())
+    st.raw_execute().map(|n| n as u64)
 }
 
 #[cfg(test)]
@@ -264,7 +320,7 @@ mod tests {
             })
             .collect();
         for t in tasks {
-            assert_eq!(t.await.unwrap(), Ok(vec![1]));
+            assert_eq!(t.await.unwrap().unwrap(), vec![1]);
         }
         assert_eq!(keys(&path).len(), 300);
     }
@@ -303,9 +359,14 @@ mod tests {
             w.write(vec![insert("dup")]),
             w.write(vec![insert("c")])
         );
-        assert_eq!(a, Ok(vec![1]));
-        assert!(b.unwrap_err().contains("UNIQUE"), "the duplicate is refused");
-        assert_eq!(c, Ok(vec![1]));
+        assert_eq!(a.unwrap(), vec![1]);
+        let refused = b.unwrap_err();
+        assert!(
+            refused.to_string().contains("UNIQUE"),
+            "the duplicate is refused: {refused}"
+        );
+        assert_eq!(refused.code(), Some(rusqlite::ErrorCode::ConstraintViolation));
+        assert_eq!(c.unwrap(), vec![1]);
         assert_eq!(keys(&path), ["a", "c", "dup"]);
     }
 
@@ -325,7 +386,7 @@ mod tests {
                     .bind("dup"),
             ])
             .await;
-        assert_eq!(changed, Ok(vec![1, 2]));
+        assert_eq!(changed.unwrap(), vec![1, 2]);
     }
 
     #[tokio::test]
@@ -348,7 +409,7 @@ mod tests {
             .write(vec![Stmt::new("INSERT INTO t (k) VALUES ($1)").bind("y").bind(2i64)])
             .await
             .unwrap_err();
-        assert!(err.contains("no placeholder $2"), "{err}");
+        assert!(err.to_string().contains("$2"), "{err}");
         w.flush().await;
         assert_eq!(keys(&path), ["z"]);
     }

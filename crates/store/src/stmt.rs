@@ -115,7 +115,7 @@ const PLACEHOLDERS: [&str; 32] = [
 /// Bind `args` to a prepared SQLite statement: `$N` is `args[N-1]`
 /// wherever it stands (SQLite numbers named parameters by first
 /// appearance, which need not be N).
-pub(crate) fn bind_sqlite(st: &mut rusqlite::Statement<'_>, args: &[Arg]) -> Result<(), String> {
+pub(crate) fn bind_sqlite(st: &mut rusqlite::Statement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
     for (i, arg) in args.iter().enumerate() {
         let owned;
         let name = match PLACEHOLDERS.get(i) {
@@ -126,15 +126,14 @@ pub(crate) fn bind_sqlite(st: &mut rusqlite::Statement<'_>, args: &[Arg]) -> Res
             }
         };
         let index = st
-            .parameter_index(name)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the statement has no placeholder {name}"))?;
+            .parameter_index(name)?
+            .ok_or_else(|| rusqlite::Error::InvalidParameterName(name.to_string()))?;
         let bound = match arg {
             Arg::Text(Some(s)) => st.raw_bind_parameter(index, s.as_str()),
             Arg::Int(Some(n)) => st.raw_bind_parameter(index, *n),
             Arg::Text(None) | Arg::Int(None) => st.raw_bind_parameter(index, rusqlite::types::Null),
         };
-        bound.map_err(|e| e.to_string())?;
+        bound?;
     }
     Ok(())
 }

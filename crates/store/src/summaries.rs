@@ -41,7 +41,7 @@ impl Sessions<'_> {
             .await;
         match written {
             Ok(_) => Ok(true),
-            Err(StoreError::Write(e)) if e == crate::stmt::NOT_CHANGED => Ok(false),
+            Err(StoreError::NotChanged) => Ok(false),
             Err(e) => Err(e),
         }
     }

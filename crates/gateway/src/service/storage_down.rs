@@ -3,7 +3,7 @@
 //! that their message is kept and will be answered, and the log says what
 //! to fix (docs/operations.md, "A full disk").
 
-use switchboard_store::StoreError;
+use switchboard_store::{StoreError, Unwritable};
 
 /// What a person whose message cannot be stored or answered now is told,
 /// once.
@@ -12,13 +12,19 @@ pub(crate) const WAITS: &str =
 
 /// What the operator should do about `e`, for the log.
 pub(crate) fn remedy(e: &StoreError) -> &'static str {
-    let text = e.to_string().to_ascii_lowercase();
-    if text.contains("disk is full") || text.contains("no space left") {
-        "the database's volume is full: free space there (the database file and its -wal file live there; old backups and logs are the usual culprits); messages wait on the platform and are taken once there is room"
-    } else if text.contains("readonly") || text.contains("read-only") {
-        "the database (or its folder) is read-only: make it writable for the gateway's user; messages wait on the platform meanwhile"
-    } else {
-        "the database does not take writes; messages wait on the platform and are taken once it does"
+    remedy_for(e.unwritable())
+}
+
+/// The remedy when the database said why it takes no writes (`why`).
+fn remedy_for(why: Option<Unwritable>) -> &'static str {
+    match why {
+        Some(Unwritable::Full) => {
+            "the database's volume is full: free space there (the database file and its -wal file live there; old backups and logs are the usual culprits); messages wait on the platform and are taken once there is room"
+        }
+        Some(Unwritable::ReadOnly) => {
+            "the database (or its folder) is read-only: make it writable for the gateway's user; messages wait on the platform meanwhile"
+        }
+        _ => "the database does not take writes; messages wait on the platform and are taken once it does",
     }
 }
 
@@ -26,11 +32,13 @@ pub(crate) fn remedy(e: &StoreError) -> &'static str {
 mod tests {
     use super::*;
 
+    /// The store tells a full or read-only database by its codes
+    /// (`StoreError::unwritable`, tested there; tests/disk_full.rs runs
+    /// the whole way on a full volume); each gets its own remedy.
     #[test]
-    fn the_remedy_names_what_to_free() {
-        let full = StoreError::Write("commit failed: database or disk is full".into());
-        assert!(remedy(&full).starts_with("the database's volume is full"));
-        let ro = StoreError::Write("attempt to write a readonly database".into());
-        assert!(remedy(&ro).contains("read-only"));
+    fn the_remedy_names_what_to_fix() {
+        assert!(remedy_for(Some(Unwritable::Full)).starts_with("the database's volume is full"));
+        assert!(remedy_for(Some(Unwritable::ReadOnly)).contains("read-only"));
+        assert!(remedy(&StoreError::NotChanged).starts_with("the database does not take writes"));
     }
 }

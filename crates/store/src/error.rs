@@ -76,12 +76,18 @@ impl StoreError {
 
     /// Why the database does not take writes, when it says: its volume is
     /// full, or it (or its folder) is read-only. By the database's own
-    /// codes: SQLite's `SQLITE_FULL` and `SQLITE_READONLY`, PostgreSQL's
-    /// `disk_full` (53100).
+    /// codes: SQLite's `SQLITE_FULL` and `SQLITE_READONLY` (from the
+    /// writer, the inline reader or sqlx's pool), PostgreSQL's `disk_full`
+    /// (53100).
     pub fn unwritable(&self) -> Option<Unwritable> {
         let sqlite = match self {
             Self::SqliteWrite(e) => e.code(),
             Self::Read(e) => e.sqlite_error_code(),
+            // sqlx's SQLite pool gives SQLite's (extended) result code.
+            Self::Sql(sqlx::Error::Database(e)) if e.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() => e
+                .code()
+                .and_then(|c| c.parse::<std::ffi::c_int>().ok())
+                .map(|c| rusqlite::ffi::Error::new(c).code),
             Self::Sql(sqlx::Error::Database(e)) => {
                 return (e.code().as_deref() == Some("53100")).then_some(Unwritable::Full);
             }
@@ -156,5 +162,23 @@ mod tests {
         );
         assert_eq!(write_failed(rusqlite::ffi::SQLITE_IOERR).unwritable(), None);
         assert_eq!(StoreError::NotChanged.unwritable(), None);
+    }
+
+    /// sqlx's SQLite pool reports SQLite's own code too: a write on a
+    /// connection opened read-only.
+    #[tokio::test]
+    async fn a_read_only_database_through_sqlx_is_told_by_its_code() {
+        use sqlx::Connection;
+        let dir = tempfile::tempdir().unwrap();
+        let url = |mode: &str| format!("sqlite://{}?mode={mode}", dir.path().join("t.db").display());
+        let mut rw = sqlx::SqliteConnection::connect(&url("rwc")).await.unwrap();
+        sqlx::query("CREATE TABLE t (k TEXT)").execute(&mut rw).await.unwrap();
+        let mut ro = sqlx::SqliteConnection::connect(&url("ro")).await.unwrap();
+        let refused = sqlx::query("INSERT INTO t VALUES ('a')")
+            .execute(&mut ro)
+            .await
+            .unwrap_err();
+        let e = StoreError::from(refused);
+        assert_eq!(e.unwritable(), Some(Unwritable::ReadOnly), "{e}");
     }
 }

@@ -283,27 +283,43 @@ fn bare(text: &str) -> Option<(&str, Vec<Written>)> {
     let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
     for start in starts {
         let line = text[start..].trim_start();
-        if !(line.starts_with('{') || line.starts_with('[')) {
+        if line.starts_with('{') || line.starts_with('[') {
+            if let Some(calls) = bare_calls(line) {
+                return Some((without_open_fence(&text[..start]), calls));
+            }
             continue;
         }
-        if let Some(calls) = json_calls(line) {
-            return Some((without_open_fence(&text[..start]), calls));
-        }
-        let values: Option<Vec<Value>> = serde_json::Deserializer::from_str(line)
-            .into_iter::<Value>()
-            .map(Result::ok)
-            .collect();
-        if let Some(values) = values
-            && let Some(calls) = values.iter().map(calls_in).collect::<Option<Vec<_>>>()
-        {
-            return Some((without_open_fence(&text[..start]), calls.concat()));
-        }
-        let per_line: Option<Vec<_>> = line.lines().filter(|l| !l.trim().is_empty()).map(json_calls).collect();
-        if let Some(calls) = per_line {
-            return Some((without_open_fence(&text[..start]), calls.concat()));
+        // A call written after a few words on its line (`Error: {…}`, seen
+        // from the real small model): taken only with its arguments
+        // written out, so a sentence that merely quotes an object stays.
+        let Some(brace) = line.split('\n').next().and_then(|l| l.find('{')) else {
+            continue;
+        };
+        let at = text.len() - line.len() + brace;
+        if let Some(calls) = bare_calls(&text[at..]).filter(|calls| calls.iter().all(|w| w.explicit)) {
+            return Some((&text[..at], calls));
         }
     }
     None
+}
+
+/// The calls `json` (the rest of the answer, from a `{` or `[`) holds: one
+/// JSON value, several in a row, or one per line.
+fn bare_calls(json: &str) -> Option<Vec<Written>> {
+    if let Some(calls) = json_calls(json) {
+        return Some(calls);
+    }
+    let values: Option<Vec<Value>> = serde_json::Deserializer::from_str(json)
+        .into_iter::<Value>()
+        .map(Result::ok)
+        .collect();
+    if let Some(values) = values
+        && let Some(calls) = values.iter().map(calls_in).collect::<Option<Vec<_>>>()
+    {
+        return Some(calls.concat());
+    }
+    let per_line: Option<Vec<_>> = json.lines().filter(|l| !l.trim().is_empty()).map(json_calls).collect();
+    per_line.map(|calls| calls.concat())
 }
 
 /// `before` without a fence opened for the call that follows it and never

@@ -82,6 +82,22 @@ fn the_text_before_a_call_is_kept_and_several_calls_are_read_in_order() {
 }
 
 #[test]
+fn a_call_after_words_on_its_line_is_taken_with_its_arguments_only() {
+    // Seen from Qwen2.5-Coder-1.5B in the suite: the call behind `Error: `.
+    let after_words = "Error: {\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}";
+    assert_eq!(lifted(after_words), Some((ls(), "Error:".to_string())));
+    assert_eq!(before_a_call(after_words, &[]), Some("Error: "));
+    // An object quoted at the end of a sentence, without arguments, stays.
+    for text in [
+        "The record is: {\"name\": \"Ann\", \"age\": 3}",
+        "Try: {\"name\": \"shell\"}",
+    ] {
+        assert_eq!(lifted(text), None, "{text}");
+        assert_eq!(before_a_call(text, &[]), None, "{text}");
+    }
+}
+
+#[test]
 fn anything_else_stays_text() {
     let not_calls = [
         // Ordinary answers, code and JSON data.

@@ -9,7 +9,7 @@ use crate::approval::{ApprovalBroker, NoApprover, RunGrants};
 use crate::live::Live;
 use crate::policy::SecurityPolicy;
 use crate::provider::ProviderChain;
-use crate::rules::Rules;
+use crate::rules::{AgentRules, Rules};
 use crate::scope::RunScope;
 use crate::tools::{RunHost, ToolContext, ToolRegistry, ToolResult};
 use parking_lot::Mutex;
@@ -41,9 +41,9 @@ pub struct Core {
 
 /// Everything that differs between one run and another.
 #[derive(Clone)]
-pub struct RunParts {
-    /// The agent the run acts as.
-    pub agent: String,
+pub(crate) struct RunParts {
+    /// The agent the run acts as, as the run's rules make it.
+    pub agent: Arc<AgentRules>,
     /// Its session.
     pub session_key: String,
     /// Its command and path policy.
@@ -119,7 +119,7 @@ impl Core {
     /// An agent's workspace (created at start or reload, canonical), where
     /// its tools work and files people send it are saved.
     pub fn workspace(&self, agent: &str) -> Option<PathBuf> {
-        self.rules().policies.get(agent).map(|p| p.workspace.clone())
+        self.rules().agent(agent).map(|a| a.policy.workspace.clone())
     }
 
     /// The configuration now in force.
@@ -181,41 +181,28 @@ impl Core {
     /// its configuration alone: its policy, risk and runtime profiles,
     /// system prompt and memory readers; no tools, no operator, a fresh
     /// cancellation and a default scope. Each kind of run changes what it
-    /// needs (`RunParts { registry, scope, ..core.agent_parts(..) }`).
-    /// `None` for an agent that is not configured.
-    pub fn agent_parts(&self, agent: &str, session_key: String, chain: ProviderChain) -> Option<RunParts> {
-        Self::agent_parts_under(&self.rules(), agent, session_key, chain)
-    }
-
-    /// [`Core::agent_parts`] under `rules` (one snapshot for a whole turn).
-    pub(crate) fn agent_parts_under(
-        rules: &Rules,
-        agent: &str,
-        session_key: String,
-        chain: ProviderChain,
-    ) -> Option<RunParts> {
-        let config = &rules.config;
-        let cfg = config.agents.get(agent)?;
-        let risk = config.risk_profile_of(agent).cloned().unwrap_or_default();
-        let mut memory_readers = vec![agent.to_string()];
+    /// needs (`RunParts { registry, scope, ..Core::agent_parts(..) }`).
+    pub(crate) fn agent_parts(agent: &Arc<AgentRules>, session_key: String, chain: ProviderChain) -> RunParts {
+        let cfg = &agent.config;
+        let mut memory_readers = vec![agent.name.clone()];
         memory_readers.extend(cfg.workspace.read_memory_from.iter().cloned());
-        Some(RunParts {
-            agent: agent.to_string(),
+        RunParts {
+            agent: agent.clone(),
             session_key,
-            policy: rules.policies.get(agent)?.clone(),
-            approval_profile: (cfg.risk_profile.clone(), risk),
+            policy: agent.policy.clone(),
+            approval_profile: (cfg.risk_profile.clone(), agent.risk_or_default()),
             registry: ToolRegistry::default(),
             chain,
             temperature: None,
             runtime_profile_name: cfg.runtime_profile.clone(),
-            profile: config.runtime_profile_of(agent),
+            profile: agent.runtime.clone(),
             system_prompt: cfg.system_prompt.clone(),
             broker: Arc::new(NoApprover("no approver for this run".into())),
             events: None,
             cancel: CancellationToken::new(),
             scope: RunScope::default(),
             memory_readers,
-        })
+        }
     }
 
     /// The broker for a run with this approval profile: the route broker
@@ -234,7 +221,7 @@ impl Core {
     }
 
     /// Build the run: bind its `delegate` tool to its agent, and the context.
-    pub fn assemble(self: &Arc<Self>, parts: RunParts) -> AgentRun {
+    pub(crate) fn assemble(self: &Arc<Self>, parts: RunParts) -> AgentRun {
         self.assemble_under(&self.rules(), parts)
     }
 
@@ -251,9 +238,9 @@ impl Core {
                 budget,
             )));
         }
-        let registry = rules.bind(parts.registry, &parts.agent);
+        let registry = rules.bind(parts.registry, &parts.agent.name);
         let ctx = Arc::new(ToolContext {
-            agent: parts.agent.clone(),
+            agent: parts.agent.name.clone(),
             session_key: parts.session_key,
             policy: parts.policy,
             store: self.store.clone(),
@@ -269,6 +256,7 @@ impl Core {
             pictures: Mutex::new(Vec::new()),
         });
         AgentRun {
+            agent: parts.agent,
             config: rules.config.clone(),
             providers: rules.providers.clone(),
             runtime_profile_name: parts.runtime_profile_name,

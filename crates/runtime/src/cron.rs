@@ -52,8 +52,7 @@ impl Runtime {
                 None,
             )
             .await?;
-        let provider = self.provider_of(&job.agent, session_key).await?;
-        let mut parts = self.top_level_parts(&job.agent, &provider, session_key.to_string(), origin.clone())?;
+        let mut parts = self.top_level_parts(&job.agent, session_key, origin.clone()).await?;
         let row = NewRun {
             id: run_id.to_string(),
             kind: RunKind::Cron,

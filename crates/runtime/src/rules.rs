@@ -13,13 +13,14 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use switchboard_config::{Config, DelegationMode};
+use switchboard_config::{AgentConfig, Config, DelegationMode, RiskProfile, RuntimeProfile};
 
 /// See the module doc.
 pub(crate) struct Rules {
     pub(crate) config: Arc<Config>,
     pub(crate) providers: Arc<ProviderSet>,
-    pub(crate) policies: BTreeMap<String, Arc<SecurityPolicy>>,
+    /// Each configured agent, resolved once per configuration.
+    agents: BTreeMap<String, Arc<AgentRules>>,
     /// The `delegate` tool as each agent is offered it (its schema names
     /// the agents it reaches), built once per configuration.
     delegate_tools: Mutex<HashMap<String, BoundTool>>,
@@ -31,31 +32,42 @@ impl Rules {
     /// actions (a reload does not reset the budget).
     pub(crate) fn build(config: Arc<Config>, previous: Option<&Rules>) -> std::io::Result<Self> {
         let providers = Arc::new(ProviderSet::from_config(&config));
-        let mut policies = BTreeMap::new();
+        let mut agents = BTreeMap::new();
         for (alias, agent) in &config.agents {
             let workspace = PathBuf::from(&config.workspace_dir).join(alias);
             std::fs::create_dir_all(&workspace)?;
             let workspace = workspace.canonicalize()?;
-            let profile = config
-                .risk_profiles
-                .get(&agent.risk_profile)
-                .cloned()
-                .unwrap_or_default();
-            let hourly = config.runtime_profile_of(alias).max_actions_per_hour;
-            let mut policy = SecurityPolicy::new(&agent.risk_profile, &profile, workspace, hourly);
-            if let Some(before) = previous.and_then(|p| p.policies.get(alias))
-                && before.tracker.limit() == policy.tracker.limit()
+            let risk = config.risk_profiles.get(&agent.risk_profile).cloned();
+            let runtime = config.runtime_profile_of(alias);
+            let profile = risk.clone().unwrap_or_default();
+            let mut policy =
+                SecurityPolicy::new(&agent.risk_profile, &profile, workspace, runtime.max_actions_per_hour);
+            if let Some(before) = previous.and_then(|p| p.agent(alias))
+                && before.policy.tracker.limit() == policy.tracker.limit()
             {
-                policy.tracker = before.tracker.clone();
+                policy.tracker = before.policy.tracker.clone();
             }
-            policies.insert(alias.clone(), Arc::new(policy));
+            let resolved = AgentRules {
+                name: alias.clone(),
+                config: agent.clone(),
+                risk,
+                runtime,
+                policy: Arc::new(policy),
+            };
+            agents.insert(alias.clone(), Arc::new(resolved));
         }
         Ok(Self {
             config,
             providers,
-            policies,
+            agents,
             delegate_tools: Mutex::default(),
         })
+    }
+
+    /// Agent `name` as these rules make it; `None` when it is not
+    /// configured. A run looks its agent up here once and carries it.
+    pub(crate) fn agent(&self, name: &str) -> Option<&Arc<AgentRules>> {
+        self.agents.get(name)
     }
 
     /// `registry` for a run acting as `agent`: its `delegate` tool, when it
@@ -71,6 +83,30 @@ impl Rules {
             .or_insert_with(|| BoundTool::with_parameters(tool, &delegate_parameters(&self.config, agent)))
             .clone();
         registry.with_bound(bound)
+    }
+}
+
+/// One `[agents.<alias>]` with what it names resolved: its risk and
+/// runtime profiles and its command policy (workspace, action budget).
+#[derive(Debug)]
+pub(crate) struct AgentRules {
+    /// The alias.
+    pub(crate) name: String,
+    /// Its configuration table.
+    pub(crate) config: AgentConfig,
+    /// The risk profile it names; `None` when that profile is missing
+    /// (it is then offered no tools, and cannot be an agentic delegate).
+    pub(crate) risk: Option<RiskProfile>,
+    /// Its runtime profile (the defaults when it names none that exists).
+    pub(crate) runtime: RuntimeProfile,
+    /// Its command and path policy.
+    pub(crate) policy: Arc<SecurityPolicy>,
+}
+
+impl AgentRules {
+    /// Its risk profile, or the defaults where the named one is missing.
+    pub(crate) fn risk_or_default(&self) -> RiskProfile {
+        self.risk.clone().unwrap_or_default()
     }
 }
 

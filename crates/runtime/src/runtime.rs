@@ -3,6 +3,7 @@
 use crate::agent::{TurnError, TurnEvent, TurnReply};
 use crate::approval::ApprovalBroker;
 use crate::core::{Core, RunParts};
+use crate::rules::{AgentRules, Rules};
 use crate::scope::{RunScope, TreeBudget};
 use crate::tools::ToolRegistry;
 use std::sync::Arc;
@@ -115,21 +116,23 @@ impl Runtime {
     /// The tools `agent` is offered at top level (risk-profile filtered):
     /// the built-ins and those of its MCP servers as last listed.
     pub fn tools_for(&self, agent: &str) -> ToolRegistry {
-        self.tools_under(&self.core.rules(), agent)
+        let rules = self.core.rules();
+        rules
+            .agent(agent)
+            .map_or_else(ToolRegistry::default, |a| self.tools_under(&rules, a))
     }
 
     /// [`Runtime::tools_for`] under `rules` (a turn's one snapshot: its
     /// configuration and the workspaces built from it).
-    fn tools_under(&self, rules: &crate::rules::Rules, agent: &str) -> ToolRegistry {
-        let config = &rules.config;
-        let (Some(profile), Some(cfg)) = (config.risk_profile_of(agent), config.agents.get(agent)) else {
+    fn tools_under(&self, rules: &Rules, agent: &AgentRules) -> ToolRegistry {
+        let Some(profile) = &agent.risk else {
             return ToolRegistry::default();
         };
         let tools = self
             .core
             .builtin
             .filtered(profile)
-            .with_all(self.core.mcp.offered(&cfg.mcp_servers, profile));
+            .with_all(self.core.mcp.offered(&agent.config.mcp_servers, profile));
         let skill = profile
             .offers_tool("skill")
             .then(|| skills_under(rules, agent))
@@ -143,17 +146,19 @@ impl Runtime {
     /// The skills `agent` has (docs/skills.md): read from its folders now,
     /// so a skill added or changed counts from the next turn on.
     pub fn skills_of(&self, agent: &str) -> crate::skills::Skills {
-        skills_under(&self.core.rules(), agent)
+        let rules = self.core.rules();
+        rules.agent(agent).map(|a| skills_under(&rules, a)).unwrap_or_default()
     }
 
     /// The tool specs the model sees in a top-level turn of `agent`: its
     /// tools bound to it (delegation names whom it can reach), none when
     /// its runtime profile is not agentic.
     pub fn offered_specs(&self, agent: &str) -> Vec<Arc<crate::message::ToolSpec>> {
-        if !self.core.config().runtime_profile_of(agent).agentic {
+        let rules = self.core.rules();
+        let Some(a) = rules.agent(agent).filter(|a| a.runtime.agentic) else {
             return Vec::new();
-        }
-        self.core.rules().bind(self.tools_for(agent), agent).specs()
+        };
+        rules.bind(self.tools_under(&rules, a), agent).specs()
     }
 
     /// What the tools `agent` is offered cost in each of its prompts, with
@@ -220,20 +225,18 @@ impl Runtime {
 
     /// The provider a session uses now: its `model_switch` choice or the agent's.
     pub async fn provider_of(&self, agent: &str, session_key: &str) -> Result<String, TurnError> {
-        self.provider_under(&self.core.config(), agent, session_key).await
+        let rules = self.core.rules();
+        self.provider_under(&rules.config, agent_in(&rules, agent)?, session_key)
+            .await
     }
 
     /// [`Runtime::provider_of`] under `config` (a turn's one snapshot).
     async fn provider_under(
         &self,
-        config: &switchboard_config::Config,
-        agent: &str,
+        config: &Config,
+        agent: &AgentRules,
         session_key: &str,
     ) -> Result<String, TurnError> {
-        let cfg = config
-            .agents
-            .get(agent)
-            .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
         let switched = self
             .core
             .store
@@ -243,31 +246,27 @@ impl Runtime {
             .and_then(|s| s.model_override);
         Ok(switched
             .filter(|p| config.providers.contains_key(p))
-            .unwrap_or_else(|| cfg.model_provider.clone()))
+            .unwrap_or_else(|| agent.config.model_provider.clone()))
     }
 
     /// Run one turn of `request.agent` in `request.session_key`: a
     /// top-level run (depth 0), the root of its execution tree.
     pub async fn run_turn(&self, request: TurnRequest) -> Result<TurnReply, TurnError> {
-        // One snapshot of the configuration for the whole turn: a reload
-        // meanwhile cannot give it one agent's provider and another's rules.
+        // One snapshot of the configuration for the whole turn, and the
+        // agent looked up in it once: a reload meanwhile cannot give it
+        // one agent's provider and another's rules.
         let rules = self.core.rules();
-        let config = &rules.config;
-        let agent_cfg = config
-            .agents
-            .get(&request.agent)
-            .ok_or_else(|| TurnError::UnknownAgent(request.agent.clone()))?;
-        if !agent_cfg.enabled {
+        let agent = agent_in(&rules, &request.agent)?;
+        if !agent.config.enabled {
             return Err(TurnError::DisabledAgent(request.agent.clone()));
         }
         // The session is created or touched with the user message's
         // write, while the first model call runs (`AgentRun::opens_session`).
         let (provider, ()) = tokio::join!(
-            self.provider_under(config, &request.agent, &request.session_key),
-            self.mcp_ready_for(agent_cfg)
+            self.provider_under(&rules.config, agent, &request.session_key),
+            self.mcp_ready_for(&agent.config)
         );
-        let provider = provider?;
-        let mut parts = self.parts_under(&rules, &request.agent, &provider, request.session_key, request.origin)?;
+        let mut parts = self.parts_under(&rules, agent, &provider?, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;
         let mut run = self.core.assemble_under(
             &rules,
@@ -282,7 +281,7 @@ impl Runtime {
         run.earlier = request.earlier;
         run.opens_session = true;
         *run.joins.lock() = request.joins;
-        if agent_cfg.vision {
+        if agent.config.vision {
             run.images = request.images;
         }
         run.run(&request.text).await
@@ -301,46 +300,44 @@ impl Runtime {
         Ok(stored.iter().filter(|m| m.role == "user").count())
     }
 
-    /// The parts of a top-level run of `agent` (a person's turn or cron).
-    pub(crate) fn top_level_parts(
+    /// The parts of a top-level run of `agent` (cron) in `session_key`,
+    /// on the provider it uses now, from one snapshot of the rules.
+    pub(crate) async fn top_level_parts(
         &self,
         agent: &str,
-        provider: &str,
-        session_key: String,
+        session_key: &str,
         origin: Option<ChatAddress>,
     ) -> Result<RunParts, TurnError> {
-        self.parts_under(&self.core.rules(), agent, provider, session_key, origin)
+        let rules = self.core.rules();
+        let agent = agent_in(&rules, agent)?;
+        let provider = self.provider_under(&rules.config, agent, session_key).await?;
+        self.parts_under(&rules, agent, &provider, session_key.to_string(), origin)
     }
 
-    /// [`Runtime::top_level_parts`] under `rules` (a turn's one snapshot).
+    /// The parts of a top-level run of `agent` under `rules` (a turn's
+    /// one snapshot) on `provider`.
     fn parts_under(
         &self,
-        rules: &crate::rules::Rules,
-        agent: &str,
+        rules: &Rules,
+        agent: &Arc<AgentRules>,
         provider: &str,
         session_key: String,
         origin: Option<ChatAddress>,
     ) -> Result<RunParts, TurnError> {
-        let agent_cfg = rules
-            .config
-            .agents
-            .get(agent)
-            .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
         let chain = rules.providers.chain_for(provider)?;
-        let base = Core::agent_parts_under(rules, agent, session_key, chain)
-            .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
-        let profile = &base.profile;
+        let base = Core::agent_parts(agent, session_key, chain);
+        let profile = &agent.runtime;
         Ok(RunParts {
             registry: self.tools_under(rules, agent),
             scope: RunScope {
                 max_depth: profile.max_delegation_depth,
-                max_spawn_depth: agent_cfg.subagents.max_spawn_depth,
-                owner_chain: vec![agent.to_string()],
+                max_spawn_depth: agent.config.subagents.max_spawn_depth,
+                owner_chain: vec![agent.name.clone()],
                 tree: profile
                     .max_execution_tree_iterations
                     .map(|n| Arc::new(TreeBudget::new(n))),
                 is_tree_root: true,
-                cost_chain: vec![agent.to_string()],
+                cost_chain: vec![agent.name.clone()],
                 origin,
                 ..RunScope::default()
             },
@@ -349,11 +346,17 @@ impl Runtime {
     }
 }
 
+/// Agent `name` in `rules`, or the error that says it is not configured.
+fn agent_in<'r>(rules: &'r Rules, name: &str) -> Result<&'r Arc<AgentRules>, TurnError> {
+    rules.agent(name).ok_or_else(|| TurnError::UnknownAgent(name.into()))
+}
+
 /// `agent`'s skills under `rules` (its folders in the workspace those
 /// rules built, and the shared ones they name).
-fn skills_under(rules: &crate::rules::Rules, agent: &str) -> crate::skills::Skills {
-    let Some(policy) = rules.policies.get(agent) else {
-        return crate::skills::Skills::default();
-    };
-    crate::skills::scan(&crate::skills::roots(&rules.config, agent, &policy.workspace))
+fn skills_under(rules: &Rules, agent: &AgentRules) -> crate::skills::Skills {
+    crate::skills::scan(&crate::skills::roots(
+        &rules.config,
+        &agent.config,
+        &agent.policy.workspace,
+    ))
 }

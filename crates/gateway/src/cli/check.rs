@@ -38,8 +38,8 @@ pub(crate) async fn run(path: &Path, probe: bool) -> anyhow::Result<ExitCode> {
 fn report_skills(config: &Config) -> String {
     let mut found = 0;
     let mut seen = std::collections::HashSet::new();
-    for agent in config.enabled_agents() {
-        let workspace = Path::new(&config.workspace_dir).join(agent);
+    for (alias, agent) in config.agents.iter().filter(|(_, a)| a.enabled) {
+        let workspace = Path::new(&config.workspace_dir).join(alias);
         let skills = switchboard_runtime::skills::scan(&switchboard_runtime::skills::roots(config, agent, &workspace));
         found += skills.found.len();
         for p in skills.problems {

@@ -42,9 +42,10 @@ impl AgentRun {
     /// summarise its oldest part. A failure is logged and the turn goes
     /// on (the history is then cut to fit, as without compaction).
     async fn compact_if_needed(&self, loaded: &mut Loaded, user: &ChatMessage) {
-        let Some(agent) = self.config.agents.get(&self.ctx.agent).filter(|a| a.compaction) else {
+        let agent = &self.agent.config;
+        if !agent.compaction {
             return;
-        };
+        }
         let primary = self.chain.primary();
         primary.learn_window().await;
         let limits = primary.limits();

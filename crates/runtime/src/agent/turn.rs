@@ -24,6 +24,8 @@ const INCOMPLETE_CALL: &str = "Error: this tool call was cut off at the model's 
 /// per child run), so approval grants and duplicate guards never leak
 /// between runs.
 pub struct AgentRun {
+    /// The agent it acts as, looked up once when the run was planned.
+    pub(crate) agent: Arc<crate::rules::AgentRules>,
     /// The configuration.
     pub config: Arc<Config>,
     /// Every configured provider (for `model_switch`).
@@ -341,7 +343,7 @@ impl AgentRun {
         for m in messages.iter_mut().filter(|m| m.content == PICTURES_NOTE) {
             m.images.clear();
         }
-        let vision = self.config.agents.get(&self.ctx.agent).is_some_and(|a| a.vision);
+        let vision = self.agent.config.vision;
         if vision && !pictures.is_empty() {
             let mut shown = ChatMessage::user(PICTURES_NOTE);
             shown.images = pictures;

@@ -84,9 +84,9 @@ fn relay(
 
 /// A follow-up turn, without tools, in a finished child's session.
 async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
-    let config = core.config();
-    let agent = config.agents.get(&run.agent)?;
-    let chain = core.rules().providers.chain_for(&agent.model_provider).ok()?;
+    let rules = core.rules();
+    let agent = rules.agent(&run.agent)?;
+    let chain = rules.providers.chain_for(&agent.config.model_provider).ok()?;
     let origin = match (&run.origin_channel, &run.origin_chat) {
         (Some(ch), Some(chat)) => {
             Some(ChatAddress::new(ch.clone(), chat.clone()).with_thread(run.origin_thread.clone()))
@@ -101,12 +101,12 @@ async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
             ..RunScope::default()
         },
         memory_readers: vec![run.agent.clone()],
-        ..core.agent_parts(&run.agent, run.session_key.clone(), chain)?
+        ..Core::agent_parts(agent, run.session_key.clone(), chain)
     };
     let prompt = format!(
         "{message}\n\nYour earlier task has ended, but this result arrived since. Write the announcement for whoever asked you, or answer exactly ANNOUNCE_SKIP."
     );
-    match core.assemble(parts).run(&prompt).await {
+    match core.assemble_under(&rules, parts).run(&prompt).await {
         Ok(r) if r.text.trim() == ANNOUNCE_SKIP => None,
         Ok(r) => Some(r.text),
         Err(e) => {

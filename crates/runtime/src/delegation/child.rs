@@ -4,6 +4,7 @@
 use crate::approval::NoApprover;
 use crate::core::{Core, RunParts};
 use crate::policy::SecurityPolicy;
+use crate::rules::{AgentRules, Rules};
 use crate::scope::{ChildRow, RunScope, TreeBudget};
 use crate::tools::{ToolContext, ToolRegistry};
 use std::sync::Arc;
@@ -31,17 +32,15 @@ type Guards = (
 );
 
 pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &str) -> Result<Plan, String> {
-    let rules = core.rules();
-    let config = &rules.config;
-    let scope = &ctx.scope;
-    let (mode, risk) = admissible(core, &rules, ctx, caller, target)?;
     // One snapshot of the rules for the whole plan (a reload may replace
-    // them meanwhile): `admissible` found the agent in it.
-    let t = &config.agents[target];
-    let tp = config.runtime_profile_of(target);
+    // them meanwhile), in which `admissible` looks the target up once.
+    let rules = core.rules();
+    let scope = &ctx.scope;
+    let (t, mode, risk) = admissible(core, &rules, ctx, caller, target)?;
+    let tp = &t.runtime;
     let chain = rules
         .providers
-        .chain_for(&t.model_provider)
+        .chain_for(&t.config.model_provider)
         .map_err(|e| format!("Agent '{target}' failed: {e}"))?;
     let mut owner_chain = scope.owner_chain.clone();
     owner_chain.push(target.to_string());
@@ -51,12 +50,11 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         ..scope.for_child(owner_chain, target)
     };
     let (policy, registry, broker, scope_for_child) = match mode {
-        DelegateMode::Bounded => bounded(&rules, ctx, caller, target, &risk, child_scope_base),
-        DelegateMode::Independent => independent(core, &rules, target, &risk, child_scope_base),
+        DelegateMode::Bounded => bounded(&rules, ctx, caller, t, &risk, child_scope_base),
+        DelegateMode::Independent => independent(core, t, &risk, child_scope_base),
     };
     let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
-    let base = Core::agent_parts_under(&rules, target, session_key, chain)
-        .ok_or_else(|| format!("Agent '{target}' is not configured"))?;
+    let base = Core::agent_parts(t, session_key, chain);
     Ok(Plan {
         target: target.to_string(),
         agentic: tp.agentic,
@@ -68,7 +66,7 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         },
         parts: RunParts {
             policy,
-            approval_profile: (t.risk_profile.clone(), risk),
+            approval_profile: (t.config.risk_profile.clone(), risk),
             registry,
             broker,
             scope: scope_for_child,
@@ -77,24 +75,25 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
     })
 }
 
-/// Whether `caller` may delegate to `target` now, with which mode and the
-/// target's risk profile; the refusal the model is told otherwise.
-fn admissible(
+/// Whether `caller` may delegate to `target` now: the target as `rules`
+/// make it, the mode and the target's risk profile; the refusal the
+/// model is told otherwise.
+fn admissible<'r>(
     core: &Core,
-    rules: &crate::rules::Rules,
+    rules: &'r Rules,
     ctx: &ToolContext,
     caller: &str,
     target: &str,
-) -> Result<(DelegateMode, RiskProfile), String> {
+) -> Result<(&'r Arc<AgentRules>, DelegateMode, RiskProfile), String> {
     let config = &rules.config;
     let scope = &ctx.scope;
-    if !config.agents.contains_key(target) {
+    let Some(t) = rules.agent(target) else {
         let roster: Vec<String> = config.reachable(caller).into_iter().map(|(a, _)| a).collect();
         return Err(format!(
             "Unknown agent '{target}'. Available agents: {}",
             roster.join(", ")
         ));
-    }
+    };
     let mode = config.check_reachable(caller, target).map_err(|e| e.to_string())?;
     // A paused agent takes no new work, whoever asks for it.
     if core.live.is_paused(target) {
@@ -108,14 +107,13 @@ fn admissible(
             scope.depth, scope.max_depth
         ));
     }
-    let t = &config.agents[target];
-    let tp = config.runtime_profile_of(target);
-    let risk = match config.risk_profiles.get(&t.risk_profile) {
+    let tp = &t.runtime;
+    let risk = match &t.risk {
         Some(r) => r.clone(),
         None if tp.agentic => {
             return Err(format!(
                 "Agent '{target}' is agentic but risk_profile '{}' is not configured",
-                t.risk_profile
+                t.config.risk_profile
             ));
         }
         None => RiskProfile::default(),
@@ -133,31 +131,31 @@ fn admissible(
         if let Some(how) = refuse_as {
             return Err(format!(
                 "delegate target \"{target}\" cannot run in {how} from \"{caller}\": risk profile \"{}\" has always_ask entries ({}). See the documentation, \"Delegation & SubAgents\" > \"What's not supported\".",
-                t.risk_profile,
+                t.config.risk_profile,
                 risk.always_ask.join(", ")
             ));
         }
     }
-    Ok((mode, risk))
+    Ok((t, mode, risk))
 }
 
 /// What a bounded delegate runs with: the caller's policy and tracker (its
 /// cap tightened to the target's), the caller's tools within the target's
 /// profile, no operator.
 fn bounded(
-    rules: &crate::rules::Rules,
+    rules: &Rules,
     ctx: &ToolContext,
     caller: &str,
-    target: &str,
+    t: &AgentRules,
     risk: &RiskProfile,
     child_scope_base: RunScope,
 ) -> Guards {
-    let config = &rules.config;
     let scope = &ctx.scope;
-    let t = &config.agents[target];
-    let tp = config.runtime_profile_of(target);
+    let tp = &t.runtime;
     let caller_policy = &ctx.policy;
-    let same_profile = config.agents[caller].risk_profile == t.risk_profile;
+    let same_profile = rules
+        .agent(caller)
+        .is_some_and(|c| c.config.risk_profile == t.config.risk_profile);
     // The caller's tracker is shared; its hourly cap tightens to the
     // target's when that is lower.
     let caller_cap = caller_policy.hourly_cap.unwrap_or(caller_policy.tracker.limit());
@@ -168,7 +166,7 @@ fn bounded(
         let workspace = if same_profile {
             caller_policy.workspace.clone()
         } else {
-            rules.policies[target].workspace.clone()
+            t.policy.workspace.clone()
         };
         let mut p = caller_policy.with_workspace(workspace);
         p.hourly_cap = Some(cap);
@@ -179,7 +177,7 @@ fn bounded(
     // its profile gates them, and it was never set up for the others.
     for name in registry.names() {
         if let Some((server, _)) = name.split_once('.')
-            && !t.mcp_servers.iter().any(|s| s == server)
+            && !t.config.mcp_servers.iter().any(|s| s == server)
         {
             registry = registry.without(name);
         }
@@ -188,7 +186,7 @@ fn bounded(
     if !sub_delegation || !risk.offers_tool("delegate") {
         registry = registry.without("delegate");
     }
-    let mut cost_chain = vec![target.to_string()];
+    let mut cost_chain = vec![t.name.clone()];
     cost_chain.extend(scope.cost_chain.iter().cloned());
     let child_scope = RunScope {
         delegate_only: true,
@@ -198,33 +196,22 @@ fn bounded(
     };
     let broker: Arc<dyn crate::ApprovalBroker> = Arc::new(NoApprover(format!(
         "bounded delegated runs have no operator; list the tool in [risk_profiles.{}].auto_approve to let it run",
-        t.risk_profile
+        t.config.risk_profile
     )));
     (policy, registry, broker, child_scope)
 }
 
 /// What an independent delegate runs with: its own policy, tools and
 /// approval route, and an execution tree of its own.
-fn independent(
-    core: &Arc<Core>,
-    rules: &crate::rules::Rules,
-    target: &str,
-    risk: &RiskProfile,
-    child_scope_base: RunScope,
-) -> Guards {
-    let tp = rules.config.runtime_profile_of(target);
+fn independent(core: &Arc<Core>, t: &AgentRules, risk: &RiskProfile, child_scope_base: RunScope) -> Guards {
+    let tp = &t.runtime;
     let registry = core.builtin.filtered(risk).without("delegate").without("model_switch");
     let child_scope = RunScope {
         tree: tp.max_execution_tree_iterations.map(|n| Arc::new(TreeBudget::new(n))),
         is_tree_root: true,
         ..child_scope_base
     };
-    (
-        rules.policies[target].clone(),
-        registry,
-        core.route_broker_for(risk),
-        child_scope,
-    )
+    (t.policy.clone(), registry, core.route_broker_for(risk), child_scope)
 }
 
 /// A bounded child's tools: the caller's filtered registry intersected with

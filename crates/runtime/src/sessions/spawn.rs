@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_config::SubagentsConfig;
 use switchboard_store::{RunKind, RunStatus};
 
 /// `sessions_spawn`: start a child session.
@@ -43,7 +44,7 @@ impl Tool for SessionsSpawn {
         // One snapshot of the rules throughout (a reload may replace them).
         let rules = core.rules();
         let root = ctx.root_agent();
-        let Some(root_cfg) = rules.config.agents.get(&root).map(|a| &a.subagents) else {
+        let Some(limits) = rules.agent(&root).map(|a| &a.config.subagents) else {
             return ToolResult::fail(format!("agent '{root}' is no longer configured"));
         };
         if let Some(refused) = core.spawning_paused(ctx) {
@@ -55,10 +56,10 @@ impl Tool for SessionsSpawn {
         };
         // Held until the child is recorded: parallel spawns count one by one.
         let turn = core.live.spawn_turn(&ctx.session_key).await;
-        if let Err(why) = room_for_a_child(ctx, &root, root_cfg.max_children_per_agent).await {
+        if let Err(why) = room_for_a_child(ctx, &root, limits.max_children_per_agent).await {
             return ToolResult::fail(why);
         }
-        let (spec, warning) = match child(core, &rules, ctx, &args, task, (&agent_id, depth, max_depth)) {
+        let (spec, warning) = match child(core, &rules, ctx, (&args, limits), task, (&agent_id, depth, max_depth)) {
             Ok(v) => v,
             Err(why) => return ToolResult::fail(why),
         };
@@ -77,22 +78,26 @@ impl Tool for SessionsSpawn {
 }
 
 /// The child session `agent` runs for `task`, at spawn depth `depth` of
-/// at most `max_depth`, under `rules` (the call's one snapshot); with the
+/// at most `max_depth`, under `rules` (the call's one snapshot) and the
+/// root agent's `limits` (`[agents.<root>.subagents]`); with the
 /// warning for the model when the model it asked for is unknown. The
 /// refusal when the agent or its provider is gone.
 fn child(
     core: &Arc<Core>,
     rules: &Rules,
     ctx: &ToolContext,
-    args: &Args,
+    (args, limits): (&Args, &SubagentsConfig),
     task: &str,
     (agent, depth, max_depth): (&str, u32, u32),
 ) -> Result<(ChildSpec, Option<String>), String> {
     let config = &rules.config;
-    let gone = || format!("agent '{agent}' is no longer configured");
-    let limits = &config.agents.get(&ctx.root_agent()).ok_or_else(gone)?.subagents;
-    let target = config.agents.get(agent).ok_or_else(gone)?;
-    let default_provider = limits.model.clone().unwrap_or_else(|| target.model_provider.clone());
+    let target = rules
+        .agent(agent)
+        .ok_or_else(|| format!("agent '{agent}' is no longer configured"))?;
+    let default_provider = limits
+        .model
+        .clone()
+        .unwrap_or_else(|| target.config.model_provider.clone());
     let (provider, warning) = provider_for(config, args.model.as_deref(), default_provider);
     let chain = rules
         .providers
@@ -115,11 +120,15 @@ fn child(
     });
     row.label = args.label.clone();
     row.announce = crate::children::announces_into_chat(depth);
-    let base = Core::agent_parts_under(rules, agent, session_key, chain).ok_or_else(gone)?;
+    let base = Core::agent_parts(target, session_key, chain);
     let risk = &base.approval_profile.1;
     let leaf = depth >= max_depth;
     let registry = child_registry(&core.builtin, risk, leaf, &limits.tools.allow, &limits.tools.deny);
-    let system_prompt = system_prompt(&target.system_prompt, &base.policy.workspace, args.thinking.as_deref());
+    let system_prompt = system_prompt(
+        &target.config.system_prompt,
+        &base.policy.workspace,
+        args.thinking.as_deref(),
+    );
     let broker = core.route_broker_for(risk);
     let scope = RunScope {
         root_id: Some(row.root_id.clone()),

@@ -72,11 +72,12 @@ impl Skills {
 
 /// The folders `agent`'s skills come from: its `skills_dir` in
 /// `workspace`, then the shared ones.
-pub fn roots(config: &switchboard_config::Config, agent: &str, workspace: &Path) -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    if let Some(cfg) = config.agents.get(agent) {
-        roots.push(workspace.join(&cfg.skills_dir));
-    }
+pub fn roots(
+    config: &switchboard_config::Config,
+    agent: &switchboard_config::AgentConfig,
+    workspace: &Path,
+) -> Vec<PathBuf> {
+    let mut roots = vec![workspace.join(&agent.skills_dir)];
     roots.extend(config.skills.dirs.iter().map(PathBuf::from));
     roots
 }

@@ -66,11 +66,13 @@ fn spec(
     let parent = ctx.agent.clone();
     let uuid = uuid::Uuid::new_v4().to_string();
     let session_key: String = switchboard_core::SessionKey::helper(&uuid).into();
-    let Some(base) = core.agent_parts(&parent, session_key.clone(), ctx.chain.clone()) else {
+    let rules = core.rules();
+    let Some(agent) = rules.agent(&parent) else {
         return Err(ToolResult::fail(format!(
             "subagent spawn failed: unknown agent '{parent}'"
         )));
     };
+    let base = Core::agent_parts(agent, session_key.clone(), ctx.chain.clone());
     let risk = base.approval_profile.1.clone();
     if !risk.offers_tool("spawn_subagent") {
         return Err(ToolResult::fail(crate::policy::spawn_refused_by_profile(&parent)));

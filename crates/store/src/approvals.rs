@@ -3,6 +3,7 @@
 use crate::stmt::Stmt;
 use crate::{Store, StoreError};
 use sqlx::{AssertSqlSafe, FromRow};
+use switchboard_core::Risk;
 
 /// Where an approval request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +51,8 @@ pub struct NewApproval<'a> {
     pub tool: &'a str,
     /// Its arguments, redacted.
     pub summary: &'a str,
-    /// `low`, `medium` or `high`.
-    pub risk: &'a str,
+    /// How risky the call is.
+    pub risk: Risk,
     /// The approver channel the prompt went to.
     pub channel: Option<&'a str>,
     /// The chat of the prompt.
@@ -83,8 +84,9 @@ pub struct ApprovalRow {
     pub tool: String,
     /// Its arguments, redacted.
     pub summary: String,
-    /// `low`, `medium` or `high`.
-    pub risk: String,
+    /// How risky the call is (a stored word no build knows reads as high).
+    #[sqlx(try_from = "crate::stored_words::StoredRisk")]
+    pub risk: Risk,
     /// The approver channel the prompt went to.
     pub channel: Option<String>,
     /// The chat of the prompt.
@@ -166,7 +168,7 @@ impl<'s> Approvals<'s> {
             .bind(crate::list::encode(a.caller_chain))
             .bind(a.tool)
             .bind(a.summary)
-            .bind(a.risk)
+            .bind(a.risk.as_str())
             .bind(a.channel)
             .bind(a.chat)
             .bind(a.thread)

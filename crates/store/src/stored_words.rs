@@ -1,7 +1,19 @@
 //! Enums stored as words (run status, run kind, approval status): one
 //! definition gives each its word, `Display` and `Serialize` as that word,
 //! and decoding from a row, where an unknown word is an error rather than
-//! a state nobody handles.
+//! a state nobody handles. A risk (`switchboard_core::Risk`) is stored
+//! as its word too, and one no build knows reads as high (fail closed).
+
+/// An approval's `risk` column as stored.
+#[derive(sqlx::Type)]
+#[sqlx(transparent)]
+pub(crate) struct StoredRisk(String);
+
+impl From<StoredRisk> for switchboard_core::Risk {
+    fn from(stored: StoredRisk) -> Self {
+        Self::from_word(&stored.0)
+    }
+}
 
 macro_rules! stored_words {
     ($name:ident, $what:literal, { $($variant:ident => $word:literal),+ $(,)? }) => {

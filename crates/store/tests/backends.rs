@@ -184,7 +184,7 @@ async fn exercise(store: &Store) {
                 caller_chain: &["main".to_string()],
                 tool: "shell",
                 summary: "ls",
-                risk: "medium",
+                risk: switchboard_core::Risk::Medium,
                 channel: Some("cli"),
                 chat: Some("local"),
                 thread: None,

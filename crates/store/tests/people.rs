@@ -84,7 +84,7 @@ async fn two_person_on(url: &str) {
             caller_chain: &[],
             tool: "shell",
             summary: "deploy",
-            risk: "high",
+            risk: switchboard_core::Risk::High,
             channel: Some("telegram.main"),
             chat: Some("-100"),
             thread: None,

@@ -6,10 +6,12 @@
 
 mod support;
 
-use switchboard_store::{NEEDS_SCHEMA, NewInbound, Store};
+use switchboard_core::Risk;
+use switchboard_store::{NEEDS_SCHEMA, NewApproval, NewInbound, Store};
 
 on_both_backends!(newer_schemas, newer_schema);
 on_both_backends!(older_schemas, older_schema);
+on_both_backends!(unknown_risk_words, unknown_risk_word);
 
 /// Run `sql` on the database at `url`, beside the store.
 async fn raw(url: &str, sql: &str) {
@@ -137,4 +139,38 @@ async fn older_schema(url: &str) {
         (7, "", 0)
     );
     old.close().await;
+}
+
+/// An approval whose risk a newer build wrote with a word this one does
+/// not know reads as high (fail closed), and the row still reads.
+async fn unknown_risk_word(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    for (id, risk) in [("known", Risk::Low), ("newer", Risk::Low)] {
+        store
+            .approvals()
+            .insert(&NewApproval {
+                id,
+                run_id: None,
+                requested_by: Some("cli:bob"),
+                agent: "main",
+                caller_chain: &["main".to_string()],
+                tool: "shell",
+                summary: "ls",
+                risk,
+                channel: None,
+                chat: None,
+                thread: None,
+                approvers: &["cli:ops".to_string()],
+                deadline_at: i64::MAX,
+                approvals_required: 1,
+            })
+            .await
+            .unwrap();
+    }
+    raw(url, "UPDATE approvals SET risk = 'critical' WHERE id = 'newer'").await;
+    let read = |id: &'static str| {
+        let store = store.clone();
+        async move { store.approvals().get(id).await.unwrap().unwrap().risk }
+    };
+    assert_eq!((read("known").await, read("newer").await), (Risk::Low, Risk::High));
 }

@@ -173,27 +173,16 @@ async fn exercise(store: &Store) {
     );
 
     // Approvals: decide once, expire the rest.
+    let (main, ops) = (["main".to_string()], ["cli:ops".to_string()]);
     for id in ["a1", "a2"] {
-        store
-            .approvals()
-            .insert(&NewApproval {
-                id,
-                run_id: None,
-                requested_by: Some("cli:bob"),
-                agent: "main",
-                caller_chain: &["main".to_string()],
-                tool: "shell",
-                summary: "ls",
-                risk: switchboard_core::Risk::Medium,
-                channel: Some("cli"),
-                chat: Some("local"),
-                thread: None,
-                approvers: &["cli:ops".to_string()],
-                deadline_at: 0,
-                approvals_required: 1,
-            })
-            .await
-            .unwrap();
+        let asked = NewApproval {
+            caller_chain: &main,
+            channel: Some("cli"),
+            chat: Some("local"),
+            deadline_at: 0,
+            ..support::approval(id, &ops)
+        };
+        store.approvals().insert(&asked).await.unwrap();
     }
     assert!(
         store

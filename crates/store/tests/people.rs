@@ -77,20 +77,14 @@ async fn two_person_on(url: &str) {
     store
         .approvals()
         .insert(&NewApproval {
-            id: "two",
-            run_id: None,
             requested_by: Some("tg:1"),
-            agent: "main",
-            caller_chain: &[],
-            tool: "shell",
             summary: "deploy",
             risk: switchboard_core::Risk::High,
             channel: Some("telegram.main"),
             chat: Some("-100"),
-            thread: None,
             deadline_at: store.now_ms() + 60_000,
-            approvers: &approvers,
             approvals_required: 2,
+            ..support::approval("two", &approvers)
         })
         .await
         .unwrap();

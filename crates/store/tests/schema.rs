@@ -145,27 +145,13 @@ async fn older_schema(url: &str) {
 /// not know reads as high (fail closed), and the row still reads.
 async fn unknown_risk_word(url: &str) {
     let store = Store::open(url).await.unwrap();
-    for (id, risk) in [("known", Risk::Low), ("newer", Risk::Low)] {
-        store
-            .approvals()
-            .insert(&NewApproval {
-                id,
-                run_id: None,
-                requested_by: Some("cli:bob"),
-                agent: "main",
-                caller_chain: &["main".to_string()],
-                tool: "shell",
-                summary: "ls",
-                risk,
-                channel: None,
-                chat: None,
-                thread: None,
-                approvers: &["cli:ops".to_string()],
-                deadline_at: i64::MAX,
-                approvals_required: 1,
-            })
-            .await
-            .unwrap();
+    let ops = ["cli:ops".to_string()];
+    for id in ["known", "newer"] {
+        let low = NewApproval {
+            risk: Risk::Low,
+            ..support::approval(id, &ops)
+        };
+        store.approvals().insert(&low).await.unwrap();
     }
     raw(url, "UPDATE approvals SET risk = 'critical' WHERE id = 'newer'").await;
     let read = |id: &'static str| {

@@ -1,5 +1,32 @@
 //! What the store's test files share: a fresh PostgreSQL database per
-//! test, and the macro that runs one test on both backends.
+//! test, the macro that runs one test on both backends, and an approval
+//! request to store.
+
+use switchboard_core::Risk;
+use switchboard_store::NewApproval;
+
+/// A medium-risk `shell` request `id` (`ls`) that cli:bob's message
+/// started, for `approvers` to decide, in no chat and never expiring;
+/// a test sets what it is about (`NewApproval { risk, ..approval(..) }`).
+#[allow(dead_code, reason = "not every test file stores approvals")]
+pub(crate) fn approval<'a>(id: &'a str, approvers: &'a [String]) -> NewApproval<'a> {
+    NewApproval {
+        id,
+        run_id: None,
+        requested_by: Some("cli:bob"),
+        agent: "main",
+        caller_chain: &[],
+        tool: "shell",
+        summary: "ls",
+        risk: Risk::Medium,
+        channel: None,
+        chat: None,
+        thread: None,
+        approvers,
+        deadline_at: i64::MAX,
+        approvals_required: 1,
+    }
+}
 
 /// A fresh database on the PostgreSQL test server, if there is one.
 pub(crate) async fn postgres_url() -> Option<String> {

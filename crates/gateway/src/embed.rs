@@ -8,8 +8,8 @@ pub use crate::cli::run_to_exit;
 pub use crate::cluster::Fences;
 pub use crate::gateway::Gateway;
 pub use crate::live_config::LiveConfig;
+pub use crate::messages::outbox::spawn as spawn_outbox;
 pub use crate::run::start;
-pub use crate::service::outbox::spawn as spawn_outbox;
 
 /// What the `switchboard` binary does to its process before anything
 /// else (transparent huge pages off: docs/architecture.md, memory; the

@@ -21,7 +21,7 @@ pub struct Gateway {
     /// The file a reload reads.
     pub(crate) config_path: std::path::PathBuf,
     /// The chat router (its running turns are let finish at a stop).
-    pub(crate) router: Arc<crate::service::router::Router>,
+    pub(crate) router: Arc<crate::messages::router::Router>,
     /// What starts new turns besides the channels and cron: the router's
     /// inbound queue and the adoption of stopped instances' messages.
     pub(crate) takers: Vec<tokio::task::JoinHandle<()>>,

@@ -17,13 +17,13 @@ pub mod embed;
 mod gateway;
 mod human_time;
 mod live_config;
+mod messages;
 mod ops;
 mod reload;
 mod rights;
 mod routing;
 mod run;
 mod sandbox_report;
-mod service;
 #[cfg(test)]
 mod test_peers;
 mod trace_export;

@@ -6,7 +6,7 @@
 use crate::approvals::{RouteBroker, update_expired_prompts};
 use crate::bootstrap;
 use crate::gateway::Gateway;
-use crate::service::router::Router;
+use crate::messages::router::Router;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,13 +31,13 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
     let health = channels.health().clone();
     // Messages a stopped process had taken but not answered; read before
     // any channel starts, so they are not mixed up with new ones.
-    let pending = crate::service::inbox::upkeep::adopt(runtime.store(), &config).await?;
+    let pending = crate::messages::inbox::upkeep::adopt(runtime.store(), &config).await?;
     // Channels are listening before the local API accepts anything, so no
     // message arrives before the gateway can take it.
     let (inbound_tx, inbound_rx) = tokio::sync::mpsc::channel(1024);
     let fences = crate::cluster::Fences::default();
-    let pairing = Arc::new(crate::service::pairing::Pairing::new(&runtime, &channels));
-    let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::service::inbox::GatewayIntake::new(
+    let pairing = Arc::new(crate::messages::pairing::Pairing::new(&runtime, &channels));
+    let intake: Arc<dyn switchboard_core::Intake> = Arc::new(crate::messages::inbox::GatewayIntake::new(
         runtime.store().clone(),
         runtime.as_ref().into(),
         channels.clone(),
@@ -53,14 +53,14 @@ pub async fn start(config_path: &Path) -> anyhow::Result<Gateway> {
         channels.clone(),
     ));
     runtime.set_route_broker(broker.clone());
-    runtime.set_file_poster(Arc::new(crate::service::files::ChannelFiles::new(channels.clone())));
+    runtime.set_file_poster(Arc::new(crate::messages::files::ChannelFiles::new(channels.clone())));
     // Decisions and stops typed to other gateways of the cluster, and
     // outbox rows they queued, wake the watchers (see the store's signals).
     tasks.push(runtime.store().spawn_listener());
     tasks.push(broker.clone().spawn_remote_decisions());
     tasks.push(crate::cluster::spawn_remote_stops(runtime.clone()));
     update_expired_prompts(&channels, &started.expired_approvals).await;
-    tasks.push(crate::service::outbox::spawn(
+    tasks.push(crate::messages::outbox::spawn(
         runtime.store().clone(),
         channels.clone(),
         fences.clone(),
@@ -157,7 +157,7 @@ fn heartbeat(
 /// Inbox upkeep: messages adopted from stopped instances go to the router.
 fn upkeep(runtime: &Arc<switchboard_runtime::Runtime>, router: &Arc<Router>) -> tokio::task::JoinHandle<()> {
     let adopter = router.clone();
-    crate::service::inbox::upkeep::spawn(runtime.store().clone(), runtime.as_ref().into(), move |pending| {
+    crate::messages::inbox::upkeep::spawn(runtime.store().clone(), runtime.as_ref().into(), move |pending| {
         let router = adopter.clone();
         Box::pin(async move { router.resume(pending).await })
     })

@@ -22,7 +22,7 @@ mod view;
 pub(crate) use crate::channels::HealthBoard;
 
 use crate::approvals::RouteBroker;
-use crate::service::router::Router;
+use crate::messages::router::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};

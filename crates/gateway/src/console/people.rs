@@ -77,7 +77,7 @@ pub(crate) async fn decide(
     let Some(choice) = ApprovalChoice::from_word(body.trim()) else {
         return (StatusCode::BAD_REQUEST, "send once (allow) or deny").into_response();
     };
-    if !id.starts_with(crate::service::pairing::ID_PREFIX) {
+    if !id.starts_with(crate::messages::pairing::ID_PREFIX) {
         return (StatusCode::NOT_FOUND, format!("No pairing request '{id}'.")).into_response();
     }
     let text = console

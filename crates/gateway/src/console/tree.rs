@@ -3,7 +3,7 @@
 //! under the run that started them.
 
 use super::Console;
-use crate::service::router::TurnNow;
+use crate::messages::router::TurnNow;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use switchboard_core::ChatAddress;

@@ -72,8 +72,8 @@ impl Channel for CliChannel {
     /// Saved under `downloads/` in the current folder, and said.
     async fn send_file(&self, file: &OutboundFile) -> Result<MessageRef, ChannelError> {
         self.mine(&file.address.chat)?;
-        let dir = std::path::Path::new(crate::service::files::terminal::DOWNLOADS);
-        let saved = crate::service::files::terminal::save_download(dir, &file.name, &file.data)
+        let dir = std::path::Path::new(crate::messages::files::terminal::DOWNLOADS);
+        let saved = crate::messages::files::terminal::save_download(dir, &file.name, &file.data)
             .map_err(|e| ChannelError::Permanent(format!("cannot save the file in {}: {e}", dir.display())))?;
         let size = switchboard_runtime::files::human_size(file.data.len() as u64);
         println!(

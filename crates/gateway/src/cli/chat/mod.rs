@@ -72,8 +72,8 @@ pub(crate) async fn run(config_path: &Path, agent: Option<String>) -> anyhow::Re
     let mut channels = ChannelSet::default();
     channels.insert(Arc::new(crate::cli::chat::channel::CliChannel { login: login.clone() }));
     // Files the agent sends are saved here; `/attach` files are read here.
-    runtime.set_file_poster(Arc::new(crate::service::files::ChannelFiles::new(channels.clone())));
-    let delivery = crate::service::outbox::spawn(
+    runtime.set_file_poster(Arc::new(crate::messages::files::ChannelFiles::new(channels.clone())));
+    let delivery = crate::messages::outbox::spawn(
         runtime.store().clone(),
         channels.clone(),
         crate::cluster::Fences::default(),
@@ -151,7 +151,7 @@ impl Terminal {
     async fn work_through_queue(&mut self) {
         while self.running.is_none() {
             let Some(line) = self.queue.pop_front() else { break };
-            if let Some(attached) = crate::service::files::terminal::attach(&line) {
+            if let Some(attached) = crate::messages::files::terminal::attach(&line) {
                 match attached {
                     Ok((file, caption)) => {
                         let message = (&self.address, &self.sender, file, caption);
@@ -171,12 +171,12 @@ impl Terminal {
                     println!("{}", crate::cli::chat::text::clean(&answer));
                     self.prompt(self.queue.is_empty());
                 }
-                None => self.start(crate::service::files::inbound::Prepared::text(line)),
+                None => self.start(crate::messages::files::inbound::Prepared::text(line)),
             }
         }
     }
 
-    fn start(&mut self, message: crate::service::files::inbound::Prepared) {
+    fn start(&mut self, message: crate::messages::files::inbound::Prepared) {
         let at = (self.agent.as_str(), self.session_key.as_str(), &self.address);
         self.running = Some(start_turn(&self.runtime, at, message, &self.broker, &self.events));
     }
@@ -276,7 +276,7 @@ async fn attach_message(
     terminal: &ChannelSet,
     agent: &str,
     (address, sender, file, caption): (&ChatAddress, &UserId, switchboard_core::Attachment, String),
-) -> crate::service::files::inbound::Prepared {
+) -> crate::messages::files::inbound::Prepared {
     let message = switchboard_core::Inbound {
         mentioned: true,
         direct: true,
@@ -284,13 +284,13 @@ async fn attach_message(
         ..switchboard_core::Inbound::new(address.clone(), sender.clone(), caption)
     };
     let key = uuid::Uuid::new_v4().simple().to_string();
-    crate::service::files::inbound::prepare(runtime, terminal, agent, &message, &key).await
+    crate::messages::files::inbound::prepare(runtime, terminal, agent, &message, &key).await
 }
 
 fn start_turn(
     runtime: &Arc<Runtime>,
     (agent, session_key, address): (&str, &str, &ChatAddress),
-    message: crate::service::files::inbound::Prepared,
+    message: crate::messages::files::inbound::Prepared,
     broker: &Arc<CliBroker>,
     events: &mpsc::UnboundedSender<TurnEvent>,
 ) -> Running {

@@ -15,7 +15,7 @@ mod session;
 use crate::approvals::{Ballot, RouteBroker, Via};
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command, CommandContext};
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use parking_lot::Mutex;
 pub(crate) use session::TurnNow;
 use session::{Queued, Session};
@@ -33,10 +33,10 @@ pub(crate) struct Router {
     runtime: Runtime,
     channels: ChannelSet,
     broker: Arc<RouteBroker>,
-    pairing: Arc<crate::service::pairing::Pairing>,
+    pairing: Arc<crate::messages::pairing::Pairing>,
     sessions: Mutex<HashMap<String, Session>>,
     /// Status reactions of the messages being handled.
-    statuses: crate::service::status_reactions::Statuses,
+    statuses: crate::messages::status_reactions::Statuses,
     /// Turns being handled here, from their start until their answer is
     /// sent (a stop waits for them: `Gateway::stop`).
     in_hand: std::sync::atomic::AtomicUsize,
@@ -52,7 +52,7 @@ impl Router {
         runtime: Runtime,
         channels: ChannelSet,
         broker: Arc<RouteBroker>,
-        pairing: Arc<crate::service::pairing::Pairing>,
+        pairing: Arc<crate::messages::pairing::Pairing>,
     ) -> Arc<Self> {
         Arc::new(Self {
             runtime,
@@ -145,12 +145,12 @@ impl Router {
     }
 
     /// Pairing, for the console's People page.
-    pub(crate) fn pairing(&self) -> &Arc<crate::service::pairing::Pairing> {
+    pub(crate) fn pairing(&self) -> &Arc<crate::messages::pairing::Pairing> {
         &self.pairing
     }
 
     async fn answer(&self, to: &Taken, text: String) {
-        crate::service::reply::answer(&self.channels, self.runtime.store(), to, text).await;
+        crate::messages::reply::answer(&self.channels, self.runtime.store(), to, text).await;
     }
 
     /// Run a slash command and answer with its outcome.
@@ -163,7 +163,7 @@ impl Router {
                     reason,
                     ..Ballot::new(&m.sender, &m.address, choice)
                 };
-                let text = if id.starts_with(crate::service::pairing::ID_PREFIX) {
+                let text = if id.starts_with(crate::messages::pairing::ID_PREFIX) {
                     self.pairing.decide(&id, ballot).await
                 } else {
                     self.broker.decide(&id, ballot).await
@@ -201,7 +201,7 @@ impl Router {
                 } else {
                     commands::console_link::SignIn::answer(&self.runtime, &m.sender, m.direct).await
                 };
-                crate::service::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
+                crate::messages::reply::answer_privately(&self.channels, self.runtime.store(), &t, text).await;
             }
             other => self.agent_command(&t, other).await,
         }

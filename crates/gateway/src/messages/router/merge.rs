@@ -10,7 +10,7 @@
 
 use super::Router;
 use super::session::Queued;
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use std::time::Duration;
 use switchboard_config::Config;
 use switchboard_core::Action;
@@ -27,7 +27,7 @@ const RECOVERED_GRACE: Duration = Duration::from_millis(50);
 /// a window, only if it came within it of `last`.
 pub(super) fn joins(config: &Config, last: &Taken, next: &Queued, window_ms: i64) -> bool {
     next.follow_up.is_none()
-        && crate::service::voice::audio_of(config, &next.t.m).is_none()
+        && crate::messages::voice::audio_of(config, &next.t.m).is_none()
         && matches!(next.t.m.action, Action::Text)
         && next.t.recovered == last.recovered
         && next.t.m.sender == last.m.sender

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 /// Tries of a refusal notice before it goes to the outbox.
 const TELL_ATTEMPTS: u32 = 3;
 
-pub(crate) use crate::service::taken::Taken;
+pub(crate) use crate::messages::taken::Taken;
 
 pub(crate) struct GatewayIntake {
     store: Store,
@@ -35,7 +35,7 @@ pub(crate) struct GatewayIntake {
     /// Leased channels are taken only under the lease this instance holds.
     fences: crate::cluster::Fences,
     /// Strangers where people are let in by pairing get a code.
-    pairing: std::sync::Arc<crate::service::pairing::Pairing>,
+    pairing: std::sync::Arc<crate::messages::pairing::Pairing>,
     /// Chats told that their message waits, while the inbox cannot store.
     unstored: unstored::Unstored,
 }
@@ -47,7 +47,7 @@ impl GatewayIntake {
         channels: ChannelSet,
         router: mpsc::Sender<Taken>,
         fences: crate::cluster::Fences,
-        pairing: std::sync::Arc<crate::service::pairing::Pairing>,
+        pairing: std::sync::Arc<crate::messages::pairing::Pairing>,
     ) -> Self {
         Self {
             store,
@@ -68,7 +68,7 @@ impl GatewayIntake {
         let (pairing, channels) = (self.pairing.clone(), self.channels.clone());
         tokio::spawn(async move {
             if let Some(text) = pairing.stranger(&m).await {
-                crate::service::reply::notice(&channels, &m, &text);
+                crate::messages::reply::notice(&channels, &m, &text);
             }
         });
     }
@@ -79,7 +79,7 @@ impl GatewayIntake {
         let mut out = Outbound::new(to.address.clone(), text);
         out.reply_to = to.message_id.clone();
         let (channels, store) = (self.channels.clone(), self.store.clone());
-        tokio::spawn(async move { crate::service::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
+        tokio::spawn(async move { crate::messages::reply::deliver(&channels, &store, &out, TELL_ATTEMPTS).await });
     }
 
     /// Write `rows` (and the cursor) to the inbox; when the database does
@@ -108,7 +108,7 @@ impl GatewayIntake {
                 Err(IntakeError(e.to_string()))
             }
             Err(e) => {
-                let remedy = crate::service::storage_down::remedy(&e);
+                let remedy = crate::messages::storage_down::remedy(&e);
                 // Once per failure (the channel tries again every 2 s).
                 if self.unstored.first_failure(channel) {
                     tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
@@ -122,7 +122,7 @@ impl GatewayIntake {
                 }
                 drop(rate);
                 for m in self.unstored.first_in_chat(channel, kept.iter().map(|t| &t.m)) {
-                    crate::service::reply::notice(&self.channels, m, crate::service::storage_down::WAITS);
+                    crate::messages::reply::notice(&self.channels, m, crate::messages::storage_down::WAITS);
                 }
                 Err(IntakeError(e.to_string()))
             }
@@ -165,7 +165,7 @@ impl Intake for GatewayIntake {
         for m in messages {
             let route = crate::routing::pick(&config, &m);
             let command = crate::commands::of(&m);
-            let paired = crate::service::pairing::paired_here(&self.store, route.as_ref(), &m).await;
+            let paired = crate::messages::pairing::paired_here(&self.store, route.as_ref(), &m).await;
             match admit(
                 &config,
                 (&self.rate, &self.strangers),
@@ -216,7 +216,7 @@ impl Intake for GatewayIntake {
             if durable {
                 self.tell(&m, text);
             } else {
-                crate::service::reply::notice(&self.channels, &m, &text);
+                crate::messages::reply::notice(&self.channels, &m, &text);
             }
         }
         for (taken, new) in kept.into_iter().zip(fresh) {

@@ -228,7 +228,7 @@ impl Pairing {
         };
         // Told once: a refused person's later messages are dropped quietly.
         let out = Outbound::new(ChatAddress::new(row.channel.clone(), row.chat.clone()), told);
-        crate::service::reply::deliver(&self.channels, &self.store, &out, 3).await;
+        crate::messages::reply::deliver(&self.channels, &self.store, &out, 3).await;
         answer
     }
 

@@ -8,7 +8,7 @@
 //! (docs/operations.md, "A full disk").
 
 use super::Router;
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ impl Router {
             return;
         }
         if !told && times == 0 {
-            crate::service::reply::notice(&self.channels, &last.m, crate::service::storage_down::WAITS);
+            crate::messages::reply::notice(&self.channels, &last.m, crate::messages::storage_down::WAITS);
         }
         tokio::spawn(async move {
             let mut wait = Duration::from_secs(1 << times.min(5)).min(LONGEST_WAIT);

@@ -5,7 +5,7 @@
 //! started changes is not run a second time.
 
 use super::Router;
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use switchboard_core::MessageStatus;
 use switchboard_runtime::recover::Recovery;
 
@@ -59,7 +59,7 @@ impl Router {
                 Recovered::Answered(MessageStatus::Failed)
             }
             Err(e) if e.is_unavailable() => {
-                tracing::error!(session = %session_key, error = %e, remedy = crate::service::storage_down::remedy(&e), "cannot read or close what an interrupted turn did; tried again once the database takes writes");
+                tracing::error!(session = %session_key, error = %e, remedy = crate::messages::storage_down::remedy(&e), "cannot read or close what an interrupted turn did; tried again once the database takes writes");
                 Recovered::HeldUp
             }
             Err(e) => {

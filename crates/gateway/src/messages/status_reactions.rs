@@ -7,7 +7,7 @@
 //! `status_reactions = false` on a channel (docs/conversations.md).
 
 use crate::channels::ChannelSet;
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;

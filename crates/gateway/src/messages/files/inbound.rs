@@ -111,7 +111,7 @@ async fn prepare_message(
             format!("{} Your message is answered without it.", refused.join(" ")),
         );
         notice.reply_to = m.message_id.clone();
-        crate::service::reply::deliver(channels, store, &notice, NOTICE_ATTEMPTS).await;
+        crate::messages::reply::deliver(channels, store, &notice, NOTICE_ATTEMPTS).await;
     }
     prepared
 }

@@ -11,7 +11,7 @@
 //! of at-least-once left.)
 
 use crate::channels::ChannelSet;
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use switchboard_core::{ChannelError, Inbound, Outbound};
 use switchboard_store::{QueuedReply, Store};
 
@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(kept.len(), 1);
         assert!(kept[0].delivery_key.starts_with("reply:"), "{}", kept[0].delivery_key);
 
-        let worker = crate::service::outbox::spawn(store.clone(), channels.clone(), crate::cluster::Fences::default());
+        let worker = crate::messages::outbox::spawn(store.clone(), channels.clone(), crate::cluster::Fences::default());
         team.set_down(false);
         for _ in 0..50 {
             if team.events_after(0).len() >= 2 {

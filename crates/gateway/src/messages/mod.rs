@@ -1,4 +1,4 @@
-//! The message service: what happens between a channel handing a message
+//! The message flow: what happens between a channel handing a message
 //! in and the answer going out. `inbox` takes inbound messages durably and
 //! admits them, `router` runs each conversation's turns, `reply` and
 //! `stream_out` shape what goes back, `outbox` delivers it (retried,

@@ -12,7 +12,7 @@ mod client;
 
 use crate::channels::ChannelSet;
 use crate::commands::{self, Command};
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use switchboard_config::{Config, TranscriptionConfig};
 use switchboard_core::{Action, Attachment, AttachmentKind, Inbound, Outbound};
 

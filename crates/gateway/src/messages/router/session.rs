@@ -7,7 +7,7 @@
 
 use super::Router;
 use super::recovered::Recovered;
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -89,13 +89,13 @@ impl Router {
     }
 
     /// A stream for the answer to `m`, when its channel and chat want one.
-    fn stream_for(&self, m: &switchboard_core::Inbound) -> Option<crate::service::stream_out::StreamOut> {
+    fn stream_for(&self, m: &switchboard_core::Inbound) -> Option<crate::messages::stream_out::StreamOut> {
         let channel = self.channels.get(&m.address.channel)?;
         let limits = channel.streaming()?;
         if !self.runtime.config().channels.streams(&m.address.channel, m.direct) {
             return None;
         }
-        Some(crate::service::stream_out::StreamOut::new(
+        Some(crate::messages::stream_out::StreamOut::new(
             channel.clone(),
             (m.address.clone(), m.direct),
             m.message_id.clone(),
@@ -195,8 +195,8 @@ impl Router {
             drop(seat);
             // A voice message is heard first: it may be a spoken command.
             let config = self.runtime.config();
-            if follow_up.is_none() && crate::service::voice::audio_of(&config, &t.m).is_some() {
-                let heard = crate::service::voice::hear(&config, &self.channels, &mut t).await;
+            if follow_up.is_none() && crate::messages::voice::audio_of(&config, &t.m).is_some() {
+                let heard = crate::messages::voice::hear(&config, &self.channels, &mut t).await;
                 if let Some(command) = heard.command {
                     self.statuses.ended(&t, MessageStatus::Done);
                     tokio::spawn(self.clone().command(t, command));
@@ -209,7 +209,7 @@ impl Router {
             };
             // Sent away while the message waited (`/unpair`, a reload that
             // took them off a list): not run (fail closed).
-            if !crate::service::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t.m).await {
+            if !crate::messages::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t.m).await {
                 tracing::warn!(session = %session_key, sender = %t.m.sender, "a queued message's sender may no longer talk here; not answered");
                 self.statuses.ended(&t, MessageStatus::Failed);
                 if let Err(e) = self.runtime.store().inbox().finish_turn(&t.key, &t.merged, None).await {
@@ -309,8 +309,8 @@ impl Router {
         agent: &str,
         t: &Taken,
         earlier: &[Taken],
-    ) -> (crate::service::files::inbound::Prepared, Vec<String>) {
-        use crate::service::files::inbound::prepare;
+    ) -> (crate::messages::files::inbound::Prepared, Vec<String>) {
+        use crate::messages::files::inbound::prepare;
         let mut files = prepare(&self.runtime, &self.channels, agent, &t.m, &t.key).await;
         let mut texts = Vec::with_capacity(earlier.len());
         for e in earlier {
@@ -381,7 +381,7 @@ impl Router {
         };
         let result = self.run_joined(request, (&mut t, &mut earlier), lane).await;
         let streamed = match feeder {
-            Some(f) => f.await.ok().filter(crate::service::stream_out::StreamOut::has_shown),
+            Some(f) => f.await.ok().filter(crate::messages::stream_out::StreamOut::has_shown),
             None => None,
         };
         current.lock().take();
@@ -394,9 +394,9 @@ impl Router {
         if let (Err(TurnError::Store(e)), None) = (&result, &follow_up)
             && e.is_unavailable()
         {
-            tracing::error!(error = %e, remedy = crate::service::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
+            tracing::error!(error = %e, remedy = crate::messages::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
             let told = match streamed {
-                Some(s) => s.finish(crate::service::storage_down::WAITS).await,
+                Some(s) => s.finish(crate::messages::storage_down::WAITS).await,
                 None => false,
             };
             earlier.push(t);
@@ -415,7 +415,7 @@ impl Router {
         agent: &str,
         t: &Taken,
         result: Result<TurnReply, TurnError>,
-        streamed: Option<crate::service::stream_out::StreamOut>,
+        streamed: Option<crate::messages::stream_out::StreamOut>,
         (follow_up, started): (Option<&str>, std::time::Instant),
     ) {
         let stopped = matches!(result, Err(TurnError::Cancelled));
@@ -434,8 +434,8 @@ impl Router {
             // Never the database's own words (a follow-up's turn is not
             // put back: it has no message of its own to keep).
             Err(TurnError::Store(e)) if e.is_unavailable() => {
-                tracing::error!(error = %e, remedy = crate::service::storage_down::remedy(&e), "a turn could not be recorded");
-                crate::service::storage_down::WAITS.to_string()
+                tracing::error!(error = %e, remedy = crate::messages::storage_down::remedy(&e), "a turn could not be recorded");
+                crate::messages::storage_down::WAITS.to_string()
             }
             Err(e) => format!("error: {e}"),
         };
@@ -446,7 +446,7 @@ impl Router {
                 s.finish(&text).await
             };
             if shown {
-                crate::service::reply::answered_in_place(self.runtime.store(), t).await;
+                crate::messages::reply::answered_in_place(self.runtime.store(), t).await;
                 return;
             }
         }

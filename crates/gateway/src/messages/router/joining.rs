@@ -9,7 +9,7 @@
 use super::Router;
 use super::merge::{MAX_MERGED, absorb, joins, window_of};
 use super::session::{Lane, Queued};
-use crate::service::taken::Taken;
+use crate::messages::taken::Taken;
 use std::future::Future;
 use std::pin::Pin;
 use switchboard_runtime::{Join, TurnError, TurnReply, TurnRequest};

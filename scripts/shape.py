@@ -393,15 +393,32 @@ def platform_names(files):
 LIBRARY_SRC = re.compile(r"^(crates/(core|http|sandbox|store|telemetry|config|mcp|runtime)|channels/[^/]+)/src/")
 
 
+def public_trait_bodies(code):
+    """(start, end) offsets of the bodies of `pub trait` blocks."""
+    bodies = []
+    for m in re.finditer(r"(?<![\w(])pub\s+trait\s+[A-Za-z_][^{;]*\{", code):
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        bodies.append((m.end(), i))
+    return bodies
+
+
 def string_errors(files):
-    """Public functions of library crates that return `Result<_, String>`."""
+    """Public functions of library crates, and the methods of their public
+    traits, that return `Result<_, String>`."""
     problems = []
     for path, code in files:
         rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
         if not LIBRARY_SRC.match(rel) or is_test_file(path):
             continue
         spans = test_spans(code)
-        for m in re.finditer(r"(?<![\w(])pub\s+(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)", code):
+        traits = public_trait_bodies(code)
+        for m in re.finditer(r"(?<![\w(])(pub\s+)?(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)", code):
+            in_trait = any(a <= m.start() < b for a, b in traits)
+            if not m.group(1) and not in_trait:
+                continue
             first = code.count("\n", 0, m.start()) + 1
             if any(a <= first - 1 <= b for a, b in spans):
                 continue
@@ -410,7 +427,8 @@ def string_errors(files):
             ret = sig.rsplit("->", 1)[1] if "->" in sig else ""
             ret = re.sub(r"\s+", "", ret.split("where")[0])
             if ret.startswith("Result<") and ret.endswith(",String>"):
-                problems.append(f"{rel}:{first}: pub fn {m.group(1)} returns Result<_, String>; give it an error type")
+                what = "a public trait's fn" if in_trait else "pub fn"
+                problems.append(f"{rel}:{first}: {what} {m.group(2)} returns Result<_, String>; give it an error type")
     return problems
 
 

@@ -16,11 +16,25 @@ pub struct Work<'a> {
     pub run: Option<&'a str>,
 }
 
+/// Why work is not, or may not be, this process's any more; its text is
+/// told to the model, and the turn is cancelled.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotOurs {
+    /// Another gateway of the cluster adopted it.
+    #[error(
+        "another gateway of the cluster took this work over (this one stalled past its lease and was taken for dead)"
+    )]
+    Adopted,
+    /// The control plane cannot be read: unknown counts as not ours
+    /// (fail closed).
+    #[error("the control plane cannot be read, so it is not certain this gateway still owns the work")]
+    Unknown(#[source] switchboard_store::StoreError),
+}
+
 /// Answers whether work is still this process's (see the module doc).
 #[async_trait]
 pub trait Fence: Send + Sync {
-    /// `Ok(())` while it is; otherwise why not (told to the model, and the
-    /// turn is cancelled). Unknown (the database cannot be read) counts as
-    /// not ours: fail closed.
-    async fn still_ours(&self, work: Work<'_>) -> Result<(), String>;
+    /// `Ok(())` while it is; otherwise why not.
+    async fn still_ours(&self, work: Work<'_>) -> Result<(), NotOurs>;
 }

@@ -9,9 +9,27 @@ use switchboard_core::{ChatAddress, OutboundFile};
 #[async_trait]
 pub trait FilePoster: Send + Sync {
     /// The largest file `to`'s channel takes, or why it takes none.
-    async fn limit(&self, to: &ChatAddress) -> Result<u64, String>;
-    /// Post `file`; on failure, what to tell the model.
-    async fn post(&self, file: OutboundFile) -> Result<(), String>;
+    async fn limit(&self, to: &ChatAddress) -> Result<u64, PostError>;
+    /// Post `file`, or say why it was not posted.
+    async fn post(&self, file: OutboundFile) -> Result<(), PostError>;
+}
+
+/// Why a file was not posted; its text is told to the model.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PostError {
+    /// The chat's channel is not running in this gateway.
+    #[error("the channel {0} is not configured here")]
+    NoChannel(String),
+    /// The channel's platform takes no files.
+    #[error("{0} cannot post files; say where the file is instead")]
+    NoFiles(String),
+    /// The platform refused the upload.
+    #[error("the chat platform did not take it ({0})")]
+    Refused(#[source] switchboard_core::ChannelError),
+    /// The platform asks to wait longer than a tool call should.
+    #[error("the chat platform asks to wait {} s before the next upload", .0.as_secs())]
+    WaitTooLong(std::time::Duration),
 }
 
 /// The media type of a file, from its extension (what chat clients use

@@ -5,7 +5,7 @@
 //! and stops instead of running the tool a second time.
 
 use async_trait::async_trait;
-use switchboard_runtime::fence::{Fence, Work};
+use switchboard_runtime::fence::{Fence, NotOurs, Work};
 use switchboard_store::Store;
 
 pub(crate) struct StoreFence {
@@ -18,25 +18,22 @@ impl StoreFence {
     }
 }
 
-const ADOPTED: &str =
-    "another gateway of the cluster took this work over (this one stalled past its lease and was taken for dead)";
-
 #[async_trait]
 impl Fence for StoreFence {
-    async fn still_ours(&self, work: Work<'_>) -> Result<(), String> {
+    async fn still_ours(&self, work: Work<'_>) -> Result<(), NotOurs> {
         let unknown = |e: switchboard_store::StoreError| {
             tracing::error!(error = %e, "cannot tell whether work is still this gateway's");
-            "the control plane cannot be read, so it is not certain this gateway still owns the work".to_string()
+            NotOurs::Unknown(e)
         };
         if let Some(turn) = work.turn
             && !self.store.inbox().still_mine(turn).await.map_err(unknown)?
         {
-            return Err(ADOPTED.into());
+            return Err(NotOurs::Adopted);
         }
         if let Some(run) = work.run
             && !self.store.inbox().run_still_mine(run).await.map_err(unknown)?
         {
-            return Err(ADOPTED.into());
+            return Err(NotOurs::Adopted);
         }
         Ok(())
     }

@@ -36,7 +36,7 @@ impl SendFile {
         };
         let limit = match poster.limit(&to).await {
             Ok(l) => l,
-            Err(why) => return ToolResult::fail(why),
+            Err(why) => return ToolResult::fail(why.to_string()),
         };
         let read = ctx
             .confined(Access::Read, {

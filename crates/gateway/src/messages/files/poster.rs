@@ -6,7 +6,7 @@ use crate::channels::ChannelSet;
 use async_trait::async_trait;
 use std::time::Duration;
 use switchboard_core::{ChannelError, ChatAddress, OutboundFile};
-use switchboard_runtime::files::FilePoster;
+use switchboard_runtime::files::{FilePoster, PostError};
 
 /// Tries of one upload.
 const ATTEMPTS: u32 = 3;
@@ -26,22 +26,22 @@ impl ChannelFiles {
 
 #[async_trait]
 impl FilePoster for ChannelFiles {
-    async fn limit(&self, to: &ChatAddress) -> Result<u64, String> {
+    async fn limit(&self, to: &ChatAddress) -> Result<u64, PostError> {
         let channel = self
             .channels
             .get(&to.channel)
-            .ok_or_else(|| format!("the channel {} is not configured here", to.channel))?;
+            .ok_or_else(|| PostError::NoChannel(to.channel.clone()))?;
         channel
             .upload_limit()
             .await
-            .ok_or_else(|| format!("{} cannot post files; say where the file is instead", to.channel))
+            .ok_or_else(|| PostError::NoFiles(to.channel.clone()))
     }
 
-    async fn post(&self, file: OutboundFile) -> Result<(), String> {
+    async fn post(&self, file: OutboundFile) -> Result<(), PostError> {
         let channel = self
             .channels
             .get(&file.address.channel)
-            .ok_or_else(|| format!("the channel {} is not configured here", file.address.channel))?;
+            .ok_or_else(|| PostError::NoChannel(file.address.channel.clone()))?;
         let mut attempt = 1;
         loop {
             let wait = match channel.send_file(&file).await {
@@ -53,14 +53,11 @@ impl FilePoster for ChannelFiles {
                 Err(ChannelError::Transient(_)) if attempt < ATTEMPTS => Duration::from_secs(u64::from(attempt)),
                 Err(e) => {
                     tracing::warn!(channel = %channel.name(), file = %file.name, error = %e, "a file upload failed");
-                    return Err(format!("the chat platform did not take it ({e})"));
+                    return Err(PostError::Refused(e));
                 }
             };
             if wait > LONGEST_WAIT {
-                return Err(format!(
-                    "the chat platform asks to wait {} s before the next upload",
-                    wait.as_secs()
-                ));
+                return Err(PostError::WaitTooLong(wait));
             }
             tokio::time::sleep(wait).await;
             attempt += 1;

@@ -14,17 +14,18 @@ impl Runtime {
         session_key: &str,
         focus: Option<&str>,
     ) -> Result<Option<Compacted>, TurnError> {
-        let config = self.core().config();
-        let agent_cfg = config
-            .agents
-            .get(agent)
+        // One snapshot of the rules, the agent looked up in it once.
+        let rules = self.core().rules();
+        let resolved = rules
+            .agent(agent)
             .ok_or_else(|| TurnError::UnknownAgent(agent.into()))?;
-        if !agent_cfg.compaction {
+        if !resolved.config.compaction {
             return Err(CompactError::Off(agent.to_string()).into());
         }
-        let providers = &self.core().rules().providers;
-        let conversation = providers.chain_for(&self.provider_of(agent, session_key).await?)?;
-        let chain = summariser(providers, agent_cfg, &conversation)?;
+        let config = &rules.config;
+        let providers = &rules.providers;
+        let conversation = providers.chain_for(&self.provider_under(config, resolved, session_key).await?)?;
+        let chain = summariser(providers, &resolved.config, &conversation)?;
         let mut loaded = crate::agent::history::load(self.store(), session_key).await?;
         let cut = cut_keeping_last_turn(&loaded.messages);
         if cut == 0 {
@@ -35,7 +36,7 @@ impl Runtime {
         let max_tokens = summary_cap(primary.limits().window());
         let cost_chain = [agent.to_string()];
         let compactor = Compactor {
-            config: &config,
+            config,
             store: self.store(),
             chain,
             cost_chain: &cost_chain,

@@ -42,7 +42,10 @@ pub struct Core {
 /// Everything that differs between one run and another.
 #[derive(Clone)]
 pub(crate) struct RunParts {
-    /// The agent the run acts as, as the run's rules make it.
+    /// The configuration and what is built from it, as the run was
+    /// planned: the whole run keeps them, whatever a reload does meanwhile.
+    pub rules: Arc<Rules>,
+    /// The agent the run acts as, as `rules` make it.
     pub agent: Arc<AgentRules>,
     /// Its session.
     pub session_key: String,
@@ -182,11 +185,18 @@ impl Core {
     /// system prompt and memory readers; no tools, no operator, a fresh
     /// cancellation and a default scope. Each kind of run changes what it
     /// needs (`RunParts { registry, scope, ..Core::agent_parts(..) }`).
-    pub(crate) fn agent_parts(agent: &Arc<AgentRules>, session_key: String, chain: ProviderChain) -> RunParts {
+    /// `agent` is one of `rules`' agents.
+    pub(crate) fn agent_parts(
+        rules: &Arc<Rules>,
+        agent: &Arc<AgentRules>,
+        session_key: String,
+        chain: ProviderChain,
+    ) -> RunParts {
         let cfg = &agent.config;
         let mut memory_readers = vec![agent.name.clone()];
         memory_readers.extend(cfg.workspace.read_memory_from.iter().cloned());
         RunParts {
+            rules: rules.clone(),
             agent: agent.clone(),
             session_key,
             policy: agent.policy.clone(),
@@ -220,13 +230,9 @@ impl Core {
         }
     }
 
-    /// Build the run: bind its `delegate` tool to its agent, and the context.
-    pub(crate) fn assemble(self: &Arc<Self>, parts: RunParts) -> AgentRun {
-        self.assemble_under(&self.rules(), parts)
-    }
-
-    /// [`Core::assemble`] under `rules` (the snapshot the parts came from).
-    pub(crate) fn assemble_under(self: &Arc<Self>, rules: &Arc<Rules>, mut parts: RunParts) -> AgentRun {
+    /// Build the run under the rules its parts were planned with: bind
+    /// its `delegate` tool to its agent, and the context.
+    pub(crate) fn assemble(self: &Arc<Self>, mut parts: RunParts) -> AgentRun {
         // Every registry run reports progress (the console shows it).
         if let (Some(run_id), None) = (&parts.scope.run_id, &parts.scope.progress) {
             let budget = parts.scope.deadline.map_or(0, |d| {
@@ -238,6 +244,7 @@ impl Core {
                 budget,
             )));
         }
+        let rules = parts.rules;
         let registry = rules.bind(parts.registry, &parts.agent.name);
         let ctx = Arc::new(ToolContext {
             agent: parts.agent.name.clone(),

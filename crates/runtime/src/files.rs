@@ -26,7 +26,7 @@ pub enum PostError {
     NoFiles(String),
     /// The platform refused the upload.
     #[error("the chat platform did not take it ({0})")]
-    Refused(#[source] switchboard_core::ChannelError),
+    Refused(switchboard_core::ChannelError),
     /// The platform asks to wait longer than a tool call should.
     #[error("the chat platform asks to wait {} s before the next upload", .0.as_secs())]
     WaitTooLong(std::time::Duration),

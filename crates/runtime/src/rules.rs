@@ -94,8 +94,9 @@ pub(crate) struct AgentRules {
     pub(crate) name: String,
     /// Its configuration table.
     pub(crate) config: AgentConfig,
-    /// The risk profile it names; `None` when that profile is missing
-    /// (it is then offered no tools, and cannot be an agentic delegate).
+    /// The risk profile it names; `None` when that profile is missing,
+    /// which validation refuses (were it loaded anyway, a top-level run
+    /// of it is offered no tools and it cannot be an agentic delegate).
     pub(crate) risk: Option<RiskProfile>,
     /// Its runtime profile (the defaults when it names none that exists).
     pub(crate) runtime: RuntimeProfile,

@@ -231,7 +231,7 @@ impl Runtime {
     }
 
     /// [`Runtime::provider_of`] under `config` (a turn's one snapshot).
-    async fn provider_under(
+    pub(crate) async fn provider_under(
         &self,
         config: &Config,
         agent: &AgentRules,
@@ -268,15 +268,12 @@ impl Runtime {
         );
         let mut parts = self.parts_under(&rules, agent, &provider?, request.session_key, request.origin)?;
         parts.scope.requester = request.sender;
-        let mut run = self.core.assemble_under(
-            &rules,
-            RunParts {
-                broker: request.broker,
-                events: request.events,
-                cancel: request.cancel,
-                ..parts
-            },
-        );
+        let mut run = self.core.assemble(RunParts {
+            broker: request.broker,
+            events: request.events,
+            cancel: request.cancel,
+            ..parts
+        });
         run.turn = request.turn;
         run.earlier = request.earlier;
         run.opens_session = true;
@@ -318,14 +315,14 @@ impl Runtime {
     /// one snapshot) on `provider`.
     fn parts_under(
         &self,
-        rules: &Rules,
+        rules: &Arc<Rules>,
         agent: &Arc<AgentRules>,
         provider: &str,
         session_key: String,
         origin: Option<ChatAddress>,
     ) -> Result<RunParts, TurnError> {
         let chain = rules.providers.chain_for(provider)?;
-        let base = Core::agent_parts(agent, session_key, chain);
+        let base = Core::agent_parts(rules, agent, session_key, chain);
         let profile = &agent.runtime;
         Ok(RunParts {
             registry: self.tools_under(rules, agent),

@@ -101,12 +101,12 @@ async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
             ..RunScope::default()
         },
         memory_readers: vec![run.agent.clone()],
-        ..Core::agent_parts(agent, run.session_key.clone(), chain)
+        ..Core::agent_parts(&rules, agent, run.session_key.clone(), chain)
     };
     let prompt = format!(
         "{message}\n\nYour earlier task has ended, but this result arrived since. Write the announcement for whoever asked you, or answer exactly ANNOUNCE_SKIP."
     );
-    match core.assemble_under(&rules, parts).run(&prompt).await {
+    match core.assemble(parts).run(&prompt).await {
         Ok(r) if r.text.trim() == ANNOUNCE_SKIP => None,
         Ok(r) => Some(r.text),
         Err(e) => {

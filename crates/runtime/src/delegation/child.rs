@@ -31,12 +31,17 @@ type Guards = (
     RunScope,
 );
 
-pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &str) -> Result<Plan, String> {
-    // One snapshot of the rules for the whole plan (a reload may replace
-    // them meanwhile), in which `admissible` looks the target up once.
-    let rules = core.rules();
+pub(crate) fn plan(
+    core: &Arc<Core>,
+    rules: &Arc<Rules>,
+    ctx: &ToolContext,
+    caller: &str,
+    target: &str,
+) -> Result<Plan, String> {
+    // `rules`: the tool call's one snapshot, in which `admissible` looks
+    // the target up once.
     let scope = &ctx.scope;
-    let (t, mode, risk) = admissible(core, &rules, ctx, caller, target)?;
+    let (t, mode, risk) = admissible(core, rules, ctx, caller, target)?;
     let tp = &t.runtime;
     let chain = rules
         .providers
@@ -50,11 +55,11 @@ pub(crate) fn plan(core: &Arc<Core>, ctx: &ToolContext, caller: &str, target: &s
         ..scope.for_child(owner_chain, target)
     };
     let (policy, registry, broker, scope_for_child) = match mode {
-        DelegateMode::Bounded => bounded(&rules, ctx, caller, t, &risk, child_scope_base),
+        DelegateMode::Bounded => bounded(rules, ctx, caller, t, &risk, child_scope_base),
         DelegateMode::Independent => independent(core, t, &risk, child_scope_base),
     };
     let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
-    let base = Core::agent_parts(t, session_key, chain);
+    let base = Core::agent_parts(rules, t, session_key, chain);
     Ok(Plan {
         target: target.to_string(),
         agentic: tp.agentic,
@@ -87,6 +92,10 @@ fn admissible<'r>(
 ) -> Result<(&'r Arc<AgentRules>, DelegateMode, RiskProfile), String> {
     let config = &rules.config;
     let scope = &ctx.scope;
+    // A caller a reload removed reaches nobody (the roster reads its table).
+    if rules.agent(caller).is_none() {
+        return Err(format!("Agent '{caller}' is no longer configured"));
+    }
     let Some(t) = rules.agent(target) else {
         let roster: Vec<String> = config.reachable(caller).into_iter().map(|(a, _)| a).collect();
         return Err(format!(

@@ -2,18 +2,20 @@
 
 use super::child;
 use crate::core::Core;
+use crate::rules::Rules;
 use crate::tools::{ToolContext, ToolResult};
 use std::sync::Arc;
 
 pub(crate) async fn run(
     core: &Arc<Core>,
+    rules: &Arc<Rules>,
     ctx: &ToolContext,
     caller: &str,
     targets: &[String],
     message: &str,
 ) -> ToolResult {
     let jobs = targets.iter().map(|target| async move {
-        let plan = match child::plan(core, ctx, caller, target) {
+        let plan = match child::plan(core, rules, ctx, caller, target) {
             Ok(p) => p,
             Err(e) => return (target.clone(), Err(e)),
         };

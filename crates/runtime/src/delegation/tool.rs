@@ -44,17 +44,14 @@ impl Tool for DelegateTool {
             "await_sessions" => return manage::await_sessions(core, caller, &args, &ctx.cancel).await,
             _ => {}
         }
+        // One snapshot of the rules for the whole call (a reload may
+        // replace them meanwhile), in which the caller is looked up once.
+        let rules = core.rules();
         // Gate 1: the caller's delegation policy.
-        let caller_profile = core
-            .config()
-            .agents
-            .get(caller)
-            .map(|a| a.risk_profile.clone())
-            .unwrap_or_default();
-        let policy_allows = core
-            .config()
-            .risk_profiles
-            .get(&caller_profile)
+        let caller_rules = rules.agent(caller);
+        let caller_profile = caller_rules.map(|c| c.config.risk_profile.as_str()).unwrap_or_default();
+        let policy_allows = caller_rules
+            .and_then(|c| c.risk.as_ref())
             .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
         if !policy_allows {
             return ToolResult::fail(format!(
@@ -68,12 +65,12 @@ impl Tool for DelegateTool {
             return ToolResult::fail(MISSING_PROMPT);
         };
         if !args.parallel.is_empty() {
-            return parallel::run(core, ctx, caller, &args.parallel, &message).await;
+            return parallel::run(core, &rules, ctx, caller, &args.parallel, &message).await;
         }
         let Some(target) = args.agent.as_deref().map(str::trim).filter(|a| !a.is_empty()) else {
             return ToolResult::fail("Missing 'agent' parameter: name the agent to delegate to");
         };
-        let plan = match child::plan(core, ctx, caller, target) {
+        let plan = match child::plan(core, &rules, ctx, caller, target) {
             Ok(p) => p,
             Err(e) => return ToolResult::fail(e),
         };

@@ -84,7 +84,7 @@ impl Tool for SessionsSpawn {
 /// refusal when the agent or its provider is gone.
 fn child(
     core: &Arc<Core>,
-    rules: &Rules,
+    rules: &Arc<Rules>,
     ctx: &ToolContext,
     (args, limits): (&Args, &SubagentsConfig),
     task: &str,
@@ -120,7 +120,7 @@ fn child(
     });
     row.label = args.label.clone();
     row.announce = crate::children::announces_into_chat(depth);
-    let base = Core::agent_parts(target, session_key, chain);
+    let base = Core::agent_parts(rules, target, session_key, chain);
     let risk = &base.approval_profile.1;
     let leaf = depth >= max_depth;
     let registry = child_registry(&core.builtin, risk, leaf, &limits.tools.allow, &limits.tools.deny);

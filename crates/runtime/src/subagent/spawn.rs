@@ -72,7 +72,7 @@ fn spec(
             "subagent spawn failed: unknown agent '{parent}'"
         )));
     };
-    let base = Core::agent_parts(agent, session_key.clone(), ctx.chain.clone());
+    let base = Core::agent_parts(&rules, agent, session_key.clone(), ctx.chain.clone());
     let risk = base.approval_profile.1.clone();
     if !risk.offers_tool("spawn_subagent") {
         return Err(ToolResult::fail(crate::policy::spawn_refused_by_profile(&parent)));

@@ -165,7 +165,8 @@ impl Intake for GatewayIntake {
         for m in messages {
             let route = crate::routing::pick(&config, &m);
             let command = crate::commands::of(&m);
-            let paired = crate::messages::pairing::paired_here(&self.store, route.as_ref(), &m).await;
+            let paired =
+                crate::messages::pairing::paired_here(&self.store, route.as_ref(), (&m, command.as_ref())).await;
             match admit(
                 &config,
                 (&self.rate, &self.strangers),

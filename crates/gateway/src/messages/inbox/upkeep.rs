@@ -19,7 +19,7 @@ pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, 
     for row in store.inbox().adopt_orphans().await? {
         let key = row.key.clone();
         match Taken::recovered(row, config) {
-            Ok(t) if crate::messages::pairing::still_admitted(store, config, &t.m).await => taken.push(t),
+            Ok(t) if crate::messages::pairing::still_admitted(store, config, &t).await => taken.push(t),
             Ok(t) => {
                 tracing::warn!(channel = %t.m.address.channel, sender = %t.m.sender, "a message taken before the restart is from a sender no longer allowed; not answered");
                 store.inbox().finish(&key, None).await?;

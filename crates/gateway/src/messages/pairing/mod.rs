@@ -8,8 +8,10 @@
 mod code;
 mod manage;
 
+use super::taken::Taken;
 use crate::approvals::Ballot;
 use crate::channels::ChannelSet;
+use crate::commands::Command;
 use crate::live_config::LiveConfig;
 use switchboard_config::Picked;
 use switchboard_core::{
@@ -265,15 +267,20 @@ impl Pairing {
 }
 
 /// Whether `m`'s sender was let in by pairing to talk to the agent of
-/// `route` (the route that takes `m`). Read only where that place's allow list
-/// says `"paired"` and does not name them, and only for a message the
+/// `route` (the route that takes `m`); `command`: what `m` asks of the
+/// gateway, as read when it was taken. Read only where that place's allow
+/// list says `"paired"` and does not name them, and only for a message the
 /// mention rule would take (chatter costs no read); a store error reads
 /// as no (fail closed).
-pub(crate) async fn paired_here(store: &Store, route: Option<&Picked<'_>>, m: &Inbound) -> bool {
+pub(crate) async fn paired_here(
+    store: &Store,
+    route: Option<&Picked<'_>>,
+    (m, command): (&Inbound, Option<&Command>),
+) -> bool {
     let Some(route) = route else {
         return false;
     };
-    let for_the_bot = m.direct || m.mentioned || !route.require_mention || crate::commands::of(m).is_some();
+    let for_the_bot = m.direct || m.mentioned || !route.require_mention || command.is_some();
     if !for_the_bot
         || !route.allowed_users.iter().any(|u| u == "paired")
         || m.sender.is_listed_in(route.allowed_users)
@@ -294,16 +301,18 @@ pub(crate) async fn paired_here(store: &Store, route: Option<&Picked<'_>>, m: &I
     }
 }
 
-/// Whether `m`'s sender may still be answered where they wrote: named by
-/// the allow list there (no read), or still paired (`paired_here`).
-pub(crate) async fn still_admitted(store: &Store, config: &switchboard_config::Config, m: &Inbound) -> bool {
+/// Whether the sender of `t` may still be answered where they wrote:
+/// named by the allow list there now (no read), or still paired
+/// (`paired_here`).
+pub(crate) async fn still_admitted(store: &Store, config: &switchboard_config::Config, t: &Taken) -> bool {
+    let m = &t.m;
     let route = crate::routing::pick(config, m);
     let channel = &m.address.channel;
     m.sender.belongs_to(channel)
         && (m
             .sender
             .is_listed_in(crate::routing::users_of(config, route.as_ref(), channel))
-            || paired_here(store, route.as_ref(), m).await)
+            || paired_here(store, route.as_ref(), (m, t.command.as_ref())).await)
 }
 
 /// A pairing request as its prompt shows it.

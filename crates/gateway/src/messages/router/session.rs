@@ -209,7 +209,7 @@ impl Router {
             };
             // Sent away while the message waited (`/unpair`, a reload that
             // took them off a list): not run (fail closed).
-            if !crate::messages::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t.m).await {
+            if !crate::messages::pairing::still_admitted(self.runtime.store(), &self.runtime.config(), &t).await {
                 tracing::warn!(session = %session_key, sender = %t.m.sender, "a queued message's sender may no longer talk here; not answered");
                 self.statuses.ended(&t, MessageStatus::Failed);
                 if let Err(e) = self.runtime.store().inbox().finish_turn(&t.key, &t.merged, None).await {

@@ -15,7 +15,7 @@ use crate::tools::{RunHost, ToolContext, ToolRegistry, ToolResult};
 use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::Arc;
-use switchboard_config::{Config, RiskProfile, RuntimeProfile};
+use switchboard_config::{Config, RiskProfile};
 use switchboard_store::Store;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -60,10 +60,6 @@ pub(crate) struct RunParts {
     pub chain: ProviderChain,
     /// Sampling temperature, when set.
     pub temperature: Option<f64>,
-    /// The runtime profile's name.
-    pub runtime_profile_name: String,
-    /// Loop limits.
-    pub profile: RuntimeProfile,
     /// The system message.
     pub system_prompt: String,
     /// Who is asked for approvals.
@@ -204,8 +200,6 @@ impl Core {
             registry: ToolRegistry::default(),
             chain,
             temperature: None,
-            runtime_profile_name: cfg.runtime_profile.clone(),
-            profile: agent.runtime.clone(),
             system_prompt: cfg.system_prompt.clone(),
             broker: Arc::new(NoApprover("no approver for this run".into())),
             events: None,
@@ -266,8 +260,6 @@ impl Core {
             agent: parts.agent,
             config: rules.config.clone(),
             providers: rules.providers.clone(),
-            runtime_profile_name: parts.runtime_profile_name,
-            profile: parts.profile,
             system_prompt: parts.system_prompt,
             chain: parts.chain,
             temperature: parts.temperature,

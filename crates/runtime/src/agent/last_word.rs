@@ -76,7 +76,7 @@ impl AgentRun {
     pub(super) fn stopped(&self, iterations: u32, turn: &[ChatMessage]) -> String {
         let note = format!(
             "(stopped after {iterations} tool iterations without a final answer; raise [runtime_profiles.{}].max_tool_iterations if the task needs more)",
-            self.runtime_profile_name
+            self.agent.config.runtime_profile
         );
         match done_so_far(turn) {
             Some(done) => format!("{note}\n\nDone so far: {done}."),

@@ -176,7 +176,7 @@ impl AgentRun {
                             "action budget spent: {} actions in the last hour; no more tool calls can run for now. Tell the user to try again later.",
                             policy.tracker.limit()
                         ),
-                        format!("raise [runtime_profiles.{}].max_actions_per_hour", self.runtime_profile_name),
+                        format!("raise [runtime_profiles.{}].max_actions_per_hour", self.agent.config.runtime_profile),
                     ),
                 ),
                 "refused",

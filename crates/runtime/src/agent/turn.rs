@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use switchboard_config::{Config, RiskProfile, RuntimeProfile};
+use switchboard_config::{Config, RiskProfile};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -24,16 +24,13 @@ const INCOMPLETE_CALL: &str = "Error: this tool call was cut off at the model's 
 /// per child run), so approval grants and duplicate guards never leak
 /// between runs.
 pub struct AgentRun {
-    /// The agent it acts as, looked up once when the run was planned.
+    /// The agent it acts as, looked up once when the run was planned:
+    /// its runtime profile gives the loop's limits.
     pub(crate) agent: Arc<crate::rules::AgentRules>,
     /// The configuration.
     pub config: Arc<Config>,
     /// Every configured provider (for `model_switch`).
     pub providers: Arc<ProviderSet>,
-    /// The runtime profile's name (for messages).
-    pub runtime_profile_name: String,
-    /// Loop limits.
-    pub profile: RuntimeProfile,
     /// The system message.
     pub system_prompt: String,
     /// The providers to call, in order.
@@ -93,7 +90,7 @@ impl AgentRun {
         let mut joins = self.joins.lock().take();
         let turn_start = messages.len();
         messages.extend(asked.iter().cloned());
-        let max_iterations = self.profile.max_tool_iterations;
+        let max_iterations = self.agent.runtime.max_tool_iterations;
         let mut specs = self.offered_specs();
         let seen = Mutex::new(HashSet::new());
         let mut chain = self.chain.clone();
@@ -178,7 +175,7 @@ impl AgentRun {
 
     /// The tools the model is offered (none when the profile is not agentic).
     pub(super) fn offered_specs(&self) -> Vec<Arc<ToolSpec>> {
-        if self.profile.agentic {
+        if self.agent.runtime.agentic {
             self.registry.specs()
         } else {
             Vec::new()
@@ -356,7 +353,7 @@ impl AgentRun {
         calls: &[crate::message::ToolCall],
         seen: &Mutex<HashSet<String>>,
     ) -> Vec<(ChatMessage, bool)> {
-        if self.profile.parallel_tools && calls.len() > 1 {
+        if self.agent.runtime.parallel_tools && calls.len() > 1 {
             self.run_calls_at_once(calls, seen).await
         } else {
             let mut out = Vec::with_capacity(calls.len());

@@ -35,11 +35,11 @@ pub(crate) fn plan(
     core: &Arc<Core>,
     rules: &Arc<Rules>,
     ctx: &ToolContext,
-    caller: &str,
+    caller: &AgentRules,
     target: &str,
 ) -> Result<Plan, String> {
-    // `rules`: the tool call's one snapshot, in which `admissible` looks
-    // the target up once.
+    // `rules`: the tool call's one snapshot, in which the tool found the
+    // caller and `admissible` looks the target up once.
     let scope = &ctx.scope;
     let (t, mode, risk) = admissible(core, rules, ctx, caller, target)?;
     let tp = &t.runtime;
@@ -55,7 +55,7 @@ pub(crate) fn plan(
         ..scope.for_child(owner_chain, target)
     };
     let (policy, registry, broker, scope_for_child) = match mode {
-        DelegateMode::Bounded => bounded(rules, ctx, caller, t, &risk, child_scope_base),
+        DelegateMode::Bounded => bounded(ctx, caller, t, &risk, child_scope_base),
         DelegateMode::Independent => independent(core, t, &risk, child_scope_base),
     };
     let session_key: String = switchboard_core::SessionKey::delegate(target, &uuid::Uuid::new_v4().to_string()).into();
@@ -87,15 +87,12 @@ fn admissible<'r>(
     core: &Core,
     rules: &'r Rules,
     ctx: &ToolContext,
-    caller: &str,
+    caller: &AgentRules,
     target: &str,
 ) -> Result<(&'r Arc<AgentRules>, DelegateMode, RiskProfile), String> {
     let config = &rules.config;
     let scope = &ctx.scope;
-    // A caller a reload removed reaches nobody (the roster reads its table).
-    if rules.agent(caller).is_none() {
-        return Err(format!("Agent '{caller}' is no longer configured"));
-    }
+    let caller = caller.name.as_str();
     let Some(t) = rules.agent(target) else {
         let roster: Vec<String> = config.reachable(caller).into_iter().map(|(a, _)| a).collect();
         return Err(format!(
@@ -152,9 +149,8 @@ fn admissible<'r>(
 /// cap tightened to the target's), the caller's tools within the target's
 /// profile, no operator.
 fn bounded(
-    rules: &Rules,
     ctx: &ToolContext,
-    caller: &str,
+    caller: &AgentRules,
     t: &AgentRules,
     risk: &RiskProfile,
     child_scope_base: RunScope,
@@ -162,9 +158,7 @@ fn bounded(
     let scope = &ctx.scope;
     let tp = &t.runtime;
     let caller_policy = &ctx.policy;
-    let same_profile = rules
-        .agent(caller)
-        .is_some_and(|c| c.config.risk_profile == t.config.risk_profile);
+    let same_profile = caller.config.risk_profile == t.config.risk_profile;
     // The caller's tracker is shared; its hourly cap tightens to the
     // target's when that is lower.
     let caller_cap = caller_policy.hourly_cap.unwrap_or(caller_policy.tracker.limit());

@@ -2,7 +2,7 @@
 
 use super::child;
 use crate::core::Core;
-use crate::rules::Rules;
+use crate::rules::{AgentRules, Rules};
 use crate::tools::{ToolContext, ToolResult};
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ pub(crate) async fn run(
     core: &Arc<Core>,
     rules: &Arc<Rules>,
     ctx: &ToolContext,
-    caller: &str,
+    caller: &AgentRules,
     targets: &[String],
     message: &str,
 ) -> ToolResult {

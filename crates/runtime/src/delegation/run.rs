@@ -63,7 +63,8 @@ pub(crate) async fn start_background(core: &Arc<Core>, ctx: &ToolContext, mut pl
     let timeout = plan.background_timeout;
     plan.parts.scope.tree = plan
         .parts
-        .profile
+        .agent
+        .runtime
         .max_execution_tree_iterations
         .map(|n| Arc::new(TreeBudget::new(n)));
     plan.parts.scope.is_tree_root = true;

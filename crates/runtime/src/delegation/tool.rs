@@ -47,17 +47,20 @@ impl Tool for DelegateTool {
         // One snapshot of the rules for the whole call (a reload may
         // replace them meanwhile), in which the caller is looked up once.
         let rules = core.rules();
-        // Gate 1: the caller's delegation policy.
-        let caller_rules = rules.agent(caller);
-        let caller_profile = caller_rules.map(|c| c.config.risk_profile.as_str()).unwrap_or_default();
-        let policy_allows = caller_rules
-            .and_then(|c| c.risk.as_ref())
-            .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow);
-        if !policy_allows {
+        // Gate 1: the caller's delegation policy (a caller a reload
+        // removed has none).
+        let found = rules.agent(caller);
+        let allowed = found.filter(|c| {
+            c.risk
+                .as_ref()
+                .is_some_and(|p| p.delegation_policy.mode == DelegationMode::Allow)
+        });
+        let Some(caller_rules) = allowed else {
+            let caller_profile = found.map(|c| c.config.risk_profile.as_str()).unwrap_or_default();
             return ToolResult::fail(format!(
                 "delegation is forbidden for caller \"{caller}\" by risk profile \"{caller_profile}\" delegation_policy; set [risk_profiles.{caller_profile}].delegation_policy mode = \"allow\""
             ));
-        }
+        };
         if let Some(refused) = core.spawning_paused(ctx) {
             return refused;
         }
@@ -65,12 +68,12 @@ impl Tool for DelegateTool {
             return ToolResult::fail(MISSING_PROMPT);
         };
         if !args.parallel.is_empty() {
-            return parallel::run(core, &rules, ctx, caller, &args.parallel, &message).await;
+            return parallel::run(core, &rules, ctx, caller_rules, &args.parallel, &message).await;
         }
         let Some(target) = args.agent.as_deref().map(str::trim).filter(|a| !a.is_empty()) else {
             return ToolResult::fail("Missing 'agent' parameter: name the agent to delegate to");
         };
-        let plan = match child::plan(core, &rules, ctx, caller, target) {
+        let plan = match child::plan(core, &rules, ctx, caller_rules, target) {
             Ok(p) => p,
             Err(e) => return ToolResult::fail(e),
         };

@@ -80,7 +80,7 @@ fn spec(
     let policy = match overrides {
         None => ctx.policy.clone(),
         Some(o) => {
-            let p = &base.profile;
+            let p = &base.agent.runtime;
             o.ensure_no_escalation_beyond(&ctx.policy, p.max_actions_per_hour, p.max_cost_per_day_cents)
                 .map_err(|v| ToolResult::fail(format!("subagent spawn failed: {v}")))?;
             Arc::new(o.apply(&ctx.policy))

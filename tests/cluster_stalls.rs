@@ -69,26 +69,12 @@ async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
         .push(Step::tool_call("file_write", append).when_last_contains("stall test"));
     c.model.push(Step::text("answered once").when_last_contains("wrote"));
     c.tg.message(private_chat(12, "Bo"), user(12, "Bo"), "stall test", None, None);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while c.model.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the turn never reached the model");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    model_asked(&c).await;
     c.nodes[a].gw.signal("STOP");
     let b = owner(&c, Some(a), 20).await;
     c.tg.wait_sent(1, 30).await;
-    c.nodes[a].gw.signal("CONT");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !c.nodes[a].gw.log().contains("registered again") {
-        assert!(
-            Instant::now() < deadline,
-            "the stalled instance never noticed:\n{}",
-            c.nodes[a].gw.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     // Give A time to act on its model's answer, if it were going to.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    wake_and_let_act(&c, a).await;
     assert_eq!(texts(&c.tg), ["answered once"], "one answer");
     let ran_on = |i: usize| {
         std::fs::read_to_string(c.nodes[i].sandbox.path().join("workspace/main/count.txt")).unwrap_or_default()
@@ -104,6 +90,77 @@ async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
     );
     let log = c.nodes[a].gw.log();
     assert!(log.contains("stopped every turn and run of this instance"), "{log}");
+}
+
+/// An instance stopped (SIGSTOP) in the middle of a database write, past
+/// its lease: its open transaction holds the session's row. The server
+/// ends that transaction (docs/operations.md, "A process taken for dead"),
+/// so the instance that adopts the message writes and answers; woken up,
+/// the stalled one finds its turn failed and the message another's, and
+/// tells the person nothing (not that the database is away).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
+    use sqlx::Connection;
+    let Some(pg) = support::fresh_database("stalled_write") else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+        return;
+    };
+    let c = cluster_on(&pg, [&[], &[], &[]], |c| c).await;
+    let a = owner(&c, None, 20).await;
+    // A row of the session held by the test: A's write of the turn's
+    // opening waits for it, and runs once it is let go, while A is stopped.
+    let mut holder = sqlx::PgConnection::connect(&pg).await.unwrap();
+    for sql in [
+        "BEGIN",
+        "INSERT INTO sessions (key, agent, history_from, created_at, updated_at)
+         VALUES ('agent:main:telegram.main:14', 'main', 0, 0, 0)",
+    ] {
+        sqlx::query(sql).execute(&mut holder).await.unwrap();
+    }
+    c.model.push(
+        Step::text("from the stalled instance")
+            .when_last_contains("write stall")
+            .delay(Duration::from_secs(3)),
+    );
+    c.model
+        .push(Step::text("answered once").when_last_contains("write stall"));
+    c.tg.message(private_chat(14, "Di"), user(14, "Di"), "write stall", None, None);
+    model_asked(&c).await;
+    c.nodes[a].gw.signal("STOP");
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    owner(&c, Some(a), 20).await;
+    c.tg.wait_sent(1, 30).await;
+    wake_and_let_act(&c, a).await;
+    assert_eq!(
+        texts(&c.tg),
+        ["answered once"],
+        "one answer, and no word from the stalled one"
+    );
+}
+
+/// Wait until the turn reached the model.
+async fn model_asked(c: &Cluster) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c.model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the turn never reached the model");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Wake stalled instance `a`, wait until it noticed it was taken for dead,
+/// and give it time to act on what it had in hand, if it were going to.
+async fn wake_and_let_act(c: &Cluster, a: usize) {
+    c.nodes[a].gw.signal("CONT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !c.nodes[a].gw.log().contains("registered again") {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled instance never noticed:\n{}",
+            c.nodes[a].gw.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
 }
 
 /// Hosts whose clocks are an hour apart: every time another instance

@@ -49,6 +49,8 @@ mod signals;
 pub use signals::Change;
 mod sqlite_read;
 mod sqlite_writer;
+#[cfg(test)]
+mod stalled_transaction;
 mod stmt;
 mod summaries;
 

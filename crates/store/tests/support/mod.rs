@@ -28,18 +28,8 @@ pub(crate) fn approval<'a>(id: &'a str, approvers: &'a [String]) -> NewApproval<
     }
 }
 
-/// A fresh database on the PostgreSQL test server, if there is one.
-pub(crate) async fn postgres_url() -> Option<String> {
-    let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES_URL").ok()?;
-    let name = format!("sb_test_{}", uuid::Uuid::new_v4().simple());
-    let pool = sqlx::PgPool::connect(&admin).await.expect("postgres admin connection");
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&pool)
-        .await
-        .unwrap();
-    let (base, _) = admin.rsplit_once('/').unwrap();
-    Some(format!("{base}/{name}"))
-}
+mod fresh_pg;
+pub(crate) use fresh_pg::postgres_url;
 
 /// `$test` (an async fn taking a database URL) as two tests: on a fresh
 /// SQLite file (in a folder that does not exist yet), and on a fresh

@@ -24,7 +24,9 @@ impl Router {
     /// Tell the person (unless `told`: shown in place of a streamed
     /// answer), then run `messages` again once the database takes writes.
     pub(super) fn put_back(self: Arc<Self>, messages: Vec<Taken>, told: bool) {
-        let Some(last) = messages.last() else { return };
+        if messages.is_empty() {
+            return;
+        }
         // Told the first time only; each time put back, the database is
         // asked less often.
         let times = messages.iter().map(|t| t.held_up).max().unwrap_or(0);
@@ -35,10 +37,13 @@ impl Router {
             );
             return;
         }
-        if !told && times == 0 {
-            crate::messages::reply::notice(&self.channels, &last.m, crate::messages::storage_down::WAITS);
-        }
         tokio::spawn(async move {
+            // Told while the database cannot say the message is another's.
+            let messages = self.still_held(messages).await;
+            let Some(last) = messages.last() else { return };
+            if !told && times == 0 {
+                crate::messages::reply::notice(&self.channels, &last.m, crate::messages::storage_down::WAITS);
+            }
             let mut wait = Duration::from_secs(1 << times.min(5)).min(LONGEST_WAIT);
             loop {
                 tokio::time::sleep(wait).await;
@@ -57,7 +62,7 @@ impl Router {
                 count = messages.len(),
                 "the database takes writes again; answering the messages it held up"
             );
-            for mut t in messages {
+            for mut t in self.still_held(messages).await {
                 t.recovered = true;
                 t.held_up += 1;
                 // Merged again as they queue (see `merge`).
@@ -65,5 +70,26 @@ impl Router {
                 self.start_turn(t);
             }
         });
+    }
+
+    /// Whether `t` may still be this instance's to answer: not when the
+    /// database says another took it over (this one stalled past its
+    /// lease, and the message was adopted and answered there); yes when
+    /// the database cannot say (it is away: why the turn failed).
+    pub(super) async fn may_be_ours(&self, t: &Taken) -> bool {
+        self.runtime.store().inbox().still_mine(&t.key).await.unwrap_or(true)
+    }
+
+    /// `messages` without those another instance took over.
+    async fn still_held(&self, messages: Vec<Taken>) -> Vec<Taken> {
+        let mut held = Vec::with_capacity(messages.len());
+        for t in messages {
+            if self.may_be_ours(&t).await {
+                held.push(t);
+            } else {
+                tracing::warn!(key = %t.key, "a held-up message was taken over by another gateway; it answers, not this one");
+            }
+        }
+        held
     }
 }

@@ -394,6 +394,15 @@ impl Router {
         if let (Err(TurnError::Store(e)), None) = (&result, &follow_up)
             && e.is_unavailable()
         {
+            if !self.may_be_ours(&t).await {
+                // Stalled past its lease: the instance that adopted the
+                // message answers it (see `put_back`).
+                tracing::warn!(key = %t.key, error = %e, "a turn failed after another gateway took its message over; that one answers");
+                if let Some(s) = streamed {
+                    s.stopped().await;
+                }
+                return HeldUp(Vec::new(), false);
+            }
             tracing::error!(error = %e, remedy = crate::messages::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
             let told = match streamed {
                 Some(s) => s.finish(crate::messages::storage_down::WAITS).await,

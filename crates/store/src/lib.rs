@@ -84,6 +84,14 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+/// How long the server lets one of our connections sit in an open
+/// transaction it sends nothing to before it ends that connection (and
+/// rolls the transaction back). Our transactions send their statements
+/// back to back; one left open is a process stopped in the middle of it
+/// (paused, swapped out), and its row locks would hold up whoever adopted
+/// its work for as long as it stays stopped (docs/operations.md).
+const STALLED_TRANSACTION: &str = "SET idle_in_transaction_session_timeout = '5s'";
+
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres");
 
@@ -214,6 +222,14 @@ impl Store {
                     // 30 s: while the database is away a heartbeat fails
                     // soon, and the store looks for it (see `pg_hosts`).
                     .acquire_timeout(Duration::from_secs(5))
+                    // Set per connection, not as a startup option, which
+                    // poolers such as PgBouncer refuse by default.
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            sqlx::Executor::execute(conn, STALLED_TRANSACTION).await?;
+                            Ok(())
+                        })
+                    })
                     .before_acquire(move |_, meta| {
                         let stale = watch.opened_before_move(meta.age);
                         Box::pin(async move { Ok(!stale) })

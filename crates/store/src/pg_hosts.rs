@@ -27,14 +27,6 @@ const PROBE: Duration = Duration::from_secs(3);
 /// old server's (see `opened_before_move`).
 const SETTLE: Duration = Duration::from_secs(1);
 
-/// How long the server lets one of our connections sit in an open
-/// transaction it sends nothing to before it ends that connection (and
-/// rolls the transaction back). Our transactions send their statements
-/// back to back; one left open is a process stopped in the middle of it
-/// (paused, swapped out), and its row locks would hold up whoever adopted
-/// its work for as long as it stays stopped (docs/operations.md).
-const STALLED_TRANSACTION: (&str, &str) = ("idle_in_transaction_session_timeout", "5s");
-
 /// How often a lost database is looked for.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 
@@ -55,7 +47,7 @@ impl Hosts {
             .into_iter()
             .map(|one| {
                 PgConnectOptions::from_str(&one)
-                    .map(|o| (redact_url(&one), o.options([STALLED_TRANSACTION])))
+                    .map(|o| (redact_url(&one), o))
                     .map_err(|e| StoreError::Connect(redact_url(&one), e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;

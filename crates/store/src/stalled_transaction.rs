@@ -1,6 +1,6 @@
 //! Test: a transaction its process left open (stopped in the middle of
 //! it) does not hold another instance's writes up for long (see
-//! `pg_hosts::STALLED_TRANSACTION`). Runs when `SWITCHBOARD_TEST_POSTGRES_URL`
+//! `STALLED_TRANSACTION` in lib.rs). Runs when `SWITCHBOARD_TEST_POSTGRES_URL`
 //! names a server.
 
 use crate::{Pools, SessionPlace, Store};

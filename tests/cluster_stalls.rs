@@ -69,7 +69,7 @@ async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
         .push(Step::tool_call("file_write", append).when_last_contains("stall test"));
     c.model.push(Step::text("answered once").when_last_contains("wrote"));
     c.tg.message(private_chat(12, "Bo"), user(12, "Bo"), "stall test", None, None);
-    model_asked(&c).await;
+    model_asked(&c, "stall test").await;
     c.nodes[a].gw.signal("STOP");
     let b = owner(&c, Some(a), 20).await;
     c.tg.wait_sent(1, 30).await;
@@ -100,7 +100,6 @@ async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
 /// tells the person nothing (not that the database is away).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
-    use sqlx::Connection;
     let Some(pg) = support::fresh_database("stalled_write") else {
         eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
         return;
@@ -109,14 +108,12 @@ async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
     let a = owner(&c, None, 20).await;
     // A row of the session held by the test: A's write of the turn's
     // opening waits for it, and runs once it is let go, while A is stopped.
-    let mut holder = sqlx::PgConnection::connect(&pg).await.unwrap();
-    for sql in [
-        "BEGIN",
+    let mut holder = hold(
+        &pg,
         "INSERT INTO sessions (key, agent, history_from, created_at, updated_at)
          VALUES ('agent:main:telegram.main:14', 'main', 0, 0, 0)",
-    ] {
-        sqlx::query(sql).execute(&mut holder).await.unwrap();
-    }
+    )
+    .await;
     c.model.push(
         Step::text("from the stalled instance")
             .when_last_contains("write stall")
@@ -125,9 +122,9 @@ async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
     c.model
         .push(Step::text("answered once").when_last_contains("write stall"));
     c.tg.message(private_chat(14, "Di"), user(14, "Di"), "write stall", None, None);
-    model_asked(&c).await;
-    c.nodes[a].gw.signal("STOP");
-    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    model_asked(&c, "write stall").await;
+    // The model call runs beside the write.
+    stop_while_a_write_waits(&c, a, &pg, &mut holder).await;
     owner(&c, Some(a), 20).await;
     c.tg.wait_sent(1, 30).await;
     wake_and_let_act(&c, a).await;
@@ -138,13 +135,84 @@ async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
     );
 }
 
-/// Wait until the turn reached the model.
-async fn model_asked(c: &Cluster) {
+/// The same, stopped inside the write that marks the message answered
+/// (with its reply queued): the adopter finds the turn finished in the
+/// transcript and sends its answer; woken up, the stalled one, whose
+/// write failed, does not send it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_stalled_marking_its_answer_does_not_send_it_twice() {
+    let Some(pg) = support::fresh_database("stalled_answer") else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+        return;
+    };
+    let c = cluster_on(&pg, [&[], &[], &[]], |c| c).await;
+    let a = owner(&c, None, 20).await;
+    c.model.push(
+        Step::text("answered once")
+            .when_last_contains("mark stall")
+            .delay(Duration::from_secs(2)),
+    );
+    c.tg.message(private_chat(15, "Ed"), user(15, "Ed"), "mark stall", None, None);
+    model_asked(&c, "mark stall").await;
+    // The message's inbox row, held while the model answers: A's mark
+    // waits for it.
+    let mut holder = hold(&pg, "SELECT key FROM inbox WHERE status = 'pending' FOR UPDATE").await;
+    stop_while_a_write_waits(&c, a, &pg, &mut holder).await;
+    owner(&c, Some(a), 20).await;
+    c.tg.wait_sent(1, 30).await;
+    wake_and_let_act(&c, a).await;
+    assert_eq!(texts(&c.tg), ["answered once"], "sent once");
+    assert_eq!(asked_about(&c, "mark stall"), 1, "the model was asked once");
+}
+
+/// A connection of the test's own in a transaction that ran `sql`.
+async fn hold(pg: &str, sql: &'static str) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    let mut holder = sqlx::PgConnection::connect(pg).await.unwrap();
+    for sql in ["BEGIN", sql] {
+        sqlx::query(sql).execute(&mut holder).await.unwrap();
+    }
+    holder
+}
+
+/// Once a write waits for what `holder` holds, stop instance `a` and let
+/// the write go on: it runs, and leaves `a`'s transaction open.
+async fn stop_while_a_write_waits(c: &Cluster, a: usize, pg: &str, holder: &mut sqlx::PgConnection) {
+    use sqlx::Connection;
+    let mut watcher = sqlx::PgConnection::connect(pg).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while c.model.requests().is_empty() {
+    while sqlx::query_scalar::<_, i64>(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+    .fetch_one(&mut watcher)
+    .await
+    .unwrap()
+        == 0
+    {
+        assert!(Instant::now() < deadline, "no write waited for the held row");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.nodes[a].gw.signal("STOP");
+    sqlx::query("ROLLBACK").execute(holder).await.unwrap();
+}
+
+/// Wait until the turn of the message `text` reached the model (not a
+/// cron tick).
+async fn model_asked(c: &Cluster, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while asked_about(c, text) == 0 {
         assert!(Instant::now() < deadline, "the turn never reached the model");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// How many model requests were about the message `text`.
+fn asked_about(c: &Cluster, text: &str) -> usize {
+    c.model
+        .requests()
+        .iter()
+        .filter(|r| switchboard_test_support::last_message_text(r).contains(text))
+        .count()
 }
 
 /// Wake stalled instance `a`, wait until it noticed it was taken for dead,

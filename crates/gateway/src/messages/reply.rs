@@ -55,6 +55,12 @@ pub(crate) async fn answer(channels: &ChannelSet, store: &Store, to: &Taken, tex
             tracing::warn!(key = %to.key, "an answer for a message another gateway took over was dropped");
             return;
         }
+        Err(e) if !to.may_be_ours(store).await => {
+            // Stopped inside this write past its lease, and the server
+            // ended it: the instance that adopted the message answers.
+            tracing::warn!(key = %to.key, error = %e, "an answer for a message another gateway took over was dropped");
+            return;
+        }
         Err(e) => {
             // The person still gets the answer; the message stays pending.
             tracing::error!(key = %to.key, error = %e, "cannot record the answer in the inbox");
@@ -94,7 +100,7 @@ pub(crate) async fn answered_in_place(store: &Store, to: &Taken) -> bool {
         }
         Err(e) => {
             tracing::error!(key = %to.key, error = %e, "cannot mark a message done in the inbox");
-            true
+            to.may_be_ours(store).await
         }
     }
 }

@@ -56,6 +56,16 @@ impl Statuses {
         }
     }
 
+    /// `t` (and the messages merged into it) is another instance's now
+    /// (it adopted them): this one shows nothing more on them.
+    pub(crate) fn forget(&self, t: &Taken) {
+        let mut map = self.0.lock();
+        for key in keys(t) {
+            // Its `show` task ends once the sender is gone.
+            map.remove(key);
+        }
+    }
+
     /// `t` (and the messages merged into it) ended with `status`.
     pub(crate) fn ended(&self, t: &Taken, status: MessageStatus) {
         let mut map = self.0.lock();

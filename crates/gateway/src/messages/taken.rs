@@ -5,7 +5,7 @@ use crate::commands::Command;
 use crate::routing::Routed;
 use switchboard_config::Config;
 use switchboard_core::Inbound;
-use switchboard_store::InboxRow;
+use switchboard_store::{InboxRow, Store};
 
 /// A message in the inbox, on its way to the router.
 #[derive(Debug, Clone)]
@@ -53,4 +53,20 @@ impl Taken {
     pub(crate) fn agent(&self) -> Option<&str> {
         self.route.as_ref().map(|r| r.agent.as_str())
     }
+
+    /// Whether it may still be this instance's to answer, asked after a
+    /// write of its turn failed: not when the database says another
+    /// instance took it over (this one stalled past its lease, and the
+    /// message was adopted and answered there); yes when the database
+    /// cannot say within `OWNER_READ` (it is away: why the write failed).
+    pub(crate) async fn may_be_ours(&self, store: &Store) -> bool {
+        match tokio::time::timeout(OWNER_READ, store.inbox().still_mine(&self.key)).await {
+            Ok(Ok(mine)) => mine,
+            Ok(Err(_)) | Err(_) => true,
+        }
+    }
 }
+
+/// How long `may_be_ours` waits for the database: a person told that the
+/// database is away is not kept waiting for the pool's own timeout.
+const OWNER_READ: std::time::Duration = std::time::Duration::from_secs(1);

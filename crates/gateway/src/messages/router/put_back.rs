@@ -72,22 +72,15 @@ impl Router {
         });
     }
 
-    /// Whether `t` may still be this instance's to answer: not when the
-    /// database says another took it over (this one stalled past its
-    /// lease, and the message was adopted and answered there); yes when
-    /// the database cannot say (it is away: why the turn failed).
-    pub(super) async fn may_be_ours(&self, t: &Taken) -> bool {
-        self.runtime.store().inbox().still_mine(&t.key).await.unwrap_or(true)
-    }
-
     /// `messages` without those another instance took over.
     async fn still_held(&self, messages: Vec<Taken>) -> Vec<Taken> {
         let mut held = Vec::with_capacity(messages.len());
         for t in messages {
-            if self.may_be_ours(&t).await {
+            if t.may_be_ours(self.runtime.store()).await {
                 held.push(t);
             } else {
                 tracing::warn!(key = %t.key, "a held-up message was taken over by another gateway; it answers, not this one");
+                self.statuses.forget(&t);
             }
         }
         held

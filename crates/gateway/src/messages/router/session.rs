@@ -394,10 +394,11 @@ impl Router {
         if let (Err(TurnError::Store(e)), None) = (&result, &follow_up)
             && e.is_unavailable()
         {
-            if !self.may_be_ours(&t).await {
+            if !t.may_be_ours(self.runtime.store()).await {
                 // Stalled past its lease: the instance that adopted the
-                // message answers it (see `put_back`).
+                // message answers it and shows its status.
                 tracing::warn!(key = %t.key, error = %e, "a turn failed after another gateway took its message over; that one answers");
+                self.statuses.forget(&t);
                 if let Some(s) = streamed {
                     s.stopped().await;
                 }

@@ -62,7 +62,9 @@ impl<'s> Leases<'s> {
     }
 
     /// Renew this instance's lease of `channel` at `generation`; false when
-    /// it was lost (another instance took it).
+    /// it was lost (another instance took it), or when the others took this
+    /// instance for dead (its row is gone: they may take the channel any
+    /// moment, and what it would take meanwhile they adopt).
     pub async fn renew(self, channel: &str, generation: i64) -> Result<bool, StoreError> {
         let Some(me) = self.0.instance_id() else {
             return Ok(false);
@@ -71,7 +73,8 @@ impl<'s> Leases<'s> {
             .0
             .exec(
                 Stmt::new(
-                    "UPDATE channel_leases SET renewed_at = $1 WHERE channel = $2 AND owner = $3 AND generation = $4",
+                    "UPDATE channel_leases SET renewed_at = $1 WHERE channel = $2 AND owner = $3 AND generation = $4
+                     AND EXISTS (SELECT 1 FROM instances WHERE id = $3)",
                 )
                 .bind(self.0.now_ms())
                 .bind(channel)
@@ -140,12 +143,15 @@ impl<'s> Leases<'s> {
 
 /// The cursor write of a channel whose lease is held at `generation`: it
 /// changes nothing (and the transaction it is in fails) when the lease has
-/// moved on — a paused old owner cannot move a cursor back.
+/// moved on — a paused old owner cannot move a cursor back — or when its
+/// owner was taken for dead (the others reclaimed it, and take the channel
+/// next: a take of its own in between would be run by both).
 pub(crate) fn fenced_cursor_stmt(channel: &str, cursor: &str, owner: &str, generation: i64) -> Stmt {
     Stmt::new(
         "INSERT INTO channel_cursors (channel, cursor, updated_at)
          SELECT $1, $2, $3 WHERE EXISTS
-             (SELECT 1 FROM channel_leases WHERE channel = $1 AND owner = $4 AND generation = $5)
+             (SELECT 1 FROM channel_leases WHERE channel = $1 AND owner = $4 AND generation = $5
+                 AND EXISTS (SELECT 1 FROM instances WHERE id = $4))
          ON CONFLICT (channel) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
     )
     .bind(channel)

@@ -114,6 +114,23 @@ async fn leases(url: &str) {
         .take("telegram.main", &[], Some("10"), Some(ga))
         .await
         .unwrap();
+    // Taken for dead (b reclaims it) before b takes the channel: a keeps
+    // neither the lease nor a take of its own.
+    let a_id = a.instance_id().unwrap().to_string();
+    b.reclaim(std::slice::from_ref(&a_id)).await.unwrap();
+    assert!(
+        !a.leases().renew("telegram.main", ga).await.unwrap(),
+        "renewed when taken for dead"
+    );
+    assert!(
+        a.inbox()
+            .take("telegram.main", &[late("taken for dead", "98")], Some("12"), Some(ga))
+            .await
+            .is_err(),
+        "took messages when taken for dead"
+    );
+    assert_eq!(b.inbox().counts().await.unwrap().0, 0);
+    assert_eq!(b.cursors().get("telegram.main").await.unwrap().as_deref(), Some("10"));
     // The lease runs out (a lease time of 0 ms, and a moment passes): b
     // takes it.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -130,17 +147,9 @@ async fn leases(url: &str) {
         .unwrap();
     // a wakes up: its renewal and its cursor write are refused.
     assert!(!a.leases().renew("telegram.main", ga).await.unwrap());
-    let message = NewInbound {
-        key: "late".into(),
-        channel: "telegram.main".into(),
-        chat: "1".into(),
-        platform_id: "99".into(),
-        sender: "tg:1".into(),
-        body: "{}".into(),
-    };
     assert!(
         a.inbox()
-            .take("telegram.main", &[message], Some("15"), Some(ga))
+            .take("telegram.main", &[late("late", "99")], Some("15"), Some(ga))
             .await
             .is_err()
     );
@@ -164,4 +173,16 @@ async fn leases(url: &str) {
     );
     assert!(b.leases().claim_cron_slot("nightly", 2_000).await.unwrap());
     assert_eq!(a.leases().all().await.unwrap().len(), 1);
+}
+
+/// A message of tg:1 with key `key` and platform id `platform_id`.
+fn late(key: &str, platform_id: &str) -> NewInbound {
+    NewInbound {
+        key: key.into(),
+        channel: "telegram.main".into(),
+        chat: "1".into(),
+        platform_id: platform_id.into(),
+        sender: "tg:1".into(),
+        body: "{}".into(),
+    }
 }

@@ -165,6 +165,65 @@ async fn an_instance_stalled_marking_its_answer_does_not_send_it_twice() {
     assert_eq!(asked_about(&c, "mark stall"), 1, "the model was asked once");
 }
 
+/// A message held back behind a running turn (the turn waits for a
+/// child run) when its instance is stopped past its lease: the adopter
+/// answers it. Woken, the stalled instance stops the turn and does not run
+/// the held message (the model is asked about it once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_waiting_on_a_stalled_instance_is_not_run_there_after_it_wakes() {
+    use sqlx::Connection;
+    let Some(pg) = support::fresh_database("stalled_queue") else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+        return;
+    };
+    let c = cluster_on(&pg, [&[], &[], &[]], |c| c).await;
+    let a = owner(&c, None, 20).await;
+    c.model.push(
+        Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "slow check"}))
+            .when_last_contains("queue first"),
+    );
+    // The child outlasts the test: the turn is in its tool until stopped.
+    c.reviewer.push(Step::text("late").delay(Duration::from_secs(120)));
+    for _ in 0..2 {
+        c.model
+            .push(Step::text("second answered").when_last_contains("queue second"));
+    }
+    c.tg.message(private_chat(16, "Flo"), user(16, "Flo"), "queue first", None, None);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while c.reviewer.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the child never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.tg.message(private_chat(16, "Flo"), user(16, "Flo"), "queue second", None, None);
+    // Both taken by A before it stops.
+    let mut db = sqlx::PgConnection::connect(&pg).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sqlx::query_scalar::<_, i64>("SELECT count(*) FROM inbox WHERE status = 'pending'")
+        .fetch_one(&mut db)
+        .await
+        .unwrap()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "the second message was not taken");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.nodes[a].gw.signal("STOP");
+    owner(&c, Some(a), 20).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !texts(&c.tg).iter().any(|t| t == "second answered") {
+        assert!(
+            Instant::now() < deadline,
+            "the adopter did not answer the second message: {:?}",
+            texts(&c.tg)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wake_and_let_act(&c, a).await;
+    assert_eq!(asked_about(&c, "queue second"), 1, "the model was asked once");
+    let answers = texts(&c.tg).iter().filter(|t| *t == "second answered").count();
+    assert_eq!(answers, 1, "{:?}", texts(&c.tg));
+}
+
 /// A connection of the test's own in a transaction that ran `sql`.
 async fn hold(pg: &str, sql: &'static str) -> sqlx::PgConnection {
     use sqlx::Connection;

@@ -102,6 +102,15 @@ impl Store {
         Ok(id)
     }
 
+    /// Which life of this process this is: 0 from the start, one more
+    /// each time a heartbeat finds that the others took it for dead. What
+    /// it took or adopted in an earlier life (messages, runs) the others
+    /// reclaimed: a value kept beside such work tells it apart without a
+    /// read, from the moment the loss is found (before `register_anew`).
+    pub fn life(&self) -> u64 {
+        self.lives_lost.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// This process's instance id, once registered.
     pub fn instance_id(&self) -> Option<&'static str> {
         *self.instance.read()
@@ -142,6 +151,9 @@ impl Store {
                 // outage and up to two beats more; one beat of slack is
                 // left for the loop's own work.)
                 self.reach.reached(now, 2 * every.as_millis() as i64);
+                if n == 0 {
+                    self.lives_lost.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                }
                 Ok(n == 1)
             }
             Err(e) => {

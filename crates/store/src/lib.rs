@@ -134,6 +134,9 @@ pub struct Store {
     /// id replaces it when the other gateways took this one for dead; the
     /// few bytes of each id are kept for the process's life (`&'static`).
     instance: std::sync::Arc<parking_lot::RwLock<Option<&'static str>>>,
+    /// How many times the others took this process for dead (see
+    /// `life`).
+    lives_lost: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// How far the database's clock is ahead of this host's (see `clock`).
     clock_offset: std::sync::Arc<std::sync::atomic::AtomicI64>,
     /// Since when this process has reached the database (see `reach`).
@@ -251,6 +254,7 @@ impl Store {
             wakes: Default::default(),
             changes: tokio::sync::broadcast::channel(1024).0,
             instance: Default::default(),
+            lives_lost: Default::default(),
             clock_offset: Default::default(),
             reach: Default::default(),
             pg_hosts,

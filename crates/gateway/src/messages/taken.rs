@@ -30,12 +30,15 @@ pub(crate) struct Taken {
     /// How often its turn was put back because the database did not take
     /// writes (see `router::put_back`).
     pub held_up: u32,
+    /// The life of this process it was taken or adopted in
+    /// (`Store::life`; see `held_here`).
+    pub life: u64,
 }
 
 impl Taken {
     /// A pending inbox row, as the router takes it after a restart: routed
     /// by the configuration in force now.
-    pub(crate) fn recovered(row: InboxRow, config: &Config) -> Result<Self, String> {
+    pub(crate) fn recovered(row: InboxRow, config: &Config, life: u64) -> Result<Self, String> {
         let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
         Ok(Self {
             key: row.key,
@@ -46,12 +49,20 @@ impl Taken {
             recovered: true,
             merged: Vec::new(),
             held_up: 0,
+            life,
         })
     }
 
     /// The agent that answers it.
     pub(crate) fn agent(&self) -> Option<&str> {
         self.route.as_ref().map(|r| r.agent.as_str())
+    }
+
+    /// Whether it is still this process's, as far as it knows without a
+    /// read: not once a heartbeat found that the others took the process
+    /// for dead after it took the message (they adopted it).
+    pub(crate) fn held_here(&self, store: &Store) -> bool {
+        self.life == store.life()
     }
 
     /// Whether it may still be this instance's to answer, asked after a

@@ -157,6 +157,8 @@ impl Intake for GatewayIntake {
         }
         // On the control plane's clock, like the runs it is compared with.
         let received_at = self.store.now_ms();
+        // Read before the rows are written under this process's id.
+        let life = self.store.life();
         let config = self.config.get();
         let mut rows = Vec::new();
         let mut kept = Vec::new();
@@ -197,6 +199,7 @@ impl Intake for GatewayIntake {
                         route: route.as_ref().map(|p| crate::routing::Routed::of(&config, p)),
                         command,
                         held_up: 0,
+                        life,
                     });
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),

@@ -24,12 +24,14 @@ const RECOVERED_GRACE: Duration = Duration::from_millis(50);
 
 /// Whether `next` may join the turn whose latest message is `last` (a
 /// voice message to transcribe never joins: it is heard on its own). With
-/// a window, only if it came within it of `last`.
+/// a window, only if it came within it of `last`. Never one taken in an
+/// earlier life of the process (`Taken::held_here`): that is left behind.
 pub(super) fn joins(config: &Config, last: &Taken, next: &Queued, window_ms: i64) -> bool {
     next.follow_up.is_none()
         && crate::messages::voice::audio_of(config, &next.t.m).is_none()
         && matches!(next.t.m.action, Action::Text)
         && next.t.recovered == last.recovered
+        && next.t.life == last.life
         && next.t.m.sender == last.m.sender
         && (window_ms == 0 || next.t.received_at.saturating_sub(last.received_at) <= window_ms)
 }

@@ -144,9 +144,8 @@ impl Router {
 
     /// The next message, or `None` once the session has been idle long
     /// enough to leave memory (at once by default: everything a turn needs
-    /// is read back from the store). The session is removed under the
-    /// sessions lock, which `enqueue` holds while sending, so no message is
-    /// left behind.
+    /// is read back from the store). The session is removed under the sessions
+    /// lock, which `enqueue` holds while sending: no message is left behind.
     async fn next(&self, session_key: &str, queue: &mut mpsc::Receiver<Queued>) -> Option<Queued> {
         let idle = Duration::from_secs(self.runtime.config().limits.idle_session_secs);
         loop {
@@ -193,6 +192,12 @@ impl Router {
             // No longer waiting: its seat is given back now.
             let Queued { mut t, follow_up, seat } = q;
             drop(seat);
+            if !t.held_here(self.runtime.store()) {
+                // Waiting here when the others took this process for dead.
+                tracing::warn!(key = %t.key, "a message waiting here was adopted by another gateway; not run here");
+                self.statuses.forget(&t);
+                continue;
+            }
             // A voice message is heard first: it may be a spoken command.
             let config = self.runtime.config();
             if follow_up.is_none() && crate::messages::voice::audio_of(&config, &t.m).is_some() {

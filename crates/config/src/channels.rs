@@ -4,6 +4,59 @@ use crate::{ChannelKind, ChannelName, Secret};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A channel table (`[channels.<kind>.<alias>]`): `enabled`, the kind's
+/// own settings, the settings every kind has (who is admitted and how
+/// answers show), then (after `then`) more of its own. A chat platform's
+/// (`platform`) also has the merge window and status reactions. Written
+/// once here because serde's `flatten` does not combine with
+/// `deny_unknown_fields`, which a typo in a channel table needs.
+macro_rules! chat_table {
+    (platform $(#[$meta:meta])* pub struct $name:ident { $($own:tt)* } $(then { $($more:tt)* })?) => {
+        chat_table! {
+            $(#[$meta])*
+            pub struct $name { $($own)* } then {
+                /// Messages from one person that arrive within this many milliseconds
+                /// of each other, before their turn starts, become one turn (default
+                /// 0: no wait, messages join a turn until the model writes;
+                /// docs/conversations.md).
+                #[serde(default = "merge_window_default")]
+                pub merge_window_ms: u64,
+                /// Reactions on the person's message while it is handled: taken,
+                /// working, done or failed (default true).
+                #[serde(default = "crate::agent::yes")]
+                pub status_reactions: bool,
+                $($($more)*)?
+            }
+        }
+    };
+    ($(#[$meta:meta])* pub struct $name:ident { $($own:tt)* } then { $($more:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// Whether this channel runs (default true).
+            #[serde(default = "crate::agent::yes")]
+            pub enabled: bool,
+            $($own)*
+            /// Who may talk to the bot: platform ids (`cli:<name>` on a
+            /// local chat), or `\"*\"` for anyone; empty: nobody.
+            #[serde(default)]
+            pub allowed_users: Vec<String>,
+            /// In groups, answer only when mentioned or replied to (default true).
+            #[serde(default = "crate::agent::yes")]
+            pub require_mention_in_groups: bool,
+            /// Show answers while they are written: `"edit"` (one message edited
+            /// as it grows) or `"off"`; unset: in direct chats only.
+            #[serde(default)]
+            pub streaming: Option<Streaming>,
+            /// Names for chats, used by `approver_recipient` and `deliver_to`.
+            #[serde(default)]
+            pub rooms: BTreeMap<String, String>,
+            $($more)*
+        }
+    };
+}
+
 /// `[channels]`: every chat platform connection, by kind and alias.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -139,56 +192,32 @@ pub enum Streaming {
     Edit,
 }
 
-/// `[channels.telegram.<alias>]`: one Telegram bot.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TelegramChannel {
-    /// Whether this channel runs (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub enabled: bool,
-    /// From @BotFather (required).
-    pub bot_token: Secret,
-    /// The Bot API server (a local one, or a test peer, default `https://api.telegram.org`).
-    #[serde(default = "telegram_api")]
-    pub api_url: String,
-    /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
-    #[serde(default)]
-    pub allowed_users: Vec<String>,
-    /// In groups, answer only when mentioned or replied to (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub require_mention_in_groups: bool,
-    /// Show answers while they are written: `"edit"` (one message edited
-    /// as it grows) or `"off"`; unset: in direct chats only.
-    #[serde(default)]
-    pub streaming: Option<Streaming>,
-    /// Names for chats, used by `approver_recipient` and `deliver_to`.
-    #[serde(default)]
-    pub rooms: BTreeMap<String, String>,
-    /// Messages from one person that arrive within this many milliseconds
-    /// of each other, before their turn starts, become one turn (default
-    /// 0: no wait, messages join a turn until the model writes;
-    /// docs/conversations.md).
-    #[serde(default = "merge_window_default")]
-    pub merge_window_ms: u64,
-    /// Reactions on the person's message while it is handled: taken,
-    /// working, done or failed (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub status_reactions: bool,
-    /// Webhook mode: the public HTTPS URL Telegram posts updates to (else
-    /// long polling). Needs `webhook_listen` and `webhook_secret`.
-    #[serde(default)]
-    pub webhook_url: Option<String>,
-    /// Local address the webhook server listens on, e.g. `127.0.0.1:8443`
-    /// (behind your TLS-terminating proxy).
-    #[serde(default)]
-    pub webhook_listen: Option<String>,
-    /// Secret Telegram sends with every update; requests without it are refused.
-    #[serde(default)]
-    pub webhook_secret: Option<Secret>,
-    /// How long Telegram may hold one `getUpdates` long poll, in seconds
-    /// (its HTTP client waits 10 s longer).
-    #[serde(default = "poll_timeout")]
-    pub poll_timeout_secs: u64,
+chat_table! {
+    platform
+    /// `[channels.telegram.<alias>]`: one Telegram bot.
+    pub struct TelegramChannel {
+        /// From @BotFather (required).
+        pub bot_token: Secret,
+        /// The Bot API server (a local one, or a test peer, default `https://api.telegram.org`).
+        #[serde(default = "telegram_api")]
+        pub api_url: String,
+    } then {
+        /// Webhook mode: the public HTTPS URL Telegram posts updates to (else
+        /// long polling). Needs `webhook_listen` and `webhook_secret`.
+        #[serde(default)]
+        pub webhook_url: Option<String>,
+        /// Local address the webhook server listens on, e.g. `127.0.0.1:8443`
+        /// (behind your TLS-terminating proxy).
+        #[serde(default)]
+        pub webhook_listen: Option<String>,
+        /// Secret Telegram sends with every update; requests without it are refused.
+        #[serde(default)]
+        pub webhook_secret: Option<Secret>,
+        /// How long Telegram may hold one `getUpdates` long poll, in seconds
+        /// (its HTTP client waits 10 s longer).
+        #[serde(default = "poll_timeout")]
+        pub poll_timeout_secs: u64,
+    }
 }
 
 fn poll_timeout() -> u64 {
@@ -203,142 +232,76 @@ fn telegram_api() -> String {
     "https://api.telegram.org".into()
 }
 
-/// `[channels.discord.<alias>]`: one Discord bot.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DiscordChannel {
-    /// Whether this channel runs (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub enabled: bool,
-    /// The bot's token (required).
-    pub bot_token: Secret,
-    /// Guild ids the bot answers in (default `[]`: every guild it is in).
-    #[serde(default)]
-    pub guilds: Vec<String>,
-    /// A Discord-compatible server instead of discord.com (tests; default none).
-    #[serde(default)]
-    pub api_url: Option<String>,
-    /// The gateway websocket to connect to instead of the one the API
-    /// names (default none).
-    #[serde(default)]
-    pub gateway_url: Option<String>,
-    /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
-    #[serde(default)]
-    pub allowed_users: Vec<String>,
-    /// In groups, answer only when mentioned or replied to (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub require_mention_in_groups: bool,
-    /// Show answers while they are written: `"edit"` (one message edited
-    /// as it grows) or `"off"`; unset: in direct chats only.
-    #[serde(default)]
-    pub streaming: Option<Streaming>,
-    /// Names for chats, used by `approver_recipient` and `deliver_to`.
-    #[serde(default)]
-    pub rooms: BTreeMap<String, String>,
-    /// Messages from one person that arrive within this many milliseconds
-    /// of each other, before their turn starts, become one turn (default
-    /// 0: no wait, messages join a turn until the model writes;
-    /// docs/conversations.md).
-    #[serde(default = "merge_window_default")]
-    pub merge_window_ms: u64,
-    /// Reactions on the person's message while it is handled: taken,
-    /// working, done or failed (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub status_reactions: bool,
+chat_table! {
+    platform
+    /// `[channels.discord.<alias>]`: one Discord bot.
+    pub struct DiscordChannel {
+        /// The bot's token (required).
+        pub bot_token: Secret,
+        /// Guild ids the bot answers in (default `[]`: every guild it is in).
+        #[serde(default)]
+        pub guilds: Vec<String>,
+        /// A Discord-compatible server instead of discord.com (tests; default none).
+        #[serde(default)]
+        pub api_url: Option<String>,
+        /// The gateway websocket to connect to instead of the one the API
+        /// names (default none).
+        #[serde(default)]
+        pub gateway_url: Option<String>,
+    }
 }
 
-/// `[channels.matrix.<alias>]`: one Matrix account.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MatrixChannel {
-    /// Whether this channel runs (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub enabled: bool,
-    /// The homeserver URL (required).
-    pub homeserver: String,
-    /// The bot's account (required).
-    pub user_id: String,
-    /// Log in with a password (a device is created once and kept, default none).
-    #[serde(default)]
-    pub password: Option<Secret>,
-    /// Or with a token (default none).
-    #[serde(default)]
-    pub access_token: Option<Secret>,
-    /// Rooms (ids or aliases) joined at start (default `[]`).
-    #[serde(default)]
-    pub auto_join: Vec<String>,
-    /// Accept invitations from people `allowed_users` admits.
-    #[serde(default)]
-    pub join_on_invite: bool,
-    /// Where matrix-sdk keeps its state, crypto keys and session
-    /// (default `data/matrix/<alias>`).
-    #[serde(default)]
-    pub store_dir: Option<String>,
-    /// Passphrase that encrypts matrix-sdk's store.
-    #[serde(default)]
-    pub store_passphrase: Option<Secret>,
-    /// Long-poll timeout of one `/sync`, in seconds.
-    #[serde(default = "sync_timeout")]
-    pub sync_timeout_secs: u64,
-    /// Who may talk to the bot: platform ids, or `\"*\"` for anyone; empty: nobody.
-    #[serde(default)]
-    pub allowed_users: Vec<String>,
-    /// In groups, answer only when mentioned or replied to (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub require_mention_in_groups: bool,
-    /// Show answers while they are written: `"edit"` (one message edited
-    /// as it grows) or `"off"`; unset: in direct chats only.
-    #[serde(default)]
-    pub streaming: Option<Streaming>,
-    /// Names for chats, used by `approver_recipient` and `deliver_to`.
-    #[serde(default)]
-    pub rooms: BTreeMap<String, String>,
-    /// Messages from one person that arrive within this many milliseconds
-    /// of each other, before their turn starts, become one turn (default
-    /// 0: no wait, messages join a turn until the model writes;
-    /// docs/conversations.md).
-    #[serde(default = "merge_window_default")]
-    pub merge_window_ms: u64,
-    /// Reactions on the person's message while it is handled: taken,
-    /// working, done or failed (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub status_reactions: bool,
+chat_table! {
+    platform
+    /// `[channels.matrix.<alias>]`: one Matrix account.
+    pub struct MatrixChannel {
+        /// The homeserver URL (required).
+        pub homeserver: String,
+        /// The bot's account (required).
+        pub user_id: String,
+        /// Log in with a password (a device is created once and kept, default none).
+        #[serde(default)]
+        pub password: Option<Secret>,
+        /// Or with a token (default none).
+        #[serde(default)]
+        pub access_token: Option<Secret>,
+        /// Rooms (ids or aliases) joined at start (default `[]`).
+        #[serde(default)]
+        pub auto_join: Vec<String>,
+        /// Accept invitations from people `allowed_users` admits.
+        #[serde(default)]
+        pub join_on_invite: bool,
+        /// Where matrix-sdk keeps its state, crypto keys and session
+        /// (default `data/matrix/<alias>`).
+        #[serde(default)]
+        pub store_dir: Option<String>,
+        /// Passphrase that encrypts matrix-sdk's store.
+        #[serde(default)]
+        pub store_passphrase: Option<Secret>,
+        /// Long-poll timeout of one `/sync`, in seconds.
+        #[serde(default = "sync_timeout")]
+        pub sync_timeout_secs: u64,
+    }
 }
 
-/// `[channels.local.<alias>]`: chats over the loopback API.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LocalChannel {
-    /// Whether this channel runs (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub enabled: bool,
-    /// Local users are named `cli:<name>`.
-    #[serde(default)]
-    pub allowed_users: Vec<String>,
-    /// In groups, answer only when mentioned or replied to (default true).
-    #[serde(default = "crate::agent::yes")]
-    pub require_mention_in_groups: bool,
-    /// Show answers while they are written: `"edit"` (one message edited
-    /// as it grows) or `"off"`; unset: in direct chats only.
-    #[serde(default)]
-    pub streaming: Option<Streaming>,
-    /// Names for chats, used by `approver_recipient` and `deliver_to`.
-    #[serde(default)]
-    pub rooms: BTreeMap<String, String>,
-    /// Messages from one person that arrive within this many milliseconds
-    /// of each other, before their turn starts, become one turn (default 0:
-    /// programs and the terminal send whole messages; docs/conversations.md).
-    #[serde(default)]
-    pub merge_window_ms: u64,
-    /// When set, every request to this alias's API must carry
-    /// `Authorization: Bearer <token>` (inline or `env:NAME`).
-    #[serde(default)]
-    pub token: Option<Secret>,
-    /// `[channels.local.<alias>.people]`: `name = "env:TOKEN"`. When set,
-    /// each request's bearer token says who is calling (`cli:<name>`),
-    /// and a caller sees only the chats they are in.
-    #[serde(default)]
-    pub people: BTreeMap<String, Secret>,
+chat_table! {
+    /// `[channels.local.<alias>]`: chats over the loopback API.
+    pub struct LocalChannel {} then {
+        /// Messages from one person that arrive within this many milliseconds
+        /// of each other, before their turn starts, become one turn (default 0:
+        /// programs and the terminal send whole messages; docs/conversations.md).
+        #[serde(default)]
+        pub merge_window_ms: u64,
+        /// When set, every request to this alias's API must carry
+        /// `Authorization: Bearer <token>` (inline or `env:NAME`).
+        #[serde(default)]
+        pub token: Option<Secret>,
+        /// `[channels.local.<alias>.people]`: `name = "env:TOKEN"`. When set,
+        /// each request's bearer token says who is calling (`cli:<name>`),
+        /// and a caller sees only the chats they are in.
+        #[serde(default)]
+        pub people: BTreeMap<String, Secret>,
+    }
 }
 
 fn merge_window_default() -> u64 {

@@ -38,6 +38,20 @@ pub struct InboxRow {
     pub body: String,
     /// When it was taken (Unix ms).
     pub received_at: i64,
+    /// The life of this process it was adopted in (`Store::life`).
+    #[sqlx(skip)]
+    pub life: u64,
+}
+
+/// What `Inbox::take` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Took {
+    /// For each message: whether it is new (false for one taken before: a
+    /// redelivery).
+    pub fresh: Vec<bool>,
+    /// The life of this process the rows were written in (`Store::life`),
+    /// read with the instance id they carry.
+    pub life: u64,
 }
 
 /// A reply to queue with the done mark of the message it answers.
@@ -75,23 +89,31 @@ pub fn reply_key(key: &str) -> String {
 
 impl<'s> Inbox<'s> {
     /// Take `messages` of `channel` and move its cursor to `cursor` (when
-    /// given), all in one transaction. For each message: whether it is new
-    /// (false for one taken before: a redelivery).
+    /// given), all in one transaction, under this process's instance id:
+    /// refused (an error) when the others took the process for dead, so
+    /// that nothing is stored under an id whose work they reclaimed.
     pub async fn take(
         self,
         channel: &str,
         messages: &[NewInbound],
         cursor: Option<&str>,
         fence: Option<i64>,
-    ) -> Result<Vec<bool>, StoreError> {
+    ) -> Result<Took, StoreError> {
         let now = self.0.now_ms();
-        // The fenced cursor goes first: a lost lease fails the take at once.
-        let fenced = match (cursor, fence, self.0.instance_id()) {
+        let (me, life) = self.0.identity();
+        // The fenced cursor (or, without one, the instance's row) goes
+        // first: a lost lease or a lost instance fails the take at once.
+        let guard = match (cursor, fence, me) {
             (Some(c), Some(g), Some(me)) => Some(crate::leases::fenced_cursor_stmt(channel, c, me, g)),
+            (_, _, Some(me)) if !messages.is_empty() => Some(
+                Stmt::new("UPDATE instances SET heartbeat_at = heartbeat_at WHERE id = $1")
+                    .bind(me)
+                    .required(),
+            ),
             _ => None,
         };
-        let skip = usize::from(fenced.is_some());
-        let mut stmts: Vec<Stmt> = fenced.into_iter().collect();
+        let skip = usize::from(guard.is_some());
+        let mut stmts: Vec<Stmt> = guard.into_iter().collect();
         stmts.extend(messages.iter().map(|m| {
             Stmt::new(
                 "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at, needs_schema)
@@ -103,7 +125,7 @@ impl<'s> Inbox<'s> {
             .bind(&m.platform_id)
             .bind(&m.sender)
             .bind(&m.body)
-            .bind(self.0.instance_id())
+            .bind(me)
             .bind(now)
             .bind(ROWS_NEED_SCHEMA)
         }));
@@ -111,15 +133,19 @@ impl<'s> Inbox<'s> {
             stmts.push(crate::cursors::cursor_stmt(channel, c));
         }
         if stmts.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Took {
+                fresh: Vec::new(),
+                life,
+            });
         }
         let changed = self.0.exec_all(stmts).await?;
-        Ok(changed
+        let fresh = changed
             .iter()
             .skip(skip)
             .take(messages.len())
             .map(|n| *n == 1)
-            .collect())
+            .collect();
+        Ok(Took { fresh, life })
     }
 
     /// Mark inbox row `key` answered and queue `reply` (when there is one),
@@ -254,16 +280,27 @@ impl<'s> Inbox<'s> {
     /// The reply to inbox row `key` could not be delivered now: the outbox
     /// worker takes it over.
     pub async fn reply_to_outbox(self, key: &str, error: &str) -> Result<(), StoreError> {
-        self.0.exec(
-            Stmt::new(
+        // Only while it is still this instance's: once it was taken for
+        // dead, the reply is the outbox's already, and perhaps on its way.
+        let sql = match self.0.instance_id() {
+            Some(_) => {
                 "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
-                 WHERE delivery_key = $3 AND status = 'pending'",
+                 WHERE delivery_key = $3 AND status = 'pending' AND instance_id = $4"
+            }
+            None => {
+                "UPDATE outbox SET next_attempt_at = $1, attempts = attempts + 1, last_error = $2, instance_id = NULL
+                 WHERE delivery_key = $3 AND status = 'pending' AND instance_id IS NULL AND $4 IS NULL"
+            }
+        };
+        self.0
+            .exec(
+                Stmt::new(sql)
+                    .bind(self.0.now_ms())
+                    .bind(error)
+                    .bind(reply_key(key))
+                    .bind(self.0.instance_id()),
             )
-            .bind(self.0.now_ms())
-            .bind(error)
-            .bind(reply_key(key)),
-        )
-        .await?;
+            .await?;
         self.0.wake_outbox();
         Ok(())
     }
@@ -272,7 +309,7 @@ impl<'s> Inbox<'s> {
     /// instance) this instance's, and return them oldest first. Only a
     /// process that routes messages (`run`) adopts them.
     pub async fn adopt_orphans(self) -> Result<Vec<InboxRow>, StoreError> {
-        let Some(me) = self.0.instance_id() else {
+        let (Some(me), life) = self.0.identity() else {
             return Ok(Vec::new());
         };
         let orphans: Vec<InboxRow> = read!(self.0, |p| sqlx::query_as::<_, InboxRow>(
@@ -305,7 +342,7 @@ impl<'s> Inbox<'s> {
             .into_iter()
             .zip(changed)
             .filter(|(_, n)| *n == 1)
-            .map(|(r, _)| r)
+            .map(|(r, _)| InboxRow { life, ..r })
             .collect())
     }
 

@@ -111,6 +111,14 @@ impl Store {
         self.lives_lost.load(std::sync::atomic::Ordering::Acquire)
     }
 
+    /// This process's instance id and its life, read together (the life
+    /// moves on under the same lock as the id), for rows written under that
+    /// id: see `Inbox::take`.
+    pub(crate) fn identity(&self) -> (Option<&'static str>, u64) {
+        let id = self.instance.read();
+        (*id, self.life())
+    }
+
     /// This process's instance id, once registered.
     pub fn instance_id(&self) -> Option<&'static str> {
         *self.instance.read()
@@ -152,6 +160,7 @@ impl Store {
                 // left for the loop's own work.)
                 self.reach.reached(now, 2 * every.as_millis() as i64);
                 if n == 0 {
+                    let _id = self.instance.write();
                     self.lives_lost.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
                 }
                 Ok(n == 1)
@@ -248,7 +257,11 @@ impl Store {
         let release: Vec<Stmt> = replies_in_doubt
             .iter()
             .map(|r| {
-                Stmt::new("UPDATE outbox SET next_attempt_at = $1, instance_id = NULL WHERE id = $2")
+                // Still the gone instance's: a live one may have taken it meanwhile.
+                Stmt::new(
+                    "UPDATE outbox SET next_attempt_at = $1, instance_id = NULL WHERE id = $2 AND status = 'pending'
+                     AND instance_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = outbox.instance_id)",
+                )
                     .bind(self.now_ms())
                     .bind(r.id)
             })

@@ -60,7 +60,7 @@ pub use backup::{BackupSummary, verify as verify_backup};
 pub use console::{ConsoleSession, console_secret};
 pub use cost::{CostTotals, utc_day};
 pub use error::{StoreError, Unwritable};
-pub use inbox::{InboxRow, NewInbound, QueuedReply, reply_key};
+pub use inbox::{InboxRow, NewInbound, QueuedReply, Took, reply_key};
 pub use instances::{InstanceRow, Reclaimed};
 pub use leases::LeaseRow;
 pub use memory::MemoryRow;

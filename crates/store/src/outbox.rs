@@ -152,6 +152,32 @@ impl<'s> Outbox<'s> {
         })?)
     }
 
+    /// Take row `id` for one delivery attempt, just before it is sent:
+    /// false when it is no longer due (delivered, given up, or taken by
+    /// another instance since it was read) or when the others took this
+    /// instance for dead. Taken, it is not due for `for_ms`, and marked with
+    /// this instance, so that a reclaim of the instance frees it at once.
+    /// A batch read before a pause is thereby sent only where no one else
+    /// sent it meanwhile.
+    pub async fn claim(self, id: i64, for_ms: i64) -> Result<bool, StoreError> {
+        let now = self.0.now_ms();
+        let me = self.0.instance_id();
+        let sql = if me.is_some() {
+            "UPDATE outbox SET next_attempt_at = $1, instance_id = $4
+             WHERE id = $2 AND status = 'pending' AND next_attempt_at <= $3
+             AND EXISTS (SELECT 1 FROM instances WHERE id = $4)"
+        } else {
+            // Not registered (a one-off command): no one reclaims it.
+            "UPDATE outbox SET next_attempt_at = $1, instance_id = $4
+             WHERE id = $2 AND status = 'pending' AND next_attempt_at <= $3"
+        };
+        let changed = self
+            .0
+            .exec(Stmt::new(sql).bind(now + for_ms).bind(id).bind(now).bind(me))
+            .await?;
+        Ok(changed == 1)
+    }
+
     /// Row `id` was delivered.
     pub async fn mark_delivered(self, id: i64) -> Result<(), StoreError> {
         self.0
@@ -171,7 +197,8 @@ impl<'s> Outbox<'s> {
         self.0
             .exec(
                 Stmt::new(
-                    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE id = $3",
+                    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2, instance_id = NULL
+                     WHERE id = $3",
                 )
                 .bind(self.0.now_ms() + retry_in_ms)
                 .bind(error)
@@ -187,7 +214,8 @@ impl<'s> Outbox<'s> {
         self.0
             .exec(
                 Stmt::new(
-                    "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = $1 WHERE id = $2",
+                    "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = $1, instance_id = NULL
+                     WHERE id = $2",
                 )
                 .bind(error)
                 .bind(id),

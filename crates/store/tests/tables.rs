@@ -1,4 +1,4 @@
-//! The inbox and the leases on SQLite and, when
+//! The inbox, the leases and outbox claims on SQLite and, when
 //! `SWITCHBOARD_TEST_POSTGRES_URL` names a server (CI starts one), on
 //! PostgreSQL.
 
@@ -8,6 +8,7 @@ use switchboard_store::{NewInbound, QueuedReply, Store};
 
 on_both_backends!(inbox_table, inbox);
 on_both_backends!(lease_table, leases);
+on_both_backends!(outbox_claims, claims);
 
 /// The inbox: taken with the cursor, once per platform message id,
 /// answered with its reply queued, adopted from a gone instance, pruned.
@@ -30,7 +31,8 @@ async fn inbox(url: &str) {
             None,
         )
         .await
-        .unwrap();
+        .unwrap()
+        .fresh;
     assert_eq!(fresh, [true, true]);
     assert_eq!(
         store.cursors().get("telegram.main").await.unwrap().as_deref(),
@@ -41,7 +43,8 @@ async fn inbox(url: &str) {
         .inbox()
         .take("telegram.main", &[message("k3", "5")], Some("8"), None)
         .await
-        .unwrap();
+        .unwrap()
+        .fresh;
     assert_eq!(again, [false]);
     assert_eq!(
         store.cursors().get("telegram.main").await.unwrap().as_deref(),
@@ -129,6 +132,17 @@ async fn leases(url: &str) {
             .is_err(),
         "took messages when taken for dead"
     );
+    assert!(
+        a.inbox()
+            .take("telegram.main", &[late("unfenced", "97")], None, None)
+            .await
+            .is_err(),
+        "took messages without a lease when taken for dead (a webhook's, a local chat's)"
+    );
+    // Its next heartbeat finds it: a new life, for what it takes from now on.
+    assert_eq!(a.life(), 0);
+    assert!(!a.heartbeat(std::time::Duration::from_secs(1)).await.unwrap());
+    assert_eq!(a.life(), 1);
     assert_eq!(b.inbox().counts().await.unwrap().0, 0);
     assert_eq!(b.cursors().get("telegram.main").await.unwrap().as_deref(), Some("10"));
     // The lease runs out (a lease time of 0 ms, and a moment passes): b
@@ -185,4 +199,36 @@ fn late(key: &str, platform_id: &str) -> NewInbound {
         sender: "tg:1".into(),
         body: "{}".into(),
     }
+}
+
+/// An outbox row is taken for one attempt by one instance at a time, not
+/// again once delivered, and not by an instance the others took for dead;
+/// the reclaim frees what that instance had taken.
+async fn claims(url: &str) {
+    let (a, b) = (Store::open(url).await.unwrap(), Store::open(url).await.unwrap());
+    a.register_instance("host-a", 1, "run").await.unwrap();
+    b.register_instance("host-b", 2, "run").await.unwrap();
+    for key in ["run-1", "run-2"] {
+        a.outbox()
+            .enqueue(key, "telegram.main", "1", None, "done")
+            .await
+            .unwrap();
+    }
+    let due = a.outbox().due(10).await.unwrap();
+    let (one, two) = (due[0].id, due[1].id);
+    assert!(a.outbox().claim(one, 60_000).await.unwrap());
+    assert!(!b.outbox().claim(one, 60_000).await.unwrap(), "taken by a");
+    assert_eq!(
+        b.outbox().due(10).await.unwrap().len(),
+        1,
+        "run-1 is not due while taken"
+    );
+    // a is taken for dead: it takes nothing more, and what it held is free.
+    let a_id = a.instance_id().unwrap().to_string();
+    b.reclaim(std::slice::from_ref(&a_id)).await.unwrap();
+    assert!(!a.outbox().claim(two, 60_000).await.unwrap(), "taken for dead");
+    assert!(b.outbox().claim(one, 60_000).await.unwrap(), "freed by the reclaim");
+    b.outbox().mark_delivered(one).await.unwrap();
+    assert!(!b.outbox().claim(one, 0).await.unwrap(), "delivered");
+    assert!(b.outbox().claim(two, 0).await.unwrap());
 }

@@ -106,7 +106,8 @@ async fn take(store: &Store, updates: &[Value], offset: i64) -> anyhow::Result<V
     let new = store
         .inbox()
         .take(CHANNEL, &messages, Some(&offset.to_string()), None)
-        .await?;
+        .await?
+        .fresh;
     // A redelivered message was taken before: not answered again.
     Ok(messages
         .into_iter()

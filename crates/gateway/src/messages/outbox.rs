@@ -11,6 +11,11 @@ use switchboard_store::{OutboxRow, Store};
 
 const MAX_BACKOFF_MS: i64 = 60_000;
 
+/// How long a row taken for one attempt is not due again (an attempt that
+/// outlasts it may be repeated by the channel's next owner; a reclaim of
+/// this instance frees it at once).
+const CLAIM_MS: i64 = 30_000;
+
 /// Permanent refusals (the chat is gone, the bot was removed) after which
 /// a row is given up: logged as an error and kept as `failed`. Transient
 /// failures and rate limits are retried for as long as it takes.
@@ -67,6 +72,19 @@ pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences)
 }
 
 async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
+    // Taken one row at a time, just before it is sent: a batch read before
+    // a pause is not sent again where the channel's next owner sent it.
+    match store.outbox().claim(row.id, CLAIM_MS).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::debug!(key = %row.delivery_key, "outbox row no longer due here (delivered or taken elsewhere)");
+            return;
+        }
+        Err(e) => {
+            tracing::error!(key = %row.delivery_key, error = %e, "cannot take an outbox row");
+            return;
+        }
+    }
     let address = ChatAddress::new(row.channel.clone(), row.chat.clone()).with_thread(row.thread.clone());
     let outcome = match channels.get(&row.channel) {
         None => Err(ChannelError::Transient(format!(

@@ -38,7 +38,7 @@ pub(crate) struct Taken {
 impl Taken {
     /// A pending inbox row, as the router takes it after a restart: routed
     /// by the configuration in force now.
-    pub(crate) fn recovered(row: InboxRow, config: &Config, life: u64) -> Result<Self, String> {
+    pub(crate) fn recovered(row: InboxRow, config: &Config) -> Result<Self, String> {
         let m: Inbound = serde_json::from_str(&row.body).map_err(|e| format!("inbox row {}: {e}", row.key))?;
         Ok(Self {
             key: row.key,
@@ -49,7 +49,7 @@ impl Taken {
             recovered: true,
             merged: Vec::new(),
             held_up: 0,
-            life,
+            life: row.life,
         })
     }
 

@@ -91,20 +91,21 @@ impl GatewayIntake {
         rows: &[NewInbound],
         cursor: Option<&str>,
         kept: &[Taken],
-    ) -> Result<Vec<bool>, IntakeError> {
+    ) -> Result<switchboard_store::Took, IntakeError> {
         match self
             .store
             .inbox()
             .take(channel, rows, cursor, self.fences.of(channel))
             .await
         {
-            Ok(fresh) => {
+            Ok(took) => {
                 self.unstored.stored(channel);
-                Ok(fresh)
+                Ok(took)
             }
             Err(e) if !e.is_unavailable() => {
-                // The lease moved meanwhile: the new owner takes them.
-                tracing::warn!(%channel, error = %e, "messages not taken: this instance no longer runs the channel");
+                // The lease moved meanwhile, or the others took this
+                // process for dead: the new owner takes them.
+                tracing::warn!(%channel, error = %e, "messages not taken: this instance no longer runs the channel (its lease moved, or it was taken for dead)");
                 Err(IntakeError(e.to_string()))
             }
             Err(e) => {
@@ -157,8 +158,6 @@ impl Intake for GatewayIntake {
         }
         // On the control plane's clock, like the runs it is compared with.
         let received_at = self.store.now_ms();
-        // Read before the rows are written under this process's id.
-        let life = self.store.life();
         let config = self.config.get();
         let mut rows = Vec::new();
         let mut kept = Vec::new();
@@ -199,7 +198,8 @@ impl Intake for GatewayIntake {
                         route: route.as_ref().map(|p| crate::routing::Routed::of(&config, p)),
                         command,
                         held_up: 0,
-                        life,
+                        // The life the rows are written in (below).
+                        life: 0,
                     });
                 }
                 Admission::Tell(text) => tells.push((m, text, true)),
@@ -211,7 +211,7 @@ impl Intake for GatewayIntake {
                 Admission::Drop => dropped += 1,
             }
         }
-        let fresh = self.store_rows(channel, &rows, cursor.as_deref(), &kept).await?;
+        let took = self.store_rows(channel, &rows, cursor.as_deref(), &kept).await?;
         for _ in 0..dropped {
             switchboard_telemetry::metrics::message_refused(channel, "not_admitted");
         }
@@ -223,7 +223,8 @@ impl Intake for GatewayIntake {
                 crate::messages::reply::notice(&self.channels, &m, &text);
             }
         }
-        for (taken, new) in kept.into_iter().zip(fresh) {
+        for (mut taken, new) in kept.into_iter().zip(took.fresh) {
+            taken.life = took.life;
             if !new {
                 tracing::info!(%channel, message = ?taken.m.message_id, "a message taken before was offered again; ignored");
                 continue;

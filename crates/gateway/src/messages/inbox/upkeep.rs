@@ -16,11 +16,9 @@ const PRUNE_EVERY: Duration = Duration::from_secs(600);
 /// sender the configuration no longer allows are closed unanswered.
 pub(crate) async fn adopt(store: &Store, config: &Config) -> Result<Vec<Taken>, StoreError> {
     let mut taken = Vec::new();
-    // Read before the rows are marked with this process's id.
-    let life = store.life();
     for row in store.inbox().adopt_orphans().await? {
         let key = row.key.clone();
-        match Taken::recovered(row, config, life) {
+        match Taken::recovered(row, config) {
             Ok(t) if crate::messages::pairing::still_admitted(store, config, &t).await => taken.push(t),
             Ok(t) => {
                 tracing::warn!(channel = %t.m.address.channel, sender = %t.m.sender, "a message taken before the restart is from a sender no longer allowed; not answered");

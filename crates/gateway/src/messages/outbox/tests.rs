@@ -103,3 +103,32 @@ async fn a_row_refused_for_good_is_given_up_after_a_few_tries() {
     );
     assert_eq!(store.outbox().pending().await.unwrap(), 0, "nothing left queued");
 }
+
+/// A row read in a batch and delivered elsewhere before its turn (the
+/// channel's next owner sent it while this process was paused) is not sent
+/// again; one still due is sent once.
+#[tokio::test]
+async fn a_row_delivered_elsewhere_after_it_was_read_is_not_sent_again() {
+    let peers = crate::test_peers::team_channel().await;
+    let (store, team) = (&peers.store, &peers.team);
+    for key in ["run-a", "run-b"] {
+        store
+            .outbox()
+            .enqueue(key, "local.team", "general", None, key)
+            .await
+            .unwrap();
+    }
+    let batch = store.outbox().due(10).await.unwrap();
+    assert_eq!(batch.len(), 2);
+    // Sent by another instance meanwhile.
+    store.outbox().mark_delivered(batch[0].id).await.unwrap();
+    for row in batch {
+        deliver(store, &peers.channels, row).await;
+    }
+    let sent: Vec<String> = team.events_after(0).into_iter().map(|e| e.text).collect();
+    assert_eq!(sent, ["run-b"], "only the row still due is sent");
+    assert_eq!(
+        store.outbox().of_run("run-b").await.unwrap()[0].0,
+        OutboxStatus::Delivered
+    );
+}

@@ -11,6 +11,7 @@ mod merge;
 mod put_back;
 mod recovered;
 mod session;
+mod typing;
 
 use crate::approvals::{Ballot, RouteBroker, Via};
 use crate::channels::ChannelSet;

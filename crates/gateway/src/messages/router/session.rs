@@ -17,11 +17,6 @@ use switchboard_runtime::{ApprovalBroker, NoApprover, TurnError, TurnReply, Turn
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// How long a turn runs before typing is shown.
-const TYPING_AFTER: Duration = Duration::from_millis(800);
-/// How often a typing notice is renewed while a turn runs.
-const TYPING_RENEWAL: Duration = Duration::from_secs(4);
-
 /// The turn a session is running.
 pub(super) type Current = Arc<Mutex<Option<TurnNow>>>;
 
@@ -277,21 +272,6 @@ impl Router {
         tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, running), span).await
     }
 
-    /// Typing shown in `m`'s chat from `TYPING_AFTER` on, renewed, until
-    /// the task is aborted.
-    fn typing(&self, m: &switchboard_core::Inbound) -> Option<tokio::task::JoinHandle<()>> {
-        self.channels.get(&m.address.channel).map(|ch| {
-            let address = m.address.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(TYPING_AFTER).await;
-                loop {
-                    let _ = ch.typing(&address).await;
-                    tokio::time::sleep(TYPING_RENEWAL).await;
-                }
-            })
-        })
-    }
-
     /// What the console and `/stop` see of the turn starting for `t`
     /// (the route it was taken by).
     fn turn_now(&self, agent: &str, session_key: &str, t: &Taken, cancel: &CancellationToken) -> TurnNow {
@@ -339,6 +319,11 @@ impl Router {
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
         *current.lock() = Some(self.turn_now(agent, session_key, &t, &cancel));
+        // Taken for dead since it was dequeued: stopped like the turns then
+        // running (the heartbeat moves the life on before it stops those).
+        if !t.held_here(self.runtime.store()) {
+            cancel.cancel();
+        }
         self.statuses.working(&t);
         self.runtime
             .store()
@@ -347,7 +332,7 @@ impl Router {
         // within `TYPING_AFTER` needs none, and costs no request for it;
         // platforms let it lapse after a few seconds, so it is renewed),
         // without delaying the turn.
-        let typing = self.typing(m);
+        let typing = super::typing::show(&self.channels, m);
         let broker: Arc<dyn ApprovalBroker> = match &follow_up {
             Some(_) => Arc::new(NoApprover(
                 "a follow-up turn of a finished child has no operator".into(),

@@ -101,19 +101,13 @@ impl<'s> Inbox<'s> {
     ) -> Result<Took, StoreError> {
         let now = self.0.now_ms();
         let (me, life) = self.0.identity();
-        // The fenced cursor (or, without one, the instance's row) goes
-        // first: a lost lease or a lost instance fails the take at once.
-        let guard = match (cursor, fence, me) {
+        // The fenced cursor goes first: a lost lease fails the take at once.
+        let fenced = match (cursor, fence, me) {
             (Some(c), Some(g), Some(me)) => Some(crate::leases::fenced_cursor_stmt(channel, c, me, g)),
-            (_, _, Some(me)) if !messages.is_empty() => Some(
-                Stmt::new("UPDATE instances SET heartbeat_at = heartbeat_at WHERE id = $1")
-                    .bind(me)
-                    .required(),
-            ),
             _ => None,
         };
-        let skip = usize::from(guard.is_some());
-        let mut stmts: Vec<Stmt> = guard.into_iter().collect();
+        let skip = usize::from(fenced.is_some());
+        let mut stmts: Vec<Stmt> = fenced.into_iter().collect();
         stmts.extend(messages.iter().map(|m| {
             Stmt::new(
                 "INSERT INTO inbox (key, channel, chat, platform_id, sender, body, status, instance_id, received_at, needs_schema)
@@ -131,6 +125,18 @@ impl<'s> Inbox<'s> {
         }));
         if let (Some(c), None) = (cursor, fence) {
             stmts.push(crate::cursors::cursor_stmt(channel, c));
+        }
+        // Without a fence, the instance's row must still be there (a lost
+        // instance fails the take); written last, so that its row lock is
+        // held only until the commit. Only a cluster's peers take an
+        // instance for dead: SQLite serves one process (a second is refused).
+        let shared = self.0.backend() == crate::Backend::Postgres;
+        if let (0, false, Some(me), true) = (skip, messages.is_empty(), me, shared) {
+            stmts.push(
+                Stmt::new("UPDATE instances SET heartbeat_at = heartbeat_at WHERE id = $1")
+                    .bind(me)
+                    .required(),
+            );
         }
         if stmts.is_empty() {
             return Ok(Took {

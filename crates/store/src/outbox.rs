@@ -198,7 +198,7 @@ impl<'s> Outbox<'s> {
             .exec(
                 Stmt::new(
                     "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2, instance_id = NULL
-                     WHERE id = $3",
+                     WHERE id = $3 AND status = 'pending'",
                 )
                 .bind(self.0.now_ms() + retry_in_ms)
                 .bind(error)
@@ -215,7 +215,7 @@ impl<'s> Outbox<'s> {
             .exec(
                 Stmt::new(
                     "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = $1, instance_id = NULL
-                     WHERE id = $2",
+                     WHERE id = $2 AND status = 'pending'",
                 )
                 .bind(error)
                 .bind(id),

@@ -132,13 +132,16 @@ async fn leases(url: &str) {
             .is_err(),
         "took messages when taken for dead"
     );
-    assert!(
-        a.inbox()
-            .take("telegram.main", &[late("unfenced", "97")], None, None)
-            .await
-            .is_err(),
-        "took messages without a lease when taken for dead (a webhook's, a local chat's)"
-    );
+    // (On PostgreSQL: SQLite serves one process, which nobody reclaims.)
+    if url.starts_with("postgres") {
+        assert!(
+            a.inbox()
+                .take("telegram.main", &[late("unfenced", "97")], None, None)
+                .await
+                .is_err(),
+            "took messages without a lease when taken for dead (a webhook's, a local chat's)"
+        );
+    }
     // Its next heartbeat finds it: a new life, for what it takes from now on.
     assert_eq!(a.life(), 0);
     assert!(!a.heartbeat(std::time::Duration::from_secs(1)).await.unwrap());

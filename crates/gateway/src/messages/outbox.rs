@@ -42,9 +42,11 @@ pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences)
                 .collect();
             let handled = match store.outbox().due_in(&ours, 100).await {
                 Ok(rows) => {
-                    let n = rows.len();
+                    // Counted when taken: rows this instance may not take
+                    // (it was taken for dead) do not keep it busy.
+                    let mut n = 0;
                     for row in rows {
-                        deliver(&store, &channels, row).await;
+                        n += usize::from(deliver(&store, &channels, row).await);
                     }
                     n
                 }
@@ -71,18 +73,19 @@ pub fn spawn(store: Store, channels: ChannelSet, fences: crate::cluster::Fences)
     })
 }
 
-async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
+/// Try `row` once; whether it was taken for the attempt.
+async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) -> bool {
     // Taken one row at a time, just before it is sent: a batch read before
     // a pause is not sent again where the channel's next owner sent it.
     match store.outbox().claim(row.id, CLAIM_MS).await {
         Ok(true) => {}
         Ok(false) => {
             tracing::debug!(key = %row.delivery_key, "outbox row no longer due here (delivered or taken elsewhere)");
-            return;
+            return false;
         }
         Err(e) => {
             tracing::error!(key = %row.delivery_key, error = %e, "cannot take an outbox row");
-            return;
+            return false;
         }
     }
     let address = ChatAddress::new(row.channel.clone(), row.chat.clone()).with_thread(row.thread.clone());
@@ -128,6 +131,7 @@ async fn deliver(store: &Store, channels: &ChannelSet, row: OutboxRow) {
     if let Err(e) = result {
         tracing::error!(key = %row.delivery_key, error = %e, "cannot update the outbox");
     }
+    true
 }
 
 #[cfg(test)]

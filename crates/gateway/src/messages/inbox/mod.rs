@@ -16,7 +16,7 @@ use admit::{Admission, admit};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use switchboard_core::{Inbound, Intake, IntakeError, Outbound};
-use switchboard_store::{NewInbound, Store};
+use switchboard_store::{NewInbound, Store, StoreError, Took};
 use tokio::sync::mpsc;
 
 /// Tries of a refusal notice before it goes to the outbox.
@@ -91,7 +91,7 @@ impl GatewayIntake {
         rows: &[NewInbound],
         cursor: Option<&str>,
         kept: &[Taken],
-    ) -> Result<switchboard_store::Took, IntakeError> {
+    ) -> Result<Took, IntakeError> {
         match self
             .store
             .inbox()
@@ -102,32 +102,39 @@ impl GatewayIntake {
                 self.unstored.stored(channel);
                 Ok(took)
             }
-            Err(e) if !e.is_unavailable() => {
-                // The lease moved meanwhile, or the others took this
-                // process for dead: the new owner takes them.
-                tracing::warn!(%channel, error = %e, "messages not taken: this instance no longer runs the channel (its lease moved, or it was taken for dead)");
-                Err(IntakeError(e.to_string()))
-            }
             Err(e) => {
-                let remedy = crate::messages::storage_down::remedy(&e);
-                // Once per failure (the channel tries again every 2 s).
-                if self.unstored.first_failure(channel) {
-                    tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
-                } else {
-                    tracing::debug!(%channel, error = %e, "the inbox still does not take messages");
-                }
-                // Offered again and counted again then: not twice.
+                // Offered again (here or to the new owner) and counted
+                // again then: not twice.
                 let mut rate = self.rate.lock();
                 for t in kept {
                     rate.refund(&t.m.sender);
                 }
                 drop(rate);
-                for m in self.unstored.first_in_chat(channel, kept.iter().map(|t| &t.m)) {
-                    crate::messages::reply::notice(&self.channels, m, crate::messages::storage_down::WAITS);
-                }
-                Err(IntakeError(e.to_string()))
+                self.not_stored(channel, kept, e)
             }
         }
+    }
+
+    /// The inbox did not take `kept`'s rows: why, in the log, and each of
+    /// their chats told once when the database is away.
+    fn not_stored(&self, channel: &str, kept: &[Taken], e: StoreError) -> Result<Took, IntakeError> {
+        if !e.is_unavailable() {
+            // The lease moved meanwhile, or the others took this process
+            // for dead: the new owner takes them.
+            tracing::warn!(%channel, error = %e, "messages not taken: this instance no longer runs the channel (its lease moved, or it was taken for dead)");
+            return Err(IntakeError(e.to_string()));
+        }
+        let remedy = crate::messages::storage_down::remedy(&e);
+        // Once per failure (the channel tries again every 2 s).
+        if self.unstored.first_failure(channel) {
+            tracing::error!(%channel, error = %e, remedy, "cannot write to the inbox; the channel will offer the messages again");
+        } else {
+            tracing::debug!(%channel, error = %e, "the inbox still does not take messages");
+        }
+        for m in self.unstored.first_in_chat(channel, kept.iter().map(|t| &t.m)) {
+            crate::messages::reply::notice(&self.channels, m, crate::messages::storage_down::WAITS);
+        }
+        Err(IntakeError(e.to_string()))
     }
 }
 

@@ -272,6 +272,19 @@ impl Router {
         tracing::Instrument::instrument(self.turn_traced(agent, session_key, t, follow_up, running), span).await
     }
 
+    /// Whether the others took this process for dead since `t` was dequeued
+    /// (asked once the turn is `current`: the heartbeat moves the life on
+    /// before it stops the turns then running). The turn is the adopter's
+    /// then, and shows nothing here.
+    fn adopted_meanwhile(&self, t: &Taken, earlier: &[Taken], current: &Current) -> bool {
+        if t.held_here(self.runtime.store()) {
+            return false;
+        }
+        current.lock().take();
+        earlier.iter().chain([t]).for_each(|t| self.statuses.forget(t));
+        true
+    }
+
     /// What the console and `/stop` see of the turn starting for `t`
     /// (the route it was taken by).
     fn turn_now(&self, agent: &str, session_key: &str, t: &Taken, cancel: &CancellationToken) -> TurnNow {
@@ -319,10 +332,8 @@ impl Router {
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
         *current.lock() = Some(self.turn_now(agent, session_key, &t, &cancel));
-        // Taken for dead since it was dequeued: stopped like the turns then
-        // running (the heartbeat moves the life on before it stops those).
-        if !t.held_here(self.runtime.store()) {
-            cancel.cancel();
+        if self.adopted_meanwhile(&t, &earlier, current) {
+            return HeldUp(Vec::new(), false);
         }
         self.statuses.working(&t);
         self.runtime

@@ -8,9 +8,11 @@
 //! (docs/operations.md, "A full disk").
 
 use super::Router;
+use crate::messages::stream_out::StreamOut;
 use crate::messages::taken::Taken;
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_store::StoreError;
 
 /// Longest pause between two checks of the database.
 const LONGEST_WAIT: Duration = Duration::from_secs(30);
@@ -20,7 +22,43 @@ const LONGEST_WAIT: Duration = Duration::from_secs(30);
 /// otherwise cost a model request every 30 s for as long as it lasts.
 const MOST_TIMES: u32 = 12;
 
+/// Messages of a turn the database did not let finish, and whether the
+/// person was told in place (see `Router::put_back`).
+pub(super) struct HeldUp(pub Vec<Taken>, pub bool);
+
+impl HeldUp {
+    /// Nothing held up: the turn was answered, or is another's.
+    pub(super) fn none() -> Self {
+        Self(Vec::new(), false)
+    }
+}
+
 impl Router {
+    /// The turn of `messages` (the last one's, in the order they came)
+    /// failed with `e`, the database not taking writes; `streamed` is its
+    /// answer shown so far. Unless another instance adopted the last
+    /// message meanwhile (this one stalled past its lease: that one
+    /// answers and shows the status), they are held up to be put back.
+    pub(super) async fn held_up(&self, messages: Vec<Taken>, e: &StoreError, streamed: Option<StreamOut>) -> HeldUp {
+        let Some(t) = messages.last() else {
+            return HeldUp::none();
+        };
+        if !t.may_be_ours(self.runtime.store()).await {
+            tracing::warn!(key = %t.key, error = %e, "a turn failed after another gateway took its message over; that one answers");
+            self.statuses.forget(t);
+            if let Some(s) = streamed {
+                s.stopped().await;
+            }
+            return HeldUp::none();
+        }
+        tracing::error!(error = %e, remedy = crate::messages::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
+        let told = match streamed {
+            Some(s) => s.finish(crate::messages::storage_down::WAITS).await,
+            None => false,
+        };
+        HeldUp(messages, told)
+    }
+
     /// Tell the person (unless `told`: shown in place of a streamed
     /// answer), then run `messages` again once the database takes writes.
     pub(super) fn put_back(self: Arc<Self>, messages: Vec<Taken>, told: bool) {

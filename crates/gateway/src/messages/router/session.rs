@@ -6,6 +6,7 @@
 //! read back on the next message).
 
 use super::Router;
+use super::put_back::HeldUp;
 use super::recovered::Recovered;
 use crate::messages::taken::Taken;
 use parking_lot::Mutex;
@@ -333,7 +334,7 @@ impl Router {
         let started = std::time::Instant::now();
         *current.lock() = Some(self.turn_now(agent, session_key, &t, &cancel));
         if self.adopted_meanwhile(&t, &earlier, current) {
-            return HeldUp(Vec::new(), false);
+            return HeldUp::none();
         }
         self.statuses.working(&t);
         self.runtime
@@ -353,8 +354,7 @@ impl Router {
         // The answer is shown while it is written where the channel
         // can edit and the configuration wants it (not for follow-ups,
         // whose answer carries a prefix).
-        let stream = self.stream_for(m).filter(|_| follow_up.is_none());
-        let (events, feeder) = match stream {
+        let (events, feeder) = match self.stream_for(m).filter(|_| follow_up.is_none()) {
             Some(s) => {
                 let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
                 (Some(tx), Some(tokio::spawn(s.feed(rx))))
@@ -395,27 +395,12 @@ impl Router {
         if let (Err(TurnError::Store(e)), None) = (&result, &follow_up)
             && e.is_unavailable()
         {
-            if !t.may_be_ours(self.runtime.store()).await {
-                // Stalled past its lease: the instance that adopted the
-                // message answers it and shows its status.
-                tracing::warn!(key = %t.key, error = %e, "a turn failed after another gateway took its message over; that one answers");
-                self.statuses.forget(&t);
-                if let Some(s) = streamed {
-                    s.stopped().await;
-                }
-                return HeldUp(Vec::new(), false);
-            }
-            tracing::error!(error = %e, remedy = crate::messages::storage_down::remedy(e), "a turn could not be recorded; its messages are answered once the database takes writes");
-            let told = match streamed {
-                Some(s) => s.finish(crate::messages::storage_down::WAITS).await,
-                None => false,
-            };
             earlier.push(t);
-            return HeldUp(earlier, told);
+            return self.held_up(earlier, e, streamed).await;
         }
         self.conclude(agent, &t, result, streamed, (follow_up.as_deref(), started))
             .await;
-        HeldUp(Vec::new(), false)
+        HeldUp::none()
     }
 
     /// Record how `t`'s turn ended and give the person its answer: in
@@ -465,10 +450,6 @@ impl Router {
         tracing::Instrument::instrument(self.answer(t, with_prefix(follow_up, text)), reply).await;
     }
 }
-
-/// Messages of a turn the database did not let finish, and whether the
-/// person was told in place (see `put_back`).
-struct HeldUp(Vec<Taken>, bool);
 
 /// A follow-up turn's answer starts with its prefix (see `Queued`).
 fn with_prefix(prefix: Option<&str>, text: String) -> String {

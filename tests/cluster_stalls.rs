@@ -100,16 +100,14 @@ async fn a_stalled_instance_runs_no_tool_of_a_turn_another_adopted() {
 /// tells the person nothing (not that the database is away).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
-    let Some(pg) = support::fresh_database("stalled_write") else {
-        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+    let Some(c) = cluster("stalled_write").await else {
         return;
     };
-    let c = cluster_on(&pg, [&[], &[], &[]], |c| c).await;
     let a = owner(&c, None, 20).await;
     // A row of the session held by the test: A's write of the turn's
     // opening waits for it, and runs once it is let go, while A is stopped.
     let mut holder = hold(
-        &pg,
+        &c.database,
         "INSERT INTO sessions (key, agent, history_from, created_at, updated_at)
          VALUES ('agent:main:telegram.main:14', 'main', 0, 0, 0)",
     )
@@ -124,7 +122,7 @@ async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
     c.tg.message(private_chat(14, "Di"), user(14, "Di"), "write stall", None, None);
     model_asked(&c, "write stall").await;
     // The model call runs beside the write.
-    stop_while_a_write_waits(&c, a, &pg, &mut holder).await;
+    stop_while_a_write_waits(&c, a, &mut holder).await;
     owner(&c, Some(a), 20).await;
     c.tg.wait_sent(1, 30).await;
     wake_and_let_act(&c, a).await;
@@ -141,11 +139,9 @@ async fn an_instance_stalled_in_a_write_holds_nobody_up_and_says_nothing() {
 /// write failed, does not send it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_stalled_marking_its_answer_does_not_send_it_twice() {
-    let Some(pg) = support::fresh_database("stalled_answer") else {
-        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+    let Some(c) = cluster("stalled_answer").await else {
         return;
     };
-    let c = cluster_on(&pg, [&[], &[], &[]], |c| c).await;
     let a = owner(&c, None, 20).await;
     c.model.push(
         Step::text("answered once")
@@ -156,8 +152,8 @@ async fn an_instance_stalled_marking_its_answer_does_not_send_it_twice() {
     model_asked(&c, "mark stall").await;
     // The message's inbox row, held while the model answers: A's mark
     // waits for it.
-    let mut holder = hold(&pg, "SELECT key FROM inbox WHERE status = 'pending' FOR UPDATE").await;
-    stop_while_a_write_waits(&c, a, &pg, &mut holder).await;
+    let mut holder = hold(&c.database, "SELECT key FROM inbox WHERE status = 'pending' FOR UPDATE").await;
+    stop_while_a_write_waits(&c, a, &mut holder).await;
     owner(&c, Some(a), 20).await;
     c.tg.wait_sent(1, 30).await;
     wake_and_let_act(&c, a).await;
@@ -172,11 +168,9 @@ async fn an_instance_stalled_marking_its_answer_does_not_send_it_twice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_waiting_on_a_stalled_instance_is_not_run_there_after_it_wakes() {
     use sqlx::Connection;
-    let Some(pg) = support::fresh_database("stalled_queue") else {
-        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; the cluster test did not run here");
+    let Some(c) = cluster("stalled_queue").await else {
         return;
     };
-    let c = cluster_on(&pg, [&[], &[], &[]], |c| c).await;
     let a = owner(&c, None, 20).await;
     c.model.push(
         Step::tool_call("delegate", json!({"agent": "reviewer", "prompt": "slow check"}))
@@ -196,7 +190,7 @@ async fn a_message_waiting_on_a_stalled_instance_is_not_run_there_after_it_wakes
     }
     c.tg.message(private_chat(16, "Flo"), user(16, "Flo"), "queue second", None, None);
     // Both taken by A before it stops.
-    let mut db = sqlx::PgConnection::connect(&pg).await.unwrap();
+    let mut db = sqlx::PgConnection::connect(&c.database).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while sqlx::query_scalar::<_, i64>("SELECT count(*) FROM inbox WHERE status = 'pending'")
         .fetch_one(&mut db)
@@ -236,9 +230,9 @@ async fn hold(pg: &str, sql: &'static str) -> sqlx::PgConnection {
 
 /// Once a write waits for what `holder` holds, stop instance `a` and let
 /// the write go on: it runs, and leaves `a`'s transaction open.
-async fn stop_while_a_write_waits(c: &Cluster, a: usize, pg: &str, holder: &mut sqlx::PgConnection) {
+async fn stop_while_a_write_waits(c: &Cluster, a: usize, holder: &mut sqlx::PgConnection) {
     use sqlx::Connection;
-    let mut watcher = sqlx::PgConnection::connect(pg).await.unwrap();
+    let mut watcher = sqlx::PgConnection::connect(&c.database).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while sqlx::query_scalar::<_, i64>(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",

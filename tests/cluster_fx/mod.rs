@@ -61,6 +61,8 @@ pub(crate) struct Cluster {
     pub(crate) reviewer: ScriptedModel,
     pub(crate) tg: FakeTelegram,
     pub(crate) nodes: Vec<Node>,
+    /// The database the instances share.
+    pub(crate) database: String,
 }
 
 /// The tests here run one at a time: each starts three gateways, and nine
@@ -128,6 +130,7 @@ pub(crate) async fn cluster_of(
         reviewer,
         tg,
         nodes,
+        database: pg.to_string(),
     }
 }
 

@@ -45,7 +45,7 @@ pub struct Reclaimed {
 
 /// Rows of `table` whose instance is not registered (gone, or from before
 /// instances were recorded).
-fn orphan(table: &str) -> String {
+pub(crate) fn orphan(table: &str) -> String {
     format!("({table}.instance_id IS NULL OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = {table}.instance_id))")
 }
 

@@ -428,12 +428,19 @@ impl<'s> Runs<'s> {
         .await)?)
     }
 
-    /// Ended runs whose announcement was never queued (a crash came
-    /// between their end and it), oldest first.
-    pub async fn unannounced(self) -> Result<Vec<RunRow>, StoreError> {
+    /// Ended runs whose announcement was never queued, oldest first: those
+    /// of an instance that is gone (a crash came between their end and
+    /// it), and those that ended before `ended_before` (Unix ms on the
+    /// control plane's clock) wherever they ran. A live instance's run that
+    /// ended since is left to it: a child session's announce step runs after
+    /// its end is recorded, and may answer `ANNOUNCE_SKIP`.
+    pub async fn unannounced(self, ended_before: i64) -> Result<Vec<RunRow>, StoreError> {
         Ok(read!(self.0, |p| sqlx::query_as::<_, RunRow>(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM runs WHERE announce = 'pending' AND status <> 'running' ORDER BY ended_at, id"
+            "SELECT {COLUMNS} FROM runs WHERE announce = 'pending' AND status <> 'running'
+               AND ({} OR ended_at < $1) ORDER BY ended_at, id",
+            crate::instances::orphan("runs")
         )))
+        .bind(ended_before)
         .fetch_all(p)
         .await)?)
     }

@@ -68,9 +68,15 @@ pub(crate) fn is_dead_since(row: &InstanceRow, this_host: &str, now: i64, reacha
     row.host == this_host && !process_exists(row.pid)
 }
 
+/// How long a live instance has to queue the announcement of a run it
+/// ended (a child session's announce step, a model call, comes after the
+/// end) before another sweep queues it in its place (docs/delegation.md).
+const ANNOUNCE_GRACE: Duration = Duration::from_secs(600);
+
 /// Reclaim what dead instances (never this one) left, and announce every
-/// finished run whose announcement was never queued — the runs just lost
-/// among them. Returns the approvals that expired.
+/// finished run whose announcement was never queued: a gone instance's
+/// (the runs just lost among them), and any ended `ANNOUNCE_GRACE` ago.
+/// Returns the approvals that expired.
 pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard_store::StoreError> {
     let this_host = host();
     let now = store.now_ms();
@@ -104,7 +110,8 @@ pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard
         );
     }
     // Runs just lost are among these when they are announced kinds.
-    for r in store.runs().unannounced().await? {
+    let ended_before = store.now_ms() - ANNOUNCE_GRACE.as_millis() as i64;
+    for r in store.runs().unannounced(ended_before).await? {
         tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");
         switchboard_runtime::children::announce_row(store, &r).await?;
     }
@@ -231,41 +238,63 @@ mod sweep_tests {
     }
 
     /// A child that ended just before a crash, its announcement not yet
-    /// queued, is announced by the next start's sweep, once.
+    /// queued, is announced by the next start's sweep, once; a live
+    /// instance's child that just ended is left to it (its announce step
+    /// may still answer `ANNOUNCE_SKIP`) until `ANNOUNCE_GRACE` has passed.
     #[tokio::test]
     async fn an_ended_run_never_announced_is_announced_once() {
         let peers = crate::test_peers::team_channel().await;
-        let store = &peers.store;
-        store
-            .register_instance(&host(), std::process::id(), "run")
+        let url = format!("sqlite://{}/cp.db", peers._dir.path().display());
+        let live = &peers.store;
+        live.register_instance(&host(), std::process::id(), "run")
             .await
             .unwrap();
-        store.runs().insert(&run("child-1", true)).await.unwrap();
-        store.runs().insert(&run("quiet-1", false)).await.unwrap();
+        // A process on this host that has crashed: its pid is gone.
+        let crashed = switchboard_store::Store::open(&url).await.unwrap();
+        crashed
+            .register_instance(&host(), i32::MAX as u32, "run")
+            .await
+            .unwrap();
         let end = RunEnd {
             output: Some("done"),
             ..RunEnd::default()
         };
-        store
-            .runs()
-            .finish("child-1", RunStatus::Completed, &end)
-            .await
-            .unwrap();
-        store
-            .runs()
-            .finish("quiet-1", RunStatus::Completed, &end)
-            .await
-            .unwrap();
-        sweep(store).await.unwrap();
-        sweep(store).await.unwrap();
-        let queued = store.outbox().due(10).await.unwrap();
+        for (store, id, announce) in [
+            (&crashed, "child-1", true),
+            (&crashed, "quiet-1", false),
+            (live, "asking-1", true),
+        ] {
+            store.runs().insert(&run(id, announce)).await.unwrap();
+            store.runs().finish(id, RunStatus::Completed, &end).await.unwrap();
+        }
+        sweep(live).await.unwrap();
+        sweep(live).await.unwrap();
+        let queued = live.outbox().due(10).await.unwrap();
         let ids: Vec<&str> = queued.iter().map(|r| r.delivery_key.as_str()).collect();
-        assert_eq!(ids, ["child-1"], "announced once; a run that is not announced stays so");
+        assert_eq!(
+            ids,
+            ["child-1"],
+            "announced once; a run that is not announced stays so, and a live one's is its own"
+        );
         assert!(
             queued[0].body.starts_with("Status: success\nResult: done"),
             "{}",
             queued[0].body
         );
+        // Past the grace, a live instance's run is announced by the sweep too.
+        let later = live.now_ms() + ANNOUNCE_GRACE.as_millis() as i64 + 1;
+        let late: Vec<String> = live
+            .runs()
+            .unannounced(later)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(late, ["asking-1"]);
+        // Its announce step answered ANNOUNCE_SKIP: nobody announces it.
+        live.runs().announcement_not_needed("asking-1").await.unwrap();
+        assert!(live.runs().unannounced(later).await.unwrap().is_empty());
     }
 
     /// Only a gone instance's work is reclaimed: a live one's keeps running.

@@ -141,6 +141,45 @@ async fn tasks_outside_the_callers_chain_are_invisible() {
     assert_eq!(row.status.as_str(), "running", "the task must still be running");
 }
 
+/// A task asked for in one session of an agent (a person's DM) is not
+/// read, listed or cancelled from another session of it (a group).
+#[tokio::test]
+async fn tasks_of_another_session_of_the_same_agent_are_invisible() {
+    let f = fx("").await;
+    f.reviewer.push(Step::text("slow").delay(Duration::from_secs(5)));
+    let dm = "agent:main:telegram.main:42";
+    let group = "agent:main:telegram.main:-1001";
+    let start = json!({"agent": "reviewer", "prompt": "x", "background": true});
+    let id = task_id_of(&f.delegate_in(dm, start).await);
+    for action in ["check_result", "cancel_task"] {
+        assert_eq!(
+            f.delegate_in(group, json!({"action": action, "task_id": id})).await,
+            error(&format!("No result found for task_id '{id}'")),
+            "{action}"
+        );
+    }
+    let listed = |out: String| -> Vec<String> {
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["task_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(listed(f.delegate_in(group, json!({"action": "list_results"})).await).is_empty());
+    assert_eq!(
+        listed(f.delegate_in(dm, json!({"action": "list_results"})).await),
+        std::slice::from_ref(&id)
+    );
+    let checked: Value = serde_json::from_str(
+        &f.delegate_in(dm, json!({"action": "check_result", "task_id": id}))
+            .await,
+    )
+    .unwrap();
+    assert_eq!(checked["status"], "running", "the task must still be running");
+}
+
 #[tokio::test]
 async fn a_bounded_childs_delegate_may_only_delegate() {
     let f = fx("").await;

@@ -1,6 +1,8 @@
 //! Task management: `check_result`, `list_results`, `cancel_task`,
-//! `await_sessions`. A caller sees only rows whose recorded delegation chain
-//! contains its alias.
+//! `await_sessions`. A caller sees only tasks asked for from its own
+//! session (the chat, or the run, it works in) whose recorded delegation
+//! chain contains its alias: a task started in a person's DM is not read
+//! or cancelled from a group the same agent answers in.
 
 use super::args::Args;
 use crate::core::Core;
@@ -13,14 +15,30 @@ use switchboard_store::{RunEnd, RunKind, RunRow, RunStatus, now_ms};
 const DEFAULT_WAIT_MS: u64 = 30_000;
 const MAX_WAIT_MS: u64 = 120_000;
 
+/// Who manages tasks: the calling agent, in its session.
+#[derive(Clone, Copy)]
+pub(crate) struct Caller<'a> {
+    pub agent: &'a str,
+    pub session: &'a str,
+}
+
+impl Caller<'_> {
+    /// Whether `row` is a delegate task this caller may see.
+    fn sees(&self, row: &RunRow) -> bool {
+        row.kind == RunKind::Delegate
+            && row.requester_session.as_deref() == Some(self.session)
+            && row.owner_chain.iter().any(|o| o == self.agent)
+    }
+}
+
 fn not_found(id: &str) -> ToolResult {
     ToolResult::fail(format!("No result found for task_id '{id}'"))
 }
 
 /// The row, if it is a delegate task `caller` may see.
-async fn visible(core: &Core, caller: &str, id: &str) -> Result<Option<RunRow>, ToolResult> {
+async fn visible(core: &Core, caller: Caller<'_>, id: &str) -> Result<Option<RunRow>, ToolResult> {
     match core.store.runs().get(id).await {
-        Ok(Some(row)) if row.kind == RunKind::Delegate && row.owner_chain.iter().any(|o| o == caller) => Ok(Some(row)),
+        Ok(Some(row)) if caller.sees(&row) => Ok(Some(row)),
         Ok(_) => Ok(None),
         Err(e) => {
             tracing::error!(error = %e, "task lookup failed");
@@ -54,7 +72,7 @@ fn view(row: &RunRow) -> Value {
     })
 }
 
-pub(crate) async fn check_result(core: &Core, caller: &str, args: &Args) -> ToolResult {
+pub(crate) async fn check_result(core: &Core, caller: Caller<'_>, args: &Args) -> ToolResult {
     let Some(id) = args.task_id.as_deref() else {
         return ToolResult::fail("Missing 'task_id' parameter");
     };
@@ -65,11 +83,12 @@ pub(crate) async fn check_result(core: &Core, caller: &str, args: &Args) -> Tool
     }
 }
 
-pub(crate) async fn list_results(core: &Core, caller: &str) -> ToolResult {
-    match core.store.runs().owned_by(RunKind::Delegate, caller, 100).await {
+pub(crate) async fn list_results(core: &Core, caller: Caller<'_>) -> ToolResult {
+    match core.store.runs().of_session(caller.session, 100).await {
         Ok(rows) => {
             let items: Vec<Value> = rows
                 .iter()
+                .filter(|r| caller.sees(r))
                 .map(|r| json!({"task_id": r.id, "agent": r.agent, "status": r.status, "created_at": r.created_at, "ended_at": r.ended_at}))
                 .collect();
             ToolResult::ok(json!({ "tasks": items }).to_string())
@@ -81,7 +100,7 @@ pub(crate) async fn list_results(core: &Core, caller: &str) -> ToolResult {
     }
 }
 
-pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolResult {
+pub(crate) async fn cancel_task(core: &Core, caller: Caller<'_>, args: &Args) -> ToolResult {
     let Some(id) = args.task_id.as_deref() else {
         return ToolResult::fail("Missing 'task_id' parameter");
     };
@@ -116,7 +135,7 @@ pub(crate) async fn cancel_task(core: &Core, caller: &str, args: &Args) -> ToolR
 
 pub(crate) async fn await_sessions(
     core: &Core,
-    caller: &str,
+    caller: Caller<'_>,
     args: &Args,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> ToolResult {

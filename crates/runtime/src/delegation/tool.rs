@@ -37,11 +37,15 @@ impl Tool for DelegateTool {
                 "{action} is not available inside a delegated run: task management belongs to the agent that started the task; pass the task_id up to it"
             ));
         }
+        let asker = manage::Caller {
+            agent: caller,
+            session: &ctx.session_key,
+        };
         match action.as_str() {
-            "check_result" => return manage::check_result(core, caller, &args).await,
-            "list_results" => return manage::list_results(core, caller).await,
-            "cancel_task" => return manage::cancel_task(core, caller, &args).await,
-            "await_sessions" => return manage::await_sessions(core, caller, &args, &ctx.cancel).await,
+            "check_result" => return manage::check_result(core, asker, &args).await,
+            "list_results" => return manage::list_results(core, asker).await,
+            "cancel_task" => return manage::cancel_task(core, asker, &args).await,
+            "await_sessions" => return manage::await_sessions(core, asker, &args, &ctx.cancel).await,
             _ => {}
         }
         // One snapshot of the rules for the whole call (a reload may

@@ -69,6 +69,15 @@ impl Fx {
         self.h.turn("go", Arc::new(NoApprover("none".into()))).await.unwrap();
         last_tool_result(&self.main)
     }
+
+    /// The same, the turn run in session `session` of `main`.
+    pub(crate) async fn delegate_in(&self, session: &str, args: Value) -> String {
+        self.main.push(Step::tool_call("delegate", args));
+        self.main.push(Step::text("done"));
+        let turn = switchboard_runtime::TurnRequest::new("main", session, "go", Arc::new(NoApprover("none".into())));
+        self.h.runtime.run_turn(turn).await.unwrap();
+        last_tool_result(&self.main)
+    }
 }
 
 /// A complete approval route: cli:alice decides in the ops room.

@@ -8,6 +8,12 @@ use super::{ChildRun, ChildSpec, Verdict};
 use crate::core::{Core, RunParts};
 use crate::tools::ToolRegistry;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// The longest an announce step may take; past it the final answer is
+/// announced (well inside the ten minutes after which the gateway's sweep
+/// would announce the run in its place).
+const ANNOUNCE_STEP_LIMIT: Duration = Duration::from_secs(300);
 
 const ANNOUNCE_PROMPT: &str = "Your task has ended. Write the announcement for whoever asked for it: the result, briefly. If there is nothing worth telling them, answer exactly ANNOUNCE_SKIP.";
 
@@ -57,11 +63,16 @@ pub(super) fn start(core: &Arc<Core>, spec: ChildSpec, delete: bool) {
             let announce_text = match outcome.result {
                 Ok(output) => {
                     let step = core.assemble(announce_parts);
-                    match step.run(ANNOUNCE_PROMPT).await {
-                        Ok(r) if r.text.trim() == ANNOUNCE_SKIP => None,
-                        Ok(r) => Some(r.text),
-                        Err(e) => {
+                    match tokio::time::timeout(ANNOUNCE_STEP_LIMIT, step.run(ANNOUNCE_PROMPT)).await {
+                        Ok(Ok(r)) if r.text.trim() == ANNOUNCE_SKIP => None,
+                        Ok(Ok(r)) => Some(r.text),
+                        Ok(Err(e)) => {
                             tracing::warn!(run_id, error = %e, "announce step failed; announcing the final answer");
+                            Some(output)
+                        }
+                        Err(_) => {
+                            step.ctx.cancel.cancel();
+                            tracing::warn!(run_id, "announce step took too long; announcing the final answer");
                             Some(output)
                         }
                     }

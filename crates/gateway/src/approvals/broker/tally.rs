@@ -25,6 +25,20 @@ fn names(allows: &[VoteRow]) -> String {
         .join(" and ")
 }
 
+/// Enough people allowed (`allows`): decided by them all, `always` only
+/// when every one of them chose it.
+fn enough(allows: &[VoteRow]) -> Tally {
+    let choice = if allows.iter().all(|v| v.choice == ApprovalChoice::Always.word()) {
+        ApprovalChoice::Always
+    } else {
+        ApprovalChoice::AllowOnce
+    };
+    Tally::Enough {
+        by: names(allows),
+        choice,
+    }
+}
+
 impl RouteBroker {
     /// Count `user`'s allow of request `id`, which needs `required` people.
     pub(super) async fn tally(
@@ -62,17 +76,18 @@ impl RouteBroker {
                         "Approval {id}: {n} of {need} approvals; it runs when another approver allows it."
                     ));
                 }
-                let choice = if allows.iter().all(|v| v.choice == ApprovalChoice::Always.word()) {
-                    ApprovalChoice::Always
-                } else {
-                    ApprovalChoice::AllowOnce
-                };
-                Tally::Enough {
-                    by: names(&allows),
-                    choice,
-                }
+                enough(&allows)
             }
             Counted::Again => {
+                // Enough allows counted, the request still pending: the
+                // process that counted the last one stopped before deciding
+                // it (a crash, a failed write). Pressed again, it is decided.
+                if let Ok(allows) = self.store.allows_of(id).await
+                    && allows.len() as i64 >= need
+                {
+                    tracing::warn!(approval = id, by = %user, "enough allows were counted but the request was never decided; deciding it now");
+                    return enough(&allows);
+                }
                 let who = if person == user.as_str() {
                     user.to_string()
                 } else {

@@ -241,3 +241,46 @@ async fn an_allow_given_while_the_prompt_is_posted_shows_on_it() {
         "{outcome:?}"
     );
 }
+
+/// The second of two allows was counted, then the process stopped before
+/// deciding the request (it stays pending with both allows): pressed
+/// again, the request is decided, by both, rather than answered "a person
+/// counts once" for ever.
+#[tokio::test]
+async fn a_request_with_enough_allows_counted_is_decided_when_pressed_again() {
+    let peers = crate::test_peers::team_channel().await;
+    let approvers: Vec<String> = vec!["cli:x".into(), "cli:y".into()];
+    let route = switchboard_config::ApprovalRoute {
+        approver_channel: Some("local.team".into()),
+        approver_recipient: Some("ops".into()),
+        approvers: approvers.clone(),
+        approvals_required: 2,
+        ..Default::default()
+    };
+    let broker = broker_with(&peers, Some(route.clone()));
+    let ops = ChatAddress::new("local.team", "ops");
+    let req = request("twice1", Some(route));
+    super::super::record::store_request(&peers.store, &req, &ops, &approvers, (now_ms() + 60_000, 2))
+        .await
+        .unwrap();
+    for who in ["cli:x", "cli:y"] {
+        let allow = switchboard_store::Allow {
+            approval: "twice1",
+            person: who,
+            user_id: who,
+            choice: "once",
+            from: "local.team:ops",
+        };
+        peers.store.count_allow(&allow).await.unwrap();
+    }
+    let answer = broker
+        .decide(
+            "twice1",
+            Ballot::new(&UserId("cli:y".into()), &ops, ApprovalChoice::AllowOnce),
+        )
+        .await;
+    assert_eq!(answer, "Approval twice1: allowed once.");
+    let row = peers.store.approvals().get("twice1").await.unwrap().unwrap();
+    assert_eq!(row.status, ApprovalStatus::Approved);
+    assert_eq!(row.decided_by.as_deref(), Some("cli:x and cli:y"));
+}

@@ -438,3 +438,27 @@ async fn an_outage_is_logged_once_and_nothing_is_lost() {
         "kept polling during the outage ({polls_while_down}):\n{log}"
     );
 }
+
+/// An answer written while the Bot API is down (its front answers 502
+/// with an HTML page) is not refused for good: it is sent again and
+/// arrives, once, when the API is back (it was lost: the page was taken
+/// for a refusal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_written_during_an_outage_arrives_once_the_api_is_back() {
+    let (model, tg, _sandbox, gw) = short_polls().await;
+    model.push(Step::text("Written during the outage.").delay(Duration::from_secs(2)));
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "hello", None, None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while model.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the model was never asked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tg.set_down(true);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(tg.sent().is_empty(), "sent while the API was down");
+    tg.set_down(false);
+    let sent = tg.wait_sent(1, 60).await;
+    assert_eq!(text(&sent[0]), "Written during the outage.");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(tg.sent().len(), 1, "sent once:\n{}", gw.log());
+}

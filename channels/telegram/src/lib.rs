@@ -7,6 +7,7 @@
 //! required secret, replaces polling when configured.
 
 mod draft;
+mod errors;
 mod files;
 mod html;
 mod inbound;
@@ -17,13 +18,13 @@ mod status;
 mod webhook;
 
 use async_trait::async_trait;
+use errors::map_err;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use switchboard_core::{
     ApprovalPrompt, Attachment, Channel, ChannelError, ChatAddress, FetchError, Intake, MessageRef, Outbound,
     OutboundFile, PromptEdit, StreamLimits, split_message,
 };
-use teloxide::RequestError;
 use teloxide::payloads::{
     AnswerCallbackQuerySetters, EditMessageTextSetters, SendDocumentSetters, SendMessageSetters, SetWebhookSetters,
 };
@@ -102,15 +103,6 @@ impl std::fmt::Debug for Webhook {
             .field("listen", &self.listen)
             .field("secret", &"***")
             .finish()
-    }
-}
-
-fn map_err(e: RequestError) -> ChannelError {
-    match e {
-        RequestError::RetryAfter(s) => ChannelError::RateLimited(u64::from(s.seconds())),
-        RequestError::Network(_) => ChannelError::Transient("the Bot API could not be reached".into()),
-        RequestError::Io(e) => ChannelError::Transient(e.to_string()),
-        other => ChannelError::Permanent(other.to_string()),
     }
 }
 

@@ -462,3 +462,23 @@ async fn an_answer_written_during_an_outage_arrives_once_the_api_is_back() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(tg.sent().len(), 1, "sent once:\n{}", gw.log());
 }
+
+/// A rate limit on the second part of a long answer delays that part only:
+/// the first is not posted again (the whole message was sent again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_on_a_later_part_does_not_repeat_the_earlier_ones() {
+    let (model, tg, _sandbox, _gw) = setup().await;
+    let long: String = (0..400).map(|i| format!("numbered line {i:04}\n")).collect();
+    assert!(long.len() > 4096 && long.len() < 8000);
+    model.push(Step::text(long));
+    tg.rate_limit_after(1, 2);
+    tg.message(private_chat(11, "Ann"), user(11, "Ann"), "long please", None, None);
+    tg.wait_sent(2, 30).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let all: String = tg.sent().iter().map(text).collect();
+    for i in [0, 399] {
+        let line = format!("numbered line {i:04}");
+        assert_eq!(all.matches(&line).count(), 1, "{line}");
+    }
+    assert_eq!(tg.sent().len(), 2);
+}

@@ -188,7 +188,34 @@ impl TelegramChannel {
             id: m.id.0.to_string(),
         })
     }
+
+    /// One part of a long message. A part after the first (`later`) is
+    /// tried again here on a rate limit or a failure that passes, up to
+    /// `PART_TRIES` times: the parts before it are out, and the caller's
+    /// retry of the whole message would post them twice (Telegram has no
+    /// idempotency key to drop a repeat).
+    async fn send_part(&self, address: &ChatAddress, html: String, later: bool) -> Result<MessageRef, ChannelError> {
+        let mut tries = 1;
+        loop {
+            let wait = match self.send_html(address, html.clone(), None).await {
+                Err(ChannelError::RateLimited(secs)) if later && tries < PART_TRIES => {
+                    Duration::from_secs(secs.clamp(1, 60))
+                }
+                Err(ChannelError::Transient(e)) if later && tries < PART_TRIES => {
+                    tracing::warn!(channel = %self.name, error = %e, "a part of a long message failed; trying it again");
+                    Duration::from_secs(1 << tries)
+                }
+                sent => return sent,
+            };
+            tokio::time::sleep(wait).await;
+            tries += 1;
+        }
+    }
 }
+
+/// Tries of a later part of a long message before the error goes to the
+/// caller.
+const PART_TRIES: u32 = 6;
 
 #[async_trait]
 impl Channel for TelegramChannel {
@@ -270,7 +297,7 @@ impl Channel for TelegramChannel {
         let mut refs = Vec::new();
         for chunk in split_message(&message.text, MAX_MESSAGE) {
             for html in html::render_within(&chunk, MAX_MESSAGE) {
-                refs.push(self.send_html(&message.address, html, None).await?);
+                refs.push(self.send_part(&message.address, html, !refs.is_empty()).await?);
             }
         }
         Ok(refs)

@@ -50,6 +50,8 @@ pub(crate) struct State_ {
     /// How many of `calls` are sendMessage (benchmarks poll it often).
     sent: usize,
     rate_limited: u32,
+    /// sendMessage calls let through before `rate_limited` applies.
+    rate_limit_skip: u32,
     get_updates_calls: u32,
     /// `getUpdates` calls being held right now, and the most at once
     /// (Telegram answers 409 Conflict to a second concurrent poller).
@@ -244,7 +246,14 @@ impl FakeTelegram {
 
     /// The next `n` sendMessage calls are answered with 429 and retry_after 1.
     pub fn rate_limit(&self, n: u32) {
-        self.shared.state.lock().unwrap().rate_limited = n;
+        self.rate_limit_after(0, n);
+    }
+
+    /// The same, after `skip` more sendMessage calls went through (the
+    /// second part of a long message limited, say).
+    pub fn rate_limit_after(&self, skip: u32, n: u32) {
+        let mut s = self.shared.state.lock().unwrap();
+        (s.rate_limit_skip, s.rate_limited) = (skip, n);
     }
 
     /// Every call the bot made to `method` (lower case), in order.
@@ -421,8 +430,12 @@ async fn call(
         "sendmessage" | "editmessagetext" => {
             let mut s = shared.state.lock().unwrap();
             if method == "sendmessage" && s.rate_limited > 0 {
-                s.rate_limited -= 1;
-                return fail(429, "Too Many Requests: retry after 1", Some(json!({"retry_after": 1})));
+                if s.rate_limit_skip > 0 {
+                    s.rate_limit_skip -= 1;
+                } else {
+                    s.rate_limited -= 1;
+                    return fail(429, "Too Many Requests: retry after 1", Some(json!({"retry_after": 1})));
+                }
             }
             let chat_id = args.get("chat_id").cloned().unwrap_or(json!(0));
             let id = if method == "sendmessage" {

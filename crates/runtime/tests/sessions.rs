@@ -387,12 +387,60 @@ async fn the_parent_can_message_list_and_kill_its_children() {
 #[tokio::test]
 async fn a_late_leaf_result_wakes_its_finished_orchestrator_and_reaches_the_chat() {
     let f = fx("").await;
+    script_a_late_leaf(&f);
+    // The woken orchestrator passes the result on.
+    f.work
+        .push(Step::text("Late result: the leaf found 42.").when_last_contains("this result arrived since"));
+    f.turn("go").await;
+    let (orchestrator, _) = accepted(&last_tool_result(&f.main));
+    let due = two_due(&f).await;
+    assert_eq!(due.len(), 2, "{due:?}");
+    assert_eq!(due[0].delivery_key, orchestrator);
+    assert!(due[0].body.contains("Result: The leaf is running."), "{}", due[0].body);
+    assert!(
+        due[1].delivery_key.ends_with(&format!(">{orchestrator}")),
+        "{}",
+        due[1].delivery_key
+    );
+    assert!(
+        due[1].body.contains("Result: Late result: the leaf found 42."),
+        "{}",
+        due[1].body
+    );
+    assert_eq!(
+        (due[1].chat.as_str(), due[1].thread.as_deref()),
+        ("general", Some("t1"))
+    );
+}
+
+/// The same, the woken orchestrator's model failing: the leaf's result is
+/// passed on as it is rather than dropped.
+#[tokio::test]
+async fn a_late_leaf_result_reaches_the_chat_when_its_orchestrator_cannot_be_woken() {
+    let f = fx("").await;
+    script_a_late_leaf(&f);
+    // No step answers the woken orchestrator: its model call fails.
+    f.turn("go").await;
+    let (orchestrator, _) = accepted(&last_tool_result(&f.main));
+    let due = two_due(&f).await;
+    assert_eq!(due.len(), 2, "{due:?}");
+    assert!(due[1].delivery_key.ends_with(&format!(">{orchestrator}")));
+    assert!(
+        due[1].body.contains("A result arrived after this task ended") && due[1].body.contains("Leaf reports 42."),
+        "{}",
+        due[1].body
+    );
+}
+
+/// An orchestrator child that spawns a slow leaf and ends at once (its
+/// announcement: "The leaf is running."); the leaf's announce step says
+/// "Leaf reports 42." once it finishes.
+fn script_a_late_leaf(f: &Fx) {
     f.main.push(Step::tool_call(
         "sessions_spawn",
         json!({"task": "orchestrate quickly", "agentId": "worker"}),
     ));
     f.main.push(Step::text("ok").when_last_contains("accepted"));
-    // The orchestrator spawns a slow leaf and ends at once.
     f.work.push(
         Step::tool_call("sessions_spawn", json!({"task": "slow leaf"})).when_last_contains("orchestrate quickly"),
     );
@@ -411,34 +459,17 @@ async fn a_late_leaf_result_wakes_its_finished_orchestrator_and_reaches_the_chat
         let t = r.to_string();
         t.contains("Write the announcement") && t.contains("slow leaf finished")
     }));
-    // The woken orchestrator passes the result on.
-    f.work
-        .push(Step::text("Late result: the leaf found 42.").when_last_contains("this result arrived since"));
-    f.turn("go").await;
-    let (orchestrator, _) = accepted(&last_tool_result(&f.main));
+}
+
+/// The outbox once it holds two announcements (10 s at most).
+async fn two_due(f: &Fx) -> Vec<switchboard_store::OutboxRow> {
     let mut due = Vec::new();
-    for _ in 0..200 {
+    for _ in 0..400 {
         due = f.store().outbox().due(10).await.unwrap();
         if due.len() == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    assert_eq!(due.len(), 2, "{due:?}");
-    assert_eq!(due[0].delivery_key, orchestrator);
-    assert!(due[0].body.contains("Result: The leaf is running."), "{}", due[0].body);
-    assert!(
-        due[1].delivery_key.ends_with(&format!(">{orchestrator}")),
-        "{}",
-        due[1].delivery_key
-    );
-    assert!(
-        due[1].body.contains("Result: Late result: the leaf found 42."),
-        "{}",
-        due[1].body
-    );
-    assert_eq!(
-        (due[1].chat.as_str(), due[1].thread.as_deref()),
-        ("general", Some("t1"))
-    );
+    due
 }

@@ -68,9 +68,13 @@ fn relay(
             core.live.leave_note(&requester_session, data);
             return;
         };
-        // The orchestrator has ended: give it a new turn to pass the result on.
-        let Some(reply) = wake(core, &parent, &data).await else {
-            return;
+        // The orchestrator has ended: give it a new turn to pass the result
+        // on. Where that turn cannot run (its agent or provider gone, the
+        // model failing), the result travels on as it is, never dropped.
+        let reply = match wake(core, &parent, &data).await {
+            Woken::Said(text) => text,
+            Woken::Skipped => return,
+            Woken::Failed => format!("A result arrived after this task ended:\n{body}"),
         };
         let Some(grand_requester) = parent.requester_session.clone() else {
             return;
@@ -82,11 +86,30 @@ fn relay(
     })
 }
 
+/// What a finished orchestrator's follow-up turn said.
+enum Woken {
+    /// Its announcement, to pass on.
+    Said(String),
+    /// `ANNOUNCE_SKIP`: nothing to pass on.
+    Skipped,
+    /// It could not run or failed.
+    Failed,
+}
+
 /// A follow-up turn, without tools, in a finished child's session.
-async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
+async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Woken {
     let rules = core.rules();
-    let agent = rules.agent(&run.agent)?;
-    let chain = rules.providers.chain_for(&agent.config.model_provider).ok()?;
+    let Some(agent) = rules.agent(&run.agent) else {
+        tracing::warn!(run_id = %run.id, agent = %run.agent, "relay turn not run: the agent is no longer configured");
+        return Woken::Failed;
+    };
+    let chain = match rules.providers.chain_for(&agent.config.model_provider) {
+        Ok(chain) => chain,
+        Err(e) => {
+            tracing::warn!(run_id = %run.id, error = %e, "relay turn not run: no model provider");
+            return Woken::Failed;
+        }
+    };
     let origin = match (&run.origin_channel, &run.origin_chat) {
         (Some(ch), Some(chat)) => {
             Some(ChatAddress::new(ch.clone(), chat.clone()).with_thread(run.origin_thread.clone()))
@@ -107,11 +130,11 @@ async fn wake(core: &Arc<Core>, run: &RunRow, message: &str) -> Option<String> {
         "{message}\n\nYour earlier task has ended, but this result arrived since. Write the announcement for whoever asked you, or answer exactly ANNOUNCE_SKIP."
     );
     match core.assemble(parts).run(&prompt).await {
-        Ok(r) if r.text.trim() == ANNOUNCE_SKIP => None,
-        Ok(r) => Some(r.text),
+        Ok(r) if r.text.trim() == ANNOUNCE_SKIP => Woken::Skipped,
+        Ok(r) => Woken::Said(r.text),
         Err(e) => {
-            tracing::warn!(run_id = %run.id, error = %e, "relay turn failed");
-            None
+            tracing::warn!(run_id = %run.id, error = %e, "relay turn failed; passing the result on as it is");
+            Woken::Failed
         }
     }
 }

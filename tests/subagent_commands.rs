@@ -301,3 +301,61 @@ async fn send_reaches_a_running_child_and_restarts_a_finished_one() {
         "{answer}"
     );
 }
+
+/// `/stop` in the chat also stops the turn `/subagents send` gave a
+/// finished child from there (it runs in the child's session, so it was
+/// out of /stop's reach and ran on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_ends_a_follow_up_turn_of_a_finished_child() {
+    let mut f = Fx::new().await;
+    f.main.push(Step::tool_call(
+        "sessions_spawn",
+        json!({"task": "quick job", "agentId": "main", "label": "quick"}),
+    ));
+    f.main.push(Step::text("Started.").when_last_contains("accepted"));
+    f.main.push(Step::text("quick result").when_last_contains("quick job"));
+    f.main
+        .push(Step::text("ANNOUNCE_SKIP").when_last_contains("Write the announcement"));
+    assert_eq!(f.say("cli:bob", "@bot start the job").await, "Started.");
+    let t = Instant::now();
+    while !f
+        .say("cli:bob", "/subagents list")
+        .await
+        .contains(" • completed • quick job")
+    {
+        assert!(t.elapsed() < Duration::from_secs(10), "the child never completed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    f.main.push(
+        Step::text("too late")
+            .when_last_contains("one slow thing")
+            .delay(Duration::from_secs(60)),
+    );
+    f.gw.send(
+        "team",
+        "general",
+        "cli:bob",
+        "/subagents send #1 one slow thing",
+        true,
+        false,
+    )
+    .await;
+    while f.main.in_flight() == 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the follow-up never called its model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    f.gw.send("team", "general", "cli:bob", "/stop", true, false).await;
+    f.gw.wait_for("team", &mut f.cursor, 20, |e| e["text"] == "Stopping the current turn.")
+        .await;
+    let stopped = Instant::now();
+    while f.main.in_flight() > 0 {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(2),
+            "the follow-up's model call was not cut"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -266,18 +266,23 @@ impl Router {
     async fn stop(&self, ctx: &CommandContext<'_>) -> String {
         let (session_key, sender) = (ctx.session_key, ctx.sender);
         let operator = ctx.sender_may_operate();
-        let turn = self.current_turn(session_key);
+        // The chat's own turn, and follow-ups of finished children asked
+        // for from this chat (they run in the children's sessions).
+        let turns = self
+            .running_turns()
+            .into_iter()
+            .filter(|t| t.session_key == session_key || (t.follow_up && t.address == *ctx.address));
         let mut stopped_turn = false;
         let mut refused = None;
-        if let Some(TurnNow {
+        for TurnNow {
             cancel, owner, agent, ..
-        }) = &turn
+        } in turns
         {
-            if crate::rights::may_stop(&self.runtime.config(), sender, owner, agent) {
+            if crate::rights::may_stop(&self.runtime.config(), sender, &owner, &agent) {
                 cancel.cancel();
                 stopped_turn = true;
             } else {
-                refused = Some(owner.clone());
+                refused = Some(owner);
             }
         }
         let children = commands::stop_session_children(&self.runtime, session_key, sender, operator).await;

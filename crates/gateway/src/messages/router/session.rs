@@ -33,6 +33,9 @@ pub(crate) struct TurnNow {
     pub(crate) route: String,
     /// Unix ms.
     pub(crate) started_at: i64,
+    /// A `/subagents send` follow-up in a finished child's session, asked
+    /// for from `address` (a `/stop` there stops it too).
+    pub(crate) follow_up: bool,
 }
 
 pub(super) struct Session {
@@ -288,7 +291,13 @@ impl Router {
 
     /// What the console and `/stop` see of the turn starting for `t`
     /// (the route it was taken by).
-    fn turn_now(&self, agent: &str, session_key: &str, t: &Taken, cancel: &CancellationToken) -> TurnNow {
+    fn turn_now(
+        &self,
+        (agent, session_key): (&str, &str),
+        t: &Taken,
+        cancel: &CancellationToken,
+        follow_up: bool,
+    ) -> TurnNow {
         TurnNow {
             cancel: cancel.clone(),
             owner: t.m.sender.clone(),
@@ -297,6 +306,7 @@ impl Router {
             address: t.m.address.clone(),
             route: t.route.as_ref().map(|r| r.why.clone()).unwrap_or_default(),
             started_at: self.runtime.store().now_ms(),
+            follow_up,
         }
     }
 
@@ -332,7 +342,7 @@ impl Router {
         let m = &t.m.clone();
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
-        *current.lock() = Some(self.turn_now(agent, session_key, &t, &cancel));
+        *current.lock() = Some(self.turn_now((agent, session_key), &t, &cancel, follow_up.is_some()));
         if self.adopted_meanwhile(&t, &earlier, current) {
             return HeldUp::none();
         }

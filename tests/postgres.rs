@@ -54,3 +54,36 @@ async fn the_gateway_runs_on_postgres() {
         "the first conversation came back from PostgreSQL"
     );
 }
+
+/// A risk profile that gives commands the whole network, on a PostgreSQL
+/// control plane that lets anyone in without a password (CI's server
+/// trusts local connections), is refused at start: a command could
+/// connect and approve its own requests. The same with `loopback` runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_with_the_network_and_a_database_without_a_password_are_refused() {
+    let Some(url) = fresh_database("open_door") else {
+        eprintln!("SWITCHBOARD_TEST_POSTGRES_URL not set; PostgreSQL end-to-end test not run here");
+        return;
+    };
+    if switchboard_store::open_without_password(&url).await.is_empty() {
+        eprintln!("this PostgreSQL asks for passwords; the refusal cannot be shown here");
+        return;
+    }
+    let model = ScriptedModel::start().await;
+    let config = |network: &str| {
+        format!(
+            "database_url = \"{url}\"\n{}[agents.main]\nmodel_provider = \"p\"\n[risk_profiles.default]\nlevel = \"full\"\nnetwork = \"{network}\"\n",
+            provider("p", &model.url(), "")
+        )
+    };
+    let open = Sandbox::new(&config("any"));
+    let (code, out, err) = open.run(&["chat", "--config", "switchboard.toml"]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("in without a password") && err.contains("[risk_profiles.default] may reach the whole network"),
+        "{err}"
+    );
+    let closed = Sandbox::new(&config("loopback"));
+    let (code, out, err) = closed.run(&["chat", "--config", "switchboard.toml"]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -28,6 +28,9 @@ pub(crate) async fn start(config_path: &Path, role: &str) -> anyhow::Result<Star
     for w in config.warnings() {
         tracing::warn!("{w}");
     }
+    if let Some(why) = crate::database_reach::refusal(&config).await {
+        anyhow::bail!("{why}");
+    }
     let store = Store::open(&config.database_url)
         .await
         .with_context(|| "opening the control-plane database (database_url)")?;

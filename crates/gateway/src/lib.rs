@@ -12,6 +12,7 @@ pub mod cli;
 mod cluster;
 mod commands;
 mod config_digest;
+mod database_reach;
 mod console;
 pub mod embed;
 mod gateway;

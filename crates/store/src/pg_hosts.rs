@@ -161,7 +161,7 @@ async fn probe(options: &PgConnectOptions) -> Result<(), String> {
 
 /// One URL per server of `url`: `postgres://u@a:1,b:2/db?q` gives
 /// `postgres://u@a:1/db?q` and `postgres://u@b:2/db?q`.
-fn split(url: &str) -> Vec<String> {
+pub(crate) fn split(url: &str) -> Vec<String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return vec![url.to_string()];
     };

@@ -48,6 +48,9 @@ impl Gateway {
         let new = Config::load(&self.config_path).map_err(|e| anyhow::anyhow!("{e}"))?;
         let old = self.runtime.config();
         let (plan, merged) = plan::plan(&old, &new);
+        if let Some(why) = crate::database_reach::refusal(&merged).await {
+            anyhow::bail!("{why}");
+        }
         // Everything that can fail is done before anything changes.
         let mut fresh = Vec::new();
         for name in plan.start.iter().chain(&plan.restart) {

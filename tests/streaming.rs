@@ -281,3 +281,37 @@ async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
     assert_eq!(posts, 1, "{calls:?}");
     assert!((1..=4).contains(&edits), "{edits} edits over about 2 s");
 }
+
+/// Two answers in a row that begin alike are two messages: the second
+/// stream's first part is not taken for the first one (a nonce made from
+/// the text made Discord hand back the earlier message, which the second
+/// stream then edited).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discord_answer_that_begins_like_the_last_one_is_a_message_of_its_own() {
+    use switchboard_test_support::discord::{FakeDiscord, user};
+    let dc = FakeDiscord::start().await;
+    let table = format!(
+        "[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+        dc.url()
+    );
+    let (model, _sandbox, _gw) = bot_gateway("discord.main", &table).await;
+    dc.wait_sessions(1, 0, 20).await;
+    let answer: String = switchboard_test_support::words("same", 20);
+    let ann = user(11, "ann");
+    let dm = dc.dm_with(&ann);
+    for (n, ask) in [(1, "first"), (2, "second")] {
+        model.push(Step::text(answer.clone()).streamed(Duration::from_millis(30)));
+        dc.say(dm, &ann, ask);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while dc.bot_messages(dm).len() < n || dc.bot_messages(dm).iter().any(|m| m["content"] != answer.as_str()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "answer {n} never shown whole: {:#?}",
+                dc.bot_messages(dm)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(dc.bot_messages(dm).len(), 2, "{:#?}", dc.bot_messages(dm));
+}

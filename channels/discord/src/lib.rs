@@ -308,10 +308,14 @@ impl Channel for DiscordChannel {
         {
             return self.answer_interaction(via, message).await;
         }
+        // A message without a delivery key (a streamed part, a notice) gets
+        // a nonce of its own: one made from its text would make Discord
+        // hand back an earlier message that began the same way (a nonce
+        // is remembered for minutes), and a stream would edit that one.
         let key = message
             .delivery_key
             .clone()
-            .unwrap_or_else(|| format!("{}:{}", message.address, commands::fnv(message.text.as_bytes())));
+            .unwrap_or_else(|| format!("once:{}", uuid::Uuid::new_v4()));
         let mut refs = Vec::new();
         for (i, part) in split_message(&message.text, MAX_MESSAGE).into_iter().enumerate() {
             let body = json!({

@@ -52,6 +52,20 @@ impl ChannelSet {
                 message.address.channel
             )));
         };
+        // Every try is the same delivery: where the platform drops a repeat
+        // by its key (Discord's nonce, Matrix's transaction id), a try whose
+        // answer was lost does not post it twice.
+        let keyed;
+        let message = match message.delivery_key {
+            Some(_) => message,
+            None => {
+                keyed = Outbound {
+                    delivery_key: Some(format!("send:{}", uuid::Uuid::new_v4())),
+                    ..message.clone()
+                };
+                &keyed
+            }
+        };
         let mut attempt = 0;
         loop {
             let sent = channel.send(message).await;

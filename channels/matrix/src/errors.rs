@@ -1,6 +1,6 @@
 //! matrix-sdk errors as channel errors: 429 `M_LIMIT_EXCEEDED` becomes a
-//! rate limit with the server's `retry_after_ms`, connection failures and
-//! 5xx are transient, the rest permanent.
+//! rate limit with the server's `retry_after_ms` (another 429, a second),
+//! connection failures, 408 and 5xx are transient, the rest permanent.
 
 use matrix_sdk::HttpError;
 use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
@@ -27,7 +27,9 @@ pub(crate) fn map_http(e: &HttpError) -> ChannelError {
         HttpError::Reqwest(_) => ChannelError::Transient("the homeserver could not be reached".into()),
         HttpError::Cached(inner) => map_http(inner),
         _ => match e.as_client_api_error() {
-            Some(api) if api.status_code.is_server_error() => {
+            // A limit without M_LIMIT_EXCEEDED: a proxy's 429 page.
+            Some(api) if api.status_code.as_u16() == 429 => ChannelError::RateLimited(1),
+            Some(api) if api.status_code.is_server_error() || api.status_code.as_u16() == 408 => {
                 ChannelError::Transient(format!("the homeserver answered {}", api.status_code))
             }
             Some(api) => ChannelError::Permanent(format!(

@@ -308,10 +308,9 @@ impl Channel for MatrixChannel {
     /// the adapter keeps trying in the background (sends wait in the outbox
     /// meanwhile). A refused login or a broken store does.
     async fn start(&self, intake: Arc<dyn Intake>) -> Result<(), ChannelError> {
-        self.inner
-            .intake
-            .set(intake)
-            .map_err(|_| ChannelError::Permanent("already started".into()))?;
+        // Started again after the lease came back (the keeper hands the
+        // same intake each time): the first one stays.
+        let _ = self.inner.intake.set(intake);
         let first = match self.inner.connect().await {
             Ok(s) => Some(s),
             Err(e @ (ChannelError::Transient(_) | ChannelError::RateLimited(_))) => {

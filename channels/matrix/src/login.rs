@@ -138,6 +138,9 @@ async fn whoami(homeserver: &str, token: &str, user_id: &str) -> Result<String, 
         .json()
         .await
         .map_err(|_| ChannelError::Transient(format!("whoami answered {status} without JSON")))?;
+    if status.is_server_error() || status.as_u16() == 429 {
+        return Err(ChannelError::Transient(format!("whoami answered {status}")));
+    }
     if !status.is_success() {
         return Err(ChannelError::Permanent(format!(
             "the access token was refused ({status} {}); set a valid access_token",

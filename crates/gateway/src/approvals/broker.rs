@@ -225,7 +225,12 @@ impl RouteBroker {
         }
         let (mut by, mut choice) = (user.to_string(), choice);
         if choice != ApprovalChoice::Deny && required > 1 {
-            match self.tally(id, user, from, choice, required).await {
+            let standing = tally::Standing {
+                required,
+                inherited,
+                profile: profile.as_deref(),
+            };
+            match self.tally(id, user, from, choice, standing).await {
                 tally::Tally::Wait(text) => return text,
                 tally::Tally::Enough { by: all, choice: c } => (by, choice) = (all, c),
             }

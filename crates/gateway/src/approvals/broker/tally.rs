@@ -16,6 +16,16 @@ pub(super) enum Tally {
     Enough { by: String, choice: ApprovalChoice },
 }
 
+/// What counting an allow of a request is judged against.
+pub(super) struct Standing<'a> {
+    /// How many different people must allow it.
+    pub required: u32,
+    /// Asked of the person who wrote, not of a route's approvers.
+    pub inherited: bool,
+    /// The requesting agent's risk profile, as configured now.
+    pub profile: Option<&'a str>,
+}
+
 /// `tg:7 and tg:8`.
 fn names(allows: &[VoteRow]) -> String {
     allows
@@ -40,15 +50,33 @@ fn enough(allows: &[VoteRow]) -> Tally {
 }
 
 impl RouteBroker {
-    /// Count `user`'s allow of request `id`, which needs `required` people.
+    /// The allows of request `id` that count under the configuration in
+    /// force: by someone still an approver of it (a reload may have taken
+    /// one off), one per person as `[people]` maps them now (a mapping
+    /// added since may make two stored allows one person's). The first of
+    /// a person's allows stands for them.
+    async fn counting(&self, id: &str, standing: &Standing<'_>) -> Vec<VoteRow> {
+        let config = self.config.get();
+        let mut people = std::collections::HashSet::new();
+        let mut allows = self.store.allows_of(id).await.unwrap_or_default();
+        allows.retain(|v| {
+            let user = UserId(v.user_id.clone());
+            (standing.inherited || crate::rights::still_approver(&config, &user, standing.profile))
+                && people.insert(config.person_of(&v.user_id))
+        });
+        allows
+    }
+
+    /// Count `user`'s allow of request `id` (see [`Standing`]).
     pub(super) async fn tally(
         &self,
         id: &str,
         user: &UserId,
         from: Via<'_>,
         choice: ApprovalChoice,
-        required: u32,
+        standing: Standing<'_>,
     ) -> Tally {
+        let required = standing.required;
         let person = self.config.get().person_of(user.as_str());
         let from_text = from.to_string();
         let allow = Allow {
@@ -67,8 +95,9 @@ impl RouteBroker {
         };
         let need = i64::from(required);
         match counted {
-            Counted::Now(n) => {
-                let allows = self.store.allows_of(id).await.unwrap_or_default();
+            Counted::Now(_) => {
+                let allows = self.counting(id, &standing).await;
+                let n = allows.len() as i64;
                 if n < need {
                     self.show_partial(id, &allows, required).await;
                     tracing::info!(approval = id, by = %user, have = n, need, "approval counted; waiting for another approver");
@@ -82,9 +111,8 @@ impl RouteBroker {
                 // Enough allows counted, the request still pending: the
                 // process that counted the last one stopped before deciding
                 // it (a crash, a failed write). Pressed again, it is decided.
-                if let Ok(allows) = self.store.allows_of(id).await
-                    && allows.len() as i64 >= need
-                {
+                let allows = self.counting(id, &standing).await;
+                if allows.len() as i64 >= need {
                     tracing::warn!(approval = id, by = %user, "enough allows were counted but the request was never decided; deciding it now");
                     return enough(&allows);
                 }

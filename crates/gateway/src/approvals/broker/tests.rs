@@ -284,3 +284,46 @@ async fn a_request_with_enough_allows_counted_is_decided_when_pressed_again() {
     assert_eq!(row.status, ApprovalStatus::Approved);
     assert_eq!(row.decided_by.as_deref(), Some("cli:x and cli:y"));
 }
+
+/// An allow counted from someone a reload then took off the route counts
+/// no more: the request still needs two current approvers (it ran "by"
+/// the removed one and the next to press).
+#[tokio::test]
+async fn an_allow_of_someone_no_longer_an_approver_does_not_count() {
+    let peers = crate::test_peers::team_channel().await;
+    let asked: Vec<String> = vec!["cli:x".into(), "cli:y".into(), "cli:z".into()];
+    // The configuration now: cli:x is no longer among the approvers.
+    let route = switchboard_config::ApprovalRoute {
+        approver_channel: Some("local.team".into()),
+        approver_recipient: Some("ops".into()),
+        approvers: vec!["cli:y".into(), "cli:z".into()],
+        approvals_required: 2,
+        ..Default::default()
+    };
+    let broker = broker_with(&peers, Some(route.clone()));
+    let ops = ChatAddress::new("local.team", "ops");
+    let req = request("stale1", Some(route));
+    super::super::record::store_request(&peers.store, &req, &ops, &asked, (now_ms() + 60_000, 2))
+        .await
+        .unwrap();
+    // Counted before the reload.
+    let allow = switchboard_store::Allow {
+        approval: "stale1",
+        person: "cli:x",
+        user_id: "cli:x",
+        choice: "once",
+        from: "local.team:ops",
+    };
+    peers.store.count_allow(&allow).await.unwrap();
+    let (y, z) = (UserId("cli:y".into()), UserId("cli:z".into()));
+    let answer = broker
+        .decide("stale1", Ballot::new(&y, &ops, ApprovalChoice::AllowOnce))
+        .await;
+    assert!(answer.contains("1 of 2 approvals"), "{answer}");
+    let answer = broker
+        .decide("stale1", Ballot::new(&z, &ops, ApprovalChoice::AllowOnce))
+        .await;
+    assert_eq!(answer, "Approval stale1: allowed once.");
+    let row = peers.store.approvals().get("stale1").await.unwrap().unwrap();
+    assert_eq!(row.decided_by.as_deref(), Some("cli:y and cli:z"));
+}

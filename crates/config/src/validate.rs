@@ -102,6 +102,12 @@ fn limits(c: &Config, v: &mut Vec<Problem>) {
     }
 }
 
+/// A secret written in the file as nothing (or spaces): it lets in
+/// whoever sends none.
+fn blank(secret: &crate::Secret) -> bool {
+    matches!(secret, crate::Secret::Inline(v) if v.trim().is_empty())
+}
+
 fn is_http_url(u: &str) -> bool {
     u.starts_with("http://") || u.starts_with("https://")
 }

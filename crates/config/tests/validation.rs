@@ -472,3 +472,28 @@ fn the_local_api_socket_stays_out_of_the_workspace_and_the_console_needs_tcp() {
         format!("{BASE}\n[web]\nsocket = \"data/switchboard.sock\"\nlisten = \"127.0.0.1:8088\"\nconsole = true\n");
     assert!(Config::from_toml_str(&ok, "test.toml").is_ok());
 }
+
+#[test]
+fn empty_tokens_and_webhook_secrets_are_refused() {
+    let local = problems("[channels.local.team]\nallowed_users = [\"*\"]\n[channels.local.team.people]\nann = \"\"\n");
+    assert!(
+        local
+            .iter()
+            .any(|p| p.starts_with("channels.local.team.people.ann") && p.contains("empty token")),
+        "{local:?}"
+    );
+    let shared = problems("[channels.local.team]\nallowed_users = [\"*\"]\ntoken = \"  \"\n");
+    assert!(
+        shared.iter().any(|p| p.starts_with("channels.local.team.token")),
+        "{shared:?}"
+    );
+    let webhook = problems(
+        "[channels.telegram.main]\nbot_token = \"1:A\"\nallowed_users = [\"*\"]\nwebhook_url = \"https://bot.example.org/tg\"\nwebhook_listen = \"127.0.0.1:8443\"\nwebhook_secret = \"\"\n",
+    );
+    assert!(
+        webhook
+            .iter()
+            .any(|p| p.starts_with("channels.telegram.main.webhook_secret")),
+        "{webhook:?}"
+    );
+}

@@ -31,10 +31,10 @@ pub(super) fn telegram(c: &Config, v: &mut Vec<Problem>) {
                     "webhook mode needs a local address like 127.0.0.1:8443",
                 ));
             }
-            if t.webhook_secret.is_none() {
+            if t.webhook_secret.as_ref().is_none_or(super::blank) {
                 v.push(Problem::new(
                     at("webhook_secret"),
-                    "webhook mode needs a secret so that only Telegram can post updates",
+                    "webhook mode needs a secret (not empty) so that only Telegram can post updates",
                 ));
             }
         }

@@ -104,6 +104,19 @@ pub(super) fn local(c: &Config, v: &mut Vec<Problem>) {
                 "set either token (one for every caller) or people (one per person), not both",
             ));
         }
+        let tokens = l.token.iter().map(|t| (format!("channels.local.{alias}.token"), t));
+        let people = l
+            .people
+            .iter()
+            .map(|(n, t)| (format!("channels.local.{alias}.people.{n}"), t));
+        for (at, token) in tokens.chain(people) {
+            if super::blank(token) {
+                v.push(Problem::new(
+                    at,
+                    "an empty token is what a request without one sends: anyone on this machine would pass; write a long random token",
+                ));
+            }
+        }
         for name in l.people.keys() {
             if name.is_empty() || !name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
                 v.push(Problem::new(

@@ -327,3 +327,31 @@ async fn the_console_lists_people_and_lets_an_approver_in_and_out() {
     let html = page(http, cookie).await;
     assert!(html.contains("revoked"), "{html}");
 }
+
+/// An approver a reload took off the route lets nobody in: the press on a
+/// request made before the reload is refused and the request stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_removed_by_a_reload_lets_nobody_in() {
+    let (_model, tg, sandbox, gw) = setup().await;
+    tg.message(private_chat(555, "Eve"), user(555, "Eve"), "hello?", None, None);
+    let prompt = wait_for_chat(&tg, OPS, 1).await.pop().unwrap();
+    let config = std::fs::read_to_string(sandbox.config_path()).unwrap();
+    let moved = config.replace(&format!("approvers = [\"tg:{APPROVER}\"]"), "approvers = [\"tg:8\"]");
+    assert_ne!(moved, config);
+    std::fs::write(sandbox.config_path(), moved).unwrap();
+    gw.signal("HUP");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !gw.log().contains("configuration reloaded") {
+        assert!(std::time::Instant::now() < deadline, "no reload: {}", gw.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tg.press(user(APPROVER, "Ops"), prompt.clone(), &button(&prompt, "Allow"));
+    let answers = tg.wait_calls("answercallbackquery", 1, 20).await;
+    assert!(
+        text(&answers[0]).starts_with(&format!("tg:{APPROVER} is no longer an approver")),
+        "{}",
+        answers[0]
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(to(&tg.sent(), 555).len(), 1, "only the code: Eve was not let in");
+}

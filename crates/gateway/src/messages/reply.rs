@@ -124,6 +124,18 @@ pub(crate) async fn answer_privately(channels: &ChannelSet, store: &Store, to: &
 /// Send `out`, trying `attempts` times; keep it in the outbox when the
 /// channel keeps failing. Returns whether it was sent now.
 pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attempts: u32) -> bool {
+    // One key for the tries here and the outbox's later ones (keyed apart
+    // from run announcements, which use the run id): where the platform
+    // drops a repeat by its key, a try that landed unseen is not posted
+    // again by the outbox.
+    let key = out
+        .delivery_key
+        .clone()
+        .unwrap_or_else(|| format!("reply:{}", uuid::Uuid::new_v4()));
+    let out = &Outbound {
+        delivery_key: Some(key.clone()),
+        ..out.clone()
+    };
     let error = match channels.send(out, attempts).await {
         Ok(_) => return true,
         Err(ChannelError::Permanent(e)) => {
@@ -132,8 +144,6 @@ pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound
         }
         Err(e) => e,
     };
-    // Keyed apart from run announcements, which use the run id.
-    let key = format!("reply:{}", uuid::Uuid::new_v4());
     let address = &out.address;
     let queued = store
         .outbox()

@@ -346,10 +346,13 @@ impl Channel for DiscordChannel {
         address: &ChatAddress,
         prompt: &ApprovalPrompt,
     ) -> Result<MessageRef, ChannelError> {
+        // Keyed by the request: a prompt sent again after a try whose
+        // answer was lost is the one message.
         let body = json!({
             "content": prompt::render(prompt, None),
             "allowed_mentions": rest::no_pings(),
             "components": prompt::buttons(prompt),
+            "nonce": rest::nonce(&format!("approval:{}", prompt.id), 0), "enforce_nonce": true
         });
         self.post(address, &body).await
     }

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 pub(crate) use told::refusal;
 use told::{decided, decision_of, no_longer_pending, status_of};
 
+mod posting;
 mod tally;
 mod told;
 
@@ -389,12 +390,7 @@ impl ApprovalBroker for RouteBroker {
                 tx,
             },
         );
-        let channel = self.channels.get(&target.address.channel);
-        let sent = match channel {
-            Some(ch) => ch.send_approval_prompt(&target.address, &prompt).await,
-            None => Err(switchboard_core::ChannelError::Permanent("channel vanished".into())),
-        };
-        let message = match sent {
+        let message = match self.post_prompt(&target.address, &prompt).await {
             Ok(m) => m,
             Err(e) => {
                 self.pending.lock().remove(&req.id);

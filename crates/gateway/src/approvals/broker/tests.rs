@@ -152,6 +152,8 @@ struct SlowPrompts {
     posting: tokio::sync::Notify,
     release: tokio::sync::Notify,
     edits: Mutex<Vec<PromptState>>,
+    /// Tries answered with a passing failure (a 502) before the slow post.
+    failing: std::sync::atomic::AtomicU32,
 }
 
 #[async_trait]
@@ -170,6 +172,10 @@ impl switchboard_core::Channel for SlowPrompts {
         at: &ChatAddress,
         _: &ApprovalPrompt,
     ) -> Result<MessageRef, switchboard_core::ChannelError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.failing.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1)).is_ok() {
+            return Err(switchboard_core::ChannelError::Transient("502 Bad Gateway".into()));
+        }
         self.posting.notify_one();
         self.release.notified().await;
         Ok(MessageRef {
@@ -326,4 +332,48 @@ async fn an_allow_of_someone_no_longer_an_approver_does_not_count() {
     assert_eq!(answer, "Approval stale1: allowed once.");
     let row = peers.store.approvals().get("stale1").await.unwrap().unwrap();
     assert_eq!(row.decided_by.as_deref(), Some("cli:y and cli:z"));
+}
+
+/// A prompt the approver channel fails to take once (a 502) is posted on
+/// the next try, and the request is decided as usual (it was closed as
+/// unavailable at once, and the tool refused).
+#[tokio::test]
+async fn a_prompt_the_channel_fails_once_is_posted_again() {
+    let mut peers = crate::test_peers::team_channel().await;
+    let slow = Arc::new(SlowPrompts::default());
+    slow.failing.store(1, std::sync::atomic::Ordering::SeqCst);
+    peers
+        .channels
+        .insert(slow.clone() as Arc<dyn switchboard_core::Channel>);
+    let route = switchboard_config::ApprovalRoute {
+        approver_channel: Some("local.slow".into()),
+        approver_recipient: Some("ops".into()),
+        approvers: vec!["cli:x".into()],
+        ..Default::default()
+    };
+    let broker = Arc::new(broker_with(&peers, Some(route.clone())));
+    let req = request("flaky1", Some(route));
+    let asking = tokio::spawn({
+        let broker = broker.clone();
+        async move { broker.request(req).await }
+    });
+    tokio::time::timeout(Duration::from_secs(10), slow.posting.notified())
+        .await
+        .expect("the prompt was tried again");
+    slow.release.notify_one();
+    let ops = ChatAddress::new("local.slow", "ops");
+    let x = UserId("cli:x".into());
+    let mut answer = String::new();
+    for _ in 0..100 {
+        answer = broker
+            .decide("flaky1", Ballot::new(&x, &ops, ApprovalChoice::AllowOnce))
+            .await;
+        if !answer.contains("could not") && !answer.starts_with("No approval") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(answer, "Approval flaky1: allowed once.");
+    let outcome = asking.await.unwrap();
+    assert!(matches!(outcome, ApprovalOutcome::Approved { .. }), "{outcome:?}");
 }

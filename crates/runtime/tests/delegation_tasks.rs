@@ -180,6 +180,52 @@ async fn tasks_of_another_session_of_the_same_agent_are_invisible() {
     assert_eq!(checked["status"], "running", "the task must still be running");
 }
 
+/// A task a child started (and passed its id up) is the parent's to see in
+/// the session that started the child, not in another.
+#[tokio::test]
+async fn a_task_a_child_started_is_seen_in_the_session_that_started_the_child() {
+    let f = fx_with("", |c| {
+        let reviewer = c.agents.get_mut("reviewer").unwrap();
+        reviewer.delegates = vec![switchboard_config::DelegateEntry::Alias("ops".into())];
+    })
+    .await;
+    f.reviewer.push(Step::tool_call(
+        "delegate",
+        json!({"agent": "ops", "prompt": "slow sweep", "background": true}),
+    ));
+    f.ops.push(Step::text("swept").delay(Duration::from_secs(5)));
+    f.reviewer
+        .push(Step::text("started a sweep").when_last_contains("Background task started"));
+    let dm = "agent:main:telegram.main:42";
+    let asked = f
+        .delegate_in(dm, json!({"agent": "reviewer", "prompt": "start a sweep"}))
+        .await;
+    assert!(asked.contains("started a sweep"), "{asked}");
+    let rows =
+        f.h.runtime
+            .store()
+            .runs()
+            .owned_by(switchboard_store::RunKind::Delegate, "main", 10)
+            .await
+            .unwrap();
+    let task = rows
+        .iter()
+        .find(|r| r.agent == "ops")
+        .unwrap_or_else(|| panic!("no task of ops in {rows:?}"))
+        .id
+        .clone();
+    let checked = f
+        .delegate_in(dm, json!({"action": "check_result", "task_id": task}))
+        .await;
+    assert!(checked.contains("\"status\":\"running\""), "{checked}");
+    let group = "agent:main:telegram.main:-1001";
+    assert_eq!(
+        f.delegate_in(group, json!({"action": "check_result", "task_id": task}))
+            .await,
+        error(&format!("No result found for task_id '{task}'"))
+    );
+}
+
 #[tokio::test]
 async fn a_bounded_childs_delegate_may_only_delegate() {
     let f = fx("").await;

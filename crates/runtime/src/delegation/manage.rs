@@ -1,8 +1,10 @@
 //! Task management: `check_result`, `list_results`, `cancel_task`,
-//! `await_sessions`. A caller sees only tasks asked for from its own
-//! session (the chat, or the run, it works in) whose recorded delegation
-//! chain contains its alias: a task started in a person's DM is not read
-//! or cancelled from a group the same agent answers in.
+//! `await_sessions`. A caller sees only tasks whose recorded delegation
+//! chain contains its alias and that were asked for in its own session
+//! (the chat, or the run, it works in) or by a run that session started
+//! (a child passing a task id up), or that no person asked for (a cron
+//! run's): a task started in a person's DM is not read or cancelled from a
+//! group the same agent answers in.
 
 use super::args::Args;
 use crate::core::Core;
@@ -10,10 +12,13 @@ use crate::tools::ToolResult;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
-use switchboard_store::{RunEnd, RunKind, RunRow, RunStatus, now_ms};
+use switchboard_store::{RunEnd, RunKind, RunRow, RunStatus, StoreError, now_ms};
 
 const DEFAULT_WAIT_MS: u64 = 30_000;
 const MAX_WAIT_MS: u64 = 120_000;
+
+/// How many runs up a task's parents are looked at for the caller's session.
+const PARENTS: usize = 8;
 
 /// Who manages tasks: the calling agent, in its session.
 #[derive(Clone, Copy)]
@@ -23,11 +28,28 @@ pub(crate) struct Caller<'a> {
 }
 
 impl Caller<'_> {
-    /// Whether `row` is a delegate task this caller may see.
-    fn sees(&self, row: &RunRow) -> bool {
-        row.kind == RunKind::Delegate
-            && row.requester_session.as_deref() == Some(self.session)
-            && row.owner_chain.iter().any(|o| o == self.agent)
+    /// Whether `row` is a delegate task this caller may see (see the module doc).
+    async fn sees(&self, core: &Core, row: &RunRow) -> Result<bool, StoreError> {
+        if row.kind != RunKind::Delegate || !row.owner_chain.iter().any(|o| o == self.agent) {
+            return Ok(false);
+        }
+        if row.requester.is_none() {
+            return Ok(true);
+        }
+        let (mut session, mut parent) = (row.requester_session.clone(), row.parent_id.clone());
+        for _ in 0..PARENTS {
+            if session.as_deref() == Some(self.session) {
+                return Ok(true);
+            }
+            let Some(id) = parent else {
+                return Ok(false);
+            };
+            let Some(p) = core.store.runs().get(&id).await? else {
+                return Ok(false);
+            };
+            (session, parent) = (p.requester_session, p.parent_id);
+        }
+        Ok(session.as_deref() == Some(self.session))
     }
 }
 
@@ -35,15 +57,22 @@ fn not_found(id: &str) -> ToolResult {
     ToolResult::fail(format!("No result found for task_id '{id}'"))
 }
 
+fn unreadable(e: &StoreError) -> ToolResult {
+    tracing::error!(error = %e, "task lookup failed");
+    ToolResult::fail("the task registry could not be read (storage error)")
+}
+
 /// The row, if it is a delegate task `caller` may see.
 async fn visible(core: &Core, caller: Caller<'_>, id: &str) -> Result<Option<RunRow>, ToolResult> {
-    match core.store.runs().get(id).await {
-        Ok(Some(row)) if caller.sees(&row) => Ok(Some(row)),
-        Ok(_) => Ok(None),
-        Err(e) => {
-            tracing::error!(error = %e, "task lookup failed");
-            Err(ToolResult::fail("the task registry could not be read (storage error)"))
-        }
+    let row = match core.store.runs().get(id).await {
+        Ok(Some(row)) => row,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(unreadable(&e)),
+    };
+    match caller.sees(core, &row).await {
+        Ok(true) => Ok(Some(row)),
+        Ok(false) => Ok(None),
+        Err(e) => Err(unreadable(&e)),
     }
 }
 
@@ -84,20 +113,21 @@ pub(crate) async fn check_result(core: &Core, caller: Caller<'_>, args: &Args) -
 }
 
 pub(crate) async fn list_results(core: &Core, caller: Caller<'_>) -> ToolResult {
-    match core.store.runs().of_session(caller.session, 100).await {
-        Ok(rows) => {
-            let items: Vec<Value> = rows
-                .iter()
-                .filter(|r| caller.sees(r))
-                .map(|r| json!({"task_id": r.id, "agent": r.agent, "status": r.status, "created_at": r.created_at, "ended_at": r.ended_at}))
-                .collect();
-            ToolResult::ok(json!({ "tasks": items }).to_string())
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "task listing failed");
-            ToolResult::fail("the task registry could not be read (storage error)")
+    let rows = match core.store.runs().owned_by(RunKind::Delegate, caller.agent, 100).await {
+        Ok(rows) => rows,
+        Err(e) => return unreadable(&e),
+    };
+    let mut items = Vec::new();
+    for r in rows {
+        match caller.sees(core, &r).await {
+            Ok(true) => items.push(
+                json!({"task_id": r.id, "agent": r.agent, "status": r.status, "created_at": r.created_at, "ended_at": r.ended_at}),
+            ),
+            Ok(false) => {}
+            Err(e) => return unreadable(&e),
         }
     }
+    ToolResult::ok(json!({ "tasks": items }).to_string())
 }
 
 pub(crate) async fn cancel_task(core: &Core, caller: Caller<'_>, args: &Args) -> ToolResult {

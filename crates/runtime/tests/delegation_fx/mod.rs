@@ -70,11 +70,14 @@ impl Fx {
         last_tool_result(&self.main)
     }
 
-    /// The same, the turn run in session `session` of `main`.
+    /// The same, the turn run in session `session` of `main`, asked for by
+    /// person tg:42.
     pub(crate) async fn delegate_in(&self, session: &str, args: Value) -> String {
         self.main.push(Step::tool_call("delegate", args));
         self.main.push(Step::text("done"));
-        let turn = switchboard_runtime::TurnRequest::new("main", session, "go", Arc::new(NoApprover("none".into())));
+        let mut turn =
+            switchboard_runtime::TurnRequest::new("main", session, "go", Arc::new(NoApprover("none".into())));
+        turn.sender = Some("tg:42".into());
         self.h.runtime.run_turn(turn).await.unwrap();
         last_tool_result(&self.main)
     }

@@ -79,6 +79,32 @@ impl Store {
         Ok(row.map_or(Counted::NotPending, |r| Counted::Now(r.allows)))
     }
 
+    /// `a`'s person allowed request `a.approval` before through another id:
+    /// their allow now stands under `a.user_id` (with its choice, place and
+    /// time), while the request waits. False when it no longer waits, or
+    /// they never allowed it.
+    pub async fn move_allow(&self, a: &Allow<'_>) -> Result<bool, StoreError> {
+        let moved = self
+            .exec(
+                Stmt::new(
+                    "UPDATE approval_votes SET user_id = $3, choice = $4, voted_from = $5, voted_at = $6
+                     WHERE approval_id = $1 AND person = $2 AND user_id <> $3
+                       AND EXISTS (SELECT 1 FROM approvals WHERE id = $1 AND status = 'pending')",
+                )
+                .bind(a.approval)
+                .bind(a.person)
+                .bind(a.user_id)
+                .bind(a.choice)
+                .bind(a.from)
+                .bind(self.now_ms()),
+            )
+            .await?;
+        if moved > 0 {
+            self.changed(crate::Change::Approval(a.approval.to_string()));
+        }
+        Ok(moved > 0)
+    }
+
     /// The allows counted for request `id`, first first.
     pub async fn allows_of(&self, id: &str) -> Result<Vec<VoteRow>, StoreError> {
         Ok(read!(self, |p| sqlx::query_as::<_, VoteRow>(

@@ -228,7 +228,6 @@ impl RouteBroker {
         if choice != ApprovalChoice::Deny && required > 1 {
             let standing = tally::Standing {
                 required,
-                inherited,
                 profile: profile.as_deref(),
             };
             match self.tally(id, user, from, choice, standing).await {

@@ -20,8 +20,6 @@ pub(super) enum Tally {
 pub(super) struct Standing<'a> {
     /// How many different people must allow it.
     pub required: u32,
-    /// Asked of the person who wrote, not of a route's approvers.
-    pub inherited: bool,
     /// The requesting agent's risk profile, as configured now.
     pub profile: Option<&'a str>,
 }
@@ -54,17 +52,32 @@ impl RouteBroker {
     /// force: by someone still an approver of it (a reload may have taken
     /// one off), one per person as `[people]` maps them now (a mapping
     /// added since may make two stored allows one person's). The first of
-    /// a person's allows stands for them.
+    /// a person's allows stands for them. (A request that needs two people
+    /// is never one asked of the person who wrote: only routes' approvers
+    /// count here, whatever a reload did to the routes' channels.)
     async fn counting(&self, id: &str, standing: &Standing<'_>) -> Vec<VoteRow> {
         let config = self.config.get();
         let mut people = std::collections::HashSet::new();
         let mut allows = self.store.allows_of(id).await.unwrap_or_default();
         allows.retain(|v| {
             let user = UserId(v.user_id.clone());
-            (standing.inherited || crate::rights::still_approver(&config, &user, standing.profile))
+            crate::rights::still_approver(&config, &user, standing.profile)
                 && people.insert(config.person_of(&v.user_id))
         });
         allows
+    }
+
+    /// Where the counted allows leave request `id` after `user` allowed.
+    async fn standing(&self, id: &str, user: &UserId, standing: &Standing<'_>, allows: Vec<VoteRow>) -> Tally {
+        let (n, need) = (allows.len() as i64, i64::from(standing.required));
+        if n >= need {
+            return enough(&allows);
+        }
+        self.show_partial(id, &allows, standing.required).await;
+        tracing::info!(approval = id, by = %user, have = n, need, "approval counted; waiting for another approver");
+        Tally::Wait(format!(
+            "Approval {id}: {n} of {need} approvals; it runs when another approver allows it."
+        ))
     }
 
     /// Count `user`'s allow of request `id` (see [`Standing`]).
@@ -97,15 +110,7 @@ impl RouteBroker {
         match counted {
             Counted::Now(_) => {
                 let allows = self.counting(id, &standing).await;
-                let n = allows.len() as i64;
-                if n < need {
-                    self.show_partial(id, &allows, required).await;
-                    tracing::info!(approval = id, by = %user, have = n, need, "approval counted; waiting for another approver");
-                    return Tally::Wait(format!(
-                        "Approval {id}: {n} of {need} approvals; it runs when another approver allows it."
-                    ));
-                }
-                enough(&allows)
+                self.standing(id, user, &standing, allows).await
             }
             Counted::Again => {
                 // Enough allows counted, the request still pending: the
@@ -115,6 +120,16 @@ impl RouteBroker {
                 if allows.len() as i64 >= need {
                     tracing::warn!(approval = id, by = %user, "enough allows were counted but the request was never decided; deciding it now");
                     return enough(&allows);
+                }
+                // This person's allow was given through an id a reload
+                // took off the route: given again through a current one, it
+                // stands under that id.
+                let config = self.config.get();
+                let mine = config.person_of(user.as_str());
+                let counted_mine = allows.iter().any(|v| config.person_of(&v.user_id) == mine);
+                if !counted_mine && self.store.move_allow(&allow).await.unwrap_or(false) {
+                    let allows = self.counting(id, &standing).await;
+                    return self.standing(id, user, &standing, allows).await;
                 }
                 let who = if person == user.as_str() {
                     user.to_string()

@@ -14,6 +14,15 @@ fn broker_with(
     peers: &crate::test_peers::TeamChannel,
     route: Option<switchboard_config::ApprovalRoute>,
 ) -> RouteBroker {
+    broker_of(peers, route, |_| {})
+}
+
+/// The same, the configuration changed by `edit` too.
+fn broker_of(
+    peers: &crate::test_peers::TeamChannel,
+    route: Option<switchboard_config::ApprovalRoute>,
+    edit: impl FnOnce(&mut Config),
+) -> RouteBroker {
     let mut config = Config::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../config/switchboard.toml"
@@ -22,6 +31,7 @@ fn broker_with(
     if let Some(route) = route {
         config.risk_profiles.get_mut("default").unwrap().approval_route = Some(route);
     }
+    edit(&mut config);
     RouteBroker::new(Arc::new(config), peers.store.clone(), peers.channels.clone())
 }
 
@@ -376,4 +386,53 @@ async fn a_prompt_the_channel_fails_once_is_posted_again() {
     assert_eq!(answer, "Approval flaky1: allowed once.");
     let outcome = asking.await.unwrap();
     assert!(matches!(outcome, ApprovalOutcome::Approved { .. }), "{outcome:?}");
+}
+
+/// A person allowed through an id a reload then took off the route, and
+/// presses again through another id of theirs that is still an approver:
+/// their allow stands under that id (they were told "a person counts
+/// once" for ever, and the request could not pass).
+#[tokio::test]
+async fn an_allow_given_again_through_a_current_id_of_the_same_person_counts() {
+    let peers = crate::test_peers::team_channel().await;
+    let asked: Vec<String> = vec!["cli:a".into(), "cli:b".into(), "cli:c".into()];
+    let route = switchboard_config::ApprovalRoute {
+        approver_channel: Some("local.team".into()),
+        approver_recipient: Some("ops".into()),
+        approvers: vec!["cli:b".into(), "cli:c".into()],
+        approvals_required: 2,
+        ..Default::default()
+    };
+    let broker = broker_of(&peers, Some(route.clone()), |c| {
+        let p = switchboard_config::Person {
+            ids: vec!["cli:a".into(), "cli:b".into()],
+        };
+        c.people.insert("pat".into(), p);
+    });
+    let ops = ChatAddress::new("local.team", "ops");
+    let req = request("moved1", Some(route));
+    super::super::record::store_request(&peers.store, &req, &ops, &asked, (now_ms() + 60_000, 2))
+        .await
+        .unwrap();
+    // Pat allowed through cli:a before the reload took it off the route.
+    let allow = switchboard_store::Allow {
+        approval: "moved1",
+        person: "person:pat",
+        user_id: "cli:a",
+        choice: "once",
+        from: "local.team:ops",
+    };
+    peers.store.count_allow(&allow).await.unwrap();
+    let (b, c) = (UserId("cli:b".into()), UserId("cli:c".into()));
+    let answer = broker
+        .decide("moved1", Ballot::new(&b, &ops, ApprovalChoice::AllowOnce))
+        .await;
+    assert!(answer.contains("1 of 2 approvals"), "{answer}");
+    let answer = broker
+        .decide("moved1", Ballot::new(&c, &ops, ApprovalChoice::AllowOnce))
+        .await;
+    assert_eq!(answer, "Approval moved1: allowed once.");
+    let row = peers.store.approvals().get("moved1").await.unwrap().unwrap();
+    let by = row.decided_by.unwrap_or_default();
+    assert!(by == "cli:b and cli:c" || by == "cli:c and cli:b", "{by}");
 }

@@ -26,13 +26,26 @@ pub async fn open_without_password(url: &str) -> Vec<String> {
         let Ok(options) = PgConnectOptions::from_str(&one) else {
             continue;
         };
+        // A UNIX socket is out of a command's reach (seccomp refuses them).
+        if options.get_socket().is_some() {
+            continue;
+        }
         let mut users = vec![options.get_username().to_string()];
         if !users.iter().any(|u| u == "postgres") {
             users.push("postgres".into());
         }
         for user in users {
-            let without = options.clone().username(&user).password("");
-            let tried = tokio::time::timeout(ATTEMPT, PgConnection::connect_with(&without)).await;
+            // What a command could try: the address and a name, and nothing
+            // of the gateway's (no password, no client certificate).
+            let mut bare = PgConnectOptions::new_without_pgpass()
+                .host(options.get_host())
+                .port(options.get_port())
+                .username(&user)
+                .password("");
+            if let Some(db) = options.get_database() {
+                bare = bare.database(db);
+            }
+            let tried = tokio::time::timeout(ATTEMPT, PgConnection::connect_with(&bare)).await;
             if let Ok(Ok(conn)) = tried {
                 let _ = conn.close().await;
                 open.push(format!("{user}@{}:{}", options.get_host(), options.get_port()));

@@ -192,7 +192,9 @@ async fn a_failed_upload_is_told_to_the_model_and_the_text_still_goes_out() {
     let big = vec![1u8; 51 * 1000 * 1000];
     std::fs::write(sandbox.path().join("workspace/main/huge.bin"), big).unwrap();
     tg.message(private_chat(25, "Ed"), user(25, "Ed"), "chart please", None, None);
-    let sent = tg.wait_sent(1, 30).await;
+    // A 500 passes: the upload is tried three times, and teloxide waits 10 s
+    // after each server error before it returns it.
+    let sent = tg.wait_sent(1, 90).await;
     assert_eq!(
         sent[0]["text"],
         "The chart could not be attached; the totals are 3 and 5."

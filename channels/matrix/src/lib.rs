@@ -404,7 +404,10 @@ impl Channel for MatrixChannel {
         let text = content::prompt_text(prompt, None);
         // Plain text: tool arguments in the summary must not become HTML.
         let body = content::plain_message(&text, address.thread.as_deref());
-        let id = self.inner.send_content(&room, "m.room.message", body).await?;
+        // Keyed by the request: a prompt sent again after a try whose answer
+        // was lost is the one event.
+        let txn = OwnedTransactionId::from(format!("sb.approval.{}", prompt.id));
+        let id = self.inner.send_content_as(&room, "m.room.message", body, &txn).await?;
         self.inner.state.remember_sent(&id, address.thread.as_deref());
         self.inner.state.prompts.lock().insert(id.clone(), prompt.id.clone());
         let message = MessageRef {

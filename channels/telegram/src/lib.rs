@@ -190,32 +190,34 @@ impl TelegramChannel {
     }
 
     /// One part of a long message. A part after the first (`later`) is
-    /// tried again here on a rate limit or a failure that passes, up to
-    /// `PART_TRIES` times: the parts before it are out, and the caller's
+    /// tried again here on a rate limit or a failure that passes, for up to
+    /// `PART_WAIT` in all: the parts before it are out, and the caller's
     /// retry of the whole message would post them twice (Telegram has no
     /// idempotency key to drop a repeat).
     async fn send_part(&self, address: &ChatAddress, html: String, later: bool) -> Result<MessageRef, ChannelError> {
-        let mut tries = 1;
+        let (mut tries, mut waited) = (0u32, Duration::ZERO);
         loop {
-            let wait = match self.send_html(address, html.clone(), None).await {
-                Err(ChannelError::RateLimited(secs)) if later && tries < PART_TRIES => {
-                    Duration::from_secs(secs.clamp(1, 60))
-                }
-                Err(ChannelError::Transient(e)) if later && tries < PART_TRIES => {
+            let sent = self.send_html(address, html.clone(), None).await;
+            let wait = match &sent {
+                Err(ChannelError::RateLimited(secs)) if later => Duration::from_secs((*secs).max(1)),
+                Err(ChannelError::Transient(e)) if later => {
                     tracing::warn!(channel = %self.name, error = %e, "a part of a long message failed; trying it again");
-                    Duration::from_secs(1 << tries)
+                    Duration::from_secs(1 << tries.min(4))
                 }
-                sent => return sent,
+                _ => return sent,
             };
+            if waited + wait > PART_WAIT {
+                return sent;
+            }
             tokio::time::sleep(wait).await;
-            tries += 1;
+            (tries, waited) = (tries + 1, waited + wait);
         }
     }
 }
 
-/// Tries of a later part of a long message before the error goes to the
-/// caller.
-const PART_TRIES: u32 = 6;
+/// How long a later part of a long message is tried again, in all, before
+/// the error goes to the caller.
+const PART_WAIT: Duration = Duration::from_secs(30);
 
 #[async_trait]
 impl Channel for TelegramChannel {

@@ -271,7 +271,7 @@ impl Router {
         let turns = self
             .running_turns()
             .into_iter()
-            .filter(|t| t.session_key == session_key || (t.follow_up && t.address == *ctx.address));
+            .filter(|t| t.session_key == session_key || t.follow_up.as_deref() == Some(session_key));
         let mut stopped_turn = false;
         let mut refused = None;
         for TurnNow {

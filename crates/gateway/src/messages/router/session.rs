@@ -33,9 +33,10 @@ pub(crate) struct TurnNow {
     pub(crate) route: String,
     /// Unix ms.
     pub(crate) started_at: i64,
-    /// A `/subagents send` follow-up in a finished child's session, asked
-    /// for from `address` (a `/stop` there stops it too).
-    pub(crate) follow_up: bool,
+    /// For a `/subagents send` follow-up in a finished child's session:
+    /// the session of the chat it was asked from (a `/stop` there stops it
+    /// too).
+    pub(crate) follow_up: Option<String>,
 }
 
 pub(super) struct Session {
@@ -296,7 +297,7 @@ impl Router {
         (agent, session_key): (&str, &str),
         t: &Taken,
         cancel: &CancellationToken,
-        follow_up: bool,
+        follow_up: Option<String>,
     ) -> TurnNow {
         TurnNow {
             cancel: cancel.clone(),
@@ -342,7 +343,12 @@ impl Router {
         let m = &t.m.clone();
         let cancel = CancellationToken::new();
         let started = std::time::Instant::now();
-        *current.lock() = Some(self.turn_now((agent, session_key), &t, &cancel, follow_up.is_some()));
+        // A follow-up's message is the `/subagents send` command's, taken by
+        // the chat's route.
+        let asked_from = follow_up
+            .as_ref()
+            .and_then(|_| t.agent().map(|a| t.m.address.session_key(a)));
+        *current.lock() = Some(self.turn_now((agent, session_key), &t, &cancel, asked_from));
         if self.adopted_meanwhile(&t, &earlier, current) {
             return HeldUp::none();
         }

@@ -29,6 +29,23 @@ async fn bot_gateway(channel: &str, table: &str) -> (ScriptedModel, Sandbox, Gat
     (model, sandbox, gw)
 }
 
+/// A fake Discord with the gateway's bot connected to it.
+async fn discord_bot() -> (
+    switchboard_test_support::discord::FakeDiscord,
+    ScriptedModel,
+    Sandbox,
+    Gateway,
+) {
+    let dc = switchboard_test_support::discord::FakeDiscord::start().await;
+    let table = format!(
+        "[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
+        dc.url()
+    );
+    let (model, sandbox, gw) = bot_gateway("discord.main", &table).await;
+    dc.wait_sessions(1, 0, 20).await;
+    (dc, model, sandbox, gw)
+}
+
 /// `words` numbered words streamed `every` apart into a direct chat:
 /// the answer and what the bot did there once it was shown.
 async fn stream_dm(
@@ -243,17 +260,10 @@ async fn a_bot_api_without_drafts_shows_one_message_edited_at_most_once_a_second
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
-    use switchboard_test_support::discord::{FakeDiscord, user};
-    let dc = FakeDiscord::start().await;
-    let table = format!(
-        "[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
-        dc.url()
-    );
-    let (model, _sandbox, _gw) = bot_gateway("discord.main", &table).await;
-    dc.wait_sessions(1, 0, 20).await;
+    let (dc, model, _sandbox, _gw) = discord_bot().await;
     let answer: String = switchboard_test_support::words("part", 40);
     model.push(Step::text(answer.clone()).streamed(Duration::from_millis(50)));
-    let ann = user(11, "ann");
+    let ann = switchboard_test_support::discord::user(11, "ann");
     let dm = dc.dm_with(&ann);
     dc.say(dm, &ann, "stream to me");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -288,16 +298,9 @@ async fn a_discord_dm_sees_one_message_edited_into_the_answer() {
 /// stream then edited).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discord_answer_that_begins_like_the_last_one_is_a_message_of_its_own() {
-    use switchboard_test_support::discord::{FakeDiscord, user};
-    let dc = FakeDiscord::start().await;
-    let table = format!(
-        "[channels.discord.main]\nbot_token = \"TEST.TOKEN\"\napi_url = \"{}\"\nallowed_users = [\"*\"]\n",
-        dc.url()
-    );
-    let (model, _sandbox, _gw) = bot_gateway("discord.main", &table).await;
-    dc.wait_sessions(1, 0, 20).await;
+    let (dc, model, _sandbox, _gw) = discord_bot().await;
     let answer: String = switchboard_test_support::words("same", 20);
-    let ann = user(11, "ann");
+    let ann = switchboard_test_support::discord::user(11, "ann");
     let dm = dc.dm_with(&ann);
     for (n, ask) in [(1, "first"), (2, "second")] {
         model.push(Step::text(answer.clone()).streamed(Duration::from_millis(30)));

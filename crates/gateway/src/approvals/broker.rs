@@ -490,3 +490,5 @@ impl RouteBroker {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod two_person_tests;

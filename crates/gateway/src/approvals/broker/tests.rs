@@ -202,6 +202,38 @@ impl switchboard_core::Channel for SlowPrompts {
     }
 }
 
+/// Request `id` asked in the background through `slow` (now one of
+/// `peers`' channels) of cli:x (and cli:y when `required` is 2): the
+/// broker, and the task waiting for the outcome.
+fn ask_through(
+    peers: &mut crate::test_peers::TeamChannel,
+    slow: &Arc<SlowPrompts>,
+    id: &str,
+    required: u32,
+) -> (Arc<RouteBroker>, tokio::task::JoinHandle<ApprovalOutcome>) {
+    peers
+        .channels
+        .insert(slow.clone() as Arc<dyn switchboard_core::Channel>);
+    let approvers = ["cli:x", "cli:y"][..required as usize]
+        .iter()
+        .map(|a| (*a).to_string())
+        .collect();
+    let route = switchboard_config::ApprovalRoute {
+        approver_channel: Some("local.slow".into()),
+        approver_recipient: Some("ops".into()),
+        approvers,
+        approvals_required: required,
+        ..Default::default()
+    };
+    let broker = Arc::new(broker_with(peers, Some(route.clone())));
+    let req = request(id, Some(route));
+    let asking = tokio::spawn({
+        let broker = broker.clone();
+        async move { broker.request(req).await }
+    });
+    (broker, asking)
+}
+
 /// A quick approver allows a two-person request while its prompt is still
 /// being posted (no message id stored yet): once posted, the prompt is
 /// edited to say who allowed, and the request still waits for a second.
@@ -209,22 +241,7 @@ impl switchboard_core::Channel for SlowPrompts {
 async fn an_allow_given_while_the_prompt_is_posted_shows_on_it() {
     let mut peers = crate::test_peers::team_channel().await;
     let slow = Arc::new(SlowPrompts::default());
-    peers
-        .channels
-        .insert(slow.clone() as Arc<dyn switchboard_core::Channel>);
-    let route = switchboard_config::ApprovalRoute {
-        approver_channel: Some("local.slow".into()),
-        approver_recipient: Some("ops".into()),
-        approvers: vec!["cli:x".into(), "cli:y".into()],
-        approvals_required: 2,
-        ..Default::default()
-    };
-    let broker = Arc::new(broker_with(&peers, Some(route.clone())));
-    let req = request("early1", Some(route));
-    let asking = tokio::spawn({
-        let broker = broker.clone();
-        async move { broker.request(req).await }
-    });
+    let (broker, asking) = ask_through(&mut peers, &slow, "early1", 2);
     slow.posting.notified().await;
     let ops = ChatAddress::new("local.slow", "ops");
     let answer = broker
@@ -269,21 +286,7 @@ async fn a_prompt_the_channel_fails_once_is_posted_again() {
     let mut peers = crate::test_peers::team_channel().await;
     let slow = Arc::new(SlowPrompts::default());
     slow.failing.store(1, std::sync::atomic::Ordering::SeqCst);
-    peers
-        .channels
-        .insert(slow.clone() as Arc<dyn switchboard_core::Channel>);
-    let route = switchboard_config::ApprovalRoute {
-        approver_channel: Some("local.slow".into()),
-        approver_recipient: Some("ops".into()),
-        approvers: vec!["cli:x".into()],
-        ..Default::default()
-    };
-    let broker = Arc::new(broker_with(&peers, Some(route.clone())));
-    let req = request("flaky1", Some(route));
-    let asking = tokio::spawn({
-        let broker = broker.clone();
-        async move { broker.request(req).await }
-    });
+    let (broker, asking) = ask_through(&mut peers, &slow, "flaky1", 1);
     tokio::time::timeout(Duration::from_secs(10), slow.posting.notified())
         .await
         .expect("the prompt was tried again");

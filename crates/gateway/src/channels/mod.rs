@@ -44,31 +44,30 @@ impl ChannelSet {
     }
 
     /// Send, retrying transient failures and rate limits with the
-    /// platform's retry-after, up to `attempts` tries.
+    /// platform's retry-after, up to `attempts` tries. Every try is the same
+    /// delivery (see [`keyed`]).
     pub(crate) async fn send(&self, message: &Outbound, attempts: u32) -> Result<Vec<MessageRef>, ChannelError> {
-        let Some(channel) = self.get(&message.address.channel) else {
-            return Err(ChannelError::Permanent(format!(
-                "channel '{}' is not running",
-                message.address.channel
-            )));
-        };
-        // Every try is the same delivery: where the platform drops a repeat
-        // by its key (Discord's nonce, Matrix's transaction id), a try whose
-        // answer was lost does not post it twice.
-        let keyed;
-        let message = match message.delivery_key {
-            Some(_) => message,
-            None => {
-                keyed = Outbound {
-                    delivery_key: Some(format!("send:{}", uuid::Uuid::new_v4())),
-                    ..message.clone()
-                };
-                &keyed
-            }
+        let message = &*keyed(message, "send");
+        self.retrying(&message.address.channel, attempts, |ch| async move {
+            ch.send(message).await
+        })
+        .await
+    }
+
+    /// `op` on channel `name`, tried up to `attempts` times while it fails
+    /// for a moment: a transient failure is backed off, a rate limit waited
+    /// out; each answer says how the connection is (`health`).
+    pub(crate) async fn retrying<T, F, Fut>(&self, name: &str, attempts: u32, mut op: F) -> Result<T, ChannelError>
+    where
+        F: FnMut(Arc<dyn Channel>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ChannelError>>,
+    {
+        let Some(channel) = self.get(name) else {
+            return Err(ChannelError::Permanent(format!("channel '{name}' is not running")));
         };
         let mut attempt = 0;
         loop {
-            let sent = channel.send(message).await;
+            let sent = op(channel.clone()).await;
             match &sent {
                 // The platform answered (a rate limit is an answer too).
                 Ok(_) | Err(ChannelError::RateLimited(_)) => self.health.ok(channel.name()),
@@ -77,18 +76,32 @@ impl ChannelSet {
                 Err(_) => {}
             }
             match sent {
-                Ok(refs) => return Ok(refs),
+                Ok(done) => return Ok(done),
                 Err(ChannelError::RateLimited(secs)) if attempt + 1 < attempts => {
                     tokio::time::sleep(Duration::from_secs(secs.max(1))).await;
                 }
                 Err(ChannelError::Transient(e)) if attempt + 1 < attempts => {
                     let backoff = Duration::from_millis(200 * 2u64.pow(attempt.min(6)));
-                    tracing::warn!(channel = %message.address.channel, error = %e, ?backoff, "send failed; retrying");
+                    tracing::warn!(channel = %name, error = %e, ?backoff, "send failed; retrying");
                     tokio::time::sleep(backoff).await;
                 }
                 Err(e) => return Err(e),
             }
             attempt += 1;
         }
+    }
+}
+
+/// `message` with a delivery key: its own, or a new one under `prefix`.
+/// Where the platform drops a repeat by its key (Discord's nonce, Matrix's
+/// transaction id), a try whose answer was lost is not posted twice, also
+/// when the outbox sends it later under the same key.
+pub(crate) fn keyed<'a>(message: &'a Outbound, prefix: &str) -> std::borrow::Cow<'a, Outbound> {
+    match message.delivery_key {
+        Some(_) => std::borrow::Cow::Borrowed(message),
+        None => std::borrow::Cow::Owned(Outbound {
+            delivery_key: Some(format!("{prefix}:{}", uuid::Uuid::new_v4())),
+            ..message.clone()
+        }),
     }
 }

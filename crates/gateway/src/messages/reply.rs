@@ -125,17 +125,9 @@ pub(crate) async fn answer_privately(channels: &ChannelSet, store: &Store, to: &
 /// channel keeps failing. Returns whether it was sent now.
 pub(crate) async fn deliver(channels: &ChannelSet, store: &Store, out: &Outbound, attempts: u32) -> bool {
     // One key for the tries here and the outbox's later ones (keyed apart
-    // from run announcements, which use the run id): where the platform
-    // drops a repeat by its key, a try that landed unseen is not posted
-    // again by the outbox.
-    let key = out
-        .delivery_key
-        .clone()
-        .unwrap_or_else(|| format!("reply:{}", uuid::Uuid::new_v4()));
-    let out = &Outbound {
-        delivery_key: Some(key.clone()),
-        ..out.clone()
-    };
+    // from run announcements, which use the run id).
+    let out = &*crate::channels::keyed(out, "reply");
+    let key = out.delivery_key.clone().unwrap_or_default();
     let error = match channels.send(out, attempts).await {
         Ok(_) => return true,
         Err(ChannelError::Permanent(e)) => {

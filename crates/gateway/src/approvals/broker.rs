@@ -13,8 +13,8 @@ use switchboard_core::{ApprovalChoice, ApprovalPrompt, ChatAddress, MessageRef, 
 use switchboard_runtime::{ApprovalBroker, ApprovalOutcome, ApprovalRequest};
 use switchboard_store::{ApprovalEnd, ApprovalStatus, Store, now_ms};
 use tokio::sync::oneshot;
-pub(crate) use told::refusal;
 use told::{decided, decision_of, no_longer_pending, status_of};
+pub(crate) use told::{refusal, removed_approver};
 
 mod posting;
 mod tally;
@@ -218,11 +218,11 @@ impl RouteBroker {
         }
         // The configuration may have changed since it was asked: someone
         // a reload took off every route decides nothing any more.
-        if !inherited && !crate::rights::still_approver(&config, user, profile.as_deref()) {
-            tracing::warn!(approval = %id, %user, "a decision by someone no route names any more was refused");
-            return format!(
-                "{user} is no longer an approver (the configuration changed after approval {id} was asked): only the current approvers can decide it. The request stays open."
-            );
+        if !inherited
+            && let Some(removed) =
+                removed_approver(&config, user, profile.as_deref(), &format!("approval {id} was asked"))
+        {
+            return removed;
         }
         let (mut by, mut choice) = (user.to_string(), choice);
         if choice != ApprovalChoice::Deny && required > 1 {

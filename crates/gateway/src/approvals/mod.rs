@@ -8,6 +8,6 @@ mod notice;
 mod record;
 
 pub use broker::{Ballot, RouteBroker};
-pub(crate) use broker::{Via, refusal};
+pub(crate) use broker::{Via, refusal, removed_approver};
 pub(crate) use expire::update_expired_prompts;
 pub(crate) use record::{edit_prompt, prompt_of, prompt_of_row, store_request};

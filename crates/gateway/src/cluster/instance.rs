@@ -110,7 +110,7 @@ pub(crate) async fn sweep(store: &Store) -> Result<Vec<ApprovalRow>, switchboard
         );
     }
     // Runs just lost are among these when they are announced kinds.
-    let ended_before = store.now_ms() - ANNOUNCE_GRACE.as_millis() as i64;
+    let ended_before = now - ANNOUNCE_GRACE.as_millis() as i64;
     for r in store.runs().unannounced(ended_before).await? {
         tracing::info!(run_id = %r.id, status = %r.status, "announcing a run whose announcement was never queued");
         switchboard_runtime::children::announce_row(store, &r).await?;

@@ -125,8 +125,7 @@ impl RouteBroker {
                 // took off the route: given again through a current one, it
                 // stands under that id.
                 let config = self.config.get();
-                let mine = config.person_of(user.as_str());
-                let counted_mine = allows.iter().any(|v| config.person_of(&v.user_id) == mine);
+                let counted_mine = allows.iter().any(|v| config.person_of(&v.user_id) == person);
                 if !counted_mine && self.store.move_allow(&allow).await.unwrap_or(false) {
                     let allows = self.counting(id, &standing).await;
                     return self.standing(id, user, &standing, allows).await;

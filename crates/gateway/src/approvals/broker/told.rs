@@ -1,8 +1,22 @@
 //! What the broker tells people, and how choices map to stored statuses.
 
 use super::{Decision, Via};
+use switchboard_config::Config;
 use switchboard_core::{ApprovalChoice, UserId};
 use switchboard_store::{ApprovalRow, ApprovalStatus};
+
+/// Why `user` may not decide `asked` (`approval <id> was asked`) any more,
+/// if a reload took them off the approvers of `profile`: who was asked is
+/// stored with the request, who decides is the configuration's now.
+pub(crate) fn removed_approver(config: &Config, user: &UserId, profile: Option<&str>, asked: &str) -> Option<String> {
+    if crate::rights::still_approver(config, user, profile) {
+        return None;
+    }
+    tracing::warn!(%user, asked, "a decision by someone no route names any more was refused");
+    Some(format!(
+        "{user} is no longer an approver (the configuration changed after {asked}): only the current approvers can decide it. The request stays open."
+    ))
+}
 
 /// Why `user` may not decide request `id` (an `approval` or a `pairing`,
 /// says `what`) from `from`, if they may not. An approver is recognised

@@ -200,11 +200,10 @@ impl Pairing {
         // reload took off the agent's approvers lets nobody in any more.
         let config = self.config.get();
         let profile = config.agents.get(&row.agent).map(|a| a.risk_profile.as_str());
-        if !crate::rights::still_approver(&config, user, profile) {
-            tracing::warn!(pairing = %id, %user, "a pairing decision by someone no route names any more was refused");
-            return format!(
-                "{user} is no longer an approver (the configuration changed after pairing request {id} was made): only the current approvers can decide it. The request stays open."
-            );
+        if let Some(removed) =
+            crate::approvals::removed_approver(&config, user, profile, &format!("pairing request {id} was made"))
+        {
+            return removed;
         }
         let status = match ballot.choice {
             ApprovalChoice::Deny => PairingStatus::Denied,

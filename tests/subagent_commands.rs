@@ -49,6 +49,19 @@ impl Fx {
             .await;
         e["text"].as_str().unwrap().to_string()
     }
+
+    /// Until cli:bob's `/subagents list` shows `line` (10 s at most).
+    async fn wait_listed(&mut self, line: &str) {
+        let t = Instant::now();
+        loop {
+            let list = self.say("cli:bob", "/subagents list").await;
+            if list.contains(line) {
+                return;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "{list}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,15 +296,7 @@ async fn send_reaches_a_running_child_and_restarts_a_finished_one() {
         sent.ends_with("(running); it sees the message at its next step."),
         "{sent}"
     );
-    let t = Instant::now();
-    loop {
-        let list = f.say("cli:bob", "/subagents list").await;
-        if list.contains(" • completed • two-step job") {
-            break;
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "{list}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    f.wait_listed(" • completed • two-step job").await;
     // A finished child gets a new turn in its own session.
     f.main
         .push(Step::text("Follow-up answered.").when_last_contains("Message from cli:bob in the chat: one more thing"));
@@ -317,15 +322,8 @@ async fn stop_ends_a_follow_up_turn_of_a_finished_child() {
     f.main
         .push(Step::text("ANNOUNCE_SKIP").when_last_contains("Write the announcement"));
     assert_eq!(f.say("cli:bob", "@bot start the job").await, "Started.");
+    f.wait_listed(" • completed • quick job").await;
     let t = Instant::now();
-    while !f
-        .say("cli:bob", "/subagents list")
-        .await
-        .contains(" • completed • quick job")
-    {
-        assert!(t.elapsed() < Duration::from_secs(10), "the child never completed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     f.main.push(
         Step::text("too late")
             .when_last_contains("one slow thing")
